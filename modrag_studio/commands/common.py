@@ -1,0 +1,53 @@
+"""Helpers shared by the sub-commands: loading a graph with a clear error, parsing pairs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from modrag_studio.engine.document import GraphDocument, load
+from modrag_studio.engine.errors import GraphLoadError
+
+
+def load_or_exit(path: str) -> GraphDocument | None:
+    """Load a graph, printing the error (and returning None) when it cannot be read."""
+    try:
+        return load(path)
+    except GraphLoadError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+
+
+def parse_pairs(pairs: list[str], what: str) -> dict[str, str]:
+    """``name=value`` strings to a dict; raises ValueError naming the bad one."""
+    result: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ValueError(f"{what} '{pair}' is not of the form name=value")
+        result[name] = value
+    return result
+
+
+def parse_value(text: str) -> Any:
+    """A --set value: JSON when it parses (numbers, booleans, lists), else the plain text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def apply_overrides(doc: GraphDocument, sets: dict[str, str]) -> GraphDocument:
+    """A copy of ``doc`` with ``node_id.param=value`` overrides applied."""
+    doc = doc.model_copy(deep=True)
+    for target, raw in sets.items():
+        node_id, sep, param = target.partition(".")
+        if not sep or not param:
+            raise ValueError(f"--set '{target}' must be node_id.param=value")
+        try:
+            node = doc.node(node_id)
+        except KeyError:
+            raise ValueError(f"--set: no node '{node_id}' in the graph") from None
+        node.params[param] = parse_value(raw)
+    return doc

@@ -1,0 +1,74 @@
+"""``modrag validate``, ``modrag schema`` and ``modrag nodes``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from modrag_studio.cli import EXIT_INVALID, EXIT_OK
+from modrag_studio.commands.common import load_or_exit
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    validate = subparsers.add_parser("validate", help="check a graph file and list its problems")
+    validate.add_argument("graph", help="graph JSON file")
+    validate.add_argument("--json", action="store_true", help="print problems as JSON")
+    validate.set_defaults(func=run_validate)
+
+    schema = subparsers.add_parser("schema", help="print the JSON Schema of graph files")
+    schema.set_defaults(func=run_schema)
+
+    nodes = subparsers.add_parser("nodes", help="list node types with their ports and params")
+    nodes.add_argument("--json", action="store_true", help="print as JSON")
+    nodes.add_argument("--category", help="only this category")
+    nodes.set_defaults(func=run_nodes)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.engine.validation import errors_only, validate
+
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+    problems = validate(doc, default_registry())
+    if args.json:
+        print(json.dumps([p.to_dict() for p in problems], indent=2))
+    elif problems:
+        for problem in problems:
+            print(problem)
+    else:
+        print(f"{args.graph}: valid ({len(doc.nodes)} nodes, {len(doc.edges)} edges)")
+    return EXIT_INVALID if errors_only(problems) else EXIT_OK
+
+
+def run_schema(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.document import json_schema
+
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))
+    return EXIT_OK
+
+
+def run_nodes(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.registry import default_registry
+
+    types = [t for t in default_registry() if not args.category or t.category == args.category]
+    if args.json:
+        print(json.dumps([t.describe() for t in types], indent=2))
+        return EXIT_OK
+    out = sys.stdout
+    for node_type in types:
+        info = node_type.describe()
+        out.write(f"{info['type']} (v{info['version']}, {info['category']}): "
+                  f"{info['description']}\n")
+        for port in info["inputs"]:
+            flags = "" if port["required"] else ", optional"
+            flags += ", multiple" if port["multiple"] else ""
+            out.write(f"    in  {port['name']}: {port['type']}{flags}\n")
+        for port in info["outputs"]:
+            out.write(f"    out {port['name']}: {port['type']}\n")
+        for name, prop in info["params"].get("properties", {}).items():
+            default = f" = {prop['default']!r}" if "default" in prop else ""
+            out.write(f"    param {name}{default}\n")
+    return EXIT_OK

