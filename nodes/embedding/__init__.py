@@ -1,0 +1,1 @@
+"""Text embedders: the EmbedderSpec data type and ``embed_texts``."""

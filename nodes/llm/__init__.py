@@ -1,0 +1,1 @@
+"""Chat models: the LLMSpec data type, backends (embedded, Ollama) and the ``chat`` call."""

@@ -1,0 +1,135 @@
+"""One call for every chat backend: ``chat(spec, messages, ctx=...)``.
+
+Nodes that need a language model (generation, rewrite, routing, grading, self-check) take an
+``LLMSpec`` on an input port (from a "Chat model" node) and call ``chat``. Backends register
+by name; tests register a deterministic backend as a fixture.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from modrag_studio.engine.datatypes import ChatMessage, Contract
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import CancelToken, NodeContext
+
+
+class LLMSpec(Contract):
+    """Which model to call and how; travels on wires from a Chat model node."""
+
+    backend: str = "embedded"
+    model: str = ""
+    host: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 256
+    context_length: int = 2048
+    seed: int | None = 0
+    timeout_s: float = 120.0
+    retries: int = 3
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def preview(self) -> str:
+        return f"{self.backend}:{self.model or 'default'}"
+
+
+@dataclass
+class ChatResult:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    time_to_first_token_s: float | None = None
+    duration_s: float = 0.0
+    load_time_s: float | None = None
+    stopped: str = "stop"  # "stop", "length" or "cancelled"
+
+    def trace_details(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "time_to_first_token_s": self.time_to_first_token_s,
+            "generation_s": self.duration_s,
+            "model_load_s": self.load_time_s,
+            "stopped": self.stopped,
+        }
+
+
+class ChatBackend(Protocol):
+    def chat(
+        self,
+        spec: LLMSpec,
+        messages: list[ChatMessage],
+        *,
+        on_token: Callable[[str], None] | None,
+        cancel: CancelToken,
+    ) -> ChatResult: ...
+
+
+_BACKENDS: dict[str, Callable[[], ChatBackend]] = {}
+_INSTANCES: dict[str, ChatBackend] = {}
+_LOCK = threading.Lock()
+
+
+def register_backend(name: str, factory: Callable[[], ChatBackend]) -> None:
+    """Make ``LLMSpec(backend=name)`` usable; ``factory`` is called once, lazily."""
+    with _LOCK:
+        _BACKENDS[name] = factory
+        _INSTANCES.pop(name, None)
+
+
+def unregister_backend(name: str) -> None:
+    with _LOCK:
+        _BACKENDS.pop(name, None)
+        _INSTANCES.pop(name, None)
+
+
+def backend_names() -> list[str]:
+    _ensure_builtin_backends()
+    return sorted(_BACKENDS)
+
+
+def get_backend(name: str) -> ChatBackend:
+    _ensure_builtin_backends()
+    with _LOCK:
+        if name not in _BACKENDS:
+            known = ", ".join(sorted(_BACKENDS)) or "none"
+            raise NodeConfigError(f"unknown LLM backend '{name}' (available: {known})")
+        if name not in _INSTANCES:
+            _INSTANCES[name] = _BACKENDS[name]()
+        return _INSTANCES[name]
+
+
+def chat(
+    spec: LLMSpec,
+    messages: list[ChatMessage],
+    *,
+    ctx: NodeContext | None = None,
+    stream: bool = True,
+) -> ChatResult:
+    """Run one chat completion; streamed tokens go to ``ctx.stream`` when ``stream``."""
+    backend = get_backend(spec.backend)
+    on_token = ctx.stream if (ctx is not None and stream) else None
+    cancel = ctx.cancel if ctx is not None else CancelToken()
+    return backend.chat(spec, messages, on_token=on_token, cancel=cancel)
+
+
+_builtin_loaded = False
+
+
+def _ensure_builtin_backends() -> None:
+    """Register the built-in backends (their modules import heavy libraries lazily)."""
+    global _builtin_loaded
+    if _builtin_loaded:
+        return
+    _builtin_loaded = True
+    try:
+        from modrag_nodes.llm import backends  # noqa: F401  (registers embedded and ollama)
+    except ModuleNotFoundError as exc:
+        if exc.name != "modrag_nodes.llm.backends":
+            raise

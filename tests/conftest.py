@@ -1,0 +1,38 @@
+"""Shared fixtures. Qt runs offscreen; tests never touch the network or the user's cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Each test gets its own cache and data folders (never the user's)."""
+    base = tmp_path_factory.mktemp("modrag-home")
+    monkeypatch.setenv("MODRAG_CACHE_DIR", str(base / "cache"))
+    monkeypatch.setenv("MODRAG_DATA_DIR", str(base / "data"))
+    yield
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data`` beside the checkout; skips (with the reason) in a user's own clone."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (present in CI and dev machines)")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
