@@ -1,0 +1,1 @@
+"""Prompting, query-side and answer-side nodes."""

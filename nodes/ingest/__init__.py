@@ -1,0 +1,1 @@
+"""Document loaders, splitters and smart ingest."""

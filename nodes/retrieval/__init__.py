@@ -1,0 +1,1 @@
+"""Sparse retrieval (BM25), rank fusion, rerankers and dense retrieval."""

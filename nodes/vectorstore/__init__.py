@@ -1,0 +1,1 @@
+"""Vector stores (Chroma, embedded or server)."""
