@@ -1,0 +1,82 @@
+"""Helpers shared by retrievers, fusion and rerankers: ranked lists and their provenance.
+
+Conventions: ranks are 1-based; ``ScoredChunk.retriever`` is the id of the node that produced
+the list (its ``label`` param, or its node id); ``ScoredChunk.sources`` maps a retriever id to
+the chunk's rank and score in that retriever's list and is carried through fusion and rerank.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
+from modrag_studio.engine.node import NodeContext
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def retriever_id(ctx: NodeContext, label: str) -> str:
+    """The id a node writes into ``ScoredChunk.retriever``: its label or its node id."""
+    return label.strip() or ctx.node_id
+
+
+def top_indices(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` best scores, best first; ties (to 1e-9) go to the lower index."""
+    import numpy as np
+
+    count = len(scores)
+    if count == 0 or k <= 0:
+        return np.empty(0, dtype=np.int64)
+    key = np.round(np.asarray(scores, dtype=np.float64), 9)
+    if k < count:
+        candidates = np.argpartition(-key, k - 1)[:k]
+        threshold = key[candidates].min()
+        candidates = np.flatnonzero(key >= threshold)
+    else:
+        candidates = np.arange(count)
+    order = np.lexsort((candidates, -key[candidates]))
+    return candidates[order][:k]
+
+
+def with_ranks(items: list[ScoredChunk], retriever: str, *, record: bool = True
+               ) -> list[ScoredChunk]:
+    """Number ``items`` 1..n in order, set their retriever and (optionally) record the rank
+    and score under ``sources[retriever]``."""
+    for rank, item in enumerate(items, start=1):
+        item.rank = rank
+        item.retriever = retriever
+        if record:
+            item.sources[retriever] = SourceRank(retriever=retriever, rank=rank,
+                                                 score=float(item.score))
+    return items
+
+
+def list_id(ranking: Sequence[ScoredChunk], position: int) -> str:
+    """The retriever id of one input list: its items' ``retriever``, else ``input<position>``."""
+    for item in ranking:
+        if item.retriever:
+            return item.retriever
+    return f"input{position}"
+
+
+def unique_ids(rankings: Sequence[Sequence[ScoredChunk]]) -> list[str]:
+    """One id per input list; a repeated id gets ``#2``, ``#3`` appended in connection order."""
+    ids: list[str] = []
+    for position, ranking in enumerate(rankings):
+        base = list_id(ranking, position)
+        name, n = base, 1
+        while name in ids:
+            n += 1
+            name = f"{base}#{n}"
+        ids.append(name)
+    return ids
+
+
+def remember_input(items: list[ScoredChunk], source: str) -> None:
+    """Record each item's current rank and score under ``sources[source]`` (if not there)."""
+    for position, item in enumerate(items, start=1):
+        if source not in item.sources:
+            item.sources[source] = SourceRank(retriever=source, rank=item.rank or position,
+                                              score=float(item.score))

@@ -1,0 +1,136 @@
+"""Tokenizers for sparse retrieval, described by a ``Tokenizer`` contract.
+
+The contract travels inside a BM25 index so queries are tokenized exactly like the indexed
+chunks. Kinds:
+
+- ``regex``: words matched by ``pattern`` (default ``\\w+``), for space-delimited languages;
+- ``jieba``: Chinese words from jieba's search mode (fine-grained, good for recall); Latin
+  words inside Chinese text come out as words too;
+- ``bigram``: overlapping character bigrams over runs of CJK characters (a lone character
+  stays a unigram); non-CJK text is split into regex words.
+
+Then, in this order: lower-casing, English stop-word removal (``stopwords_en.txt``, shipped with
+the package), and Snowball stemming through PyStemmer (Latin tokens only).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from modrag_studio.engine.datatypes import Contract
+
+TokenizerKind = Literal["regex", "jieba", "bigram"]
+StopWords = Literal["none", "english"]
+StemmerName = Literal["none", "english", "porter", "french", "german", "spanish", "italian",
+                      "portuguese", "dutch", "russian", "swedish"]
+
+_CJK = (r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+        r"\U00020000-\U0002ffff")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_LATIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_lock = threading.Lock()
+
+
+class Tokenizer(Contract):
+    """How text becomes tokens; stored in an index and reused at query time."""
+
+    kind: TokenizerKind = "regex"
+    lowercase: bool = True
+    stopwords: StopWords = "none"
+    stemmer: StemmerName = "none"
+    pattern: str = Field(r"\w+", description="Token pattern of the regex tokenizer")
+
+    def tokenize(self, text: str) -> list[str]:
+        return tokenize(self, text)
+
+    def tokenize_many(self, texts: list[str]) -> list[list[str]]:
+        return [tokenize(self, text) for text in texts]
+
+    def preview(self) -> str:
+        extras = [n for n, on in (("lower", self.lowercase),
+                                  (f"stop:{self.stopwords}", self.stopwords != "none"),
+                                  (f"stem:{self.stemmer}", self.stemmer != "none")) if on]
+        return f"{self.kind} tokenizer" + (f" ({', '.join(extras)})" if extras else "")
+
+
+def tokenize(config: Tokenizer, text: str) -> list[str]:
+    """Tokens of ``text`` under ``config`` (see the module docstring for the steps)."""
+    if config.lowercase:
+        text = text.lower()
+    if config.kind == "regex":
+        tokens = _compiled(config.pattern).findall(text)
+    elif config.kind == "jieba":
+        tokens = _jieba_tokens(text)
+    else:
+        tokens = _bigram_tokens(text)
+    if config.stopwords == "english":
+        stop = english_stopwords()
+        tokens = [t for t in tokens if t not in stop]
+    if config.stemmer != "none":
+        tokens = _stemmer(config.stemmer).stemWords(tokens)
+    return tokens
+
+
+@cache
+def english_stopwords() -> frozenset[str]:
+    """The shipped English stop-word list (lower case)."""
+    path = Path(__file__).with_name("stopwords_en.txt")
+    words = path.read_text(encoding="utf-8").split()
+    return frozenset(w.strip().lower() for w in words if w.strip())
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.UNICODE)
+    except re.error as exc:
+        raise ValueError(f"tokenizer pattern {pattern!r} is not a valid regular expression: "
+                         f"{exc}") from exc
+
+
+@cache
+def _stemmer(name: str):
+    try:
+        import Stemmer
+    except ImportError as exc:  # pragma: no cover - part of the rag extra
+        raise RuntimeError("stemming needs PyStemmer: pip install PyStemmer") from exc
+    with _lock:
+        return Stemmer.Stemmer(name)
+
+
+def _jieba():
+    import jieba
+
+    with _lock:
+        if not getattr(jieba, "_modrag_ready", False):
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            jieba._modrag_ready = True
+    return jieba
+
+
+def _jieba_tokens(text: str) -> list[str]:
+    jieba = _jieba()
+    return [t for t in jieba.cut_for_search(text) if _LATIN_WORD.search(t)]
+
+
+def _bigram_tokens(text: str) -> list[str]:
+    tokens: list[str] = []
+    position = 0
+    for run in _CJK_RUN.finditer(text):
+        tokens.extend(_LATIN_WORD.findall(text[position:run.start()]))
+        chars = run.group()
+        if len(chars) == 1:
+            tokens.append(chars)
+        else:
+            tokens.extend(chars[i:i + 2] for i in range(len(chars) - 1))
+        position = run.end()
+    tokens.extend(_LATIN_WORD.findall(text[position:]))
+    return tokens
