@@ -8,11 +8,14 @@ sentence-transformers, chromadb, ...) inside functions so registration stays fas
 from __future__ import annotations
 
 import importlib
+import logging
 import pkgutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from modrag_studio.engine.registry import NodeRegistry
+
+log = logging.getLogger(__name__)
 
 
 def iter_node_modules() -> list[str]:
@@ -27,7 +30,12 @@ def register_builtin_nodes(registry: NodeRegistry) -> None:
     from modrag_studio.engine.node import NodeType
 
     for module_name in iter_node_modules():
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # one broken module must not hide every other node type
+            registry.load_errors.append(f"{module_name}: {type(exc).__name__}: {exc}")
+            log.warning("node module %s failed to import: %s", module_name, exc)
+            continue
         for value in vars(module).values():
             if (
                 isinstance(value, type)

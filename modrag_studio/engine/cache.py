@@ -79,7 +79,7 @@ class NodeCache:
         self.disk_dir = Path(disk_dir) if disk_dir is not None else None
         self.memory_items = memory_items
         self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._signatures: dict[str, dict[str, Any]] = {}
+        self._signatures: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.RLock()
         self.warnings: list[str] = []
 
@@ -155,25 +155,24 @@ class NodeCache:
 
     # signatures (for "why did this re-run") ----------------------------------
     def last_signature(self, scope: str, node_id: str) -> dict[str, Any] | None:
-        slot = stable_hash([scope, node_id])
         with self._lock:
-            if slot in self._signatures:
-                return self._signatures[slot]
+            if (scope, node_id) in self._signatures:
+                return self._signatures[(scope, node_id)]
         if self.disk_dir is None:
             return None
-        path = self.disk_dir / "signatures" / f"{slot}.json"
+        path = self.disk_dir / "signatures" / f"{stable_hash([scope, node_id])}.json"
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
 
     def remember_signature(self, scope: str, node_id: str, signature: dict[str, Any]) -> None:
-        slot = stable_hash([scope, node_id])
         with self._lock:
-            self._signatures[slot] = signature
-        if self.disk_dir is None:
+            unchanged = self._signatures.get((scope, node_id)) == signature
+            self._signatures[(scope, node_id)] = signature
+        if self.disk_dir is None or unchanged:
             return
-        path = self.disk_dir / "signatures" / f"{slot}.json"
+        path = self.disk_dir / "signatures" / f"{stable_hash([scope, node_id])}.json"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -43,19 +44,19 @@ class EdgeSpec(_Strict):
     target: str = Field(alias="to", pattern=_ENDPOINT_PATTERN)
     loop: LoopSpec | None = None
 
-    @property
+    @cached_property
     def source_node(self) -> str:
         return self.source.split(".", 1)[0]
 
-    @property
+    @cached_property
     def source_port(self) -> str:
         return self.source.split(".", 1)[1]
 
-    @property
+    @cached_property
     def target_node(self) -> str:
         return self.target.split(".", 1)[0]
 
-    @property
+    @cached_property
     def target_port(self) -> str:
         return self.target.split(".", 1)[1]
 

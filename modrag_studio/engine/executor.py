@@ -35,7 +35,11 @@ class BadRunInput(ModragError):
 
 @dataclass
 class RunResult:
-    """Graph outputs by name, the trace, and every node visit's full inputs and outputs."""
+    """Graph outputs by name, the trace, and every node visit's full inputs and outputs.
+
+    ``outputs`` are private copies. ``node_inputs``/``node_outputs`` share objects with the
+    cache (copying every value of a run would be costly): treat them as read-only.
+    """
 
     outputs: dict[str, Any]
     trace: Trace
@@ -77,7 +81,7 @@ class _Run:
     """The state of one run (never shared between runs, so concurrent runs stay apart)."""
 
     def __init__(self, executor: Executor, doc: GraphDocument, inputs: Mapping[str, Any],
-                 hooks: HookSet, cancel: CancelToken, run_id: str) -> None:
+                 hooks: HookSet, cancel: CancelToken, run_id: str, topology: Topology) -> None:
         self.executor = executor
         self.registry = executor.registry
         self.doc = doc
@@ -85,7 +89,7 @@ class _Run:
         self.hooks = hooks
         self.cancel = cancel
         self.run_id = run_id
-        self.topology = Topology.of(doc)
+        self.topology = topology
         self.specs = {n.id: n for n in doc.nodes}
         self.states = {n.id: _NodeState() for n in doc.nodes}
         self.loop_counts: dict[int, int] = {}
@@ -348,5 +352,5 @@ class Executor:
             cached_only = {n for n in topology.upstream(start_from)
                            if doc.node(n).type != INPUT_TYPE}
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
-                   run_id or uuid.uuid4().hex[:12])
+                   run_id or uuid.uuid4().hex[:12], topology)
         return run.execute(active, forced, cached_only)

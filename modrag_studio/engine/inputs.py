@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from modrag_studio.engine.document import EdgeSpec, NodeSpec
@@ -37,29 +38,35 @@ class EdgeDelivery:
             target = self._registry.get(self._specs[edge.target_node].type)
             out, inp = source.output_port(edge.source_port), target.input_port(edge.target_port)
             assert out is not None and inp is not None
-            self._converters[slot] = check_types(out.type, inp.type).coercion
+            self._converters[slot] = _coercion(out.type, inp.type)
         convert = self._converters[slot]
         return convert(value) if convert is not None else value
+
+
+@lru_cache(maxsize=4096)
+def _coercion(source: Any, target: Any) -> Any:
+    return check_types(source, target).coercion
 
 
 def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathered:
     """The values for every input port of ``node_id``, or why the node must be skipped."""
     gathered = Gathered()
-    incoming = run.topology.incoming.get(node_id, [])
-    loop_edges = {(e.target_node, e.target_port): e for e in run.topology.loops}
+    connected = delivered = 0
+    topology = run.topology
     for port in node_type.inputs:
-        looped = run.loop_values.get((node_id, port.name))
+        looped = run.loop_values.get((node_id, port.name)) if run.loop_values else None
         if looped is not None:
             value, key, source = looped
-            edge = loop_edges[(node_id, port.name)]
+            edge = topology.loop_into[(node_id, port.name)]
             delivered = run.delivery.deliver(edge, value)
             gathered.values[port.name] = [delivered] if port.multiple else delivered
             gathered.keys[port.name] = [(source, key)]
+            connected, delivered = connected + 1, delivered + 1
             continue
         active: list[Any] = []
         keys: list[tuple[str, str]] = []
         inactive: list[str] = []
-        for edge in (e for e in incoming if e.target_port == port.name):
+        for edge in topology.into_port.get((node_id, port.name), ()):
             state = run.states[edge.source_node]
             if state.status == "failed" or state.skip_cause == "failed":
                 gathered.skip_reason = f"upstream node '{edge.source_node}' failed"
@@ -77,9 +84,14 @@ def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathere
         else:
             gathered.values[port.name] = None
         gathered.keys[port.name] = keys
+        connected += len(active) + len(inactive)
+        delivered += len(active)
         if port.required and not active:
             taken = ", ".join(inactive) or "nothing connected"
             gathered.skip_reason = f"inactive branch: input '{port.name}' got no value ({taken})"
             gathered.skip_cause = "inactive"
             return gathered
+    if connected and not delivered:
+        gathered.skip_reason = "inactive branch: none of its inputs got a value"
+        gathered.skip_cause = "inactive"
     return gathered

@@ -20,6 +20,10 @@ class Topology:
     loops_from: dict[tuple[str, str], list[EdgeSpec]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    into_port: dict[tuple[str, str], list[EdgeSpec]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    loop_into: dict[tuple[str, str], EdgeSpec] = field(default_factory=dict)
 
     @classmethod
     def of(cls, doc: GraphDocument) -> Topology:
@@ -31,8 +35,10 @@ class Topology:
             if edge.source_node in known and edge.target_node in known:
                 topo.incoming[edge.target_node].append(edge)
                 topo.outgoing[edge.source_node].append(edge)
+                topo.into_port[(edge.target_node, edge.target_port)].append(edge)
         for edge in loops:
             topo.loops_from[(edge.source_node, edge.source_port)].append(edge)
+            topo.loop_into.setdefault((edge.target_node, edge.target_port), edge)
         return topo
 
     def order(self) -> tuple[list[str], list[str]]:
@@ -54,7 +60,8 @@ class Topology:
                     released.append(edge.target_node)
             for target in sorted(set(released), key=position.get):
                 ready.append(target)
-        cyclic = [n for n in self.node_ids if n not in set(ordered)]
+        placed = set(ordered)
+        cyclic = [n for n in self.node_ids if n not in placed]
         return ordered, cyclic
 
     def upstream(self, node_id: str) -> set[str]:
