@@ -1,0 +1,38 @@
+"""A small helper for nodes that ask a model one question and read a short reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modrag_nodes.llm.client import LLMSpec, chat
+
+from modrag_studio.engine.datatypes import ChatMessage
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext
+
+
+def require_llm(llm: LLMSpec | None, why: str) -> LLMSpec:
+    """``llm`` or a clear error saying that the ``llm`` input port must be connected."""
+    if llm is None:
+        raise NodeConfigError(f"input 'llm' is not connected; it is needed {why} "
+                              "(connect a Chat model node)")
+    return llm
+
+
+def ask(ctx: NodeContext, llm: LLMSpec, system: str, user: str,
+        *, purpose: str) -> str:
+    """One chat call; the reply and its token counts go into the trace under ``purpose``."""
+    messages = [ChatMessage(role="user", content=user)]
+    if system.strip():
+        messages.insert(0, ChatMessage(role="system", content=system))
+    ctx.check_cancelled()
+    result = chat(llm, messages, ctx=ctx, stream=False)
+    details: dict[str, Any] = {
+        f"{purpose}_reply": result.text,
+        f"{purpose}_model": result.model,
+        f"{purpose}_tokens": [result.prompt_tokens, result.completion_tokens],
+    }
+    ctx.note(**details)
+    if result.stopped == "cancelled":
+        ctx.check_cancelled()
+    return result.text

@@ -1,0 +1,240 @@
+"""Prompt builder: a template, evidence as numbered blocks, a token budget, chat history.
+
+Token estimator (``estimate_tokens``): one token per CJK character plus one per four other
+characters, rounded up. It over-counts slightly for English prose with GPT-style and
+SmolLM2 tokenizers, so a prompt within the budget fits the model's context in practice.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_studio.engine.cache import stable_hash
+from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+CitationStyle = Literal["doc_id", "number"]
+
+DEFAULT_SYSTEM = (
+    "You answer questions using only the evidence given below the question. "
+    "If the evidence does not contain the answer, say that the evidence does not say, "
+    "and do not guess. {citation_instruction}"
+)
+DEFAULT_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {question}\n\nAnswer:"
+CITATION_INSTRUCTIONS = {
+    "doc_id": "After each statement, cite the evidence it comes from by its document id in "
+              "square brackets, for example [{example}].",
+    "number": "After each statement, cite the evidence it comes from by its block number in "
+              "square brackets, for example [1].",
+}
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+BUILTIN_VARIABLES = ("question", "evidence", "history", "citation_instruction", "original")
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token estimate: CJK characters count one each, the rest one per 4."""
+    cjk = len(_CJK.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+def render_template(template: str, variables: dict[str, str], *, where: str) -> str:
+    """Replace ``{name}`` placeholders; ``{{``/``}}`` give literal braces; other braces stay.
+
+    An unknown ``{name}`` raises ``NodeConfigError`` naming ``where`` and the known names.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        name = match.group(1)
+        if name not in variables:
+            known = ", ".join("{" + n + "}" for n in sorted(variables))
+            raise NodeConfigError(f"{where}: unknown variable {{{name}}} (known: {known})")
+        return variables[name]
+
+    return _PLACEHOLDER.sub(replace, template)
+
+
+def badness(item: ScoredChunk) -> float:
+    """Sort key putting the weakest evidence first, whatever the score direction."""
+    return item.score if item.higher_is_better else -item.score
+
+
+def evidence_label(item: ScoredChunk, number: int, style: CitationStyle) -> str:
+    return f"[{number}]" if style == "number" else f"[{item.doc_id}]"
+
+
+def render_evidence(evidence: list[ScoredChunk], style: CitationStyle) -> str:
+    """Numbered blocks: a header with label, doc id, source, page and score, then the text."""
+    if not evidence:
+        return "(no evidence was found)"
+    blocks = []
+    for number, item in enumerate(evidence, start=1):
+        chunk = item.chunk
+        fields = [] if style == "doc_id" else [f"doc_id: {chunk.doc_id}"]
+        source = chunk.source or str(chunk.metadata.get("source", ""))
+        if source:
+            fields.append(f"source: {source}")
+        page = chunk.metadata.get("page", chunk.metadata.get("page_number"))
+        if page not in (None, ""):
+            fields.append(f"page: {page}")
+        fields.append(f"score: {item.score:.4g}")
+        label = evidence_label(item, number, style)
+        head = f"Evidence {number} {label}" if style == "doc_id" else label
+        blocks.append(f"{head} " + " | ".join(fields) + "\n" + chunk.text.strip())
+    return "\n\n".join(blocks)
+
+
+def render_history(history: list[ChatMessage]) -> str:
+    return "\n".join(f"{m.role}: {m.content}" for m in history)
+
+
+class PromptParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    template: str = Field(
+        DEFAULT_TEMPLATE,
+        description="User message template; variables {question}, {evidence}, {history}, "
+                    "{original} and the names in 'variables'; {{ and }} give literal braces",
+        json_schema_extra={"multiline": True},
+    )
+    template_file: str | None = Field(
+        None, description="Read the user message template from this UTF-8 file instead"
+    )
+    system: str = Field(
+        DEFAULT_SYSTEM, description="System instructions (same variables as the template)",
+        json_schema_extra={"multiline": True},
+    )
+    variables: dict[str, str] = Field(
+        default_factory=dict, description="Extra template variables by name"
+    )
+    citation_style: CitationStyle = Field(
+        "doc_id", description="Cite as [doc_id] or as [n] (the evidence block number)"
+    )
+    context_budget_tokens: int | None = Field(
+        2048, ge=64, description="Estimated tokens the whole prompt may use; the lowest-scored "
+                                 "evidence is dropped first until it fits (empty: no limit)"
+    )
+    max_evidence: int | None = Field(None, ge=0, description="Use at most this many blocks")
+    max_history_messages: int = Field(
+        6, ge=0, description="Most recent history messages kept (0: ignore history)"
+    )
+    feedback_instruction: str = Field(
+        "A previous answer to this question was judged not supported by the evidence:\n"
+        "{feedback}\nWrite a new answer that states only what the evidence supports.",
+        description="Appended to the user message when a 'feedback' answer arrives "
+                    "(a self-check loop); {feedback} is that answer's text",
+    )
+
+
+class PromptBuilder(NodeType):
+    type_id = "prompt.build"
+    title = "Prompt builder"
+    category = "Generation"
+    description = (
+        "Renders a chat prompt from a template: the question, evidence as numbered blocks with "
+        "doc id, source, page and score, citation and answer-only-from-evidence instructions, "
+        "optional chat history; drops the lowest-scored evidence to fit a token budget."
+    )
+    Params = PromptParams
+    inputs = (
+        InputPort("query", Query, description="The question"),
+        InputPort("evidence", list[ScoredChunk], required=False,
+                  description="Retrieved chunks to answer from"),
+        InputPort("history", list[ChatMessage], required=False,
+                  description="Earlier turns of the conversation"),
+        InputPort("feedback", Answer, required=False,
+                  description="An answer judged unsupported (loop-back from a self-check)"),
+    )
+    outputs = (OutputPort("prompt", Prompt, "Chat messages plus the evidence used"),)
+
+    def fingerprint(self, params: PromptParams, inputs: dict[str, Any],
+                    run_inputs: dict[str, Any]) -> str | None:
+        if params.template_file is None:
+            return None
+        return stable_hash(_read_template(params.template_file))
+
+    def run(self, ctx: NodeContext, params: PromptParams, query: Query,
+            evidence: list[ScoredChunk] | None = None,
+            history: list[ChatMessage] | None = None,
+            feedback: Answer | None = None) -> dict[str, Any]:
+        template = (_read_template(params.template_file) if params.template_file
+                    else params.template)
+        where = "param 'template_file'" if params.template_file else "param 'template'"
+        clash = sorted(set(params.variables) & set(BUILTIN_VARIABLES))
+        if clash:
+            raise NodeConfigError(f"param 'variables': {', '.join(clash)} are built-in names")
+        kept = list(evidence or [])
+        dropped: list[ScoredChunk] = []
+        if params.max_evidence is not None and len(kept) > params.max_evidence:
+            for item in sorted(kept, key=badness)[: len(kept) - params.max_evidence]:
+                kept.remove(item)
+                dropped.append(item)
+        turns = list(history or [])[-params.max_history_messages:] \
+            if params.max_history_messages else []
+        inline_history = "{history}" in template or "{history}" in params.system
+
+        def build(items: list[ScoredChunk]) -> list[ChatMessage]:
+            values = {
+                "question": query.text,
+                "original": query.original or query.text,
+                "evidence": render_evidence(items, params.citation_style),
+                "history": render_history(turns) if turns else "(no earlier messages)",
+                **params.variables,
+            }
+            example = items[0].doc_id if items else "doc_id"
+            values["citation_instruction"] = CITATION_INSTRUCTIONS[params.citation_style].format(
+                example=example)
+            system = render_template(params.system, values, where="param 'system'")
+            user = render_template(template, values, where=where)
+            if feedback is not None:
+                user += "\n\n" + params.feedback_instruction.replace("{feedback}", feedback.text)
+            messages = [ChatMessage(role="system", content=system)] if system.strip() else []
+            if turns and not inline_history:
+                messages.extend(turns)
+            messages.append(ChatMessage(role="user", content=user))
+            return messages
+
+        messages = build(kept)
+        tokens = _count(messages)
+        budget = params.context_budget_tokens
+        while budget is not None and tokens > budget and kept:
+            weakest = min(kept, key=badness)
+            kept.remove(weakest)
+            dropped.append(weakest)
+            messages = build(kept)
+            tokens = _count(messages)
+        if budget is not None and tokens > budget:
+            ctx.warn(f"prompt needs about {tokens} tokens without any evidence, more than the "
+                     f"budget of {budget} (param 'context_budget_tokens')")
+        dropped_ids = [item.chunk_id for item in dropped]
+        ctx.note(token_estimate=tokens, budget=budget, evidence_used=len(kept),
+                 dropped=dropped_ids, citation_style=params.citation_style,
+                 history_messages=len(turns), feedback=feedback is not None)
+        if dropped:
+            ctx.note(dropped_reason="lowest-scored evidence dropped first to fit the budget")
+        return {"prompt": Prompt(messages=messages, evidence=kept, dropped=dropped_ids,
+                                 token_estimate=tokens)}
+
+
+def _count(messages: list[ChatMessage]) -> int:
+    # about 4 tokens of chat-template overhead per message
+    return sum(estimate_tokens(m.content) + 4 for m in messages)
+
+
+def _read_template(path: str) -> str:
+    file = Path(path).expanduser()
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NodeConfigError(f"param 'template_file': no file at {file}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NodeConfigError(f"param 'template_file': cannot read {file}: {exc}") from None
