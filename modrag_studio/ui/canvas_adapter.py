@@ -1,0 +1,536 @@
+"""The canvas: NodeGraphQt used as a view of the editor model (the only NodeGraphQt import).
+
+The editor (:class:`GraphEditor`) is the truth. User gestures on the canvas (wiring, moving,
+dropping) are turned into editor commands; every editor change is mirrored back here by
+diffing the old and new documents. NodeGraphQt's own undo stack and node ids are not used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from NodeGraphQt import BaseNode, NodeGraph
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsSimpleTextItem
+
+from modrag_studio.engine.document import GraphDocument, Layout
+from modrag_studio.engine.editing import Change, GraphEditor
+from modrag_studio.engine.errors import ConnectionRefused, UnknownNodeType
+from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.ports import check_types, type_name
+from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.render import type_color
+from modrag_studio.ui.canvas_items import (
+    BadgeItem,
+    GroupItem,
+    LayoutItem,
+    NoteItem,
+    StateDecoration,
+)
+
+NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
+_IN, _OUT = "in", "out"
+_CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
+
+
+class StudioNode(BaseNode):
+    """The one NodeGraphQt node class; ports are added per instance from our node type."""
+
+    __identifier__ = "modrag"
+    NODE_NAME = "node"
+
+
+def category_color(category: str) -> tuple[int, int, int]:
+    """A muted node body colour per category (stable across runs)."""
+    if category not in _CATEGORY_COLORS:
+        r, g, b = type_color(f"category:{category}")
+        _CATEGORY_COLORS[category] = (r // 3 + 20, g // 3 + 20, b // 3 + 20)
+    return _CATEGORY_COLORS[category]
+
+
+class CanvasAdapter:
+    """Mirrors a :class:`GraphEditor` on a NodeGraphQt canvas and reports gestures back."""
+
+    def __init__(self, editor: GraphEditor, registry: NodeRegistry) -> None:
+        self.editor = editor
+        self.registry = registry
+        self.graph = NodeGraph()
+        self.graph.register_node(StudioNode)
+        self.graph.set_acyclic(False)  # loop edges are allowed; validation reports bad cycles
+        self.view = self.graph.viewer()
+        self.scene = self.view.scene()
+        self.on_node_selected: list[Callable[[str | None], None]] = []
+        self.on_node_moved: list[Callable[[str], None]] = []
+        self.on_message: list[Callable[[str], None]] = []
+        self.on_edit_layout_item: list[Callable[[str], None]] = []
+        self._nodes: dict[str, StudioNode] = {}
+        self._ids: dict[str, str] = {}  # NodeGraphQt id -> our node id
+        self._decorations: dict[str, StateDecoration] = {}
+        self._badges: dict[str, BadgeItem] = {}
+        self._layout_items: dict[str, LayoutItem] = {}
+        self._dimmed: list = []
+        self._hint: QGraphicsSimpleTextItem | None = None
+        self._rewire_signals()
+        editor.subscribe(self._on_change)
+        self._rebuild(editor.document())
+
+    # --- signal plumbing: route NodeGraphQt gestures to the editor -----------------------
+
+    def _rewire_signals(self) -> None:
+        v, g = self.view, self.graph
+        v.connection_changed.disconnect(g._on_connection_changed)
+        v.connection_sliced.disconnect(g._on_connection_sliced)
+        v.moved_nodes.disconnect(g._on_nodes_moved)
+        v.insert_node.disconnect(g._on_insert_node)
+        v.search_triggered.disconnect(g._on_search_triggered)
+        v.node_name_changed.disconnect(g._on_node_name_changed)
+        v.connection_changed.connect(self._on_connection_changed)
+        v.connection_sliced.connect(self._on_connection_sliced)
+        v.moved_nodes.connect(self._on_nodes_moved)
+        v.insert_node.connect(lambda _pipe, _nid, moved: self._on_nodes_moved(moved))
+        v.node_name_changed.connect(self._on_node_renamed)
+        v.node_selection_changed.connect(self._on_selection_changed)
+        # highlight compatible ports while a wire is dragged
+        start, end = v.start_live_connection, v.end_live_connection
+
+        def start_live(port_item):
+            start(port_item)
+            if port_item is not None:
+                self._highlight_compatible(port_item)
+
+        def end_live():
+            self._clear_highlight()
+            end()
+
+        v.start_live_connection = start_live
+        v.end_live_connection = end_live
+
+    def _port_ref(self, port_item) -> tuple[str, str, str] | None:
+        node_id = self._ids.get(port_item.node.id)
+        if node_id is None:
+            return None
+        return node_id, port_item.name, port_item.port_type
+
+    def _pair(self, a, b) -> tuple[str, str, str, str] | None:
+        ra, rb = self._port_ref(a), self._port_ref(b)
+        if ra is None or rb is None:
+            return None
+        if ra[2] == _IN:
+            ra, rb = rb, ra
+        return ra[0], ra[1], rb[0], rb[1]
+
+    def _on_connection_changed(self, disconnected: list, connected: list) -> None:
+        drops = [p for p in (self._pair(a, b) for a, b in disconnected) if p]
+        adds = [p for p in (self._pair(a, b) for a, b in connected) if p]
+        for src, sp, dst, dp in adds:
+            reason = self.editor.connection_problem(src, sp, dst, dp)
+            if reason is not None:
+                self.refuse(f"{src}.{sp} -> {dst}.{dp}: {reason}", dst, dp)
+                self._sync_edges(self.editor.document())
+                return
+        try:
+            with self.editor.macro("connect" if adds else "disconnect"):
+                for src, sp, dst, dp in drops:
+                    self.editor.disconnect(src, sp, dst, dp)
+                for src, sp, dst, dp in adds:
+                    self.editor.connect(src, sp, dst, dp)
+        except ConnectionRefused as exc:
+            self.refuse(str(exc), adds[0][2] if adds else None, adds[0][3] if adds else None)
+        self._sync_edges(self.editor.document())
+
+    def _on_connection_sliced(self, ports: list) -> None:
+        with self.editor.macro("cut wires"):
+            for a, b in ports:
+                pair = self._pair(a, b)
+                if pair:
+                    self.editor.disconnect(*pair)
+        self._sync_edges(self.editor.document())
+
+    def _on_nodes_moved(self, moved: dict) -> None:
+        positions = {}
+        for node_view in moved:
+            node_id = self._ids.get(node_view.id)
+            if node_id is not None:
+                x, y = node_view.xy_pos
+                positions[node_id] = (round(x, 1), round(y, 1))
+        if positions:
+            self.editor.move_nodes(positions)
+
+    def _on_node_renamed(self, view_id: str, name: str) -> None:
+        node_id = self._ids.get(view_id)
+        if node_id is not None:
+            self.editor.set_title(node_id, name)
+
+    def _on_selection_changed(self, *_args) -> None:
+        selected = self.selected_node_ids()
+        for callback in list(self.on_node_selected):
+            callback(selected[0] if selected else None)
+
+    def refuse(self, message: str, node_id: str | None = None, port: str | None = None) -> None:
+        """Report a refused edit: status listeners and a transient message near the port."""
+        for callback in list(self.on_message):
+            callback(message)
+        pos = QPointF(0, 0)
+        node = self._nodes.get(node_id or "")
+        if node is not None:
+            found = node.get_input(port) if port else None
+            pos = (found.view if found is not None else node.view).scenePos()
+        self._show_hint(message, pos)
+
+    def _show_hint(self, message: str, pos: QPointF) -> None:
+        if self._hint is not None and self._hint.scene() is not None:
+            self.scene.removeItem(self._hint)
+        hint = QGraphicsSimpleTextItem(message)
+        hint.setBrush(QColor(255, 140, 120))
+        hint.setZValue(1000)
+        hint.setPos(pos + QPointF(-20, -40))
+        self.scene.addItem(hint)
+        self._hint = hint
+        QTimer.singleShot(6000, lambda: hint.scene() and hint.scene().removeItem(hint))
+
+    def current_hint(self) -> str:
+        """The transient message shown on the canvas ("" when none)."""
+        hint = self._hint
+        return hint.text() if hint is not None and hint.scene() is not None else ""
+
+    # --- compatible-port highlight -------------------------------------------------------
+
+    def _port_type(self, node_id: str, port: str, kind: str):
+        node_type = self._type_of(node_id)
+        if node_type is None:
+            return None
+        spec = node_type.input_port(port) if kind == _IN else node_type.output_port(port)
+        return spec.type if spec is not None else None
+
+    def compatible_ports(self, node_id: str, port: str, kind: str) -> list[tuple[str, str]]:
+        """Ports (node id, port) a wire from this port may connect to."""
+        tp = self._port_type(node_id, port, kind)
+        found = []
+        for other_id, node in self._nodes.items():
+            if other_id == node_id:
+                continue
+            others = node.input_ports() if kind == _OUT else node.output_ports()
+            for other in others:
+                other_tp = self._port_type(other_id, other.name(), _IN if kind == _OUT else _OUT)
+                ok = check_types(tp, other_tp) if kind == _OUT else check_types(other_tp, tp)
+                if ok.ok:
+                    found.append((other_id, other.name()))
+        return found
+
+    def _highlight_compatible(self, port_item) -> None:
+        ref = self._port_ref(port_item)
+        if ref is None:
+            return
+        fits = set(self.compatible_ports(*ref))
+        for other_id, node in self._nodes.items():
+            ports = node.input_ports() if ref[2] == _OUT else node.output_ports()
+            for port in ports:
+                view = port.view
+                if (other_id, port.name()) in fits:
+                    view.hovered = True
+                else:
+                    view.setOpacity(0.25)
+                self._dimmed.append(view)
+                view.update()
+
+    def _clear_highlight(self) -> None:
+        for view in self._dimmed:
+            if view.scene() is not None:
+                view.hovered = False
+                view.setOpacity(1.0)
+                view.update()
+        self._dimmed.clear()
+
+    # --- mirroring the editor ------------------------------------------------------------
+
+    def _type_of(self, node_id: str) -> type[NodeType] | None:
+        try:
+            return self.registry.get(self.editor.document().node(node_id).type)
+        except (KeyError, UnknownNodeType):
+            return None
+
+    def _on_change(self, change: Change) -> None:
+        if change.kind == "reset":
+            self._rebuild(change.new)
+            return
+        old, new = change.old, change.new
+        if old is new:
+            return
+        old_nodes = {n.id: n for n in old.nodes}
+        new_nodes = {n.id: n for n in new.nodes}
+        for node_id in old_nodes.keys() - new_nodes.keys():
+            self._remove_node(node_id)
+        new_layout = new.layout or Layout()
+        old_layout = old.layout or Layout()
+        for spec in new.nodes:
+            before = old_nodes.get(spec.id)
+            if before is None or before.type != spec.type:
+                if before is not None:
+                    self._remove_node(spec.id)
+                self._add_node(new, spec.id)
+            elif before.title != spec.title:
+                self._set_title(spec.id, new)
+            if new_layout.nodes.get(spec.id) != old_layout.nodes.get(spec.id):
+                self._place(spec.id, new)
+        self._sync_edges(new)
+        if (new_layout.groups, new_layout.notes) != (old_layout.groups, old_layout.notes):
+            self._sync_layout_items(new_layout)
+
+    def _rebuild(self, doc: GraphDocument) -> None:
+        for node_id in list(self._nodes):
+            self._remove_node(node_id)
+        for spec in doc.nodes:
+            self._add_node(doc, spec.id)
+        self._sync_edges(doc)
+        self._sync_layout_items(doc.layout or Layout())
+        self.graph.undo_stack().clear()
+
+    def _add_node(self, doc: GraphDocument, node_id: str) -> None:
+        spec = doc.node(node_id)
+        node = StudioNode()
+        try:
+            node_type = self.registry.get(spec.type)
+        except UnknownNodeType:
+            node_type = None
+        if node_type is not None:
+            for port in node_type.inputs:
+                label = port.name if port.required else f"{port.name}?"
+                view = node.add_input(port.name, multi_input=port.multiple,
+                                      color=type_color(type_name(port.type))).view
+                view.setToolTip(f"{label}: {type_name(port.type)}"
+                                + (" (several)" if port.multiple else "")
+                                + (f"\n{port.description}" if port.description else ""))
+            for port in node_type.outputs:
+                view = node.add_output(port.name, multi_output=True,
+                                       color=type_color(type_name(port.type))).view
+                view.setToolTip(f"{port.name}: {type_name(port.type)}"
+                                + (f"\n{port.description}" if port.description else ""))
+            node.set_color(*category_color(node_type.category))
+        else:
+            node.set_color(110, 40, 40)
+        self.graph.add_node(node, selected=False, push_undo=False)
+        self._nodes[node_id] = node
+        self._ids[node.id] = node_id
+        self._set_title(node_id, doc)
+        self._place(node_id, doc)
+        tip = f"{node_id} ({spec.type})"
+        if node_type is not None and node_type.description:
+            tip += f"\n{node_type.description}"
+        node.view.setToolTip(tip)
+        self._decorations[node_id] = StateDecoration(node.view)
+
+    def _set_title(self, node_id: str, doc: GraphDocument) -> None:
+        node = self._nodes[node_id]
+        spec = doc.node(node_id)
+        node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
+        title = spec.title or (node_type.display_title() if node_type else f"? {spec.type}")
+        node.model.name = title
+        node.view.name = title
+        node.view.draw_node()
+
+    def _place(self, node_id: str, doc: GraphDocument) -> None:
+        entry = (doc.layout or Layout()).nodes.get(node_id)
+        node = self._nodes[node_id]
+        x, y = (entry.x, entry.y) if entry else (0.0, 0.0)
+        node.view.xy_pos = [x, y]
+        node.model.pos = [x, y]
+        if entry is not None and entry.color:
+            c = QColor(entry.color)
+            node.view.color = (c.red(), c.green(), c.blue(), 255)
+        node.view.update()
+        for port in node.input_ports() + node.output_ports():
+            port.view.redraw_connected_pipes()
+        for callback in list(self.on_node_moved):
+            callback(node_id)
+
+    def _remove_node(self, node_id: str) -> None:
+        node = self._nodes.pop(node_id, None)
+        if node is None:
+            return
+        self._ids.pop(node.id, None)
+        self._decorations.pop(node_id, None)
+        self._badges.pop(node_id, None)
+        self.graph.remove_node(node, push_undo=False)
+
+    def _canvas_edges(self) -> set[tuple[str, str, str, str]]:
+        edges = set()
+        for node_id, node in self._nodes.items():
+            for port in node.output_ports():
+                for other in port.connected_ports():
+                    target = self._ids.get(other.node().id)
+                    if target is not None:
+                        edges.add((node_id, port.name(), target, other.name()))
+        return edges
+
+    def _sync_edges(self, doc: GraphDocument) -> None:
+        wanted = {(e.source_node, e.source_port, e.target_node, e.target_port)
+                  for e in doc.edges}
+        current = self._canvas_edges()
+        for src, sp, dst, dp in current - wanted:
+            out, inp = self._ports(src, sp, dst, dp)
+            if out is not None and inp is not None:
+                out.disconnect_from(inp, push_undo=False, emit_signal=False)
+        for src, sp, dst, dp in wanted - current:
+            out, inp = self._ports(src, sp, dst, dp)
+            if out is not None and inp is not None:
+                out.connect_to(inp, push_undo=False, emit_signal=False)
+        # pipes the viewer drew or removed by itself during a gesture are redrawn from truth
+        self._prune_orphan_pipes()
+
+    def _prune_orphan_pipes(self) -> None:
+        from NodeGraphQt.qgraphics.pipe import LivePipeItem, PipeItem
+
+        for item in list(self.scene.items()):
+            if isinstance(item, PipeItem) and not isinstance(item, LivePipeItem):
+                inp, out = item.input_port, item.output_port
+                if inp is None or out is None or item not in inp.connected_pipes:
+                    self.scene.removeItem(item)
+
+    def _ports(self, src: str, sp: str, dst: str, dp: str):
+        a, b = self._nodes.get(src), self._nodes.get(dst)
+        if a is None or b is None:
+            return None, None
+        return a.get_output(sp), b.get_input(dp)
+
+    def _sync_layout_items(self, layout: Layout) -> None:
+        for item in self._layout_items.values():
+            self.scene.removeItem(item)
+        self._layout_items.clear()
+        for group in layout.groups:
+            item = GroupItem(group.id, group.title,
+                             QRectF(group.x, group.y, group.width, group.height), group.color)
+            self._add_layout_item(item)
+        for note in layout.notes:
+            item = NoteItem(note.id, note.text, QRectF(note.x, note.y, note.width, note.height))
+            self._add_layout_item(item)
+
+    def _add_layout_item(self, item: LayoutItem) -> None:
+        item.on_moved = self._on_layout_item_moved
+        item.on_edit = lambda it: [cb(it.item_id) for cb in list(self.on_edit_layout_item)]
+        self.scene.addItem(item)
+        self._layout_items[item.item_id] = item
+
+    def _on_layout_item_moved(self, item: LayoutItem, old: QPointF, new: QPointF) -> None:
+        dx, dy = new.x() - old.x(), new.y() - old.y()
+        if isinstance(item, NoteItem):
+            self.editor.update_note(item.item_id, x=new.x(), y=new.y())
+            return
+        rect = QRectF(old, item.rect().size())
+        inside = {}
+        for node_id in self._nodes:
+            x, y = self.editor.node_position(node_id)
+            if rect.contains(QPointF(x, y)):
+                inside[node_id] = (x + dx, y + dy)
+        with self.editor.macro(f"move group {item.item_id}"):
+            self.editor.update_group(item.item_id, x=new.x(), y=new.y())
+            if inside:
+                self.editor.move_nodes(inside)
+
+    def layout_item(self, item_id: str) -> LayoutItem | None:
+        return self._layout_items.get(item_id)
+
+    # --- queries and run-state drawing (used by run features) ----------------------------
+
+    def node_ids(self) -> list[str]:
+        return list(self._nodes)
+
+    def node_item(self, node_id: str):
+        """The QGraphicsItem drawing a node (None when absent)."""
+        node = self._nodes.get(node_id)
+        return node.view if node is not None else None
+
+    def node_scene_rect(self, node_id: str) -> QRectF | None:
+        node = self._nodes.get(node_id)
+        return node.view.sceneBoundingRect() if node is not None else None
+
+    def port_scene_pos(self, node_id: str, port: str, kind: str) -> QPointF | None:
+        node = self._nodes.get(node_id)
+        if node is None:
+            return None
+        found = node.get_input(port) if kind == _IN else node.get_output(port)
+        return found.view.sceneBoundingRect().center() if found is not None else None
+
+    def selected_node_ids(self) -> list[str]:
+        return [self._ids[n.id] for n in self.graph.selected_nodes() if n.id in self._ids]
+
+    def select_nodes(self, node_ids: list[str]) -> None:
+        self.graph.clear_selection()
+        for node_id in node_ids:
+            node = self._nodes.get(node_id)
+            if node is not None:
+                node.view.setSelected(True)
+        self._on_selection_changed()
+
+    def center_on(self, node_ids: list[str] | None = None) -> None:
+        nodes = [self._nodes[n] for n in node_ids or [] if n in self._nodes]
+        self.graph.center_on(nodes or None)
+
+    def fit_all(self, max_scale: float = 1.0) -> None:
+        """Show every node, group and note (never zooming in beyond ``max_scale``)."""
+        rect = self.items_rect()
+        if rect.isNull():
+            return
+        rect = rect.adjusted(-60, -60, 60, 60)
+        vw, vh = max(self.view.width(), 1), max(self.view.height(), 1)
+        w, h = max(rect.width(), vw / max_scale), max(rect.height(), vh / max_scale)
+        if w / h < vw / vh:
+            w = h * vw / vh
+        else:
+            h = w * vh / vw
+        center = rect.center()
+        self.view._scene_range = QRectF(center.x() - w / 2, center.y() - h / 2, w, h)
+        self.view._update_scene()
+
+    def items_rect(self) -> QRectF:
+        """The scene rectangle covering nodes, groups and notes."""
+        rect = QRectF()
+        for node in self._nodes.values():
+            rect = rect.united(node.view.sceneBoundingRect())
+        for item in self._layout_items.values():
+            rect = rect.united(item.sceneBoundingRect())
+        return rect
+
+    def set_node_state(self, node_id: str, state: str, tooltip: str = "") -> None:
+        if state not in NODE_STATES:
+            raise ValueError(f"unknown node state '{state}' (one of {', '.join(NODE_STATES)})")
+        deco = self._decorations.get(node_id)
+        if deco is not None:
+            deco.set_state(state, tooltip)
+
+    def node_state(self, node_id: str) -> str | None:
+        deco = self._decorations.get(node_id)
+        return deco.state if deco is not None else None
+
+    def set_node_caption(self, node_id: str, text: str) -> None:
+        deco = self._decorations.get(node_id)
+        if deco is not None:
+            deco.set_caption(text)
+
+    def set_node_progress(self, node_id: str, fraction: float | None) -> None:
+        deco = self._decorations.get(node_id)
+        if deco is not None:
+            deco.set_progress(fraction)
+
+    def clear_run_state(self) -> None:
+        for deco in self._decorations.values():
+            deco.set_state("idle")
+            deco.set_caption("")
+            deco.set_progress(None)
+
+    def set_problems(self, problems_by_node: dict[str, list[str]]) -> None:
+        """Badge nodes that have problems (tooltip lists them); clear the others."""
+        for node_id, node in self._nodes.items():
+            messages = problems_by_node.get(node_id)
+            badge = self._badges.get(node_id)
+            if messages:
+                if badge is None:
+                    badge = self._badges[node_id] = BadgeItem(node.view)
+                badge.setPos(node.view.boundingRect().topLeft() + QPointF(2, 2))
+                badge.setToolTip("\n".join(messages))
+                badge.setVisible(True)
+            elif badge is not None:
+                badge.setVisible(False)
+
+    def badged_node_ids(self) -> list[str]:
+        return [n for n, b in self._badges.items() if b.isVisible()]

@@ -1,0 +1,167 @@
+"""Plain Qt graphics items drawn on the canvas: group backdrops, notes, node badges and states."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsRectItem,
+    QGraphicsSceneMouseEvent,
+    QGraphicsSimpleTextItem,
+    QGraphicsTextItem,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
+
+STATE_COLORS: dict[str, tuple[int, int, int]] = {
+    "idle": (80, 80, 90),
+    "queued": (140, 140, 160),
+    "running": (70, 160, 255),
+    "done": (80, 200, 120),
+    "cached": (60, 170, 170),
+    "skipped": (110, 110, 110),
+    "failed": (235, 70, 70),
+    "cancelled": (230, 160, 60),
+}
+
+
+class LayoutItem(QGraphicsRectItem):
+    """A movable rectangle whose move (on mouse release) is reported once to ``on_moved``."""
+
+    def __init__(self, item_id: str, rect: QRectF, z: float) -> None:
+        super().__init__(QRectF(0, 0, rect.width(), rect.height()))
+        self.item_id = item_id
+        self.setPos(rect.topLeft())
+        self.setZValue(z)
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+                      | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.on_moved: Callable[[LayoutItem, QPointF, QPointF], None] | None = None
+        self.on_edit: Callable[[LayoutItem], None] | None = None
+        self._press_pos = QPointF()
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        self._press_pos = self.pos()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        super().mouseReleaseEvent(event)
+        if self.pos() != self._press_pos and self.on_moved is not None:
+            self.on_moved(self, self._press_pos, self.pos())
+
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self.on_edit is not None:
+            self.on_edit(self)
+        event.accept()
+
+
+class GroupItem(LayoutItem):
+    """A titled backdrop behind nodes; dragging it moves the nodes inside."""
+
+    def __init__(self, item_id: str, title: str, rect: QRectF, color: str | None) -> None:
+        super().__init__(item_id, rect, z=-100)
+        base = QColor(color) if color else QColor(70, 90, 120)
+        fill = QColor(base)
+        fill.setAlpha(60)
+        self.setBrush(QBrush(fill))
+        self.setPen(QPen(base.lighter(130), 1.5))
+        self.title = QGraphicsSimpleTextItem(title, self)
+        font = QFont()
+        font.setPointSize(13)
+        font.setBold(True)
+        self.title.setFont(font)
+        self.title.setBrush(QBrush(QColor(230, 230, 240)))
+        self.title.setPos(10, 6)
+        self.setToolTip(f"group: {title} (double-click to rename)")
+
+
+class NoteItem(LayoutItem):
+    """A sticky note with free text."""
+
+    def __init__(self, item_id: str, text: str, rect: QRectF) -> None:
+        super().__init__(item_id, rect, z=-50)
+        self.setBrush(QBrush(QColor(250, 235, 150, 230)))
+        self.setPen(QPen(QColor(200, 180, 90), 1))
+        self.text = QGraphicsTextItem(self)
+        self.text.setPlainText(text)
+        self.text.setDefaultTextColor(QColor(40, 40, 30))
+        self.text.setTextWidth(rect.width() - 12)
+        self.text.setPos(6, 6)
+        self.setToolTip("note (double-click to edit)")
+
+
+class BadgeItem(QGraphicsRectItem):
+    """A small red "!" badge at a node's top-left corner, with the problems as tooltip."""
+
+    def __init__(self, parent: QGraphicsItem) -> None:
+        super().__init__(QRectF(-9, -9, 18, 18), parent)
+        self.setZValue(10)
+        self.setBrush(QBrush(QColor(220, 60, 60)))
+        self.setPen(QPen(QColor(255, 220, 220), 1.2))
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setBrush(self.brush())
+        painter.setPen(self.pen())
+        painter.drawEllipse(self.rect())
+        painter.setPen(QPen(QColor("white")))
+        font = painter.font()
+        font.setBold(True)
+        painter.setFont(font)
+        painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "!")
+
+
+class StateDecoration:
+    """Status text, caption, progress bar and a coloured frame attached to one node item."""
+
+    def __init__(self, node_item: QGraphicsItem) -> None:
+        self.node_item = node_item
+        self.status = QGraphicsSimpleTextItem("", node_item)
+        self.status.setBrush(QBrush(QColor(220, 220, 220)))
+        self.caption = QGraphicsSimpleTextItem("", node_item)
+        self.caption.setBrush(QBrush(QColor(200, 210, 220)))
+        self.frame = QGraphicsRectItem(node_item)
+        self.frame.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+        self.frame.setZValue(-1)
+        self.progress_back = QGraphicsRectItem(node_item)
+        self.progress_back.setBrush(QBrush(QColor(40, 40, 50)))
+        self.progress_back.setPen(QPen(Qt.PenStyle.NoPen))
+        self.progress_bar = QGraphicsRectItem(self.progress_back)
+        self.progress_bar.setBrush(QBrush(QColor(70, 160, 255)))
+        self.progress_bar.setPen(QPen(Qt.PenStyle.NoPen))
+        self.state = "idle"
+        self.set_state("idle")
+        self.set_progress(None)
+
+    def _rect(self) -> QRectF:
+        return self.node_item.boundingRect()
+
+    def set_state(self, state: str, tooltip: str = "") -> None:
+        self.state = state
+        rect = self._rect()
+        color = QColor(*STATE_COLORS.get(state, STATE_COLORS["idle"]))
+        visible = state != "idle"
+        self.frame.setRect(rect.adjusted(-3, -3, 3, 3))
+        self.frame.setPen(QPen(color, 3))
+        self.frame.setVisible(visible)
+        self.status.setText(state if visible else "")
+        self.status.setBrush(QBrush(color.lighter(120)))
+        self.status.setPos(rect.right() - self.status.boundingRect().width(), rect.top() - 18)
+        self.status.setToolTip(tooltip)
+        self.frame.setToolTip(tooltip)
+
+    def set_caption(self, text: str) -> None:
+        rect = self._rect()
+        self.caption.setText(text)
+        self.caption.setPos(rect.left() + 2, rect.bottom() + 10)
+
+    def set_progress(self, fraction: float | None) -> None:
+        rect = self._rect()
+        self.progress_back.setVisible(fraction is not None)
+        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))
+        if fraction is not None:
+            width = rect.width() * max(0.0, min(1.0, fraction))
+            self.progress_bar.setRect(QRectF(rect.left(), rect.bottom() + 3, width, 5))

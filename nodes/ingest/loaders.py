@@ -1,0 +1,306 @@
+"""``load.files``: documents from a file or a folder of .txt, .md, .html, .pdf and BEIR .jsonl.
+
+Doc ids are stable: the path relative to the folder given (the file name for a single file),
+``path#page=N`` for PDF pages (one document per page by default), the ``_id`` for BEIR
+corpus lines. In ``pdf_mode="file"`` a PDF is one document whose metadata carries
+``page_offsets`` (``[[start_char, page], ...]``); splitters turn that into each chunk's page.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from modrag_nodes.ingest.contracts import FileProblem, LoadReport
+from modrag_nodes.ingest.html_text import html_to_text
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_studio.engine.cache import stable_hash
+from modrag_studio.engine.datatypes import Document
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+SUPPORTED = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
+HASH_LIMIT = 1 << 20  # files up to 1 MiB are fingerprinted by content, larger by size + mtime
+
+
+class UnreadableFile(Exception):
+    """A file could not be turned into documents; the message is the reason."""
+
+
+class LoadParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field("", description="A file or a folder (the 'path' input overrides it)")
+    glob: str = Field("*", description="Filter on file names, or on relative paths when it "
+                                       "contains '/' (e.g. '*.html', 'docs/**/*.md')")
+    recursive: bool = Field(True, description="Descend into sub-folders")
+    extensions: list[str] = Field(default_factory=lambda: list(SUPPORTED),
+                                  description="File types to load")
+    pdf_mode: Literal["page", "file"] = Field(
+        "page", description="One document per PDF page, or per file with page offsets")
+    encoding: str = Field("utf-8", description="Encoding of .txt/.md/.jsonl files")
+    beir_title_in_text: bool = Field(
+        True, description="Put a BEIR record's title before its text (blank line between)")
+    skip_hidden: bool = Field(True, description="Ignore files and folders starting with '.'")
+
+
+def resolve_path(params: LoadParams, path_input: str | None) -> Path:
+    raw = path_input if path_input not in (None, "") else params.path
+    if not raw:
+        raise NodeConfigError("load.files: param 'path' is empty and the 'path' input gave "
+                              "nothing; set a file or folder")
+    path = Path(os.path.expanduser(str(raw)))
+    if not path.exists():
+        raise NodeConfigError(f"load.files: path '{raw}' does not exist")
+    return path
+
+
+def match_files(root: Path, params: LoadParams) -> tuple[list[Path], list[FileProblem]]:
+    """Files under ``root`` that pass the glob and extension filters (sorted), and the
+    matched-by-glob files skipped because their type is not loaded."""
+    if root.is_file():
+        return [root], []
+    exts = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in params.extensions}
+    walker = root.rglob("*") if params.recursive else root.iterdir()
+    files: list[Path] = []
+    skipped: list[FileProblem] = []
+    for path in walker:
+        rel = path.relative_to(root).as_posix()
+        if params.skip_hidden and any(p.startswith(".") for p in rel.split("/")):
+            continue
+        if not path.is_file() or not _glob_ok(rel, params.glob):
+            continue
+        if path.suffix.lower() not in exts:
+            skipped.append(FileProblem(file=rel, reason=f"file type '{path.suffix or '(none)'}'"
+                                                        " is not loaded"))
+        elif _is_beir_aux(rel):
+            skipped.append(FileProblem(file=rel, reason="BEIR queries file, not a corpus"))
+        else:
+            files.append(path)
+    return sorted(files), sorted(skipped, key=lambda p: p.file)
+
+
+def _glob_ok(rel: str, pattern: str) -> bool:
+    if pattern in ("", "*", "**", "**/*"):
+        return True
+    if "/" in pattern:
+        return fnmatch.fnmatch(rel, pattern) or (
+            pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]))
+    return fnmatch.fnmatch(rel.rsplit("/", 1)[-1], pattern)
+
+
+def _is_beir_aux(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1].lower()
+    return name.endswith(".jsonl") and name.startswith("queries")
+
+
+def files_fingerprint(root: Path, files: list[Path]) -> str:
+    """Content fingerprint: relative path, size, mtime_ns, and a hash for small files."""
+    rows = []
+    for path in files:
+        stat = path.stat()
+        row: list[Any] = [_rel(root, path), stat.st_size, stat.st_mtime_ns]
+        if stat.st_size <= HASH_LIMIT:
+            row.append(hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest())
+        rows.append(row)
+    return stable_hash([str(root.resolve()), rows])
+
+
+def _rel(root: Path, path: Path) -> str:
+    return path.name if root.is_file() else path.relative_to(root).as_posix()
+
+
+# readers ---------------------------------------------------------------------
+def read_text(path: Path, encoding: str) -> str:
+    raw = path.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise UnreadableFile("binary content (NUL bytes) in a text file")
+    try:
+        text = raw.decode("utf-8-sig" if encoding.lower() in ("utf-8", "utf8") else encoding)
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(f"not valid {encoding} text (byte {exc.start}); set the "
+                             "'encoding' param") from None
+    except LookupError:
+        raise NodeConfigError(f"load.files: unknown encoding '{encoding}' (param 'encoding')")\
+            from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def load_file(root: Path, path: Path, params: LoadParams) -> list[Document]:
+    """The documents of one file; raises UnreadableFile with the reason."""
+    rel = _rel(root, path)
+    suffix = path.suffix.lower()
+    base = {"path": rel, "file_type": suffix.lstrip(".")}
+    source = str(path)
+    if suffix in (".txt", ".md", ".markdown"):
+        text = read_text(path, params.encoding)
+        title = _md_title(text) if suffix != ".txt" else ""
+        docs = [Document(doc_id=rel, text=text, source=source, title=title or path.stem,
+                         metadata=base)]
+    elif suffix in (".html", ".htm"):
+        try:
+            title, text = html_to_text(path.read_bytes())
+        except Exception as exc:
+            raise UnreadableFile(f"HTML parse error: {exc}") from None
+        docs = [Document(doc_id=rel, text=text, source=source, title=title or path.stem,
+                         metadata=base)]
+    elif suffix == ".pdf":
+        docs = _load_pdf(path, rel, source, base, params.pdf_mode)
+    elif suffix == ".jsonl":
+        docs = list(_load_beir(path, rel, source, params))
+    else:
+        raise UnreadableFile(f"unsupported file type '{suffix}'")
+    docs = [d for d in docs if d.text.strip()]
+    if not docs:
+        raise UnreadableFile("no text could be extracted")
+    return docs
+
+
+def _md_title(text: str) -> str:
+    for line in text.splitlines()[:50]:
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""
+
+
+def _load_pdf(path: Path, rel: str, source: str, base: dict[str, Any],
+              mode: str) -> list[Document]:
+    import pypdf
+
+    pypdf_log = logging.getLogger("pypdf")
+    level = pypdf_log.level
+    pypdf_log.setLevel(logging.ERROR)  # font-encoding chatter on every page
+    try:
+        try:
+            reader = pypdf.PdfReader(str(path))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise UnreadableFile("encrypted PDF (needs a password)")
+            pages = [(page.extract_text() or "") for page in reader.pages]
+            info_title = (reader.metadata.title if reader.metadata else None) or ""
+        except UnreadableFile:
+            raise
+        except Exception as exc:
+            raise UnreadableFile(f"PDF read error: {type(exc).__name__}: {exc}") from None
+    finally:
+        pypdf_log.setLevel(level)
+    pages = [p.replace("\r\n", "\n").replace("\r", "\n") for p in pages]
+    title = str(info_title).strip() or path.stem
+    meta = {**base, "n_pages": len(pages)}
+    if mode == "page":
+        return [Document(doc_id=f"{rel}#page={n}", text=text, source=source, title=title,
+                         metadata={**meta, "page": n})
+                for n, text in enumerate(pages, start=1) if text.strip()]
+    offsets: list[list[int]] = []
+    parts: list[str] = []
+    position = 0
+    for n, text in enumerate(pages, start=1):
+        if not text.strip():
+            continue
+        if parts:
+            parts.append("\n\n")
+            position += 2
+        offsets.append([position, n])
+        parts.append(text)
+        position += len(text)
+    return [Document(doc_id=rel, text="".join(parts), source=source, title=title,
+                     metadata={**meta, "page_offsets": offsets})]
+
+
+def _load_beir(path: Path, rel: str, source: str, params: LoadParams) -> Iterator[Document]:
+    text = read_text(path, params.encoding)
+    seen: set[str] = set()
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UnreadableFile(f"line {number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict) or "_id" not in record or "text" not in record:
+            raise UnreadableFile(f"line {number}: not a BEIR corpus record "
+                                 "(needs '_id' and 'text')")
+        doc_id = str(record["_id"])
+        if doc_id in seen:
+            raise UnreadableFile(f"line {number}: duplicate _id '{doc_id}'")
+        seen.add(doc_id)
+        title = str(record.get("title") or "")
+        body = str(record.get("text") or "")
+        full = f"{title}\n\n{body}" if params.beir_title_in_text and title else body
+        extra = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+        yield Document(doc_id=doc_id, text=full, source=source, title=title,
+                       metadata={**extra, "path": rel, "file_type": "jsonl", "line": number})
+
+
+def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = None
+                   ) -> tuple[list[Document], LoadReport]:
+    """Load every matched file; unreadable files go to the report and the rest continue."""
+    files, skipped = match_files(root, params)
+    report = LoadReport(path=str(root), glob=params.glob, files_matched=len(files),
+                        skipped=skipped)
+    documents: list[Document] = []
+    for number, path in enumerate(files):
+        if ctx is not None:
+            ctx.check_cancelled()
+            ctx.progress(number, len(files), f"reading {_rel(root, path)}")
+        try:
+            docs = load_file(root, path, params)
+        except UnreadableFile as exc:
+            problem = FileProblem(file=_rel(root, path), reason=str(exc))
+            report.unreadable.append(problem)
+            if ctx is not None:
+                ctx.warn(f"unreadable file {problem.file}: {problem.reason}")
+            continue
+        except OSError as exc:
+            problem = FileProblem(file=_rel(root, path), reason=exc.strerror or str(exc))
+            report.unreadable.append(problem)
+            if ctx is not None:
+                ctx.warn(f"unreadable file {problem.file}: {problem.reason}")
+            continue
+        report.files_loaded += 1
+        documents.extend(docs)
+    report.documents = len(documents)
+    return documents, report
+
+
+class LoadFiles(NodeType):
+    type_id = "load.files"
+    version = 1
+    category = "Loading"
+    title = "Load files"
+    description = ("Loads .txt, .md, .html, .pdf and BEIR .jsonl files from a file or folder "
+                   "into documents; unreadable files are reported and skipped.")
+    Params = LoadParams
+    inputs = (InputPort("path", str, required=False,
+                        description="File or folder; overrides the 'path' param"),)
+    outputs = (OutputPort("documents", list[Document], "One document per file, PDF page or "
+                                                      "BEIR record"),
+               OutputPort("report", LoadReport, "Matched, loaded, skipped and unreadable files"))
+
+    def fingerprint(self, params: LoadParams, inputs: Mapping[str, Any],
+                    run_inputs: Mapping[str, Any]) -> str:
+        root = resolve_path(params, inputs.get("path"))
+        files, _ = match_files(root, params)
+        return files_fingerprint(root, files)
+
+    def run(self, ctx: NodeContext, params: LoadParams, path: str | None = None
+            ) -> dict[str, Any]:
+        root = resolve_path(params, path)
+        documents, report = load_documents(root, params, ctx)
+        ctx.progress(1.0, None, f"{len(documents)} documents")
+        ctx.note(files_matched=report.files_matched, files_loaded=report.files_loaded,
+                 documents=report.documents, unreadable=len(report.unreadable))
+        if not documents:
+            why = (f"; {len(report.unreadable)} matched file(s) unreadable: "
+                   + "; ".join(f"{p.file}: {p.reason}" for p in report.unreadable[:5])
+                   if report.unreadable else "")
+            raise NodeConfigError(f"load.files: no documents loaded from path '{root}' with "
+                                  f"glob '{params.glob}' (extensions "
+                                  f"{', '.join(params.extensions)}){why}")
+        return {"documents": documents, "report": report}

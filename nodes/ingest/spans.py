@@ -1,0 +1,209 @@
+"""Text segmentation on character spans, so every chunk knows its offsets in the document.
+
+A span is ``(start, end)`` into the document text; chunk text is always ``text[start:end]``
+(leading and trailing whitespace trimmed by moving the offsets).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from modrag_studio.engine.datatypes import Chunk, Document
+
+Span = tuple[int, int]
+
+CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+# a token: one CJK character, or a run of other non-space characters
+TOKEN_RE = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
+_ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "dr", "mr", "mrs", "ms", "prof", "fig",
+                  "no", "al", "approx", "st", "jr", "sr", "inc", "ltd", "co", "eq"}
+# end of a sentence: Latin punctuation + space, CJK punctuation, or a blank line
+_SENTENCE_END = re.compile(
+    r"(?:[.!?]+[\"')\]\u201d\u2019]*(?=\s))|(?:[\u3002\uff01\uff1f\uff1b]+[\u201d\u300d"
+    r"\u300f\uff09)]*)|(?:\n[ \t]*\n)"
+)
+
+
+def trim(text: str, start: int, end: int) -> Span:
+    """The span without surrounding whitespace (empty spans collapse to ``(start, start)``)."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """Sentences of ``text[start:end]`` (Latin ``.!?``, CJK ``。！？；``, blank lines)."""
+    end = len(text) if end is None else end
+    spans: list[Span] = []
+    cursor = start
+    for match in _SENTENCE_END.finditer(text, start, end):
+        if match.group().startswith(".") and _is_abbreviation(text, match.start()):
+            continue
+        cut = match.end()
+        span = trim(text, cursor, cut)
+        if span[1] > span[0]:
+            spans.append(span)
+        cursor = cut
+    tail = trim(text, cursor, end)
+    if tail[1] > tail[0]:
+        spans.append(tail)
+    return spans
+
+
+def _is_abbreviation(text: str, dot: int) -> bool:
+    word = re.search(r"([A-Za-z.]+)$", text[max(0, dot - 12):dot])
+    if not word:
+        return dot > 0 and text[dot - 1].isdigit() and dot + 2 < len(text) and \
+            text[dot + 2].isdigit()
+    token = word.group(1).lower().rstrip(".")
+    return token in _ABBREVIATIONS or len(token) == 1
+
+
+def token_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
+    """Tokens: whitespace-separated words, each CJK character counting as one token."""
+    end = len(text) if end is None else end
+    return [m.span() for m in TOKEN_RE.finditer(text, start, end)]
+
+
+# pieces and merging ------------------------------------------------------------
+def cut_pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[Span]:
+    """Cut ``text[start:end]`` after each match of ``pattern`` (the separator stays with the
+    piece before it); the pieces cover the range exactly."""
+    pieces: list[Span] = []
+    cursor = start
+    for match in pattern.finditer(text, start, end):
+        if match.end() <= cursor or match.end() >= end:
+            continue
+        if pattern is SENTENCE and match.group().startswith(".") and \
+                _is_abbreviation(text, match.start()):
+            continue
+        pieces.append((cursor, match.end()))
+        cursor = match.end()
+    pieces.append((cursor, end))
+    return pieces
+
+
+def merge_pieces(text: str, pieces: Sequence[Span], size: int, overlap: int) -> list[Span]:
+    """Greedily join consecutive pieces into spans of at most ``size`` characters; each new
+    span starts with trailing pieces of the previous one totalling at most ``overlap``."""
+    chunks: list[Span] = []
+    window: list[Span] = []
+    for piece in pieces:
+        if window and piece[1] - window[0][0] > size:
+            chunks.append(trim(text, window[0][0], window[-1][1]))
+            while window and (window[-1][1] - window[0][0] > overlap
+                              or piece[1] - window[0][0] > size):
+                window.pop(0)
+        window.append(piece)
+    if window:
+        last = trim(text, window[0][0], window[-1][1])
+        if not chunks or last[1] > chunks[-1][1]:
+            chunks.append(last)
+    return [c for c in chunks if c[1] > c[0]]
+
+
+# fixed-size ---------------------------------------------------------------------
+def fixed_char_spans(text: str, size: int, overlap: int) -> list[Span]:
+    """Windows of ``size`` characters moving by ``size - overlap``."""
+    step = max(1, size - overlap)
+    spans = []
+    for begin in range(0, max(len(text), 1), step):
+        span = trim(text, begin, min(begin + size, len(text)))
+        if span[1] > span[0] and (not spans or span[1] > spans[-1][1]):
+            spans.append(span)
+        if begin + size >= len(text):
+            break
+    return spans
+
+
+def fixed_token_spans(text: str, size: int, overlap: int) -> list[Span]:
+    """Windows of ``size`` tokens (see :func:`token_spans`) moving by ``size - overlap``."""
+    tokens = token_spans(text)
+    step = max(1, size - overlap)
+    spans = []
+    for begin in range(0, len(tokens), step):
+        window = tokens[begin:begin + size]
+        spans.append((window[0][0], window[-1][1]))
+        if begin + size >= len(tokens):
+            break
+    return spans
+
+
+# recursive ------------------------------------------------------------------------
+PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
+LINE = re.compile(r"\n")
+SENTENCE = _SENTENCE_END
+WORD = re.compile(r"\s+")
+LEVELS: dict[str, re.Pattern[str]] = {
+    "paragraph": PARAGRAPH, "line": LINE, "sentence": SENTENCE, "word": WORD,
+}
+
+
+def recursive_spans(text: str, size: int, overlap: int, start: int = 0, end: int | None = None,
+                    levels: Sequence[str] = ("paragraph", "line", "sentence", "word")
+                    ) -> list[Span]:
+    """Split on paragraphs, then lines, sentences, words, and finally characters, keeping
+    each span at most ``size`` characters and joining small pieces up to ``size``."""
+    end = len(text) if end is None else end
+    span = trim(text, start, end)
+    if span[1] - span[0] <= size:
+        return [span] if span[1] > span[0] else []
+    if not levels:
+        return [(a + span[0], b + span[0]) for a, b in
+                fixed_char_spans(text[span[0]:span[1]], size, overlap)]
+    pattern, rest = LEVELS[levels[0]], levels[1:]
+    pieces = cut_pieces(text, span[0], span[1], pattern)
+    if len(pieces) == 1:
+        return recursive_spans(text, size, overlap, span[0], span[1], rest)
+    fitted: list[Span] = []
+    for piece in pieces:
+        if piece[1] - piece[0] > size:
+            fitted.extend(recursive_spans(text, size, overlap, piece[0], piece[1], rest))
+        else:
+            fitted.append(piece)
+    return merge_pieces(text, fitted, size, overlap)
+
+
+# chunks ---------------------------------------------------------------------------
+def page_of(doc: Document, offset: int) -> int | None:
+    """The PDF page at ``offset`` (from ``page`` or ``page_offsets`` in the metadata)."""
+    if "page" in doc.metadata:
+        return doc.metadata["page"]
+    offsets = doc.metadata.get("page_offsets")
+    if not offsets:
+        return None
+    starts = [row[0] for row in offsets]
+    position = bisect.bisect_right(starts, offset) - 1
+    return offsets[max(position, 0)][1]
+
+
+def make_chunks(doc: Document, spans: Sequence[Span],
+                extra: Callable[[int, Span], dict[str, Any]] | None = None,
+                splitter: str = "") -> list[Chunk]:
+    """Chunks for ``spans`` of ``doc``: ids ``{doc_id}#{index}``, offsets, document metadata
+    (without ``page_offsets``) plus ``page`` (and ``page_end``) when known."""
+    base = {k: v for k, v in doc.metadata.items() if k != "page_offsets"}
+    if doc.title and "title" not in base:
+        base["title"] = doc.title
+    chunks = []
+    for index, (start, end) in enumerate(spans):
+        metadata = dict(base)
+        if splitter:
+            metadata["splitter"] = splitter
+        first = page_of(doc, start)
+        if first is not None:
+            metadata["page"] = first
+            last = page_of(doc, max(start, end - 1))
+            if last != first:
+                metadata["page_end"] = last
+        if extra is not None:
+            metadata.update(extra(index, (start, end)))
+        chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{index}", doc_id=doc.doc_id,
+                            text=doc.text[start:end], start=start, end=end, index=index,
+                            source=doc.source, metadata=metadata))
+    return chunks
