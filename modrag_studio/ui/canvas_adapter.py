@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from NodeGraphQt import BaseNode, NodeGraph
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsSimpleTextItem
 
@@ -375,8 +375,16 @@ class CanvasAdapter:
             out, inp = self._ports(src, sp, dst, dp)
             if out is not None and inp is not None:
                 out.connect_to(inp, push_undo=False, emit_signal=False)
+                self._colour_pipes(src, out)
         # pipes the viewer drew or removed by itself during a gesture are redrawn from truth
         self._prune_orphan_pipes()
+
+    def _colour_pipes(self, node_id: str, out_port) -> None:
+        tp = self._port_type(node_id, out_port.name(), _OUT)
+        r, g, b = type_color(type_name(tp)) if tp is not None else (200, 200, 200)
+        for pipe in out_port.view.connected_pipes:
+            pipe.color = (r, g, b, 255)
+            pipe.set_pipe_styling(color=pipe.color, width=2, style=pipe.style)
 
     def _prune_orphan_pipes(self) -> None:
         from NodeGraphQt.qgraphics.pipe import LivePipeItem, PipeItem
