@@ -1,0 +1,203 @@
+"""Fusion of several ranked lists: reciprocal rank fusion and convex combination.
+
+Both nodes take any number of rankings on one ``multiple`` port and de-duplicate by chunk id.
+Each output chunk keeps, in ``sources``, its rank and score in every input list (keyed by that
+list's retriever id) plus whatever provenance the inputs already carried.
+
+Weights are a mapping from retriever id (``ScoredChunk.retriever``: the retriever node's
+``label`` param, or its node id) to a weight; unlisted retrievers weigh 1. Ids are used rather
+than connection order because the order of wires changes silently when a user redraws one,
+while ids are shown in every result. A weight naming no input is reported as a warning (the
+retriever may sit on a branch a router left inactive). When two inputs share an id, the
+second is called ``<id>#2`` (and so on, in connection order).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+Normalization = Literal["minmax", "zscore"]
+
+
+def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
+        weights: dict[str, float] | None = None) -> list[ScoredChunk]:
+    """Reciprocal rank fusion: ``score(c) = sum_i w_i / (k + rank_i(c))``.
+
+    ``rank_i`` is the 1-based position of the chunk in input list ``i`` (a chunk repeated in
+    one list counts at its best position). Ranks and ``retriever`` are left for the caller.
+    """
+    ids = unique_ids(rankings)
+    weights = weights or {}
+    fused: dict[str, ScoredChunk] = {}
+    for list_name, ranking in zip(ids, rankings, strict=True):
+        weight = float(weights.get(list_name, 1.0))
+        for position, item in _first_occurrences(ranking):
+            entry = _entry(fused, item)
+            entry.score += weight / (k + position)
+            entry.sources[list_name] = SourceRank(retriever=list_name, rank=position,
+                                                  score=float(item.score))
+    return _sorted(fused, "rrf")
+
+
+def convex(rankings: list[list[ScoredChunk]], *, normalization: Normalization = "minmax",
+           weights: dict[str, float] | None = None) -> list[ScoredChunk]:
+    """Weighted sum of normalised scores, ``score(c) = sum_i w_i * norm_i(c)``.
+
+    Scores with ``higher_is_better=False`` (distances) are negated first. ``minmax`` maps a
+    list to [0, 1] (all-equal scores become 1); ``zscore`` subtracts the mean and divides by
+    the standard deviation (0 when constant). A chunk missing from a list gets that list's
+    lowest normalised value (0 for minmax).
+    """
+    ids = unique_ids(rankings)
+    weights = weights or {}
+    fused: dict[str, ScoredChunk] = {}
+    normalised: list[dict[str, float]] = []
+    for list_name, ranking in zip(ids, rankings, strict=True):
+        items = _first_occurrences(ranking)
+        oriented = [_oriented(item, list_name) for _, item in items]
+        values = _normalise(oriented, normalization)
+        normalised.append({item.chunk_id: v for (_, item), v in zip(items, values, strict=True)})
+        for position, item in items:
+            _entry(fused, item).sources[list_name] = SourceRank(
+                retriever=list_name, rank=position, score=float(item.score))
+    for list_name, table in zip(ids, normalised, strict=True):
+        weight = float(weights.get(list_name, 1.0))
+        floor = min(table.values(), default=0.0)
+        for chunk_id, entry in fused.items():
+            entry.score += weight * table.get(chunk_id, floor)
+    return _sorted(fused, "convex")
+
+
+def _first_occurrences(ranking: list[ScoredChunk]) -> list[tuple[int, ScoredChunk]]:
+    seen: set[str] = set()
+    kept: list[tuple[int, ScoredChunk]] = []
+    for position, item in enumerate(ranking, start=1):
+        if item.chunk_id not in seen:
+            seen.add(item.chunk_id)
+            kept.append((position, item))
+    return kept
+
+
+def _entry(fused: dict[str, ScoredChunk], item: ScoredChunk) -> ScoredChunk:
+    entry = fused.get(item.chunk_id)
+    if entry is None:
+        entry = fused[item.chunk_id] = ScoredChunk(chunk=item.chunk, score=0.0,
+                                                   sources=dict(item.sources))
+    else:
+        for name, source in item.sources.items():
+            entry.sources.setdefault(name, source)
+    return entry
+
+
+def _sorted(fused: dict[str, ScoredChunk], kind: str) -> list[ScoredChunk]:
+    items = sorted(fused.values(), key=lambda c: -c.score)
+    for item in items:
+        item.score_kind = kind  # type: ignore[assignment]
+        item.higher_is_better = True
+    return items
+
+
+def _oriented(item: ScoredChunk, list_name: str) -> float:
+    score = float(item.score)
+    if not math.isfinite(score):
+        raise ValueError(f"input '{list_name}' has a non-finite score for chunk "
+                         f"{item.chunk_id}")
+    return score if item.higher_is_better else -score
+
+
+def _normalise(values: list[float], method: Normalization) -> list[float]:
+    if not values:
+        return []
+    if method == "minmax":
+        low, high = min(values), max(values)
+        return [1.0 if high == low else (v - low) / (high - low) for v in values]
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return [0.0 if std == 0 else (v - mean) / std for v in values]
+
+
+def _check_inputs(ctx: NodeContext, rankings: list[list[ScoredChunk]],
+                  weights: dict[str, float]) -> list[list[ScoredChunk]]:
+    rankings = [list(r or []) for r in rankings or []]
+    ids = unique_ids(rankings)
+    unknown = sorted(set(weights) - set(ids))
+    if unknown:
+        ctx.warn(f"param 'weights' names {', '.join(unknown)}, which sent no ranking here "
+                 f"(inputs: {', '.join(ids) or 'none'})")
+    for name, ranking in zip(ids, rankings, strict=True):
+        kinds = {(item.score_kind, item.higher_is_better) for item in ranking}
+        if len(kinds) > 1:
+            ctx.warn(f"input '{name}' mixes score kinds {sorted(kinds)}")
+    ctx.note(inputs={name: len(r) for name, r in zip(ids, rankings, strict=True)})
+    return rankings
+
+
+class _FusionParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="Weight by retriever id (the retriever's label or node id); default 1")
+    top_k: int = Field(0, ge=0, description="Keep this many fused chunks (0: all)")
+    label: str = Field("", description="Retriever id in results (default: the node id)")
+
+
+class RRFParams(_FusionParams):
+    k: int = Field(60, ge=1, description="RRF constant: larger flattens the rank curve")
+
+
+class RRFNode(NodeType):
+    type_id = "fuse.rrf"
+    title = "Reciprocal rank fusion"
+    category = "Fusion & rerank"
+    description = ("Merges rankings by sum of weight / (k + rank); de-duplicates chunks and "
+                   "keeps each chunk's rank in every input.")
+    Params = RRFParams
+    inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
+                        description="Ranked lists from several retrievers"),)
+    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),)
+
+    def run(self, ctx: NodeContext, params: RRFParams,
+            rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
+        rankings = _check_inputs(ctx, rankings, params.weights)
+        fused = rrf(rankings, k=params.k, weights=params.weights)
+        if params.top_k:
+            fused = fused[: params.top_k]
+        return {"results": with_ranks(fused, retriever_id(ctx, params.label))}
+
+
+class ConvexParams(_FusionParams):
+    normalization: Normalization = Field("minmax", description="How each list's scores are "
+                                         "put on one scale before mixing")
+
+
+class ConvexNode(NodeType):
+    type_id = "fuse.convex"
+    title = "Convex score fusion"
+    category = "Fusion & rerank"
+    description = ("Merges rankings by a weighted sum of normalised scores; distances are "
+                   "inverted first so higher is always better.")
+    Params = ConvexParams
+    inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
+                        description="Ranked lists from several retrievers"),)
+    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),)
+
+    def run(self, ctx: NodeContext, params: ConvexParams,
+            rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
+        rankings = _check_inputs(ctx, rankings, params.weights)
+        try:
+            fused = convex(rankings, normalization=params.normalization,
+                           weights=params.weights)
+        except ValueError as exc:
+            raise NodeConfigError(f"input 'rankings': {exc}") from exc
+        if params.top_k:
+            fused = fused[: params.top_k]
+        return {"results": with_ranks(fused, retriever_id(ctx, params.label))}

@@ -1,0 +1,341 @@
+"""Rerankers: a sentence-transformers cross-encoder, FlagEmbedding's reranker (optional
+extra) and an embedding-cosine reranker that works offline with the packaged embedder.
+
+All three take a query and candidate chunks, score every candidate and keep the ``top_n``
+best. Each result keeps its earlier ranks in ``sources`` (the input list is recorded under its
+retriever id) and adds the reranker's own. When scoring fails (model missing, package missing,
+out of memory) the node passes the input order through, sets its ``reranked`` output to
+false, says why in the trace and the run goes on; such a result is not cached, so the next run
+tries again. Set ``on_error="raise"`` to make the failure stop the run instead.
+
+Models are never downloaded here: a model is a local folder or a name already in the local
+Hugging Face cache; anything else fails at once with a message naming it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_studio.engine.datatypes import Query, ScoredChunk
+from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"
+FLAG_INSTALL = ("pip install 'modrag-studio[flag]' (FlagEmbedding needs transformers<5, so "
+                "install it in an environment of its own)")
+Scorer = Callable[[str, list[str]], list[float]]
+
+_models: dict[tuple[Any, ...], Any] = {}
+_models_lock = threading.Lock()
+
+
+class RerankFailed(RuntimeError):
+    """The reranker could not score the candidates (the message says why)."""
+
+
+# model loading ---------------------------------------------------------------------------
+def resolve_model(name: str) -> str:
+    """A local folder for ``name``: the folder itself, or its snapshot in the local Hugging
+    Face cache. Never downloads; raises ``NodeConfigError`` naming the model otherwise."""
+    name = name.strip()
+    if not name:
+        raise NodeConfigError("param 'model' is empty: give a model folder or name")
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return str(path.resolve())
+    if path.is_absolute() or name.startswith((".", "~")) or name.count("/") > 1:
+        raise NodeConfigError(f"param 'model': reranker model folder '{name}' does not exist")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(name, local_files_only=True)
+    except Exception as exc:
+        raise NodeConfigError(
+            f"reranker model '{name}' is not a local folder and not in the local Hugging Face "
+            f"cache; nothing is downloaded at run time: download it beforehand "
+            f"(hf download {name}) or set param 'model' to a folder") from exc
+
+
+def _cached_model(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
+    with _models_lock:
+        if key not in _models:
+            _models[key] = load()
+        return _models[key]
+
+
+def _offline() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def load_cross_encoder(model: str, *, max_length: int, device: str = "cpu") -> Any:
+    """A sentence-transformers ``CrossEncoder`` from a folder or the local cache (shared)."""
+    folder = resolve_model(model)
+
+    def load() -> Any:
+        _offline()
+        from sentence_transformers import CrossEncoder
+
+        try:
+            return CrossEncoder(folder, device=device, max_length=max_length,
+                                local_files_only=True)
+        except Exception as exc:
+            raise NodeConfigError(f"reranker model '{model}' could not be loaded as a "
+                                  f"cross-encoder from {folder}: {exc}") from exc
+
+    return _cached_model(("cross-encoder", folder, device, max_length), load)
+
+
+def load_flag_reranker(model: str, *, use_fp16: bool, max_length: int) -> Any:
+    """FlagEmbedding's ``FlagReranker`` (the optional ``flag`` extra), shared per process."""
+    try:
+        from FlagEmbedding import FlagReranker
+    except ImportError as exc:
+        raise NodeConfigError(f"rerank.flag needs FlagEmbedding: {FLAG_INSTALL} "
+                              f"({type(exc).__name__}: {exc})") from exc
+    except Exception as exc:  # installed but incompatible (transformers 5)
+        raise NodeConfigError(f"FlagEmbedding is installed but cannot be imported "
+                              f"({type(exc).__name__}: {exc}); {FLAG_INSTALL}") from exc
+    folder = resolve_model(model)
+
+    def load() -> Any:
+        _offline()
+        return FlagReranker(folder, use_fp16=use_fp16, max_length=max_length)
+
+    return _cached_model(("flag", folder, use_fp16, max_length), load)
+
+
+# the shared rerank procedure -------------------------------------------------------------
+def rerank(query: str, candidates: list[ScoredChunk], scorer: Scorer, *, top_n: int,
+           kind: str, label: str, source: str | None = None) -> list[ScoredChunk]:
+    """Score ``candidates`` with ``scorer(query, texts)``, sort best first, keep ``top_n``.
+
+    The input rank and score of each candidate are kept under ``sources[source]`` (default:
+    the candidates' retriever id). Raises ``RerankFailed`` when the scorer fails.
+    """
+    items = list(candidates)
+    remember_input(items, source or list_id(items, 0))
+    if not items:
+        return []
+    try:
+        scores = [float(s) for s in scorer(query, [item.chunk.text for item in items])]
+    except (RunCancelled, NodeConfigError):
+        raise
+    except Exception as exc:
+        raise RerankFailed(f"{type(exc).__name__}: {exc}") from exc
+    if len(scores) != len(items):
+        raise RerankFailed(f"the model gave {len(scores)} scores for {len(items)} candidates")
+    if not all(math.isfinite(s) for s in scores):
+        raise RerankFailed("the model gave non-finite scores")
+    rescored = [item.model_copy(update={"score": s, "score_kind": kind,
+                                        "higher_is_better": True})
+                for item, s in zip(items, scores, strict=True)]
+    rescored.sort(key=lambda item: -item.score)
+    return with_ranks(rescored[:top_n], label)
+
+
+class _RerankParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    top_n: int = Field(10, ge=1, le=10_000, description="Keep this many chunks")
+    on_error: Literal["pass_through", "raise"] = Field(
+        "pass_through", description="On failure: pass the input order through (and say so) "
+        "or stop the run")
+    label: str = Field("", description="Retriever id in results (default: the node id)")
+
+
+class _Reranker(NodeType):
+    """Common run logic: build a scorer, rerank, fall back to the input order on failure."""
+
+    category = "Fusion & rerank"
+    score_kind: str = "similarity"
+    inputs = (InputPort("query", Query, description="The question (text works too)"),
+              InputPort("candidates", list[ScoredChunk], description="Chunks to rerank"))
+    outputs = (OutputPort("results", list[ScoredChunk], "Reranked chunks, best first"),
+               OutputPort("reranked", bool, "False when the input order was passed through"))
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def scorer(self, ctx: NodeContext, params: Any) -> tuple[Scorer, str]:
+        """(scorer, score kind) for these params; may raise to signal a failure."""
+        raise NotImplementedError
+
+    def is_cacheable(self, params: Any) -> bool:
+        # The executor asks before and after ``run``: a pass-through answer is not stored.
+        failed = getattr(self._local, "failed", False)
+        self._local.failed = False
+        return not failed
+
+    def run(self, ctx: NodeContext, params: Any, query: Query,
+            candidates: list[ScoredChunk]) -> dict[str, Any]:
+        self._local.failed = False
+        label = retriever_id(ctx, params.label)
+        candidates = list(candidates or [])
+        source = list_id(candidates, 0)
+        ctx.note(candidates=len(candidates), top_n=params.top_n)
+        try:
+            scorer, kind = self.scorer(ctx, params)
+            results = rerank(query.text, candidates, scorer, top_n=params.top_n, kind=kind,
+                             label=label, source=source)
+        except RunCancelled:
+            raise
+        except (NodeConfigError, RerankFailed) as exc:
+            if params.on_error == "raise":
+                raise
+            return self._pass_through(ctx, params, candidates, label, source, exc)
+        ctx.note(reranked=True, score_kind=kind)
+        return {"results": results, "reranked": True}
+
+    def _pass_through(self, ctx: NodeContext, params: Any, candidates: list[ScoredChunk],
+                      label: str, source: str, exc: BaseException) -> dict[str, Any]:
+        self._local.failed = True
+        reason = str(exc)
+        ctx.warn(f"reranking failed, passing the input order through: {reason}")
+        ctx.note(reranked=False, reason=reason)
+        remember_input(candidates, source)
+        kept = candidates[: params.top_n]
+        return {"results": with_ranks(kept, label, record=False), "reranked": False}
+
+
+def _batched(score_batch: Callable[[list[tuple[str, str]]], Any], ctx: NodeContext,
+             batch_size: int) -> Scorer:
+    def score(query: str, texts: list[str]) -> list[float]:
+        pairs = [(query, text) for text in texts]
+        out: list[float] = []
+        for start in range(0, len(pairs), batch_size):
+            ctx.check_cancelled()
+            values = score_batch(pairs[start:start + batch_size])
+            out.extend(_flat_scores(values))
+            ctx.progress(min(start + batch_size, len(pairs)), len(pairs), "reranking")
+        return out
+
+    return score
+
+
+def _flat_scores(values: Any) -> list[float]:
+    import numpy as np
+
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim == 0:
+        array = array.reshape(1)
+    if array.ndim != 1:
+        raise RerankFailed(f"the model gives {array.shape[-1]} labels per pair; a reranker "
+                           "must give one score")
+    return array.tolist()
+
+
+# nodes -----------------------------------------------------------------------------------
+class CrossEncoderParams(_RerankParams):
+    model: str = Field(DEFAULT_RERANKER, description="Cross-encoder folder or Hugging Face "
+                       "name (must already be downloaded)")
+    scores: Literal["probability", "logit"] = Field(
+        "probability", description="Sigmoid of the model output (0..1), or the raw logit")
+    max_length: int = Field(512, ge=16, le=8192, description="Max tokens of a query+chunk pair")
+    batch_size: int = Field(16, ge=1, le=1024)
+    device: str = Field("cpu", description="Torch device")
+
+
+class CrossEncoderRerank(_Reranker):
+    type_id = "rerank.cross_encoder"
+    title = "Cross-encoder reranker"
+    description = ("Rescores candidates with a sentence-transformers CrossEncoder (e.g. "
+                   "BAAI/bge-reranker-v2-m3); passes the input order through on failure.")
+    Params = CrossEncoderParams
+
+    def scorer(self, ctx: NodeContext, params: CrossEncoderParams) -> tuple[Scorer, str]:
+        model = load_cross_encoder(params.model, max_length=params.max_length,
+                                   device=params.device)
+        import torch
+
+        activation = torch.nn.Sigmoid() if params.scores == "probability" else torch.nn.Identity()
+
+        def batch(pairs: list[tuple[str, str]]) -> Any:
+            return model.predict(pairs, batch_size=len(pairs), activation_fn=activation,
+                                 show_progress_bar=False, convert_to_numpy=True)
+
+        return _batched(batch, ctx, params.batch_size), params.scores
+
+
+class FlagParams(_RerankParams):
+    model: str = Field(DEFAULT_RERANKER, description="Reranker folder or Hugging Face name "
+                       "(must already be downloaded)")
+    normalize: bool = Field(True, description="Sigmoid scores (probability) or raw logits")
+    use_fp16: bool = Field(False, description="Half precision (GPU)")
+    max_length: int = Field(512, ge=16, le=8192)
+    batch_size: int = Field(16, ge=1, le=1024)
+
+
+class FlagRerank(_Reranker):
+    type_id = "rerank.flag"
+    title = "FlagEmbedding reranker"
+    description = ("Rescores candidates with FlagEmbedding's FlagReranker (optional 'flag' "
+                   "extra); passes the input order through on failure.")
+    Params = FlagParams
+
+    def scorer(self, ctx: NodeContext, params: FlagParams) -> tuple[Scorer, str]:
+        model = load_flag_reranker(params.model, use_fp16=params.use_fp16,
+                                   max_length=params.max_length)
+
+        def batch(pairs: list[tuple[str, str]]) -> Any:
+            return model.compute_score([list(p) for p in pairs], batch_size=len(pairs),
+                                       max_length=params.max_length,
+                                       normalize=params.normalize)
+
+        kind = "probability" if params.normalize else "logit"
+        return _batched(batch, ctx, params.batch_size), kind
+
+
+class EmbeddingRerankParams(_RerankParams):
+    pass
+
+
+class EmbeddingRerank(_Reranker):
+    type_id = "rerank.embedding"
+    title = "Embedding reranker"
+    description = ("Rescores candidates by cosine similarity between query and chunk "
+                   "embeddings (offline with the packaged embedder).")
+    Params = EmbeddingRerankParams
+    inputs = (*_Reranker.inputs,
+              InputPort("embedder", EmbedderSpec, required=False,
+                        description="Embedder to use (default: packaged all-MiniLM-L6-v2)"))
+
+    def run(self, ctx: NodeContext, params: EmbeddingRerankParams, query: Query,
+            candidates: list[ScoredChunk], embedder: EmbedderSpec | None = None
+            ) -> dict[str, Any]:
+        self._local.embedder = embedder  # read by scorer() within this call (per thread)
+        ctx.note(embedder=(embedder or EmbedderSpec()).model_id)
+        return super().run(ctx, params, query, candidates)
+
+    def scorer(self, ctx: NodeContext, params: EmbeddingRerankParams) -> tuple[Scorer, str]:
+        spec = getattr(self._local, "embedder", None) or EmbedderSpec()
+        return cosine_scorer(spec, ctx), "similarity"
+
+
+def cosine_scorer(spec: EmbedderSpec, ctx: NodeContext | None = None) -> Scorer:
+    """Cosine similarity between the query embedding and each text's embedding."""
+
+    def score(query: str, texts: list[str]) -> list[float]:
+        import numpy as np
+
+        try:
+            q = np.asarray(embed_texts(spec, [query], role="query", ctx=ctx), dtype=np.float64)
+            p = np.asarray(embed_texts(spec, texts, role="passage", ctx=ctx), dtype=np.float64)
+        except ModuleNotFoundError as exc:
+            raise RerankFailed(f"embedder {spec.model_id} is unavailable: {exc}") from exc
+        q = q / max(np.linalg.norm(q), 1e-12)
+        norms = np.linalg.norm(p, axis=1)
+        return (p @ q[0] / np.where(norms == 0, 1.0, norms)).tolist()
+
+    return score
