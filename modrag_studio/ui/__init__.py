@@ -1,0 +1,1 @@
+"""The Qt studio: canvas editor, run controller, overlays and inspector."""

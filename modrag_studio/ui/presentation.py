@@ -1,0 +1,162 @@
+"""Presentation mode: full screen, large type, a step-through replay of a recorded run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPen
+from PySide6.QtWidgets import (
+    QGraphicsRectItem,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from modrag_studio.engine.trace import Trace
+from modrag_studio.ui.narrate import story
+
+STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
+                "cancelled": "stopped"}
+GLOW = QColor("#ffd166")
+
+
+class PresentationWindow(QWidget):
+    """Replays ``trace`` one node at a time over a second view of the canvas scene.
+
+    Keys: Right/Space/PageDown next, Left/PageUp previous, Home first, Escape closes.
+    """
+
+    step_changed = Signal(int)
+    closed = Signal()
+
+    def __init__(self, trace: Trace, canvas: Any = None, titles: dict[str, str] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("presentationWindow")
+        self.setWindowTitle(f"ModRAG Studio — {trace.graph_name}")
+        self.trace = trace
+        self.canvas = canvas
+        self.steps = story(trace, titles)
+        self.index = -1
+        self.highlight: QGraphicsRectItem | None = None
+        self.setStyleSheet("QWidget#presentationWindow { background: #14161b; }"
+                           "QLabel { color: #f2f4f8; } QPushButton { font-size: 16pt;"
+                           " padding: 8px 22px; color: #f2f4f8; background: #2a2f3a;"
+                           " border: 1px solid #444b58; border-radius: 6px; }"
+                           "QPushButton:disabled { color: #666; }")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(28, 20, 28, 20)
+        self.heading = QLabel(self)
+        self.heading.setObjectName("presentationHeading")
+        self.heading.setFont(_font(26, bold=True))
+        layout.addWidget(self.heading)
+        self.view: QGraphicsView | None = None
+        if canvas is not None and getattr(canvas, "scene", None) is not None:
+            self.view = QGraphicsView(canvas.scene, self)
+            self.view.setRenderHint(QPainter.RenderHint.Antialiasing)
+            self.view.setInteractive(False)
+            self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            self.view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            self.view.setStyleSheet("border: none;")
+            layout.addWidget(self.view, 1)
+        self.sentence = QLabel(self)
+        self.sentence.setObjectName("presentationSentence")
+        self.sentence.setWordWrap(True)
+        self.sentence.setFont(_font(24))
+        self.sentence.setMinimumHeight(120)
+        self.sentence.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.sentence, 0 if self.view else 1)
+        bar = QHBoxLayout()
+        self.counter = QLabel(self)
+        self.counter.setFont(_font(16))
+        self.prev_button = QPushButton("◀  Back", self)
+        self.next_button = QPushButton("Next  ▶", self)
+        self.close_button = QPushButton("Close (Esc)", self)
+        self.prev_button.clicked.connect(self.previous)
+        self.next_button.clicked.connect(self.next)
+        self.close_button.clicked.connect(self.close)
+        bar.addWidget(self.counter, 1)
+        for button in (self.prev_button, self.next_button, self.close_button):
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            bar.addWidget(button)
+        layout.addLayout(bar)
+        self.go(0 if self.steps else -1)
+
+    # navigation ----------------------------------------------------------------
+    def go(self, index: int) -> None:
+        if not self.steps:
+            self.heading.setText(self.trace.graph_name)
+            self.sentence.setText("This run recorded no steps.")
+            self.counter.setText("")
+            self.prev_button.setEnabled(False)
+            self.next_button.setEnabled(False)
+            return
+        index = max(0, min(index, len(self.steps) - 1))
+        self.index = index
+        visit, sentence = self.steps[index]
+        self.heading.setText(f"Step {index + 1}: {visit.node_id}"
+                             f"  ·  {STATUS_WORDS.get(visit.status, visit.status)}")
+        self.sentence.setText(sentence)
+        self.counter.setText(f"{index + 1} / {len(self.steps)}   ·   {self.trace.graph_name}")
+        self.prev_button.setEnabled(index > 0)
+        self.next_button.setEnabled(index < len(self.steps) - 1)
+        self._focus(visit.node_id)
+        self.step_changed.emit(index)
+
+    def next(self) -> None:
+        self.go(self.index + 1)
+
+    def previous(self) -> None:
+        self.go(self.index - 1)
+
+    def current_sentence(self) -> str:
+        return self.sentence.text()
+
+    def _focus(self, node_id: str) -> None:
+        if self.view is None or self.canvas is None:
+            return
+        rect = self.canvas.node_scene_rect(node_id)
+        if rect is None:
+            return
+        if self.highlight is None:
+            self.highlight = QGraphicsRectItem()
+            self.highlight.setPen(QPen(GLOW, 6))
+            self.highlight.setZValue(900)
+            self.canvas.scene.addItem(self.highlight)
+        self.highlight.setRect(rect.adjusted(-10, -10, 10, 10))
+        self.view.fitInView(QRectF(rect).adjusted(-420, -260, 420, 300),
+                            Qt.AspectRatioMode.KeepAspectRatio)
+
+    # keys and closing ---------------------------------------------------------------
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        key = event.key()
+        if key in (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down):
+            self.next()
+        elif key in (Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace):
+            self.previous()
+        elif key == Qt.Key.Key_Home:
+            self.go(0)
+        elif key == Qt.Key.Key_End:
+            self.go(len(self.steps) - 1)
+        elif key == Qt.Key.Key_Escape:
+            self.close()
+        else:
+            super().keyPressEvent(event)
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        if self.highlight is not None and self.highlight.scene() is not None:
+            self.highlight.scene().removeItem(self.highlight)
+        self.highlight = None
+        self.closed.emit()
+        super().closeEvent(event)
+
+
+def _font(points: int, bold: bool = False) -> QFont:
+    font = QFont()
+    font.setPointSize(points)
+    font.setBold(bold)
+    return font

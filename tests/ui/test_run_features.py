@@ -1,0 +1,261 @@
+"""Run & inspect in the window: live states, cancel, inspector, streaming, overlays, exports."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+
+from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.trace import Trace
+from modrag_studio.ui.inspector_views import AnswerView, RecordTable
+from modrag_studio.ui.presentation import PresentationWindow
+from tests.ui.run_helpers import harness_window, rag_graph, slow_graph, toy_registry
+
+pytestmark = pytest.mark.ui
+TIME = re.compile(r"\d+(\.\d+)? (ms|s)$")
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    registry = toy_registry()
+    made = []
+
+    def make(doc: GraphDocument):
+        window = harness_window(registry, doc)
+        qtbot.addWidget(window)
+        window.resize(1400, 900)
+        window.show()
+        made.append(window)
+        return window
+
+    yield make
+    for window in made:
+        window.run_features.controller.cancel()
+        window.run_features.controller.wait(10)
+
+
+def run_and_wait(qtbot, window, action: str = "run", timeout: int = 20_000, **kwargs) -> None:
+    features = window.run_features
+    assert getattr(features, action)(**kwargs) is not False
+    qtbot.waitUntil(lambda: not features.controller.busy, timeout=timeout)
+
+
+def test_every_node_reaches_done_with_a_time(qtbot, make_window):
+    window = make_window(rag_graph())
+    run_and_wait(qtbot, window)
+    features = window.run_features
+    assert features.controller.last_result.ok
+    for node_id in window.editor.document().node_ids():
+        assert window.canvas.node_state(node_id) == "done", node_id
+        assert TIME.search(features.captions[node_id]), features.captions[node_id]
+    assert "8 ran" in window.statusBar().currentMessage()
+    # a second run comes from the disk cache and says why
+    run_and_wait(qtbot, window)
+    trace = features.controller.last_result.trace
+    assert window.canvas.node_state("fuse") == "cached"
+    assert trace.last_visit("fuse").cache_reason == "unchanged since the last run"
+    assert len(features.controller.history) == 2
+
+
+def test_cancel_stops_a_slow_run_and_shows_what_completed(qtbot, make_window):
+    window = make_window(slow_graph(seconds=60))
+    features = window.run_features
+    features.run()
+    qtbot.waitUntil(lambda: window.canvas.node_state("slow") == "running", timeout=10_000)
+    assert features.cancel_action.isEnabled() and not features.run_action.isEnabled()
+    features.cancel_action.trigger()
+    qtbot.waitUntil(lambda: not features.controller.busy, timeout=5_000)
+    trace = features.controller.last_result.trace
+    assert trace.status == "cancelled"
+    assert window.canvas.node_state("start") == "done"
+    assert window.canvas.node_state("slow") == "cancelled"
+    assert window.canvas.node_state("after") == "cancelled"
+    assert features.run_action.isEnabled()
+
+
+def test_inspector_shows_a_sortable_filterable_chunk_table(qtbot, make_window):
+    window = make_window(rag_graph())
+    run_and_wait(qtbot, window)
+    features = window.run_features
+    features.select_node("split")
+    table = features.inspector.findChild(RecordTable, "chunksTable")
+    assert table is not None and table.proxy.rowCount() == 8
+    table.filter.setText("vitamin")
+    assert table.proxy.rowCount() == 2
+    table.filter.clear()
+    table.table.sortByColumn(5, Qt.SortOrder.DescendingOrder)
+    lengths = [table.proxy.index(r, 5).data() for r in range(table.proxy.rowCount())]
+    assert [int(x) for x in lengths] == sorted((int(x) for x in lengths), reverse=True)
+    # scored chunks from the fusion node: a score table with input ranks
+    features.select_node("fuse")
+    scores = features.inspector.findChild(RecordTable, "scoresTable")
+    assert scores is not None and scores.proxy.rowCount() == 8
+    assert "words #" in scores.proxy.index(0, 6).data()
+
+
+def test_streaming_text_shows_while_the_answer_is_written(qtbot, make_window):
+    window = make_window(rag_graph(delay=0.02))
+    features = window.run_features
+    features.select_node("answer")
+    seen: list[tuple[str, str]] = []
+
+    def on_stream(node_id: str, _text: str) -> None:
+        card = features.overlays.card(node_id)
+        seen.append((card.content.title, card.content.body))
+    features.controller.node_stream.connect(on_stream)
+    run_and_wait(qtbot, window)
+    assert seen and seen[0][0].startswith("Answer (streaming")
+    assert seen[-1][1].startswith("Based on the sources")
+    assert len(seen) < 60  # throttled: fewer signals than the ~25 tokens × slow pace allow
+    final = features.overlays.card("answer").content
+    assert final.title.startswith("Answer · 2 citations")
+
+
+def test_overlays_follow_the_value_type_and_can_be_hidden(qtbot, make_window):
+    window = make_window(rag_graph())
+    run_and_wait(qtbot, window)
+    overlays = window.run_features.overlays
+    kinds = {node: overlays.card(node).content.kind for node in ("docs", "split", "fuse")}
+    assert kinds == {"docs": "documents", "split": "chunks", "fuse": "scores"}
+    assert overlays.card("question") is None  # a plain string gets no card
+    card = overlays.card("fuse")
+    assert card.pages() == 2 and len(card.visible_rows()) == 4
+    moves = [cell.text for row in card.content.rows(0, 8) for cell in row[3:]]
+    assert any("↑" in m or "↓" in m or "=" in m for m in moves)
+    rect = window.canvas.node_scene_rect("fuse")
+    assert card.pos().y() > rect.bottom() and abs(card.pos().x() - rect.left()) < 1
+    window.run_features.overlay_action.trigger()
+    assert not card.isVisible()
+    window.run_features.overlay_action.trigger()
+    assert card.isVisible()
+
+
+def test_citation_opens_the_chunk_in_its_document(qtbot, make_window):
+    window = make_window(rag_graph())
+    run_and_wait(qtbot, window)
+    inspector = window.run_features.inspector
+    inspector.show_node("answer")
+    view = inspector.findChild(AnswerView, "answerView")
+    assert view is not None
+    answer = view.answer
+    view.citation_clicked.emit(answer.citations[0])
+    chunk = answer.evidence[0].chunk
+    start, end = inspector.highlighted
+    assert inspector.source_view.toPlainText()[start:end] == chunk.text
+    assert inspector.tabs.currentWidget() is inspector.source_tab
+    assert chunk.doc_id in inspector.source_label.text()
+
+
+def test_failed_node_shows_its_error(qtbot, make_window):
+    doc = GraphDocument.model_validate({
+        "metadata": {"name": "fails"},
+        "nodes": [{"id": "c", "type": "debug.constant", "params": {"value": "x"}},
+                  {"id": "boom", "type": "debug.fail", "params": {"message": "disk full"}}],
+        "edges": [{"from": "c.value", "to": "boom.value"}]})
+    window = make_window(doc)
+    run_and_wait(qtbot, window)
+    assert window.canvas.node_state("boom") == "failed"
+    window.run_features.select_node("boom")
+    inspector = window.run_features.inspector
+    assert "disk full" in inspector.error_view.toPlainText()
+    assert "Traceback" in inspector.error_view.toPlainText()
+    assert "boom failed: disk full" in window.statusBar().currentMessage()
+
+
+def test_loop_iterations_are_counted_and_pickable(qtbot, make_window):
+    doc = GraphDocument.model_validate({
+        "metadata": {"name": "loop"},
+        "nodes": [{"id": "count", "type": "debug.counter"},
+                  {"id": "gate", "type": "debug.threshold", "params": {"limit": 3}},
+                  {"id": "out", "type": "graph.output", "params": {"name": "n"}}],
+        "edges": [{"from": "count.count", "to": "gate.count"},
+                  {"from": "gate.retry", "to": "count.count", "loop": {"max_iterations": 5}},
+                  {"from": "gate.passed", "to": "out.value"}]})
+    window = make_window(doc)
+    run_and_wait(qtbot, window)
+    features = window.run_features
+    assert features.captions["count"].startswith("×3 · ")
+    features.select_node("count")
+    picker = features.inspector.iterations
+    assert picker.count() == 3 and picker.isVisibleTo(features.inspector)
+    picker.setCurrentIndex(0)
+    assert features.inspector.iteration == 0
+
+
+def test_run_to_and_rerun_selected_node(qtbot, make_window):
+    window = make_window(rag_graph())
+    features = window.run_features
+    window.canvas.select_nodes(["split"])
+    run_and_wait(qtbot, window, "run_to_selected")
+    assert features.controller.last_result.trace.ran() == ["docs", "split"]
+    run_and_wait(qtbot, window)
+    window.canvas.select_nodes(["fuse"])
+    run_and_wait(qtbot, window, "rerun_selected")
+    trace = features.controller.last_result.trace
+    assert trace.ran() == ["fuse", "answer", "out"]
+    assert "split" in trace.from_cache()
+
+
+def test_trace_export_timeline_and_presentation(qtbot, make_window, tmp_path):
+    window = make_window(rag_graph())
+    run_and_wait(qtbot, window)
+    features = window.run_features
+    path = features.export_trace(tmp_path / "trace.json")
+    trace = Trace.model_validate_json(path.read_text(encoding="utf-8"))
+    assert [v.node_id for v in trace.visits][-1] == "out"
+    assert len(features.timeline.canvas.bars) == len(trace.visits)
+    shown = features.present(full_screen=False)
+    qtbot.addWidget(shown)
+    assert isinstance(shown, PresentationWindow) and len(shown.steps) == 8
+    sentences = [sentence for _, sentence in shown.steps]
+    assert any("cut 4 documents into 8 chunks" in s for s in sentences)
+    assert any("merged 2 rankings into 8 passages" in s for s in sentences)
+    assert any("wrote the answer" in s and "citing 2 sources" in s for s in sentences)
+    shown.next()
+    assert shown.index == 1 and shown.current_sentence() == sentences[1]
+    assert shown.highlight is not None and shown.highlight.scene() is window.canvas.scene
+    shown.close()
+    assert shown.highlight is None
+
+
+def test_evaluation_metrics_show_on_their_nodes(qtbot, make_window, tmp_path):
+    window = make_window(rag_graph())
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"nodes": {"fuse.results": {"ndcg@10": 0.6523,
+                                                             "recall@100": 0.91}}}))
+    features = window.run_features
+    metrics = features.show_evaluation(report)
+    assert metrics == {"fuse": {"ndcg@10": 0.6523, "recall@100": 0.91}}
+    assert features.overlays.card("fuse", "metrics").content.kind == "metrics"
+    assert features.metric_captions["fuse"] == "ndcg@10 0.652 · recall@100 0.910"
+    features.clear_evaluation()
+    assert features.overlays.card("fuse", "metrics") is None
+
+
+def test_run_bar_remembers_inputs_per_graph(qtbot, make_window):
+    window = make_window(rag_graph())
+    features = window.run_features
+    field = features.run_bar.fields["question"]
+    field.setText("does coffee raise alertness")
+    run_and_wait(qtbot, window)
+    assert features.controller.last_result.trace.inputs == {
+        "question": "does coffee raise alertness"}
+    other = make_window(rag_graph())
+    assert other.run_features.run_bar.fields["question"].text() == "does coffee raise alertness"
+    third = make_window(rag_graph(name="another-graph"))
+    assert third.run_features.run_bar.fields["question"].text() == ""
+
+
+def test_invalid_graph_reports_without_running(qtbot, make_window):
+    doc = GraphDocument.model_validate({
+        "metadata": {"name": "broken"},
+        "nodes": [{"id": "up", "type": "text.upper"}], "edges": []})
+    window = make_window(doc)
+    run_and_wait(qtbot, window)
+    assert "up" in window.run_features.last_error
+    assert window.statusBar().currentMessage().startswith("Cannot run:")
