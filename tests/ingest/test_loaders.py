@@ -1,0 +1,161 @@
+"""load.files: file types, doc ids, glob, unreadable files, empty results, fingerprint."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from modrag_nodes.ingest.html_text import html_to_text
+from modrag_nodes.ingest.loaders import LoadFiles, LoadParams, load_documents
+from modrag_nodes.ingest.splitters import split_recursive
+
+from modrag_studio.engine.errors import NodeConfigError
+from tests.ingest.helpers import HTML_PAGE, write_corpus, write_pdf
+
+
+def by_id(docs):
+    return {d.doc_id: d for d in docs}
+
+
+def test_loads_every_supported_type_with_stable_ids(tmp_path):
+    root = write_corpus(tmp_path / "corpus")
+    docs, report = load_documents(root, LoadParams())
+    ids = by_id(docs)
+    assert set(ids) == {"notes.txt", "handbook.md", "site/garden.html", "report.pdf#page=1",
+                        "report.pdf#page=2", "d1", "d2"}
+    assert ids["handbook.md"].title == "Handbook"
+    assert ids["report.pdf#page=2"].metadata["page"] == 2
+    assert "Pears are green" in ids["report.pdf#page=2"].text
+    assert ids["d1"].text == "Alpha\n\nAlpha text about cells."
+    assert ids["d1"].title == "Alpha" and ids["d2"].text == "Beta text about proteins."
+    assert ids["notes.txt"].source == str(root / "notes.txt")
+    assert report.files_matched == 5 and report.files_loaded == 5 and report.documents == 7
+    assert [p.file for p in report.skipped] == ["image.png"]  # hidden file ignored
+    again, _ = load_documents(root, LoadParams())
+    assert [d.doc_id for d in again] == [d.doc_id for d in docs]
+
+
+def test_html_drops_scripts_and_navigation_and_keeps_structure():
+    title, text = html_to_text(HTML_PAGE)
+    assert title == "Garden guide"
+    for noise in ("SCRIPT_TEXT", "HEADER_TEXT", "NAV_TEXT", "ASIDE_TEXT", "FOOTER_TEXT",
+                  "color: red"):
+        assert noise not in text
+    assert "# Growing tomatoes" in text and "## Soil" in text
+    assert "Tomatoes need full sun and regular watering." in text
+    assert "- Loamy soil\n- pH 6.5" in text
+    assert "| May | Plant |" in text
+    assert "```\nwater(plants)\n  twice()\n```" in text
+
+
+def test_glob_and_recursion_filters(tmp_path):
+    root = write_corpus(tmp_path / "corpus")
+    html_only, _ = load_documents(root, LoadParams(glob="*.html"))
+    assert [d.doc_id for d in html_only] == ["site/garden.html"]
+    flat, _ = load_documents(root, LoadParams(recursive=False))
+    assert "site/garden.html" not in by_id(flat)
+    by_path, _ = load_documents(root, LoadParams(glob="site/*"))
+    assert [d.doc_id for d in by_path] == ["site/garden.html"]
+    single, _ = load_documents(root / "notes.txt", LoadParams())
+    assert [d.doc_id for d in single] == ["notes.txt"]
+
+
+def test_pdf_per_file_keeps_page_offsets_and_chunks_report_pages(tmp_path):
+    pdf = write_pdf(tmp_path / "book.pdf", ["Page one text. " * 20, "Page two text. " * 20])
+    docs, _ = load_documents(pdf, LoadParams(pdf_mode="file"))
+    assert len(docs) == 1 and docs[0].doc_id == "book.pdf"
+    offsets = docs[0].metadata["page_offsets"]
+    assert [page for _, page in offsets] == [1, 2]
+    chunks = split_recursive(docs[0], 120, 0)
+    pages = {c.metadata["page"] for c in chunks}
+    assert pages == {1, 2}
+    for chunk in chunks:
+        assert "page_offsets" not in chunk.metadata
+        expected = "one" if chunk.metadata["page"] == 1 else "two"
+        assert expected in chunk.text or chunk.metadata.get("page_end") == 2
+
+
+def test_unreadable_files_are_reported_and_the_rest_continue(tmp_path):
+    root = write_corpus(tmp_path / "corpus")
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (root / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (root / "bad.jsonl").write_text('{"_id": "x", "text": "ok"}\n{not json}\n')
+    warnings = []
+
+    class Ctx:
+        def check_cancelled(self):
+            pass
+
+        def progress(self, *args):
+            pass
+
+        def warn(self, message):
+            warnings.append(message)
+
+    docs, report = load_documents(root, LoadParams(), Ctx())
+    reasons = {p.file: p.reason for p in report.unreadable}
+    assert set(reasons) == {"broken.pdf", "latin.txt", "bad.jsonl"}
+    assert "utf-8" in reasons["latin.txt"] and "line 2" in reasons["bad.jsonl"]
+    assert len(warnings) == 3 and any("broken.pdf" in w for w in warnings)
+    assert len(docs) == 7  # the readable files are all there
+    latin, _ = load_documents(root / "latin.txt", LoadParams(encoding="latin-1"))
+    assert latin[0].text == "café"
+
+
+def test_no_documents_is_a_clear_error_naming_path_and_glob(tmp_path):
+    root = write_corpus(tmp_path / "corpus")
+    node = LoadFiles()
+    with pytest.raises(NodeConfigError, match=r"corpus.*glob '\*\.docx'"):
+        node.run(_ctx(), LoadParams(path=str(root), glob="*.docx"))
+    with pytest.raises(NodeConfigError, match="does not exist"):
+        node.run(_ctx(), LoadParams(path=str(tmp_path / "missing")))
+
+
+def test_path_input_overrides_param_and_fingerprint_follows_content(tmp_path):
+    root = write_corpus(tmp_path / "corpus")
+    node = LoadFiles()
+    params = LoadParams(path=str(tmp_path / "elsewhere"))
+    out = node.run(_ctx(), params, path=str(root))
+    assert out["report"].documents == 7
+    first = node.fingerprint(params, {"path": str(root)}, {})
+    assert node.fingerprint(params, {"path": str(root)}, {}) == first
+    target = root / "notes.txt"
+    stat = target.stat()
+    target.write_text("Plain notes about ants!\n\nAnts make no honey at all.\n")
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime: content decides
+    assert node.fingerprint(params, {"path": str(root)}, {}) != first
+
+
+def _ctx():
+    import logging
+    from pathlib import Path
+
+    from modrag_studio.engine.node import CancelToken, NodeContext
+
+    return NodeContext(node_id="n", type_id="t", iteration=0, cancel=CancelToken(),
+                       on_progress=lambda f, m: None, on_stream=lambda t: None,
+                       logger=logging.getLogger("test"), work_dir=Path("."), run_inputs={})
+
+
+@pytest.mark.shared_data
+def test_python_tutorial_html(shared_data):
+    docs, report = load_documents(shared_data / "corpora" / "python-tutorial", LoadParams())
+    assert report.files_loaded == 17 and not report.unreadable
+    classes = by_id(docs)["classes.html"]
+    assert classes.title.startswith("9. Classes")
+    assert "# 9. Classes" in classes.text and "```" in classes.text
+    assert "Navigation" not in classes.text and "¶" not in classes.text
+    assert "Theme" not in classes.text  # the sidebar/footer are gone
+
+
+@pytest.mark.shared_data
+def test_debian_zh_html_and_pdf(shared_data):
+    docs, report = load_documents(shared_data / "corpora" / "debian-zh", LoadParams())
+    assert report.files_loaded == 5 and not report.unreadable
+    ids = by_id(docs)
+    assert ids["ch01.zh-cn.html"].title == "第 1 章 GNU/Linux 教程"
+    assert "控制台基础" in ids["ch01.zh-cn.html"].text
+    pages = [d for d in docs if d.doc_id.startswith("maint-guide.zh-cn.pdf#page=")]
+    assert 55 <= len(pages) <= 63
+    assert all(d.metadata["n_pages"] == 63 for d in pages)
+    assert any("维护者" in d.text for d in pages)
