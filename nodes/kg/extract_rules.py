@@ -308,6 +308,15 @@ def resolve_file(value: str, param: str) -> Path:
     raise NodeConfigError(f"param '{param}': file not found: {value}")
 
 
+def resolve_dir(value: str, param: str) -> Path:
+    """A folder as given, else relative to the project folder; raises naming the param."""
+    path = Path(value).expanduser()
+    for candidate in (path, PROJECT_ROOT / path):
+        if candidate.is_dir():
+            return candidate
+    raise NodeConfigError(f"param '{param}': folder not found: {value}")
+
+
 def read_dictionary(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
