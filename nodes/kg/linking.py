@@ -28,7 +28,16 @@ from modrag_studio.engine.ports import InputPort, OutputPort
 if TYPE_CHECKING:
     import numpy as np
 
-STOP_WORDS = set(["a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "and", "or", "not", "is", "are", "was", "were", "be", "been", "do", "does", "did", "what", "which", "who", "whom", "whose", "why", "how", "when", "where", "if", "then", "than", "this", "that", "these", "those", "it", "its", "his", "her", "their", "there", "here", "any", "all", "some", "other", "else", "more", "most", "does", "ultimately", "including", "indirect", "ones", "through", "under", "contract", "via", "about", "into", "onto", "up", "down", "upstream", "downstream", "depend", "depends", "depending", "affected", "affect", "affects", "call", "calls", "called", "service", "services", "module", "modules", "machine", "machines", "company", "plant", "person", "people", "mentor", "mentors", "mentored", "often", "long", "many", "much"])
+_STOP_TEXT = """
+a an the of to in on at by for from with and or not is are was were be been do does did
+what which who whom whose why how when where if then than this that these those it its
+his her their there here any all some other else more most does ultimately including
+indirect ones through under contract via about into onto up down upstream downstream
+depend depends depending affected affect affects call calls called service services
+module modules machine machines company plant person people mentor mentors mentored
+often long many much
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _CAPITALISED = re.compile(r"\b[A-Z][\w\-]*(?:\s+(?:[A-Z][\w\-]*|of|de|von))*")
 _IDENTIFIER = re.compile(r"\b[A-Za-z]+[0-9]*(?:[-_.][A-Za-z0-9]+)+\b|\b[A-Z]+[0-9]+[A-Z0-9]*\b")
