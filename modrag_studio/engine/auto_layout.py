@@ -9,7 +9,7 @@ from modrag_studio.engine.errors import UnknownNodeType
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.topology import Topology
 
-COLUMN_WIDTH = 300.0
+COLUMN_WIDTH = 250.0
 ROW_GAP = 40.0
 NODE_BASE_HEIGHT = 60.0
 PORT_ROW_HEIGHT = 24.0
@@ -35,6 +35,14 @@ def layer_of(doc: GraphDocument) -> dict[str, int]:
     for node_id in ordered:
         parents = [e.source_node for e in topo.incoming.get(node_id, []) if e.source_node in depth]
         depth[node_id] = 1 + max((depth[p] for p in parents), default=-1)
+    # sources (constants, graph inputs) sit just left of their first consumer, not at column 0
+    for node_id in ordered:
+        if topo.incoming.get(node_id):
+            continue
+        children = [depth[e.target_node] for e in topo.outgoing.get(node_id, [])
+                    if e.target_node in depth]
+        if children:
+            depth[node_id] = max(depth[node_id], min(children) - 1)
     last = max(depth.values(), default=-1) + 1
     for node_id in cyclic:
         depth[node_id] = last

@@ -28,9 +28,9 @@ def diamond() -> GraphDocument:
     })
 
 
-def test_layers_follow_longest_path():
+def test_layers_follow_longest_path_and_sources_sit_by_their_consumer():
     depth = layer_of(diamond())
-    assert depth == {"q": 0, "c": 0, "a": 1, "b": 1, "j": 2, "out": 3}
+    assert depth == {"q": 0, "c": 1, "a": 1, "b": 1, "j": 2, "out": 3}
 
 
 def test_positions_go_left_to_right_without_overlap():

@@ -1,0 +1,7 @@
+"""``python -m modrag_studio [GRAPH.json]`` starts the studio (the CLI is ``modrag``)."""
+
+import sys
+
+from modrag_studio.ui.app import main
+
+sys.exit(main())

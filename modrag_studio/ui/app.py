@@ -1,0 +1,34 @@
+"""``modrag-studio [GRAPH.json]``: start the studio."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="modrag-studio", description="Design, run and inspect RAG graphs on a canvas.")
+    parser.add_argument("graph", nargs="?", type=Path, help="graph file (JSON) to open")
+    parser.add_argument("--no-restore", action="store_true",
+                        help="do not offer to restore autosaved work")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from PySide6.QtWidgets import QApplication
+
+    from modrag_studio.ui.main_window import APP_NAME, MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName("modrag-studio")
+    window = MainWindow(path=args.graph, offer_restore=not args.no_restore)
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
