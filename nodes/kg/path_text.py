@@ -1,0 +1,109 @@
+"""``kg.path_text``: paths and subgraph as a compact, templated context block.
+
+Two layouts: ``edges`` lists each distinct edge once ("A -[depends on]-> B"), ``paths``
+writes every path as a chain ("Warehouse DB <-[depends on]- Inventory Service"). The block is
+returned as text and as a synthetic evidence chunk placed before the text evidence, so the
+prompt builder shows the graph facts first.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
+from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+
+class PathTextParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    layout: Literal["edges", "paths"] = Field("edges", description="One line per distinct edge, "
+                                                                  "or one line per path")
+    edge_template: str = Field("{source} -[{relation}]-> {target}",
+                               description="Line template: {source}, {relation}, {target}")
+    header: str = Field("Knowledge graph facts:", description="First line (empty: none)")
+    max_lines: int = Field(30, ge=1, le=1000, description="Lines kept, best paths first")
+    doc_id: str = Field("knowledge-graph", min_length=1,
+                        description="doc_id of the synthetic evidence chunk (its citation)")
+
+
+def _label(result: GraphSearchResult, relation: str) -> str:
+    return result.relation_labels.get(relation) or relation.replace("_", " ")
+
+
+def _edge_line(template: str, source: str, relation: str, target: str) -> str:
+    try:
+        return template.format(source=source, relation=relation, target=target)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise NodeConfigError(f"param 'edge_template': {exc}") from exc
+
+
+def _chain(result: GraphSearchResult, path: GraphPath) -> str:
+    parts = [path.start]
+    for step in path.steps:
+        label = _label(result, step.relation)
+        if step.forward:
+            parts.append(f"-[{label}]-> {step.target}")
+        else:
+            parts.append(f"<-[{label}]- {step.source}")
+    return " ".join(parts)
+
+
+def render_paths(result: GraphSearchResult, *, layout: str = "edges",
+                 edge_template: str = "{source} -[{relation}]-> {target}",
+                 header: str = "Knowledge graph facts:", max_lines: int = 30) -> str:
+    """The context block (empty string when the search found no path)."""
+    lines: list[str] = []
+    if layout == "paths":
+        for path in result.paths:
+            if path.steps and (line := _chain(result, path)) not in lines:
+                lines.append(line)
+    else:
+        for path in result.paths:
+            for step in path.steps:
+                line = _edge_line(edge_template, step.source, _label(result, step.relation),
+                                  step.target)
+                if line not in lines:
+                    lines.append(line)
+    lines = lines[:max_lines]
+    if not lines:
+        return ""
+    return "\n".join(([header] if header else []) + lines)
+
+
+class PathText(NodeType):
+    type_id = "kg.path_text"
+    title = "Graph paths to text"
+    category = "Knowledge graph"
+    description = ("Writes the graph search's paths as compact lines "
+                   "('A -[depends on]-> B') and puts them before the text evidence.")
+    Params = PathTextParams
+    inputs = (
+        InputPort("result", GraphSearchResult, description="From kg.search"),
+        InputPort("evidence", list[ScoredChunk], required=False,
+                  description="Text evidence to place after the graph facts"),
+    )
+    outputs = (
+        OutputPort("text", str, "The context block"),
+        OutputPort("evidence", list[ScoredChunk], "Graph facts chunk, then the evidence"),
+    )
+
+    def run(self, ctx: NodeContext, params: PathTextParams, result: GraphSearchResult,
+            evidence: list[ScoredChunk] | None = None) -> dict[str, Any]:
+        text = render_paths(result, layout=params.layout, edge_template=params.edge_template,
+                            header=params.header, max_lines=params.max_lines)
+        items = list(evidence or [])
+        if text:
+            top = max((i.score for i in items if i.higher_is_better), default=1.0)
+            chunk = Chunk(chunk_id=f"kg:{ctx.node_id}", doc_id=params.doc_id, text=text,
+                          end=len(text), source="knowledge graph",
+                          metadata={"seeds": result.seeds, "paths": len(result.paths)})
+            items.insert(0, ScoredChunk(chunk=chunk, score=float(top) + 1.0, rank=0,
+                                        score_kind="graph", retriever=ctx.node_id))
+        lines = len(text.splitlines()) - (1 if text and params.header else 0)
+        ctx.note(lines=lines, evidence=len(items))
+        return {"text": text, "evidence": items}
