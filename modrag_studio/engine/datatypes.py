@@ -6,7 +6,7 @@ HTTP server. Nodes receive private copies (see ``isolation``), so mutating them 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,8 @@ class Contract(BaseModel):
     """Base of every data contract: strict field names, arbitrary extra values in metadata."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    #: Large read-only handles (indexes) set this: they are shared between nodes, not copied.
+    shared_read_only: ClassVar[bool] = False
 
     def preview(self) -> str:
         """A one-line human description used by trace summaries and canvas overlays."""

@@ -16,7 +16,12 @@ def _readonly_array(array: Any, memo: dict[int, Any]) -> Any:
 
 
 def isolate(value: Any) -> Any:
-    """A deep copy of ``value``; numpy arrays become read-only views instead of copies."""
+    """A deep copy of ``value``; numpy arrays become read-only views instead of copies.
+
+    Instances of classes with ``shared_read_only = True`` (large index handles such as a BM25
+    index) are passed by reference: copying them for every query would dominate a run.
+    Nodes must treat such values as read-only.
+    """
     return _copy(value, {})
 
 
@@ -26,6 +31,8 @@ def _copy(value: Any, memo: dict[int, Any]) -> Any:
     if id(value) in memo:
         return memo[id(value)]
     cls = type(value)
+    if getattr(cls, "shared_read_only", False):
+        return value
     if cls.__module__ == "numpy" and cls.__name__ == "ndarray":
         return _readonly_array(value, memo)
     if cls is list:

@@ -1,0 +1,83 @@
+"""``modrag eval``: retrieval metrics of one or more graph outputs on a BEIR-layout dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+
+SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    ev = subparsers.add_parser("eval", help="score retrieval outputs on a BEIR-layout dataset")
+    ev.add_argument("graph", help="graph JSON file")
+    ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, "
+                    "qrels/<split>.tsv")
+    ev.add_argument("--split", default="test", help="qrels split (default: test)")
+    ev.add_argument("--output", action="append", required=True, metavar="NODE.PORT",
+                    help="a ranked output to score (repeatable: several nodes in one pass)")
+    ev.add_argument("--k", type=int, default=10, help="k of Hit@k (default 10)")
+    ev.add_argument("--limit", type=int, help="only the first N evaluated queries")
+    ev.add_argument("--query-input", help="graph input that takes the query text")
+    ev.add_argument("--corpus-input", help="graph input that takes the corpus path")
+    ev.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                    help="another graph input (repeatable)")
+    ev.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE")
+    ev.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
+    ev.add_argument("--cache-dir", help="node result cache folder")
+    ev.set_defaults(func=run_eval)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.cache import NodeCache
+    from modrag_studio.engine.errors import ModragError
+    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.evaluation import evaluate_graph, load_beir
+
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+    try:
+        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
+        extra = parse_pairs(args.input, "--input")
+        dataset = load_beir(args.dataset, args.split)
+        executor = Executor(cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+        executor.check(doc, {})
+
+        def progress(done: int, total: int) -> None:
+            if done == 1 or done % 50 == 0 or done == total:
+                print(f"\r{done}/{total} queries", end="" if done < total else "\n",
+                      file=sys.stderr, flush=True)
+
+        report = evaluate_graph(doc, dataset, args.output, executor=executor, hit_k=args.k,
+                                limit=args.limit, query_input=args.query_input,
+                                corpus_input=args.corpus_input, extra_inputs=extra,
+                                on_progress=progress)
+    except (ModragError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    data = report.to_dict()
+    if args.report:
+        Path(args.report).write_text(json.dumps(data, indent=2), encoding="utf-8")
+    if args.json:
+        summary = {k: v for k, v in data.items() if k != "per_query"}
+        print(json.dumps(summary, indent=2))
+    else:
+        names = [*SHOWN, f"hit@{args.k}"]
+        print(f"{report.graph_name} on {Path(report.dataset).name}/{report.split}: "
+              f"{report.queries} queries, {report.seconds:.1f} s")
+        print(f"{'output':<28}" + "".join(f"{n:>11}" for n in names))
+        for spec, values in report.outputs.items():
+            print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>11.4f}" for n in names))
+    if report.failures:
+        print(f"{len(report.failures)} query runs failed; first: {report.failures[0]}",
+              file=sys.stderr)
+        return EXIT_RUN_FAILED
+    return EXIT_OK

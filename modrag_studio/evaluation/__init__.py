@@ -1,0 +1,10 @@
+"""Retrieval evaluation on BEIR-layout datasets: recall@k, hit@k, nDCG@10, MRR@10."""
+
+from modrag_studio.evaluation.beir import BeirDataset, load_beir
+from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, score_ranking
+from modrag_studio.evaluation.runner import EvalReport, evaluate_graph
+
+__all__ = [
+    "BeirDataset", "EvalReport", "QueryMetrics", "doc_ranking", "evaluate_graph", "load_beir",
+    "score_ranking",
+]

@@ -1,0 +1,141 @@
+"""Runs a graph once per query of a BEIR dataset and scores one or more ranked outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from modrag_studio.engine.datatypes import ScoredChunk
+from modrag_studio.engine.document import GraphDocument, dumps
+from modrag_studio.engine.errors import ModragError
+from modrag_studio.engine.executor import Executor, graph_input_names
+from modrag_studio.engine.node import CancelToken
+from modrag_studio.evaluation.beir import BeirDataset
+from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
+
+
+class EvalError(ModragError):
+    """The graph cannot be evaluated as asked (the message names the output or input)."""
+
+
+@dataclass
+class EvalReport:
+    graph_name: str
+    graph_sha256: str
+    dataset: str
+    split: str
+    qrels_sha256: str
+    queries: int
+    hit_k: int
+    outputs: dict[str, dict[str, float]] = field(default_factory=dict)
+    per_query: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    failures: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def comparable_with(self, other: EvalReport) -> bool:
+        """Two reports compare only when graph and qrels are the same."""
+        return (self.graph_sha256, self.qrels_sha256) == (other.graph_sha256, other.qrels_sha256)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "graph": {"name": self.graph_name, "sha256": self.graph_sha256},
+            "dataset": {"path": self.dataset, "split": self.split,
+                        "qrels_sha256": self.qrels_sha256, "queries": self.queries},
+            "hit_k": self.hit_k,
+            "seconds": round(self.seconds, 2),
+            "nodes": self.outputs,
+            "failures": self.failures,
+            "per_query": self.per_query,
+        }
+
+
+def graph_sha256(doc: GraphDocument) -> str:
+    """Hash of the runnable part of the graph (layout excluded)."""
+    return hashlib.sha256(dumps(doc.without_layout()).encode("utf-8")).hexdigest()
+
+
+def _parse_output(spec: str, doc: GraphDocument) -> tuple[str, str]:
+    node_id, sep, port = spec.partition(".")
+    if not sep or node_id not in doc.node_ids():
+        raise EvalError(f"--output '{spec}': expected node_id.port of a node in the graph")
+    return node_id, port
+
+
+def _pick_inputs(doc: GraphDocument, query_input: str | None,
+                 corpus_input: str | None) -> tuple[str, str | None]:
+    names = graph_input_names(doc)
+    corpus = corpus_input or next((n for n in names if n in ("corpus", "corpus_path")), None)
+    if corpus is not None and corpus not in names:
+        raise EvalError(f"the graph has no input '{corpus}' (inputs: {', '.join(names)})")
+    candidates = [n for n in names if n != corpus]
+    query = query_input or next((n for n in ("query", "question") if n in candidates),
+                                candidates[0] if len(candidates) == 1 else None)
+    if query is None or query not in names:
+        raise EvalError("cannot tell which graph input takes the query; use --query-input "
+                        f"(inputs: {', '.join(names) or 'none'})")
+    return query, corpus
+
+
+def evaluate_graph(
+    doc: GraphDocument,
+    dataset: BeirDataset,
+    outputs: list[str],
+    *,
+    executor: Executor,
+    hit_k: int = 10,
+    limit: int | None = None,
+    query_input: str | None = None,
+    corpus_input: str | None = None,
+    extra_inputs: dict[str, str] | None = None,
+    cancel: CancelToken | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> EvalReport:
+    """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk)."""
+    targets = [_parse_output(spec, doc) for spec in outputs]
+    if not targets:
+        raise EvalError("give at least one --output node_id.port to score")
+    query_name, corpus_name = _pick_inputs(doc, query_input, corpus_input)
+    query_ids = dataset.evaluated_query_ids()[: limit or None]
+    if not query_ids:
+        raise EvalError(f"no query of {dataset.root} has relevant documents in split "
+                        f"'{dataset.split}'")
+    report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
+                        dataset=str(dataset.root), split=dataset.split,
+                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
+    scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
+    started = time.perf_counter()
+    for index, query_id in enumerate(query_ids):
+        if cancel is not None and cancel.cancelled:
+            break
+        inputs = dict(extra_inputs or {})
+        inputs[query_name] = dataset.queries[query_id]
+        if corpus_name is not None:
+            inputs.setdefault(corpus_name, str(dataset.corpus_path))
+        result = executor.run(doc, inputs, cancel=cancel)
+        for spec, (node_id, port) in zip(outputs, targets, strict=True):
+            try:
+                ranked = result.output_of(node_id, port)
+            except KeyError:
+                failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
+                          if v.error is not None]
+                report.failures.append({"query_id": query_id, "output": spec,
+                                        "reason": "; ".join(failed) or "output not produced"})
+                ranked = []
+            if ranked and not isinstance(ranked[0], ScoredChunk):
+                raise EvalError(f"--output '{spec}' is not a list of scored chunks")
+            metrics = score_ranking(query_id, doc_ranking(ranked), dataset.qrels[query_id],
+                                    hit_k)
+            scored[spec].append(metrics)
+        if on_progress is not None:
+            on_progress(index + 1, len(query_ids))
+    report.seconds = time.perf_counter() - started
+    for spec, per_query in scored.items():
+        report.outputs[spec] = mean_metrics(per_query)
+        report.per_query[spec] = [
+            {"query_id": m.query_id, **m.values, "top_docs": m.top_docs, "relevant": m.relevant}
+            for m in per_query
+        ]
+    return report

@@ -1,0 +1,50 @@
+import math
+
+import pytest
+
+from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+from modrag_studio.evaluation.beir import DatasetError, load_beir
+from modrag_studio.evaluation.metrics import doc_ranking, mean_metrics, ndcg_at, score_ranking
+
+
+def scored(doc_id: str, rank: int, score: float) -> ScoredChunk:
+    chunk = Chunk(chunk_id=f"{doc_id}#{rank}", doc_id=doc_id, text="t")
+    return ScoredChunk(chunk=chunk, score=score, rank=rank)
+
+
+def test_document_takes_its_best_chunk_position():
+    results = [scored("b", 2, 0.8), scored("a", 1, 0.9), scored("b", 3, 0.7), scored("c", 4, 0.1)]
+    assert doc_ranking(results) == ["a", "b", "c"]
+
+
+def test_metrics_by_hand():
+    relevance = {"d1": 1, "d3": 2}
+    metrics = score_ranking("q", ["d3", "x", "d1"], relevance, hit_k=1).values
+    dcg = (2**2 - 1) / math.log2(2) + (2**1 - 1) / math.log2(4)
+    idcg = (2**2 - 1) / math.log2(2) + (2**1 - 1) / math.log2(3)
+    assert metrics["ndcg@10"] == pytest.approx(dcg / idcg)
+    assert metrics["recall@5"] == 1.0
+    assert metrics["hit@1"] == 1.0
+    assert metrics["mrr@10"] == 1.0
+    late = score_ranking("q", ["x"] * 10 + ["d1"], {"d1": 1}).values
+    assert late["recall@10"] == 0.0 and late["recall@20"] == 1.0 and late["mrr@10"] == 0.0
+    assert late["hit@10"] == 0.0
+    assert ndcg_at([], {"d": 1}, 10) == 0.0
+    assert mean_metrics([score_ranking("a", ["d"], {"d": 1}),
+                         score_ranking("b", ["x"], {"d": 1})])["hit@10"] == 0.5
+
+
+def test_beir_loading_and_errors(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "x"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "1", "text": "q one"}\n'
+                                            '{"_id": "2", "text": "no qrels"}\n')
+    (tmp_path / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\n1\td1\t1\n")
+    data = load_beir(tmp_path, "dev")
+    assert data.evaluated_query_ids() == ["1"]
+    assert data.qrels == {"1": {"d1": 1}}
+    with pytest.raises(DatasetError, match=r"test.tsv: not found \(splits here: dev\)"):
+        load_beir(tmp_path, "test")
+    (tmp_path / "queries.jsonl").write_text("{bad\n")
+    with pytest.raises(DatasetError, match="queries.jsonl:1"):
+        load_beir(tmp_path, "dev")
