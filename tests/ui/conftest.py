@@ -1,0 +1,32 @@
+"""Shared fixtures for the studio's Qt tests (offscreen; see tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from modrag_studio.engine import default_registry
+from modrag_studio.ui.main_window import MainWindow
+
+
+@pytest.fixture(autouse=True)
+def _no_blocking_close_prompt(monkeypatch):
+    """Closing a window with unsaved changes would open a modal question: answer "discard"."""
+    monkeypatch.setattr(MainWindow, "ask_unsaved", lambda self: True)
+
+
+@pytest.fixture
+def studio_settings(tmp_path) -> QSettings:
+    """Settings (recent files, run inputs) in the test's own folder, never the user's."""
+    return QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def main_window(qtbot, studio_settings) -> MainWindow:
+    """An empty studio window with the built-in registry, shown offscreen."""
+    window = MainWindow(default_registry(), settings=studio_settings, offer_restore=False)
+    qtbot.addWidget(window)
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    return window

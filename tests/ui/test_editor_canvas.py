@@ -1,0 +1,212 @@
+"""The editor on screen: palette, wiring on the canvas, refusals, properties, undo/redo."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
+
+pytestmark = pytest.mark.ui
+
+
+def view_pos(window, node_id: str, port: str, kind: str) -> QPoint:
+    return window.canvas.view.mapFromScene(window.canvas.port_scene_pos(node_id, port, kind))
+
+
+def drag(window, start: QPoint, end: QPoint, check_midway=None) -> None:
+    viewport = window.canvas.view.viewport()
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for step in range(1, 6):
+        QTest.mouseMove(viewport, start + (end - start) * step / 5)
+    if check_midway is not None:
+        check_midway()
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, end)
+
+
+def test_palette_groups_filters_and_adds_by_drop_and_activation(main_window):
+    palette = main_window.palette
+    assert {"Debug", "Graph", "Text"} <= set(palette.categories())
+    palette.search.setText("upper")
+    assert palette.visible_type_ids() == ["text.upper"]
+    palette.search.setText("")
+    # drag from the palette: the mime data the tree produces, dropped on the viewer
+    item = palette.item_for("debug.constant")
+    mime = palette.tree.mimeData([item])
+    main_window.canvas.view.data_dropped.emit(mime, QPoint(120, 80))
+    doc = main_window.editor.document()
+    assert [n.type for n in doc.nodes] == ["debug.constant"]
+    assert (doc.layout.nodes["constant_1"].x, doc.layout.nodes["constant_1"].y) == (120, 80)
+    assert main_window.canvas.selected_node_ids() == ["constant_1"]
+    # double-click / Enter in the palette adds at the view centre
+    palette._activate_item(palette.item_for("text.upper"))
+    assert main_window.editor.document().node_ids() == ["constant_1", "upper_1"]
+    assert main_window.canvas.node_ids() == ["constant_1", "upper_1"]
+    assert "*" in main_window.windowTitle()
+
+
+def test_tab_search_adds_a_node(main_window, qtbot):
+    view = main_window.canvas.view
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Tab)
+    popup = main_window.search_popup
+    assert popup.isVisible()
+    QTest.keyClicks(popup.line, "sleep")
+    assert popup.results.count() == 1
+    QTest.keyClick(popup.line, Qt.Key.Key_Return)
+    assert not popup.isVisible()
+    assert [n.type for n in main_window.editor.document().nodes] == ["debug.sleep"]
+    QTest.keyClick(view, Qt.Key.Key_Tab)
+    QTest.keyClick(popup.line, Qt.Key.Key_Escape)
+    assert not popup.isVisible()
+
+
+def test_wire_compatible_ports_with_the_mouse_and_highlight(main_window):
+    editor = main_window.editor
+    a = editor.add_node("debug.constant", (0, 0))
+    b = editor.add_node("text.upper", (300, 0))
+    c = editor.add_node("debug.counter", (300, 160))
+    main_window.canvas.fit_all()
+    seen = {}
+
+    def midway():
+        node = main_window.canvas._nodes
+        seen["upper"] = node[b].get_input("text").view.hovered
+        seen["counter_count_dimmed"] = node[c].get_input("count").view.opacity() < 1
+    drag(main_window, view_pos(main_window, a, "value", "out"),
+         view_pos(main_window, b, "text", "in"), midway)
+    assert seen == {"upper": True, "counter_count_dimmed": True}
+    assert [(e.source, e.target) for e in editor.document().edges] == [
+        (f"{a}.value", f"{b}.text")]
+    assert main_window.canvas._canvas_edges() == {(a, "value", b, "text")}
+    assert main_window.canvas.node_item(c).opacity() == 1
+    assert all(p.view.opacity() == 1 for p in main_window.canvas._nodes[c].input_ports())
+    main_window.actions["undo"].trigger()
+    assert editor.document().edges == [] and main_window.canvas._canvas_edges() == set()
+    main_window.actions["redo"].trigger()
+    assert main_window.canvas._canvas_edges() == {(a, "value", b, "text")}
+
+
+def test_incompatible_connection_is_refused_with_its_reason(main_window):
+    editor = main_window.editor
+    counter = editor.add_node("debug.counter", (0, 0))
+    upper = editor.add_node("text.upper", (300, 0))
+    main_window.canvas.fit_all()
+    drag(main_window, view_pos(main_window, counter, "count", "out"),
+         view_pos(main_window, upper, "text", "in"))
+    message = main_window.statusBar().currentMessage()
+    assert "output 'count' is int" in message and "input 'text' takes str" in message
+    assert main_window.canvas.current_hint() == message
+    assert editor.document().edges == [] and main_window.canvas._canvas_edges() == set()
+    assert not editor.can_undo or editor.undo_label().startswith("add")
+
+
+def test_move_is_undoable_and_layout_only(main_window):
+    editor = main_window.editor
+    a = editor.add_node("debug.constant", (0, 0))
+    main_window.canvas.fit_all()
+    item = main_window.canvas.node_item(a)
+    start = main_window.canvas.view.mapFromScene(item.sceneBoundingRect().center())
+    drag(main_window, start, start + QPoint(60, 40))
+    x, y = editor.node_position(a)
+    assert x > 20 and y > 10
+    assert editor.document().without_layout().nodes[0].params == {}
+    editor.undo()
+    assert editor.node_position(a) == (0, 0)
+    assert item.xy_pos == [0.0, 0.0]
+
+
+def test_param_edit_validates_inline_and_undoes(main_window):
+    editor = main_window.editor
+    sleep = editor.add_node("debug.sleep")
+    gin = editor.add_node("graph.input")
+    main_window.canvas.select_nodes([sleep])
+    fields = main_window.properties.fields
+    assert set(fields) == {"seconds", "steps"}
+    assert fields["seconds"].widget.maximum() == 3600
+    fields["seconds"].widget.setValue(2.5)
+    fields["seconds"].widget.editingFinished.emit()
+    assert editor.document().node(sleep).params == {"seconds": 2.5}
+    main_window.actions["undo"].trigger()
+    assert editor.document().node(sleep).params == {}
+    assert fields["seconds"].widget.value() == 1.0
+    main_window.actions["redo"].trigger()
+    assert fields["seconds"].widget.value() == 2.5
+    # an invalid value never reaches the graph; the message is shown at the field
+    main_window.canvas.select_nodes([gin])
+    name = main_window.properties.fields["name"]
+    name.widget.setText("not a name!")
+    name.widget.editingFinished.emit()
+    assert editor.document().node(gin).params == {}
+    assert "pattern" in name.error.text() and not name.error.isHidden()
+    name.widget.setText("question")
+    name.widget.editingFinished.emit()
+    assert editor.document().node(gin).params == {"name": "question"}
+    assert name.error.isHidden()
+
+
+def test_schema_driven_editors(main_window):
+    editor = main_window.editor
+    route = editor.add_node("debug.match_route")
+    items = editor.add_node("debug.list")
+    main_window.canvas.select_nodes([route])
+    fields = main_window.properties.fields
+    assert fields["ignore_case"].kind == "bool" and fields["pattern"].kind == "str"
+    fields["ignore_case"].widget.setChecked(False)
+    assert editor.document().node(route).params == {"ignore_case": False}
+    main_window.canvas.select_nodes([items])
+    lines = main_window.properties.fields["items"]
+    assert lines.kind == "lines" and lines.widget.toPlainText() == "a\nb"
+    lines.widget.setPlainText("x\ny\nz")
+    lines._commit()
+    assert editor.document().node(items).params == {"items": ["x", "y", "z"]}
+
+
+def test_clipboard_delete_select_all_groups_and_notes(main_window):
+    editor = main_window.editor
+    a = editor.add_node("graph.input", (0, 0))
+    b = editor.add_node("text.upper", (250, 0))
+    editor.connect(a, "value", b, "text")
+    main_window.select_all()
+    assert sorted(main_window.canvas.selected_node_ids()) == sorted([a, b])
+    main_window.copy()
+    main_window.paste()
+    assert len(editor.document().nodes) == 4 and len(editor.document().edges) == 2
+    assert len(main_window.canvas.selected_node_ids()) == 2
+    main_window.delete_selection()
+    assert editor.document().node_ids() == [a, b]
+    main_window.canvas.select_nodes([b])
+    main_window.duplicate()
+    assert len(editor.document().nodes) == 3
+    main_window.canvas.select_nodes([a, b])
+    group = main_window.group_selection("Question path")
+    note = main_window.add_note("explain")
+    layout = editor.document().layout
+    assert [g.title for g in layout.groups] == ["Question path"]
+    assert layout.groups[0].width > 250 and [n.text for n in layout.notes] == ["explain"]
+    assert main_window.canvas.layout_item(group) is not None
+    editor.undo()
+    assert main_window.canvas.layout_item(note) is None
+    # dragging a group moves the nodes inside it in one undo step
+    item = main_window.canvas.layout_item(group)
+    item._press_pos = item.pos()
+    item.setPos(item.pos() + QPointF(100, 0))
+    item.on_moved(item, item._press_pos, item.pos())
+    assert editor.node_position(a)[0] == 100
+    editor.undo()
+    assert editor.node_position(a)[0] == 0
+
+
+def test_problems_badge_nodes_and_select_on_click(main_window, qtbot):
+    editor = main_window.editor
+    upper = editor.add_node("text.upper")
+    qtbot.waitUntil(lambda: bool(main_window.problems.problems), timeout=3000)
+    tree = main_window.problems.tree
+    assert tree.topLevelItemCount() == 1 and "not connected" in tree.topLevelItem(0).text(3)
+    assert main_window.canvas.badged_node_ids() == [upper]
+    main_window.canvas.select_nodes([])
+    main_window.problems._clicked(tree.topLevelItem(0))
+    assert main_window.canvas.selected_node_ids() == [upper]
+    const = editor.add_node("debug.constant")
+    editor.connect(const, "value", upper, "text")
+    qtbot.waitUntil(lambda: not main_window.problems.problems, timeout=3000)
+    assert main_window.canvas.badged_node_ids() == []
