@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from pydantic import Field
 
 from modrag_studio.engine.datatypes import ChatMessage, Contract
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.node import CancelToken, NodeContext
 
 
@@ -31,6 +31,7 @@ class LLMSpec(Contract):
     seed: int | None = 0
     timeout_s: float = 120.0
     retries: int = 3
+    system: str = ""
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def preview(self) -> str:
@@ -111,12 +112,31 @@ def chat(
     *,
     ctx: NodeContext | None = None,
     stream: bool = True,
+    raise_on_cancel: bool = True,
 ) -> ChatResult:
-    """Run one chat completion; streamed tokens go to ``ctx.stream`` when ``stream``."""
+    """Run one chat completion; streamed tokens go to ``ctx.stream`` when ``stream``.
+
+    ``spec.system`` is put first as a system message when ``messages`` have none. Backends stop
+    between tokens when the run is cancelled and return ``stopped="cancelled"``; ``chat`` then
+    raises ``RunCancelled`` (the executor marks the node cancelled) unless ``raise_on_cancel``
+    is False, in which case the partial result is returned.
+    """
     backend = get_backend(spec.backend)
     on_token = ctx.stream if (ctx is not None and stream) else None
     cancel = ctx.cancel if ctx is not None else CancelToken()
-    return backend.chat(spec, messages, on_token=on_token, cancel=cancel)
+    result = backend.chat(spec, with_system(spec, messages), on_token=on_token, cancel=cancel)
+    if result.stopped == "cancelled" and raise_on_cancel:
+        raise RunCancelled(
+            f"generation cancelled after {result.completion_tokens} tokens ({result.model})"
+        )
+    return result
+
+
+def with_system(spec: LLMSpec, messages: list[ChatMessage]) -> list[ChatMessage]:
+    """``messages`` with ``spec.system`` prepended when set and no system message is present."""
+    if not spec.system or any(m.role == "system" for m in messages):
+        return list(messages)
+    return [ChatMessage(role="system", content=spec.system), *messages]
 
 
 _builtin_loaded = False

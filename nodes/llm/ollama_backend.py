@@ -1,0 +1,176 @@
+"""The Ollama chat backend, through the official ``ollama`` Python client.
+
+Host: ``spec.host``, else ``$OLLAMA_HOST``, else 127.0.0.1:11434. Connection failures are
+retried with exponential backoff (``spec.retries`` times, first delay
+``spec.extra["retry_backoff_s"]``, default 0.5 s), then fail with "Ollama is not reachable at
+<host>". A model the server lacks fails with the list of models it has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from modrag_nodes.llm.client import ChatResult, LLMSpec
+
+from modrag_studio.engine.datatypes import ChatMessage
+from modrag_studio.engine.errors import ModragError, NodeConfigError
+from modrag_studio.engine.node import CancelToken
+
+DEFAULT_HOST = "127.0.0.1:11434"
+
+
+class OllamaUnreachable(ModragError):
+    """No answer from the Ollama server after every retry."""
+
+
+class OllamaError(ModragError):
+    """The server answered with an error, timed out or dropped the connection."""
+
+
+def resolve_host(host: str | None) -> str:
+    """``host``, else ``$OLLAMA_HOST``, else the default, as a full URL."""
+    from ollama._client import _parse_host
+
+    return _parse_host(host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST)
+
+
+def options_for(spec: LLMSpec) -> dict[str, Any]:
+    """Ollama ``options`` from a spec (temperature, num_predict, num_ctx, seed, extras)."""
+    options: dict[str, Any] = {
+        "temperature": spec.temperature,
+        "num_predict": spec.max_tokens,
+        "num_ctx": spec.context_length,
+    }
+    if spec.seed is not None:
+        options["seed"] = spec.seed
+    options.update(spec.extra.get("options", {}))
+    return options
+
+
+def _is_connect_error(exc: BaseException) -> bool:
+    import httpx
+
+    return isinstance(exc, ConnectionError | httpx.ConnectError | httpx.ConnectTimeout)
+
+
+def with_retries(spec: LLMSpec, host: str, cancel: CancelToken, call: Callable[[], Any]) -> Any:
+    """``call()``, retried on connection failures with exponential backoff."""
+    delay = float(spec.extra.get("retry_backoff_s", 0.5))
+    attempts = max(0, spec.retries) + 1
+    for attempt in range(attempts):
+        try:
+            return call()
+        except Exception as exc:
+            if not _is_connect_error(exc):
+                raise
+            if attempt == attempts - 1:
+                raise OllamaUnreachable(
+                    f"Ollama is not reachable at {host} (tried {attempts} times; start it with "
+                    "'ollama serve' or set the host param / OLLAMA_HOST)"
+                ) from None
+            if cancel.wait(delay * 2**attempt):
+                cancel.raise_if_cancelled()
+    raise AssertionError("unreachable")
+
+
+def list_models(client: Any) -> list[str]:
+    """Model names the server has (``/api/tags``)."""
+    return sorted(m.model for m in client.list().models if m.model)
+
+
+def missing_model_error(client: Any, host: str, model: str) -> NodeConfigError:
+    try:
+        names = list_models(client)
+    except Exception as exc:  # the server answered once; say what we could not list
+        return NodeConfigError(f"Ollama at {host} has no model '{model}' (listing failed: {exc})")
+    have = ", ".join(names) if names else "none"
+    return NodeConfigError(
+        f"Ollama at {host} has no model '{model}'; models it has: {have} "
+        f"(pull one with 'ollama pull {model or 'NAME'}' or set the model param)"
+    )
+
+
+def make_client(host: str, timeout_s: float) -> Any:
+    import ollama
+
+    return ollama.Client(host=host, timeout=timeout_s)
+
+
+class OllamaBackend:
+    """``ChatBackend`` talking to an Ollama server."""
+
+    def chat(self, spec: LLMSpec, messages: list[ChatMessage], *,
+             on_token: Callable[[str], None] | None, cancel: CancelToken) -> ChatResult:
+        import httpx
+        import ollama
+
+        host = resolve_host(spec.host)
+        client = make_client(host, spec.timeout_s)
+        if not spec.model:
+            raise missing_model_error(client, host, "")
+        payload = [m.model_dump() for m in messages]
+        start = time.perf_counter()
+
+        def open_stream() -> tuple[Iterator[Any], Any]:
+            stream = client.chat(model=spec.model, messages=payload, stream=True,
+                                 options=options_for(spec))
+            return stream, next(stream)  # the request is sent on the first read
+
+        try:
+            stream, first = with_retries(spec, host, cancel, open_stream)
+            return _consume(spec, host, stream, first, start, on_token, cancel)
+        except ollama.ResponseError as exc:
+            if exc.status_code == 404 or "not found" in str(exc.error).lower():
+                raise missing_model_error(client, host, spec.model) from None
+            raise OllamaError(f"Ollama at {host} failed: {exc.error}") from None
+        except httpx.TimeoutException:
+            raise OllamaError(
+                f"Ollama at {host} did not answer within timeout_s={spec.timeout_s:g} s"
+            ) from None
+        except (httpx.TransportError, StopIteration, json.JSONDecodeError) as exc:
+            raise OllamaError(
+                f"Ollama at {host} dropped the connection during generation "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+        finally:
+            client.close()
+
+
+def _consume(spec: LLMSpec, host: str, stream: Iterator[Any], first: Any, start: float,
+             on_token: Callable[[str], None] | None, cancel: CancelToken) -> ChatResult:
+    parts: list[str] = []
+    first_at: float | None = None
+    last, stopped = first, "stop"
+    chunk: Any = first
+    while True:
+        piece = chunk.message.content if chunk.message is not None else ""
+        if piece:
+            if first_at is None:
+                first_at = time.perf_counter()
+            parts.append(piece)
+            if on_token is not None:
+                on_token(piece)
+        last = chunk
+        if chunk.done:
+            stopped = "length" if chunk.done_reason == "length" else "stop"
+            break
+        if cancel.cancelled:
+            stopped = "cancelled"
+            break
+        chunk = next(stream, None)
+        if chunk is None:
+            raise OllamaError(f"Ollama at {host} closed the stream before its final message")
+    if stopped == "cancelled" and hasattr(stream, "close"):
+        stream.close()  # closes the HTTP response: the server stops generating
+    completion = last.eval_count if last.done and last.eval_count is not None else len(parts)
+    return ChatResult(
+        text="".join(parts), model=f"ollama:{last.model or spec.model}",
+        prompt_tokens=int(last.prompt_eval_count or 0) if last.done else 0,
+        completion_tokens=int(completion),
+        time_to_first_token_s=None if first_at is None else first_at - start,
+        duration_s=time.perf_counter() - start, stopped=stopped,
+    )
