@@ -9,7 +9,9 @@ Threshold modes:
   probabilities.
 - ``relative_zscore``: the best raw score's z-score within the current results,
   ``(best - mean) / std`` (population std; sign flipped when lower is better), must reach
-  ``threshold``. Invariant to shifting and scaling scores, so any score scale works.
+  ``threshold``. Invariant to shifting and scaling scores, so any score scale works. It
+  measures how far the best stands out: with n results it is at most (n-1)/sqrt(n)
+  (1.79 for 5), and results that are all equally good do not pass.
 - ``relative_ratio``: ``best / mean`` (``mean / best`` when lower is better) must reach
   ``threshold``; logits are mapped to probabilities first; other non-positive scores fall
   back to the z-score with a warning.

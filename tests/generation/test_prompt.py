@@ -1,0 +1,121 @@
+"""Prompt builder: evidence blocks, variables, budget, history, template files."""
+
+from __future__ import annotations
+
+import pytest
+from modrag_nodes.generation.prompt import PromptBuilder, estimate_tokens
+
+from modrag_studio.engine.datatypes import Answer, ChatMessage, Query
+from modrag_studio.engine.errors import NodeConfigError
+
+Q = Query(text="How long is the warranty?")
+
+
+def test_evidence_blocks_and_instructions(run_node, make_chunk) -> None:
+    evidence = [make_chunk("warranty", 0.91, text="Two years.", page=3),
+                make_chunk("returns", 0.52, text="Thirty days.")]
+    prompt = run_node(PromptBuilder, {}, query=Q, evidence=evidence)["prompt"]
+    assert [m.role for m in prompt.messages] == ["system", "user"]
+    assert "only the evidence" in prompt.system and "does not say" in prompt.system
+    assert "[warranty]" in prompt.system  # citation instruction with a real id as example
+    user = prompt.user
+    assert "Evidence 1 [warranty] source: corpus/warranty.md | page: 3 | score: 0.91" in user
+    assert "Evidence 2 [returns] source: corpus/returns.md | score: 0.52" in user
+    assert user.index("Two years.") < user.index("Thirty days.")
+    assert "Question: How long is the warranty?" in user
+    assert prompt.evidence == evidence and prompt.dropped == []
+    assert prompt.token_estimate == sum(estimate_tokens(m.content) + 4 for m in prompt.messages)
+
+
+def test_numbered_citation_style(run_node, make_chunk) -> None:
+    evidence = [make_chunk("warranty", 0.9)]
+    prompt = run_node(PromptBuilder, {"citation_style": "number"}, query=Q,
+                      evidence=evidence)["prompt"]
+    assert "[1] doc_id: warranty | source: corpus/warranty.md" in prompt.user
+    assert "for example [1]" in prompt.system
+
+
+def test_variables_and_escapes(run_node) -> None:
+    params = {"template": "{lang}: {question} {{\"answer\": ...}} {original}",
+              "variables": {"lang": "EN"}, "system": ""}
+    prompt = run_node(PromptBuilder, params, query=Query(text="q2", original="q1"))["prompt"]
+    assert [m.role for m in prompt.messages] == ["user"]
+    assert prompt.user == 'EN: q2 {"answer": ...} q1'
+
+
+def test_unknown_variable_names_the_param(run_node) -> None:
+    with pytest.raises(NodeConfigError, match=r"param 'template': unknown variable \{lang\}"):
+        run_node(PromptBuilder, {"template": "{lang} {question}"}, query=Q)
+
+
+def test_budget_drops_lowest_scored_first(run_node, make_chunk) -> None:
+    text = "word " * 100  # about 125 tokens per block
+    evidence = [make_chunk(f"d{i}", s, text=text)
+                for i, s in enumerate([0.5, 0.9, 0.1, 0.7, 0.3])]
+    three = run_node(PromptBuilder, {"context_budget_tokens": None, "max_evidence": 3},
+                     query=Q, evidence=evidence)["prompt"]
+    assert three.dropped == ["d2#0", "d4#0"]
+    budget = three.token_estimate  # exactly what the three best blocks need
+    prompt = run_node(PromptBuilder, {"context_budget_tokens": budget}, query=Q,
+                      evidence=evidence)["prompt"]
+    assert prompt.dropped == ["d2#0", "d4#0"]  # scores 0.1 then 0.3
+    assert [e.doc_id for e in prompt.evidence] == ["d0", "d1", "d3"]  # input order kept
+    assert prompt.token_estimate <= budget
+    assert run_node.ctx.details["dropped"] == ["d2#0", "d4#0"]
+    tighter = run_node(PromptBuilder, {"context_budget_tokens": budget - 1}, query=Q,
+                       evidence=evidence)["prompt"]
+    assert tighter.dropped == ["d2#0", "d4#0", "d0#0"]
+
+
+def test_budget_respects_lower_is_better(run_node, make_chunk) -> None:
+    text = "word " * 100
+    evidence = [make_chunk(f"d{i}", s, text=text, kind="distance", higher=False)
+                for i, s in enumerate([0.2, 0.9, 0.4])]
+    two = run_node(PromptBuilder, {"max_evidence": 2}, query=Q, evidence=evidence)["prompt"]
+    prompt = run_node(PromptBuilder, {"context_budget_tokens": two.token_estimate}, query=Q,
+                      evidence=evidence)["prompt"]
+    assert prompt.dropped == ["d1#0"]  # the largest distance is the weakest
+
+
+def test_budget_too_small_warns(run_node) -> None:
+    run_node(PromptBuilder, {"context_budget_tokens": 64, "template": "x " * 400}, query=Q)
+    assert any("context_budget_tokens" in w for w in run_node.ctx.warnings)
+
+
+def test_history_as_messages_or_inline(run_node) -> None:
+    history = [ChatMessage(role="user", content="Hi"),
+               ChatMessage(role="assistant", content="Hello! Ask me.")]
+    prompt = run_node(PromptBuilder, {}, query=Q, history=history)["prompt"]
+    assert [m.role for m in prompt.messages] == ["system", "user", "assistant", "user"]
+    inline = run_node(PromptBuilder, {"template": "{history}\n{question}"}, query=Q,
+                      history=history)["prompt"]
+    assert [m.role for m in inline.messages] == ["system", "user"]
+    assert "assistant: Hello! Ask me." in inline.user
+    limited = run_node(PromptBuilder, {"max_history_messages": 1}, query=Q,
+                       history=history)["prompt"]
+    assert [m.content for m in limited.messages[1:-1]] == ["Hello! Ask me."]
+
+
+def test_feedback_is_appended(run_node) -> None:
+    prompt = run_node(PromptBuilder, {}, query=Q,
+                      feedback=Answer(text="It is ten years."))["prompt"]
+    assert "not supported by the evidence:\nIt is ten years." in prompt.user
+
+
+def test_template_file_and_fingerprint(run_node, tmp_path) -> None:
+    file = tmp_path / "t.txt"
+    file.write_text("FILE {question}", encoding="utf-8")
+    params = {"template_file": str(file)}
+    assert run_node(PromptBuilder, params, query=Q)["prompt"].user == "FILE " + Q.text
+    node, validated = PromptBuilder(), PromptBuilder.Params.model_validate(params)
+    before = node.fingerprint(validated, {}, {})
+    file.write_text("CHANGED {question}", encoding="utf-8")
+    assert node.fingerprint(validated, {}, {}) != before
+    with pytest.raises(NodeConfigError, match="param 'template_file': no file"):
+        run_node(PromptBuilder, {"template_file": str(tmp_path / "missing.txt")}, query=Q)
+
+
+def test_token_estimator() -> None:
+    assert estimate_tokens("abcd" * 10) == 10
+    assert estimate_tokens("你好世界") == 4
+    assert estimate_tokens("") == 0
