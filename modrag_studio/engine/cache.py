@@ -81,7 +81,33 @@ class NodeCache:
         self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._signatures: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.RLock()
+        self._key_locks: dict[str, list] = {}
         self.warnings: list[str] = []
+
+    # single flight -------------------------------------------------------------
+    def acquire_key(self, key: str, should_stop) -> bool:
+        """Hold ``key`` so concurrent runs compute a result once; False if ``should_stop()``."""
+        with self._lock:
+            entry = self._key_locks.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        while not entry[0].acquire(timeout=0.05):
+            if should_stop():
+                self._drop_key_ref(key)
+                return False
+        return True
+
+    def release_key(self, key: str) -> None:
+        with self._lock:
+            entry = self._key_locks[key]
+            entry[0].release()
+        self._drop_key_ref(key)
+
+    def _drop_key_ref(self, key: str) -> None:
+        with self._lock:
+            entry = self._key_locks[key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._key_locks[key]
 
     # results -----------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:

@@ -150,29 +150,24 @@ class _Run:
         scope = self.executor.scope_of(self.doc)
         previous = cache.last_signature(scope, node_id)
         use_cache = node.is_cacheable(params) and node_id not in rerun
-        outputs = cache.get(key) if use_cache else None
-        if outputs is not None:
-            visit.status, visit.cached = "cached", True
-            visit.cache_reason = ("unchanged since the last run" if previous == signature
-                                  else "same params and inputs as an earlier cached run")
-            self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
-                            type_id=node_type.type_id, iteration=visit.iteration)
-        elif node_id in cached_only:
-            error = ModragError(f"no cached result for upstream node '{node_id}'; run the "
-                                "whole graph once before running from a later node")
-            return self._fail(visit, state, error, gathered.values)
-        else:
-            visit.cache_reason = ("re-run requested" if node_id in rerun
-                                  else "caching disabled for this node" if not use_cache
-                                  else "kept in memory only; not stored on disk"
-                                  if previous == signature and not node_type.disk_cache
-                                  else explain_change(previous, signature))
-            outputs = self._execute(node, node_type, visit, params, gathered.values)
-            if outputs is None:
-                state.status = "cancelled" if visit.status == "cancelled" else "failed"
+        if node.is_cacheable(params):
+            if not cache.acquire_key(key, lambda: self.cancel.cancelled):
+                visit.status, visit.skip_reason = "cancelled", "run cancelled while waiting"
+                state.status = "cancelled"
+                self._record(visit, gathered.values, {})
                 return None
-            if node.is_cacheable(params):
-                cache.put(key, outputs, disk=node_type.disk_cache)
+            try:
+                outputs = self._cached_or_computed(node, node_type, visit, params, gathered,
+                                                   signature, previous, use_cache, rerun,
+                                                   cached_only)
+            finally:
+                cache.release_key(key)
+        else:
+            outputs = self._cached_or_computed(node, node_type, visit, params, gathered,
+                                               signature, previous, use_cache, rerun,
+                                               cached_only)
+        if outputs is None:
+            return None
         cache.remember_signature(scope, node_id, signature)
         state.outputs = outputs
         state.status = "done"
@@ -180,6 +175,37 @@ class _Run:
         visit.outputs = {p: summarize(v) for p, v in outputs.items()}
         self._record(visit, gathered.values, outputs)
         return self._follow_loops(node_id, visit)
+
+    def _cached_or_computed(self, node: NodeType, node_type: type[NodeType], visit: NodeVisit,
+                            params: Any, gathered: Any, signature: dict[str, Any],
+                            previous: dict[str, Any] | None, use_cache: bool, rerun: set[str],
+                            cached_only: set[str]) -> dict[str, Any] | None:
+        """The node's outputs from the cache, or from running it (None when it did not finish)."""
+        node_id, cache, state = visit.node_id, self.executor.cache, self.states[visit.node_id]
+        outputs = cache.get(visit.cache_key) if use_cache else None
+        if outputs is not None:
+            visit.status, visit.cached = "cached", True
+            visit.cache_reason = ("unchanged since the last run" if previous == signature
+                                  else "same params and inputs as an earlier cached run")
+            self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
+                            type_id=node_type.type_id, iteration=visit.iteration)
+            return outputs
+        if node_id in cached_only:
+            error = ModragError(f"no cached result for upstream node '{node_id}'; run the "
+                                "whole graph once before running from a later node")
+            return self._fail(visit, state, error, gathered.values)
+        visit.cache_reason = ("re-run requested" if node_id in rerun
+                              else "caching disabled for this node" if not use_cache
+                              else "kept in memory only; not stored on disk"
+                              if previous == signature and not node_type.disk_cache
+                              else explain_change(previous, signature))
+        outputs = self._execute(node, node_type, visit, params, gathered.values)
+        if outputs is None:
+            state.status = "cancelled" if visit.status == "cancelled" else "failed"
+            return None
+        if node.is_cacheable(params):
+            cache.put(visit.cache_key, outputs, disk=node_type.disk_cache)
+        return outputs
 
     def _execute(self, node: NodeType, node_type: type[NodeType], visit: NodeVisit,
                  params: Any, values: dict[str, Any]) -> dict[str, Any] | None:

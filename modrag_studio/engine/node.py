@@ -120,6 +120,14 @@ class NodeType:
         """Extra cache-key material, e.g. the content hash of files the node reads."""
         return None
 
+    def health(self, params: Any) -> str | None:
+        """Check that what the node depends on answers (a model, a server, a folder).
+
+        Return a short description when healthy, raise with a clear message when not, or
+        return None when the node has nothing to check. Used by ``GET /health``.
+        """
+        return None
+
     def is_cacheable(self, params: Any) -> bool:
         """Whether this visit may be served from cache (override for e.g. sampled LLM calls)."""
         return self.cacheable

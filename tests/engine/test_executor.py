@@ -280,3 +280,20 @@ def test_missing_graph_input_fails_the_input_node(executor):
     result = executor.run(chain_graph(), {})
     assert result.status == "failed"
     assert "graph input 'question' was not given" in result.trace.last_visit("q").error.message
+
+
+def test_concurrent_runs_compute_a_shared_node_once(executor):
+    doc = graph([node("k", "debug.constant", value="v"),
+                 node("slow", "debug.sleep", seconds=0.3, steps=3),
+                 node("o", "graph.output", name="out")],
+                [edge("k.value", "slow.value"), edge("slow.value", "o.value")])
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(executor.run(doc)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    statuses = sorted(r.trace.last_visit("slow").status for r in results)
+    assert statuses == ["cached", "cached", "cached", "done"]
+    assert all(r.outputs == {"out": "v"} for r in results)
