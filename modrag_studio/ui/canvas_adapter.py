@@ -71,6 +71,10 @@ class CanvasAdapter:
         self._layout_items: dict[str, LayoutItem] = {}
         self._dimmed: list = []
         self._hint: QGraphicsSimpleTextItem | None = None
+        self._hint_timer = QTimer(self.view)  # dies with the view, unlike a bare singleShot
+        self._hint_timer.setSingleShot(True)
+        self._hint_timer.setInterval(6000)
+        self._hint_timer.timeout.connect(self._clear_hint)
         self._rewire_signals()
         editor.subscribe(self._on_change)
         self._rebuild(editor.document())
@@ -179,15 +183,19 @@ class CanvasAdapter:
         self._show_hint(message, pos)
 
     def _show_hint(self, message: str, pos: QPointF) -> None:
-        if self._hint is not None and self._hint.scene() is not None:
-            self.scene.removeItem(self._hint)
+        self._clear_hint()
         hint = QGraphicsSimpleTextItem(message)
         hint.setBrush(QColor(255, 140, 120))
         hint.setZValue(1000)
         hint.setPos(pos + QPointF(-20, -40))
         self.scene.addItem(hint)
         self._hint = hint
-        QTimer.singleShot(6000, lambda: hint.scene() and hint.scene().removeItem(hint))
+        self._hint_timer.start()
+
+    def _clear_hint(self) -> None:
+        if self._hint is not None and self._hint.scene() is not None:
+            self.scene.removeItem(self._hint)
+        self._hint = None
 
     def current_hint(self) -> str:
         """The transient message shown on the canvas ("" when none)."""
