@@ -58,8 +58,8 @@ def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathere
         if looped is not None:
             value, key, source = looped
             edge = topology.loop_into[(node_id, port.name)]
-            delivered = run.delivery.deliver(edge, value)
-            gathered.values[port.name] = [delivered] if port.multiple else delivered
+            item = run.delivery.deliver(edge, value)
+            gathered.values[port.name] = [item] if port.multiple else item
             gathered.keys[port.name] = [(source, key)]
             connected, delivered = connected + 1, delivered + 1
             continue
