@@ -108,14 +108,14 @@ class KGStore:
                        only_chunks: set[str] | None = None) -> None:
         """Merge an extraction; with ``only_chunks``, only what those chunks contributed."""
         self.relation_labels.update(extraction.relation_labels)
-        for alias, canonical in extraction.aliases.items():
-            node = self.resolve(canonical)
-            if node is not None:
-                self.aliases.add(alias, node)
         for entity in extraction.entities:
             kept = _keep(entity.chunk_ids, only_chunks)
             if kept is not None:
                 self.add_entity(entity.model_copy(update={"chunk_ids": kept}))
+        for alias, canonical in extraction.aliases.items():
+            node = self.resolve(canonical)
+            if node is not None and self.resolve(alias) is None:
+                self.aliases.add(alias, node)
         for relation in extraction.relations:
             kept = _keep(relation.chunk_ids, only_chunks)
             if kept is not None and (kept or only_chunks is None):
@@ -197,10 +197,13 @@ class KGStore:
     def to_dict(self) -> dict[str, Any]:
         import networkx as nx
 
+        graph = nx.node_link_data(self.graph, edges="edges")
+        graph["nodes"].sort(key=lambda n: str(n["id"]))
+        graph["edges"].sort(key=lambda e: (str(e["source"]), str(e["target"]), str(e["key"])))
         return {
             "format": FORMAT,
             "extractor": self.extractor,
-            "graph": nx.node_link_data(self.graph, edges="edges"),
+            "graph": graph,
             "aliases": self.aliases.to_dict(),
             "ambiguous_aliases": sorted(self.aliases.ambiguous),
             "relation_labels": dict(sorted(self.relation_labels.items())),
