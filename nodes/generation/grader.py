@@ -47,6 +47,8 @@ class DocumentGrader(NodeType):
     outputs = (
         OutputPort("kept", list[ScoredChunk], "Chunks graded relevant (or unreadable)"),
         OutputPort("dropped", list[ScoredChunk], "Chunks graded not relevant"),
+        OutputPort("query", Query, "The query, when some chunk is kept (gates the branch that "
+                                   "uses 'kept', since the prompt's evidence port is optional)"),
         OutputPort("none_relevant", Query, "The query, when no chunk is relevant"),
     )
 
@@ -88,7 +90,7 @@ class DocumentGrader(NodeType):
             ctx.note(route="none_relevant", reason="every chunk was graded not relevant")
             return {"dropped": dropped, "none_relevant": query}
         ctx.note(route="kept", reason=f"{len(kept)} of {len(chunks)} chunks kept")
-        return {"kept": kept, "dropped": dropped}
+        return {"kept": kept, "dropped": dropped, "query": query}
 
 
 def _clip(text: str, limit: int) -> str:

@@ -67,6 +67,8 @@ class EvidenceGuard(NodeType):
     )
     outputs = (
         OutputPort("evidence", list[ScoredChunk], "The chunks, when they pass"),
+        OutputPort("query", Query, "The query, when the chunks pass (wire the prompt builder's "
+                                   "query from here so generation stops with the guard)"),
         OutputPort("fallback", Answer, "A fixed answer with fallback=True, when they fail"),
     )
 
@@ -75,7 +77,7 @@ class EvidenceGuard(NodeType):
         passed, reason, facts = judge(evidence, params)
         ctx.note(route="evidence" if passed else "fallback", reason=reason, **facts)
         if passed:
-            return {"evidence": evidence}
+            return {"evidence": evidence, **({"query": query} if query is not None else {})}
         answer = Answer(text=params.message, fallback=True, evidence=evidence,
                         query=query.text if query is not None else "")
         return {"fallback": answer}

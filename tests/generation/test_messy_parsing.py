@@ -24,7 +24,8 @@ def test_yes_variants(reply: str) -> None:
 @pytest.mark.parametrize("reply", [
     "no", "No.", "NO", "**No**", "no, not relevant", "Not relevant.", "irrelevant",
     "Answer: no", "n", "false", "The answer is not supported by the evidence.",
-    "unsupported", "It doesn't mention the warranty.", "Nope", "The passage is not directly relevant.",
+    "unsupported", "It doesn't mention the warranty.", "Nope",
+    "The passage is not directly relevant.",
     "No, it is relevant only to another question",
 ])
 def test_no_variants(reply: str) -> None:

@@ -211,7 +211,7 @@ def test_grader_messy_replies(run_node, fake_llm, make_chunk, reply, kept, dropp
     out = run_node(DocumentGrader, {}, query=Q, chunks=chunks, llm=llm)
     assert [c.doc_id for c in out["kept"]] == kept
     assert [c.doc_id for c in out["dropped"]] == dropped
-    assert "none_relevant" not in out
+    assert "none_relevant" not in out and out["query"] == Q
     assert len(backend.calls) == 1
     assert "[doc 3]" in backend.calls[0][-1].content
 
