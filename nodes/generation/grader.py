@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modrag_nodes.generation.llm_call import ask
+from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_graded_lines
 from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,7 +29,7 @@ class GraderParams(BaseModel):
     system: str = Field(GRADE_SYSTEM, description="System instructions for the grader")
 
 
-class DocumentGrader(NodeType):
+class DocumentGrader(SamplingAware, NodeType):
     type_id = "grade.documents"
     title = "Document grader"
     category = "Checks"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from modrag_nodes.llm.client import LLMSpec, chat
@@ -36,3 +38,19 @@ def ask(ctx: NodeContext, llm: LLMSpec, system: str, user: str,
     if result.stopped == "cancelled":
         ctx.check_cancelled()
     return result.text
+
+
+def sampling_fingerprint(inputs: Mapping[str, Any]) -> str | None:
+    """A fresh cache-key part when the connected model samples (temperature > 0)."""
+    spec = inputs.get("llm")
+    if isinstance(spec, LLMSpec) and spec.temperature > 0:
+        return f"sampled:{uuid.uuid4().hex}"
+    return None
+
+
+class SamplingAware:
+    """Mixin for node types with an ``llm`` input: sampled replies are never reused."""
+
+    def fingerprint(self, params: Any, inputs: Mapping[str, Any],
+                    run_inputs: Mapping[str, Any]) -> str | None:
+        return sampling_fingerprint(inputs)

@@ -11,7 +11,7 @@ import re
 from typing import Any, Literal
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-from modrag_nodes.generation.llm_call import ask, require_llm
+from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
 from modrag_nodes.generation.messy_parsing import clean_single_text, parse_list
 from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,7 +66,7 @@ class TransformParams(BaseModel):
                                   json_schema_extra={"multiline": True})
 
 
-class QueryTransform(NodeType):
+class QueryTransform(SamplingAware, NodeType):
     type_id = "query.transform"
     title = "Query transform"
     category = "Query"

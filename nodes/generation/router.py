@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from modrag_nodes.generation.llm_call import ask
+from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -66,7 +66,7 @@ class RouterParams(BaseModel):
         return routes
 
 
-class IntentRouter(NodeType):
+class IntentRouter(SamplingAware, NodeType):
     type_id = "route.intent"
     title = "Intent router"
     category = "Query"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from modrag_nodes.generation.guard import NO_EVIDENCE
-from modrag_nodes.generation.llm_call import ask
+from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,7 +42,7 @@ class CheckParams(BaseModel):
                           "supported without asking")
 
 
-class SupportCheck(NodeType):
+class SupportCheck(SamplingAware, NodeType):
     type_id = "check.support"
     title = "Self-check"
     category = "Checks"

@@ -197,3 +197,16 @@ def test_router_activates_one_branch(executor, fake_llm) -> None:
     result = executor.run(doc, {"question": "What is the warranty?"})
     assert list(result.outputs) == ["a"]
     assert len(backend.calls) == 1  # the rules decided the second question
+
+
+def test_second_run_replays_from_cache(executor, fake_llm) -> None:
+    backend, _ = fake_llm
+    rewrites: list[str] = []
+    backend.respond_with(_respond(["no", "yes"], rewrites))
+    doc = _graph(max_iterations=3)
+    first = executor.run(doc, {"question": "How long is the warranty?"})
+    calls = len(backend.calls)
+    second = executor.run(doc, {"question": "How long is the warranty?"})
+    assert second.ok and len(backend.calls) == calls  # no model call the second time
+    assert second.outputs["answer"] == first.outputs["answer"]
+    assert [v.status for v in second.trace.visits_of("check")] == ["cached", "cached"]

@@ -236,3 +236,13 @@ def test_grader_none_relevant(run_node, fake_llm, make_chunk) -> None:
     empty = run_node(DocumentGrader, {}, query=Q, chunks=[], llm=llm)
     assert set(empty) == {"dropped", "none_relevant"}
     assert len(backend.calls) == 1  # no call for an empty batch
+
+
+def test_sampled_replies_are_not_reused() -> None:
+    from modrag_nodes.llm.client import LLMSpec
+
+    params = QueryTransform.Params()
+    for node in (QueryTransform(), IntentRouter(), DocumentGrader()):
+        assert node.fingerprint(params, {"llm": LLMSpec(temperature=0.0)}, {}) is None
+        hot = {"llm": LLMSpec(temperature=0.7)}
+        assert node.fingerprint(params, hot, {}) != node.fingerprint(params, hot, {})
