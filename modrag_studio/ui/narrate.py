@@ -104,8 +104,13 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
         if visit.details.get("reason"):
             phrase += f" because {visit.details['reason']}"
     when = "reused its earlier result: it " if visit.status == "cached" else ""
-    timing = f" ({visit.duration_s:.2f} s)" if visit.status == "done" else ""
+    slow = visit.status == "done" and visit.duration_s >= 0.05
+    timing = f" (in {_seconds(visit.duration_s)})" if slow else ""
     return f"{name} {when}{phrase}{timing}."
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
 
 
 def story(trace: Trace, titles: dict[str, str] | None = None) -> list[tuple[NodeVisit, str]]:

@@ -105,7 +105,9 @@ def rank_move(final_rank: int, source_rank: int | None) -> tuple[str, QColor]:
 
 def score_content(scored: list[ScoredChunk]) -> CardContent:
     sources: list[str] = []
-    for item in scored[:50]:
+    moved = any(len(item.sources) > 1 or (item.sources and item.retriever not in item.sources)
+                for item in scored[:50])
+    for item in scored[:50] if moved else []:
         for name in item.sources:
             if name not in sources:
                 sources.append(name)
@@ -262,9 +264,12 @@ class OverlayCard(QGraphicsObject):
             painter.setPen(cell.color)
             flags = int(cell.align) | (int(Qt.TextFlag.TextWordWrap) if cell.lines > 1
                                        else int(Qt.AlignmentFlag.AlignVCenter))
-            text = cell.text if cell.lines > 1 else self.fm.elidedText(
-                cell.text, Qt.TextElideMode.ElideRight, cell.width - 6)
+            room = (cell.width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
+            text = self.fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, room)
+            painter.save()
+            painter.setClipRect(QRectF(x, y, cell.width - 4, height))
             painter.drawText(QRectF(x, y, cell.width - 6, height), flags, text)
+            painter.restore()
             x += cell.width
 
     def _draw_pager(self, painter: QPainter, y: float, width: float) -> None:
@@ -331,10 +336,16 @@ class OverlayManager:
             card.set_content(content)
         self.reposition(node_id)
 
-    def show_outputs(self, node_id: str, outputs: dict[str, Any]) -> None:
-        """Cards for a node's outputs (first port with an overlay-able value)."""
+    def show_outputs(self, node_id: str, outputs: dict[str, Any],
+                     answers_only: bool = False) -> None:
+        """Cards for a node's outputs (first port with an overlay-able value).
+
+        ``answers_only`` (graph outputs) shows answers but not lists its upstream node shows.
+        """
         content = None
         for port, value in outputs.items():
+            if answers_only and not isinstance(value, Answer):
+                continue
             content = content_for(value, port)
             if content is not None:
                 break

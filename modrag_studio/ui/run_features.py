@@ -46,9 +46,8 @@ class RunFeatures(QObject):
         self.overlays = OverlayManager(self.canvas)
         self.inspector = Inspector(window)
         self.timeline = TimelineDock(window)
-        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.timeline)
-        self.run_bar = RunBar(window)
+        self._place_docks(window)
+        self.run_bar = RunBar(window, settings=getattr(window, "settings", None))
         self.captions: dict[str, str] = {}
         self.metric_captions: dict[str, str] = {}
         self.metrics: dict[str, dict[str, float]] = {}
@@ -61,6 +60,19 @@ class RunFeatures(QObject):
         self.refresh_inputs()
 
     # setup -----------------------------------------------------------------------------
+    def _place_docks(self, window: QMainWindow) -> None:
+        """Inspector under the properties panel; timeline tabbed with the problems panel."""
+        docks = getattr(window, "docks", {})
+        window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
+        properties = docks.get("properties")
+        if properties is not None:
+            window.splitDockWidget(properties, self.inspector, Qt.Orientation.Vertical)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.timeline)
+        problems = docks.get("problems")
+        if problems is not None:
+            window.tabifyDockWidget(problems, self.timeline)
+            problems.raise_()
+
     def _action(self, text: str, slot: Any, shortcut: str | None = None, tip: str = "",
                 name: str = "") -> QAction:
         action = QAction(text, self.window)
@@ -269,7 +281,8 @@ class RunFeatures(QObject):
                 "skipped": "skipped", "failed": "failed", "cancelled": "cancelled"}
         self._set_caption(node_id, loops + text.get(visit.status, visit.status))
         if outputs:
-            self.overlays.show_outputs(node_id, outputs)
+            self.overlays.show_outputs(node_id, outputs,
+                                       answers_only=visit.type_id == "graph.output")
         if self.inspector.node_id == node_id and self.controller.streams.get(node_id):
             self.inspector.streams.pop(node_id, None)
 
@@ -361,10 +374,11 @@ class RunFeatures(QObject):
             self._status("Run the graph first (or replay a recorded trace).", 5000)
             return None
         titles = {}
-        try:
-            titles = {n.id: n.title for n in self.document().nodes if n.title}
-        except Exception:
-            log.debug("no document titles for the presentation")
+        for node in self.document().nodes:
+            if node.title:
+                titles[node.id] = node.title
+            elif node.type in self.controller.registry:
+                titles[node.id] = self.controller.registry.get(node.type).display_title()
         self.presentation = PresentationWindow(trace, self.canvas, titles)
         if full_screen:
             self.presentation.showFullScreen()

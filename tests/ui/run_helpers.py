@@ -196,27 +196,3 @@ def slow_graph(seconds: float = 30.0) -> GraphDocument:
     e = [("start.value", "slow.value"), ("slow.value", "after.text"), ("after.text", "out.value")]
     return _doc(n, e, "slow")
 
-
-def harness_window(registry: NodeRegistry, doc: GraphDocument | None = None):
-    """A bare window with the MainWindow attributes run features need (editor, canvas, ...).
-
-    Used while the full MainWindow is not importable; the canvas adapter and editor are real.
-    """
-    from PySide6.QtWidgets import QMainWindow
-
-    from modrag_studio.engine.editing import GraphEditor
-    from modrag_studio.ui.canvas_adapter import CanvasAdapter
-    from modrag_studio.ui.run_features import install_run_features
-
-    window = QMainWindow()
-    window.registry = registry
-    window.editor = GraphEditor(registry)
-    if doc is not None:
-        window.editor.reset(doc)
-    window.canvas = CanvasAdapter(window.editor, registry)
-    window.setCentralWidget(window.canvas.view)
-    window.run_toolbar = window.addToolBar("Run")
-    bar = window.menuBar()
-    window.menus = {name: bar.addMenu(name) for name in ("File", "Edit", "View", "Run")}
-    install_run_features(window)
-    return window

@@ -11,8 +11,9 @@ from PySide6.QtCore import QSettings, Qt
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.inspector_views import AnswerView, RecordTable
+from modrag_studio.ui.main_window import MainWindow
 from modrag_studio.ui.presentation import PresentationWindow
-from tests.ui.run_helpers import harness_window, rag_graph, slow_graph, toy_registry
+from tests.ui.run_helpers import rag_graph, slow_graph, toy_registry
 
 pytestmark = pytest.mark.ui
 TIME = re.compile(r"\d+(\.\d+)? (ms|s)$")
@@ -20,13 +21,13 @@ TIME = re.compile(r"\d+(\.\d+)? (ms|s)$")
 
 @pytest.fixture
 def make_window(qtbot, tmp_path):
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path))
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path))
+    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
     registry = toy_registry()
     made = []
 
     def make(doc: GraphDocument):
-        window = harness_window(registry, doc)
+        window = MainWindow(registry, settings=settings, offer_restore=False)
+        window.editor.reset(doc)
         qtbot.addWidget(window)
         window.resize(1400, 900)
         window.show()

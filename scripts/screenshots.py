@@ -1,0 +1,145 @@
+"""Open each sample graph in the studio, run it, and save PNGs of the window.
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py [GRAPH.json ...]
+        [--out docs/screenshots] [--input name=value ...] [--timeout 600]
+
+Graph inputs without a default get demo values (the bundled sample corpus and a question).
+For each graph: ``<name>.png`` (window after the run, output node inspected),
+``<name>-inspector.png`` (a ranked or chunk output in the inspector) and
+``<name>-presentation.png`` (presentation mode on the last step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+DEMO_INPUTS = {
+    "corpus": str(ROOT / "resources" / "sample_corpus"),
+    "corpus_path": str(ROOT / "resources" / "sample_corpus"),
+    "path": str(ROOT / "resources" / "sample_corpus"),
+    "query": "How often are the CNC machines serviced?",
+    "question": "How often are the CNC machines serviced?",
+}
+
+
+def _wait(app, features, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while features.controller.busy and time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+    if features.controller.busy:
+        features.cancel()
+        while features.controller.busy:
+            app.processEvents()
+            time.sleep(0.02)
+        return False
+    app.processEvents()
+    return True
+
+
+def _pick_inspected(result) -> str | None:
+    """A node with a ranked list (else chunks, else anything) to show in the inspector."""
+    from modrag_studio.ui.inspector_views import table_kind
+
+    best: tuple[int, str] | None = None
+    rank = {"scores": 0, "chunks": 1, "documents": 2}
+    for (node_id, _), outputs in result.node_outputs.items():
+        for value in outputs.values():
+            kind = table_kind(value)
+            if kind in rank and (best is None or rank[kind] < best[0]):
+                best = (rank[kind], node_id)
+    return best[1] if best else None
+
+
+def shoot(app, path: Path, out: Path, extra: dict[str, str], timeout: float) -> list[Path]:
+    from PySide6.QtCore import QSettings
+
+    from modrag_studio.engine.executor import graph_input_names
+    from modrag_studio.ui.main_window import MainWindow
+
+    settings = QSettings(str(out / ".screenshots.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(path=path, settings=settings, offer_restore=False)
+    window.resize(1600, 960)
+    window.show()
+    app.processEvents()
+    features = window.run_features
+    doc = window.editor.document()
+    values = {}
+    for name in graph_input_names(doc):
+        if name in extra:
+            values[name] = extra[name]
+        elif name in DEMO_INPUTS and not doc.node(_input_node(doc, name)).params.get("default"):
+            values[name] = DEMO_INPUTS[name]
+    features.run_bar.set_values(values)
+    started = time.monotonic()
+    features.run()
+    finished = _wait(app, features, timeout)
+    result = features.controller.last_result
+    status = result.status if result else f"error: {features.last_error}"
+    print(f"{path.name}: {status} in {time.monotonic() - started:.1f} s"
+          + ("" if finished else " (cancelled: timeout)"))
+    window.canvas.fit_all()
+    outputs = [n.id for n in doc.nodes if n.type == "graph.output"]
+    shots = []
+    if outputs:
+        window.canvas.select_nodes(outputs[:1])
+    app.processEvents()
+    stem = doc.metadata.name or path.stem
+    shots.append(out / f"{stem}.png")
+    window.grab().save(str(shots[-1]))
+    inspected = _pick_inspected(result) if result else None
+    if inspected:
+        window.canvas.select_nodes([inspected])
+        features.timeline.raise_()
+        app.processEvents()
+        shots.append(out / f"{stem}-inspector.png")
+        window.grab().save(str(shots[-1]))
+    shown = features.present(full_screen=False) if result else None
+    if shown is not None:
+        shown.resize(1400, 860)
+        shown.go(len(shown.steps) - 2 if len(shown.steps) > 1 else 0)
+        app.processEvents()
+        shots.append(out / f"{stem}-presentation.png")
+        shown.grab().save(str(shots[-1]))
+        shown.close()
+    window.editor.mark_saved()
+    window.close()
+    return shots
+
+
+def _input_node(doc, name: str) -> str:
+    return next(n.id for n in doc.nodes
+                if n.type == "graph.input" and n.params.get("name") == name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("graphs", nargs="*", type=Path)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per graph")
+    args = parser.parse_args(argv)
+    extra = dict(item.split("=", 1) for item in args.input)
+    graphs = args.graphs or sorted((ROOT / "sample_graphs").glob("*.json"))
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    for path in graphs:
+        for shot in shoot(app, path, args.out, extra, args.timeout):
+            print(f"  saved {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
