@@ -6,6 +6,7 @@ Progress and streamed text are throttled so a chatty node cannot flood the event
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -20,8 +21,9 @@ from modrag_studio.engine.executor import Executor, RunResult
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.engine.paths import cache_home
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.trace import NodeVisit, Trace
+from modrag_studio.ui.run_process import ProcessRunner
 
 THROTTLE_S = 0.05
 
@@ -94,11 +96,24 @@ class RunRequest:
     label: str = "Run"
 
 
+def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:
+    """'process' (a worker process) or 'thread' (a worker thread in the GUI process).
+
+    ``auto`` (or ``$MODRAG_RUN_MODE``) picks the process for the built-in registry, whose node
+    types the worker can load by itself, and a thread for a custom registry.
+    """
+    mode = os.environ.get("MODRAG_RUN_MODE", mode) if mode == "auto" else mode
+    if mode in ("process", "thread"):
+        return mode
+    return "process" if registry is default_registry() else "thread"
+
+
 class RunController(QObject):
     """One executor with a disk cache per window; at most one run at a time.
 
-    Signals mirror the hook events (queued onto the GUI thread). ``history`` keeps the traces
-    of this session so the inspector can show a node's timing and cache history.
+    Runs go to a persistent worker process (model imports and Python-heavy nodes never stall
+    the GUI) or, for custom registries, a worker thread. Signals mirror the hook events
+    (queued onto the GUI thread). ``history`` keeps this session's traces for the inspector.
     """
 
     run_started = Signal(str, list)
@@ -111,10 +126,12 @@ class RunController(QObject):
     busy_changed = Signal(bool)
 
     def __init__(self, registry: NodeRegistry, parent: QObject | None = None,
-                 executor: Executor | None = None) -> None:
+                 executor: Executor | None = None, mode: str = "auto") -> None:
         super().__init__(parent)
         self.executor = executor or Executor(registry, NodeCache(cache_home()))
         self.registry = self.executor.registry
+        self.mode = choose_mode(self.registry, mode) if executor is None else "thread"
+        self.process = ProcessRunner() if self.mode == "process" else None
         self.history: list[Trace] = []
         self.last_result: RunResult | None = None
         self.last_request: RunRequest | None = None
@@ -159,6 +176,18 @@ class RunController(QObject):
         if self._cancel is not None:
             self._cancel.cancel()
 
+    def warm_up(self) -> None:
+        """Start the worker process early (it loads the node library in the background)."""
+        if self.process is not None:
+            self.process.start()
+
+    def shutdown(self) -> None:
+        """Cancel any run and stop the worker process."""
+        self.cancel()
+        self.wait(10)
+        if self.process is not None:
+            self.process.close()
+
     def wait(self, timeout: float | None = None) -> bool:
         """Join the worker (tests, shutdown). Signals still arrive through the event loop."""
         thread = self._thread
@@ -170,9 +199,15 @@ class RunController(QObject):
     # worker ------------------------------------------------------------------
     def _work(self, request: RunRequest, hook: QtRunHook, cancel: CancelToken) -> None:
         try:
-            result = self.executor.run(
-                request.doc, request.inputs, hooks=[hook], cancel=cancel, target=request.target,
-                rerun=request.rerun, start_from=request.start_from)
+            if self.process is not None:
+                self.executor.check(request.doc, request.inputs)  # fail fast, same message
+                result = self.process.run(
+                    request.doc, request.inputs, hook, cancel, target=request.target,
+                    rerun=request.rerun, start_from=request.start_from)
+            else:
+                result = self.executor.run(
+                    request.doc, request.inputs, hooks=[hook], cancel=cancel,
+                    target=request.target, rerun=request.rerun, start_from=request.start_from)
         except Exception as exc:  # invalid graph, bad input, or an engine crash
             self._bridge.run_error.emit(str(exc) or type(exc).__name__)
             return

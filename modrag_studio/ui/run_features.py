@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
@@ -43,6 +43,12 @@ class RunFeatures(QObject):
         self.window = window
         self.canvas = window.canvas
         self.controller = RunController(window.registry, self)
+        runner = self.controller.process
+        if runner is not None:  # stop the worker process with the window or the app
+            window.destroyed.connect(lambda *_: runner.close())
+            app = QCoreApplication.instance()
+            if app is not None:
+                app.aboutToQuit.connect(runner.close)
         self.overlays = OverlayManager(self.canvas)
         self.inspector = Inspector(window)
         self.timeline = TimelineDock(window)

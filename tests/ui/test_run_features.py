@@ -36,8 +36,7 @@ def make_window(qtbot, tmp_path):
 
     yield make
     for window in made:
-        window.run_features.controller.cancel()
-        window.run_features.controller.wait(10)
+        window.run_features.controller.shutdown()
 
 
 def run_and_wait(qtbot, window, action: str = "run", timeout: int = 20_000, **kwargs) -> None:
