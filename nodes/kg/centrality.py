@@ -30,19 +30,41 @@ def centrality(store: KGStore, method: str = "pagerank") -> dict[str, float]:
         if graph.number_of_nodes() == 0:
             values: dict[str, float] = {}
         elif method == "pagerank":
-            import networkx as nx
-
-            simple = nx.DiGraph()
-            simple.add_nodes_from(graph.nodes)
-            for source, target, data in graph.edges(data=True):
-                weight = simple.get_edge_data(source, target, {}).get("weight", 0.0)
-                simple.add_edge(source, target, weight=weight + float(data.get("weight", 1.0)))
-            values = nx.pagerank(simple.to_undirected(), weight="weight")
+            values = pagerank(graph)
         else:
             values = {n: float(d) for n, d in graph.degree()}
         top = max(values.values(), default=0.0) or 1.0
         _CENTRALITY[key] = {n: v / top for n, v in values.items()}
     return _CENTRALITY[key]
+
+
+def pagerank(graph: Any, alpha: float = 0.85, iterations: int = 100,
+             tolerance: float = 1e-10) -> dict[str, float]:
+    """Weighted PageRank of the graph taken as undirected (power iteration, pure Python)."""
+    nodes = list(graph.nodes)
+    links: dict[str, dict[str, float]] = {n: {} for n in nodes}
+    for source, target, data in graph.edges(data=True):
+        if source == target:
+            continue
+        weight = float(data.get("weight", 1.0)) or 1.0
+        links[source][target] = links[source].get(target, 0.0) + weight
+        links[target][source] = links[target].get(source, 0.0) + weight
+    count = len(nodes)
+    rank = dict.fromkeys(nodes, 1.0 / count)
+    totals = {n: sum(links[n].values()) for n in nodes}
+    for _ in range(iterations):
+        dangling = sum(rank[n] for n in nodes if not totals[n])
+        new = dict.fromkeys(nodes, (1 - alpha) / count + alpha * dangling / count)
+        for node in nodes:
+            if totals[node]:
+                share = alpha * rank[node] / totals[node]
+                for other, weight in links[node].items():
+                    new[other] += share * weight
+        change = sum(abs(new[n] - rank[n]) for n in nodes)
+        rank = new
+        if change < tolerance * count:
+            break
+    return rank
 
 
 def rerank(items: list[ScoredChunk], store: KGStore, *, weight: float = 0.3,
