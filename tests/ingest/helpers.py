@@ -79,6 +79,8 @@ Use the package manager of your distribution to install the dependencies first.
 Open the application and create a new project from the start page menu.
 """
 
+SHORT_SECTIONS_MD = "\n\n".join(f"## Heading {i}\n\nShort body text number {i}." for i in range(12))
+
 
 def write_corpus(folder: Path) -> Path:
     """A small mixed corpus: txt, md, html, pdf, BEIR jsonl, a sub-folder, a hidden file."""

@@ -135,27 +135,3 @@ def _ctx():
     return NodeContext(node_id="n", type_id="t", iteration=0, cancel=CancelToken(),
                        on_progress=lambda f, m: None, on_stream=lambda t: None,
                        logger=logging.getLogger("test"), work_dir=Path("."), run_inputs={})
-
-
-@pytest.mark.shared_data
-def test_python_tutorial_html(shared_data):
-    docs, report = load_documents(shared_data / "corpora" / "python-tutorial", LoadParams())
-    assert report.files_loaded == 17 and not report.unreadable
-    classes = by_id(docs)["classes.html"]
-    assert classes.title.startswith("9. Classes")
-    assert "# 9. Classes" in classes.text and "```" in classes.text
-    assert "Navigation" not in classes.text and "¶" not in classes.text
-    assert "Theme" not in classes.text  # the sidebar/footer are gone
-
-
-@pytest.mark.shared_data
-def test_debian_zh_html_and_pdf(shared_data):
-    docs, report = load_documents(shared_data / "corpora" / "debian-zh", LoadParams())
-    assert report.files_loaded == 5 and not report.unreadable
-    ids = by_id(docs)
-    assert ids["ch01.zh-cn.html"].title == "第 1 章 GNU/Linux 教程"
-    assert "控制台基础" in ids["ch01.zh-cn.html"].text
-    pages = [d for d in docs if d.doc_id.startswith("maint-guide.zh-cn.pdf#page=")]
-    assert 55 <= len(pages) <= 63
-    assert all(d.metadata["n_pages"] == 63 for d in pages)
-    assert any("维护者" in d.text for d in pages)

@@ -20,13 +20,13 @@ from modrag_nodes.ingest.smart_ingest import (
 from modrag_studio.engine.datatypes import Chunk, Document
 from modrag_studio.engine.node import CancelToken, NodeContext
 from tests.ingest.helpers import MARKDOWN
+from tests.ingest.helpers import SHORT_SECTIONS_MD as SHORT_SECTIONS
 
 PROSE = " ".join(f"Sentence number {i} talks about rivers and the sea at some length."
                  for i in range(60))
 LISTS = "Shopping:\n" + "\n".join(f"- item {i} to buy" for i in range(40)) + "\n"
 CODE = ("Some intro text for the example below.\n\n```\nprint('a')\n```\n\nMore text after "
         "the code, explaining it.\n")
-SHORT_SECTIONS = "\n\n".join(f"## Heading {i}\n\nShort body text number {i}." for i in range(12))
 
 
 def doc(doc_id: str, text: str) -> Document:
