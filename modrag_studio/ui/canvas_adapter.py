@@ -286,6 +286,13 @@ class CanvasAdapter:
             self._sync_layout_items(new_layout)
 
     def _rebuild(self, doc: GraphDocument) -> None:
+        self.view.setUpdatesEnabled(False)
+        try:
+            self._rebuild_items(doc)
+        finally:
+            self.view.setUpdatesEnabled(True)
+
+    def _rebuild_items(self, doc: GraphDocument) -> None:
         for node_id in list(self._nodes):
             self._remove_node(node_id)
         for spec in doc.nodes:
@@ -317,6 +324,7 @@ class CanvasAdapter:
             node.set_color(*category_color(node_type.category))
         else:
             node.set_color(110, 40, 40)
+        node.NODE_NAME = spec.title or (node_type.display_title() if node_type else spec.type)
         self.graph.add_node(node, selected=False, push_undo=False)
         self._nodes[node_id] = node
         self._ids[node.id] = node_id
@@ -333,9 +341,10 @@ class CanvasAdapter:
         spec = doc.node(node_id)
         node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
         title = spec.title or (node_type.display_title() if node_type else f"? {spec.type}")
-        node.model.name = title
-        node.view.name = title
-        node.view.draw_node()
+        if node.view.name != title:  # add_node may have made the name unique ("Upper 1")
+            node.model.name = title
+            node.view.name = title
+            node.view.draw_node()
 
     def _place(self, node_id: str, doc: GraphDocument) -> None:
         entry = (doc.layout or Layout()).nodes.get(node_id)
