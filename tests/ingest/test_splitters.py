@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from modrag_nodes.ingest.spans import recursive_spans, sentence_spans, token_spans
 from modrag_nodes.ingest.splitters import (
+    MarkdownParams,
+    MarkdownSplitter,
+    RecursiveParams,
+    RecursiveSplitter,
     SizeParams,
     split_fixed,
     split_markdown,
@@ -17,6 +23,8 @@ from modrag_nodes.ingest.splitters import (
 )
 
 from modrag_studio.engine.datatypes import Document
+from modrag_studio.engine.errors import RunCancelled
+from modrag_studio.engine.node import CancelToken, NodeContext
 from tests.ingest.helpers import MARKDOWN
 
 PROSE = ("The cat sat on the mat. It was warm and quiet. Dr. Smith came in at noon. "
@@ -146,3 +154,23 @@ def test_chunks_copy_metadata_and_page():
     chunks = split_recursive(document, 50, 0)
     assert all(c.metadata["page"] == 3 and c.metadata["path"] == "x.pdf" for c in chunks)
     assert all(c.metadata["title"] == "T" for c in chunks)
+
+
+def _ctx(cancel: CancelToken, progress: list) -> NodeContext:
+    return NodeContext(node_id="split", type_id="split.recursive", iteration=0, cancel=cancel,
+                       on_progress=lambda f, m: progress.append(f), on_stream=lambda t: None,
+                       logger=logging.getLogger("test"), work_dir=Path("."), run_inputs={})
+
+
+def test_splitter_nodes_report_progress_and_stop_on_cancel():
+    docs = [Document(doc_id=f"d{i}", text=PROSE) for i in range(5)]
+    progress: list[float] = []
+    context = _ctx(CancelToken(), progress)
+    out = RecursiveSplitter().run(context, RecursiveParams(chunk_size=100, overlap=0), docs)
+    assert {c.doc_id for c in out["chunks"]} == {f"d{i}" for i in range(5)}
+    assert progress[0] == 0.0 and progress[-1] == 1.0 and progress == sorted(progress)
+    assert context.details == {"documents": 5, "chunks": len(out["chunks"])}
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(RunCancelled):
+        MarkdownSplitter().run(_ctx(cancel, []), MarkdownParams(), docs)
