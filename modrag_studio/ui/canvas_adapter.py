@@ -12,7 +12,7 @@ from collections.abc import Callable
 from NodeGraphQt import BaseNode, NodeGraph
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsSimpleTextItem
+from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem
 
 from modrag_studio.engine.document import GraphDocument, Layout
 from modrag_studio.engine.editing import Change, GraphEditor
@@ -185,9 +185,13 @@ class CanvasAdapter:
     def _show_hint(self, message: str, pos: QPointF) -> None:
         self._clear_hint()
         hint = QGraphicsSimpleTextItem(message)
-        hint.setBrush(QColor(255, 140, 120))
+        hint.setBrush(QColor(255, 150, 130))
         hint.setZValue(1000)
-        hint.setPos(pos + QPointF(-20, -40))
+        back = QGraphicsRectItem(hint.boundingRect().adjusted(-6, -4, 6, 4), hint)
+        back.setBrush(QColor(30, 20, 20, 230))
+        back.setPen(QColor(200, 80, 70))
+        back.setFlag(back.GraphicsItemFlag.ItemStacksBehindParent)
+        hint.setPos(pos + QPointF(-20, -44))
         self.scene.addItem(hint)
         self._hint = hint
         self._hint_timer.start()
