@@ -81,20 +81,23 @@ class _Writer:
     def __init__(self) -> None:
         self.blocks: list[str] = []
         self.inline: list[str] = []
+        self.prefix = ""  # put before the next non-empty line (a list item's "- ")
 
     def add_inline(self, text: str) -> None:
         self.inline.append(text)
 
-    def flush(self, prefix: str = "") -> None:
+    def flush(self) -> None:
         line = _flat("".join(self.inline))
         self.inline = []
         if line:
-            self.blocks.append(prefix + line)
+            self.blocks.append(self.prefix + line)
+            self.prefix = ""
 
     def add_block(self, text: str) -> None:
         self.flush()
         if text.strip():
             self.blocks.append(text)
+            self.prefix = ""
 
     def text(self) -> str:
         self.flush()
@@ -132,8 +135,10 @@ def _walk(node: Any, out: _Writer) -> None:
             out.add_block(f"```\n{code}\n```")
         elif name == "li":
             out.flush()
+            out.prefix = "- "
             _walk(child, out)
-            out.flush(prefix="- ")
+            out.flush()
+            out.prefix = ""
         elif name == "tr":
             out.flush()
             cells = [_flat(c.get_text(" ")) for c in child.find_all(["td", "th"], recursive=False)]

@@ -20,6 +20,7 @@ CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 TOKEN_RE = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
 _ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "dr", "mr", "mrs", "ms", "prof", "fig",
                   "no", "al", "approx", "st", "jr", "sr", "inc", "ltd", "co", "eq"}
+_WORD_BEFORE = re.compile(r"([A-Za-z.]+)$")
 # end of a sentence: Latin punctuation + space, CJK punctuation, or a blank line
 _SENTENCE_END = re.compile(
     r"(?:[.!?]+[\"')\]\u201d\u2019]*(?=\s))|(?:[\u3002\uff01\uff1f\uff1b]+[\u201d\u300d"
@@ -56,7 +57,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[Sp
 
 
 def _is_abbreviation(text: str, dot: int) -> bool:
-    word = re.search(r"([A-Za-z.]+)$", text[max(0, dot - 12):dot])
+    word = _WORD_BEFORE.search(text, max(0, dot - 12), dot)
     if not word:
         return dot > 0 and text[dot - 1].isdigit() and dot + 2 < len(text) and \
             text[dot + 2].isdigit()

@@ -46,6 +46,8 @@ def test_html_drops_scripts_and_navigation_and_keeps_structure():
     assert "- Loamy soil\n- pH 6.5" in text
     assert "| May | Plant |" in text
     assert "```\nwater(plants)\n  twice()\n```" in text
+    _, nested = html_to_text("<ul><li>Outer <b>bold</b><ul><li>inner</li></ul></li></ul><p>P</p>")
+    assert nested == "- Outer bold\n- inner\n\nP\n"
 
 
 def test_glob_and_recursion_filters(tmp_path):
