@@ -22,7 +22,7 @@ the variants.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from modrag_nodes.retrieval.ranking import retriever_id, top_indices, with_ranks
 from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
@@ -51,9 +51,12 @@ class _Fitted:
 class BM25Index(Contract):
     """A fitted BM25 index: the tokenizer, parameters, chunk list and engine structures.
 
-    The chunk list and the engine live in a private attribute shared (not copied) between
-    the nodes that receive the index; treat them as read-only.
+    The index is ``shared_read_only``: the executor hands the same object to every node
+    that receives it (copying a large index for each query would dominate a run), so treat
+    it, its chunk list and its engine structures as read-only.
     """
+
+    shared_read_only: ClassVar[bool] = True
 
     tokenizer: Tokenizer = Field(default_factory=Tokenizer)
     engine: Engine = "fast"

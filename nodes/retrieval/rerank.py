@@ -14,6 +14,7 @@ Hugging Face cache; anything else fails at once with a message naming it.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import threading
@@ -254,6 +255,9 @@ class CrossEncoderRerank(_Reranker):
                    "BAAI/bge-reranker-v2-m3); passes the input order through on failure.")
     Params = CrossEncoderParams
 
+    def health(self, params: CrossEncoderParams) -> str | None:
+        return f"cross-encoder {params.model} at {resolve_model(params.model)}"
+
     def scorer(self, ctx: NodeContext, params: CrossEncoderParams) -> tuple[Scorer, str]:
         model = load_cross_encoder(params.model, max_length=params.max_length,
                                    device=params.device)
@@ -283,6 +287,11 @@ class FlagRerank(_Reranker):
     description = ("Rescores candidates with FlagEmbedding's FlagReranker (optional 'flag' "
                    "extra); passes the input order through on failure.")
     Params = FlagParams
+
+    def health(self, params: FlagParams) -> str | None:
+        if importlib.util.find_spec("FlagEmbedding") is None:
+            raise NodeConfigError(f"rerank.flag needs FlagEmbedding: {FLAG_INSTALL}")
+        return f"FlagReranker {params.model} at {resolve_model(params.model)}"
 
     def scorer(self, ctx: NodeContext, params: FlagParams) -> tuple[Scorer, str]:
         model = load_flag_reranker(params.model, use_fp16=params.use_fp16,

@@ -203,3 +203,12 @@ def test_a_failing_reranker_does_not_stop_the_run_and_is_retried():
         assert result.outputs["hits"][0].chunk_id == "c0"
         visit = next(v for v in result.trace.visits if v.node_id == "rr")
         assert not visit.cached and any(MISSING in w for w in visit.warnings)
+
+
+def test_health_checks_name_the_missing_model(cross_encoder_dir):
+    assert cross_encoder_dir in CrossEncoderRerank().health(
+        CrossEncoderRerank.Params(model=cross_encoder_dir))
+    with pytest.raises(NodeConfigError, match=MISSING):
+        CrossEncoderRerank().health(CrossEncoderRerank.Params(model=MISSING))
+    with pytest.raises(NodeConfigError):
+        FlagRerank().health(FlagRerank.Params(model=MISSING))
