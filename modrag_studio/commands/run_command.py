@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 from modrag_studio.engine.hooks import RunHook
+from modrag_studio.engine.serialize import to_jsonable
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -78,18 +79,6 @@ def format_trace_table(trace: Any) -> str:
             f"{visit.duration_s * 1000:>9.1f}  {outs or why}"
         )
     return "\n".join(lines)
-
-
-def to_jsonable(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, list):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (str, int, float, bool, type(None))):
-        return value
-    return repr(value)
 
 
 def render_output(value: Any) -> str:

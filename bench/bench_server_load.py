@@ -1,0 +1,113 @@
+"""Load on `modrag serve`: N concurrent clients for T seconds against a loopback server.
+
+The served graph: question input -> upper-case -> a streaming echo node standing in for a fast
+LLM backend -> concat -> output. Prints requests per second, p50/p95 latency, errors, and the
+server's overhead over the engine's own run time (from the trace).
+
+Run: .venv/bin/python bench/bench_server_load.py [--clients 50] [--seconds 30]
+Loopback only; bounded in time and count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = """
+import sys, uvicorn
+sys.path.insert(0, {root!r})
+from modrag_studio.server import ServerSettings, create_app
+from tests.server.conftest import echo_graph, make_registry
+app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_concurrent_runs=16),
+                 registry=make_registry())
+uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+"""
+
+
+async def client_loop(http: httpx.AsyncClient, stop_at: float, index: int,
+                      latencies: list[float], overheads: list[float], errors: list[str]) -> None:
+    n = 0
+    while time.perf_counter() < stop_at:
+        n += 1
+        question = f"client {index} question {n}"
+        started = time.perf_counter()
+        try:
+            response = await http.post("/run", params={"trace": "true"},
+                                       json={"question": question})
+            elapsed = time.perf_counter() - started
+            body = response.json()
+            if response.status_code != 200 or body["status"] != "ok":
+                errors.append(f"{response.status_code} {body.get('status')}")
+                continue
+            if body["outputs"]["answer"] != f"{question.upper()} / calm":
+                errors.append("answer belongs to another request")
+                continue
+            latencies.append(elapsed)
+            overheads.append(elapsed - body["trace"]["duration_s"])
+        except httpx.HTTPError as exc:
+            errors.append(type(exc).__name__)
+
+
+async def load(url: str, clients: int, seconds: float) -> None:
+    latencies: list[float] = []
+    overheads: list[float] = []
+    errors: list[str] = []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        started = time.perf_counter()
+        stop_at = started + seconds
+        await asyncio.gather(*(client_loop(http, stop_at, i, latencies, overheads, errors)
+                               for i in range(clients)))
+        wall = time.perf_counter() - started
+    ordered = sorted(latencies)
+    p = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000  # noqa: E731
+    print(f"clients={clients} seconds={seconds:.0f} requests={len(latencies)} "
+          f"errors={len(errors)}")
+    print(f"requests/s      {len(latencies) / wall:8.1f}")
+    print(f"latency p50 ms  {p(0.50):8.1f}")
+    print(f"latency p95 ms  {p(0.95):8.1f}")
+    engine = [lat - over for lat, over in zip(latencies, overheads, strict=True)]
+    print(f"engine ms (median)          {statistics.median(engine) * 1000:8.2f}")
+    print(f"server overhead ms (median) {statistics.median(overheads) * 1000:8.2f}  "
+          "(latency minus engine run time, includes queueing under load)")
+    if errors:
+        print("first errors:", errors[:5])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+    code = SERVER.format(root=str(ROOT), port=args.port)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    server = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT)
+    url = f"http://127.0.0.1:{args.port}"
+    try:
+        deadline = time.time() + 180
+        while True:
+            try:
+                httpx.get(url + "/graph", timeout=1)
+                break
+            except httpx.HTTPError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise SystemExit("server did not start") from None
+                time.sleep(0.2)
+        asyncio.run(load(url, args.clients, min(args.seconds, 300)))
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    main()

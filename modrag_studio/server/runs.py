@@ -1,0 +1,150 @@
+"""Running the graph for requests: concurrency limit, time limit, streaming events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.executor import Executor, RunResult
+from modrag_studio.engine.hooks import RunHook
+from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.serialize import to_jsonable
+
+
+class RunManager:
+    """Executes runs on worker threads; tracks them so shutdown can cancel what is left."""
+
+    def __init__(self, doc: GraphDocument, executor: Executor, *, max_concurrent: int,
+                 timeout_s: float) -> None:
+        self.doc = doc
+        self.executor = executor
+        self.timeout_s = timeout_s
+        self._limit = anyio.CapacityLimiter(max_concurrent)
+        self._active: dict[str, CancelToken] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def active_runs(self) -> int:
+        return len(self._active)
+
+    def cancel(self, run_id: str) -> None:
+        with self._lock:
+            token = self._active.get(run_id)
+        if token is not None:
+            token.cancel()
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            for token in self._active.values():
+                token.cancel()
+
+    async def run(self, inputs: dict[str, Any], hooks: list[RunHook] | None = None,
+                  run_id: str | None = None) -> tuple[RunResult, bool]:
+        """Run once; returns the result and whether the time limit cancelled it."""
+        run_id = run_id or uuid.uuid4().hex[:12]
+        token = CancelToken()
+        timed_out = threading.Event()
+
+        def on_timeout() -> None:
+            timed_out.set()
+            token.cancel()
+
+        timer = threading.Timer(self.timeout_s, on_timeout)
+        with self._lock:
+            self._active[run_id] = token
+
+        def work() -> RunResult:
+            timer.start()
+            try:
+                return self.executor.run(self.doc, inputs, hooks=hooks or [], cancel=token,
+                                         run_id=run_id)
+            finally:
+                timer.cancel()
+
+        try:
+            result = await anyio.to_thread.run_sync(work, limiter=self._limit)
+        finally:
+            with self._lock:
+                self._active.pop(run_id, None)
+        return result, timed_out.is_set()
+
+
+def result_body(result: RunResult, *, with_trace: bool, timed_out: bool) -> dict[str, Any]:
+    errors = [
+        {"node_id": v.node_id, "type": v.type_id, "message": v.error.message}
+        for v in result.trace.visits if v.error is not None
+    ]
+    if timed_out:
+        errors.append({"node_id": "", "type": "", "message": "run time limit reached"})
+    body: dict[str, Any] = {
+        "run_id": result.trace.run_id,
+        "status": result.status,
+        "outputs": to_jsonable(result.outputs),
+        "errors": errors,
+    }
+    if with_trace:
+        body["trace"] = result.trace.model_dump(mode="json")
+    return body
+
+
+class _QueueHook(RunHook):
+    """Forwards executor events to an asyncio queue from the worker thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+        self.loop = loop
+        self.queue = queue
+
+    def _put(self, event: str, data: dict[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (event, data))
+
+    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int) -> None:
+        self._put("node_started", {"node_id": node_id, "type": type_id, "iteration": iteration})
+
+    def on_node_stream(self, *, run_id: str, node_id: str, text: str) -> None:
+        self._put("token", {"node_id": node_id, "text": text})
+
+    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict) -> None:
+        self._put("node_finished", {
+            "node_id": visit.node_id, "type": visit.type_id, "iteration": visit.iteration,
+            "status": visit.status, "duration_s": visit.duration_s, "cached": visit.cached,
+            "error": visit.error.message if visit.error else None,
+        })
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+async def stream_run(manager: RunManager, inputs: dict[str, Any],
+                     with_trace: bool) -> AsyncIterator[bytes]:
+    """Server-sent events: node_started / node_finished / token ..., then one ``result``."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    hook = _QueueHook(loop, queue)
+    run_id = uuid.uuid4().hex[:12]
+    task = asyncio.ensure_future(manager.run(inputs, [hook], run_id=run_id))
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if getter in done:
+                event, data = getter.result()
+                yield sse(event, data)
+                continue
+            getter.cancel()
+            while not queue.empty():
+                event, data = queue.get_nowait()
+                yield sse(event, data)
+            result, timed_out = task.result()
+            yield sse("result", result_body(result, with_trace=with_trace, timed_out=timed_out))
+            return
+    finally:
+        if not task.done():  # the client went away: stop its run
+            manager.cancel(run_id)
