@@ -84,12 +84,11 @@ class BuildGraph(NodeType):
     outputs = (OutputPort("graph", KnowledgeGraph, "The persisted graph (path and summary)"),)
 
     def fingerprint(self, params: BuildParams, inputs: Any, run_inputs: Any) -> str | None:
-        from modrag_nodes.kg.store import text_hash
-
         path = graph_path(params, _work_dir_hint())
         if not path.is_file():
             return "missing"
-        return text_hash(path.read_text(encoding="utf-8"))
+        stat = path.stat()
+        return f"{stat.st_mtime_ns}:{stat.st_size}"
 
     def run(self, ctx: NodeContext, params: BuildParams, extraction: GraphExtraction,
             chunks: list[Chunk] | None = None) -> dict[str, Any]:

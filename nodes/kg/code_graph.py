@@ -37,6 +37,17 @@ class Module:
     source: str
     lines: int
     imports: dict[str, int] = field(default_factory=dict)
+    _tree: ast.Module | None = None
+
+    @property
+    def tree(self) -> ast.Module:
+        """The parsed source (None on a syntax error), parsed once."""
+        if self._tree is None:
+            try:
+                self._tree = ast.parse(self.source, filename=str(self.path))
+            except (SyntaxError, ValueError):
+                self._tree = ast.Module(body=[], type_ignores=[])
+        return self._tree
 
 
 def discover(root: Path, package: str = "") -> dict[str, Module]:
@@ -103,10 +114,7 @@ def _base_package(module: Module, level: int) -> str | None:
 
 def resolve_imports(module: Module, modules: dict[str, Module]) -> dict[str, int]:
     """Internal targets of a module's import statements, counted once per statement."""
-    try:
-        tree = ast.parse(module.source, filename=str(module.path))
-    except SyntaxError:
-        return {}
+    tree = module.tree
     counts: dict[str, int] = {}
     for node in ast.walk(tree):
         targets: set[str] = set()
@@ -133,12 +141,8 @@ def resolve_imports(module: Module, modules: dict[str, Module]) -> dict[str, int
 
 
 def _signatures(module: Module, limit: int = 40) -> list[str]:
-    try:
-        tree = ast.parse(module.source)
-    except SyntaxError:
-        return []
     lines: list[str] = []
-    for node in tree.body:
+    for node in module.tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             lines.append(f"def {node.name}({ast.unparse(node.args)})")
         elif isinstance(node, ast.ClassDef):
@@ -153,10 +157,7 @@ def _signatures(module: Module, limit: int = 40) -> list[str]:
 
 def module_chunk(module: Module) -> Chunk:
     """One chunk per module: its name, docstring and signatures (for vector search)."""
-    try:
-        doc = ast.get_docstring(ast.parse(module.source)) or ""
-    except SyntaxError:
-        doc = ""
+    doc = ast.get_docstring(module.tree) or ""
     text = "\n".join([f"module {module.name} ({module.rel}, {module.lines} lines)", doc.strip(),
                       *_signatures(module)]).strip()
     return Chunk(chunk_id=f"code:{module.name}", doc_id=module.name, text=text,
