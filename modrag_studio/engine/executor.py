@@ -19,7 +19,7 @@ from modrag_studio.engine.hooks import HookSet, RunHook
 from modrag_studio.engine.inputs import EdgeDelivery, gather_inputs
 from modrag_studio.engine.isolation import isolate
 from modrag_studio.engine.node import CancelToken, NodeContext, NodeType
-from modrag_studio.engine.paths import data_home
+from modrag_studio.engine.paths import data_home, using_work_dir
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.topology import Topology
 from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace, summarize
@@ -379,4 +379,5 @@ class Executor:
                            if doc.node(n).type != INPUT_TYPE}
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology)
-        return run.execute(active, forced, cached_only)
+        with using_work_dir(self.work_dir):
+            return run.execute(active, forced, cached_only)
