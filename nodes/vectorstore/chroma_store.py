@@ -1,0 +1,189 @@
+"""Chroma access shared by the store and retrieval nodes: clients, collections, records.
+
+Chroma never embeds anything here: collections are opened with ``embedding_function=None``
+and every vector is computed by our embedders and passed explicitly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from modrag_nodes.embedding.contracts import content_hash, record_hash
+from modrag_nodes.embedding.spec import EmbedderSpec
+from modrag_nodes.vectorstore.contracts import VectorIndex
+
+from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.errors import NodeConfigError
+
+# Keys of the collection metadata this package writes.
+META_MODEL_ID = "embedder_model_id"
+META_DIM = "embedder_dim"
+META_EMBEDDER = "embedder_spec"
+META_STAMP = "content_stamp"
+META_CREATOR = "created_by"
+PAGE = 5000
+
+_clients: dict[tuple[Any, ...], Any] = {}
+_lock = threading.Lock()
+
+
+def _settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+def client_for(index_or_location: VectorIndex | tuple[Any, ...]) -> Any:
+    """A shared Chroma client for a ``VectorIndex`` or a location key.
+
+    Location keys are ``("chroma-persistent", path)`` or
+    ``("chroma-http", host, port, ssl)``.
+    """
+    key = location_key(index_or_location) if isinstance(index_or_location, VectorIndex) \
+        else index_or_location
+    with _lock:
+        if key not in _clients:
+            _clients[key] = _make_client(key)
+        return _clients[key]
+
+
+def location_key(index: VectorIndex) -> tuple[Any, ...]:
+    if index.backend == "chroma-http":
+        return ("chroma-http", index.host, index.port, index.ssl)
+    return ("chroma-persistent", str(index.path))
+
+
+def forget_clients() -> None:
+    """Drop cached clients (a later call opens the folder or server again)."""
+    with _lock:
+        _clients.clear()
+
+
+def _make_client(key: tuple[Any, ...]) -> Any:
+    import chromadb
+
+    if key[0] == "chroma-http":
+        _, host, port, ssl = key
+        try:
+            return chromadb.HttpClient(host=host, port=port, ssl=ssl, settings=_settings())
+        except Exception as exc:  # the client checks the server when it is created
+            scheme = "https" if ssl else "http"
+            raise NodeConfigError(
+                f"cannot reach the Chroma server at {scheme}://{host}:{port} "
+                f"({type(exc).__name__}: {exc}); check params 'host' and 'port'"
+            ) from exc
+    path = Path(key[1])
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NodeConfigError(f"param 'path': cannot create Chroma folder {path}: {exc}") from exc
+    return chromadb.PersistentClient(path=str(path), settings=_settings())
+
+
+def get_collection(client: Any, name: str) -> Any | None:
+    """The collection, opened without any embedding function, or None when it does not exist."""
+    from chromadb.errors import NotFoundError
+
+    try:
+        return client.get_collection(name, embedding_function=None)
+    except NotFoundError:
+        return None
+    except ValueError as exc:  # older clients raise ValueError for a missing collection
+        if "does not exist" in str(exc):
+            return None
+        raise
+
+
+def create_collection(client: Any, name: str, spec: EmbedderSpec, dim: int | None) -> Any:
+    metadata = embedder_metadata(spec, dim)
+    return client.create_collection(
+        name, embedding_function=None, metadata=metadata,
+        configuration={"hnsw": {"space": "cosine"}},
+    )
+
+
+def embedder_metadata(spec: EmbedderSpec, dim: int | None, stamp: str = "") -> dict[str, Any]:
+    spec_json = spec.model_dump(mode="json", exclude={"host"})
+    metadata: dict[str, Any] = {
+        META_MODEL_ID: spec.model_id,
+        META_EMBEDDER: json.dumps(spec_json, sort_keys=True),
+        META_CREATOR: "modrag-studio",
+        META_STAMP: stamp,
+    }
+    if dim:
+        metadata[META_DIM] = int(dim)
+    return metadata
+
+
+def stored_state(collection: Any) -> dict[str, tuple[str, str]]:
+    """``{id: (content_hash, record_hash)}`` of every record, read in pages."""
+    state: dict[str, tuple[str, str]] = {}
+    offset = 0
+    while True:
+        page = collection.get(include=["metadatas"], limit=PAGE, offset=offset)
+        ids = page["ids"]
+        for record_id, meta in zip(ids, page["metadatas"] or [{}] * len(ids), strict=False):
+            meta = meta or {}
+            state[record_id] = (str(meta.get("content_hash", "")),
+                                str(meta.get("record_hash", "")))
+        if len(ids) < PAGE:
+            return state
+        offset += PAGE
+
+
+def content_stamp(state: dict[str, tuple[str, str]], model_id: str) -> str:
+    """A hash of what a collection holds: every id with its record hash, and the model id."""
+    digest = hashlib.sha256(model_id.encode("utf-8"))
+    for record_id in sorted(state):
+        digest.update(f"\n{record_id}\t{state[record_id][1]}".encode())
+    return digest.hexdigest()[:32]
+
+
+def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
+    """The Chroma metadata stored with a chunk (scalars only; chunk metadata as JSON)."""
+    return {
+        "doc_id": chunk.doc_id,
+        "start": int(chunk.start),
+        "end": int(chunk.end),
+        "index": int(chunk.index),
+        "source": chunk.source,
+        "chunk_meta": json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True,
+                                 default=repr),
+        "content_hash": content_hash(chunk.text),
+        "record_hash": record_hash(chunk),
+    }
+
+
+def chunk_from_record(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Chunk:
+    meta = meta or {}
+    try:
+        extra = json.loads(meta.get("chunk_meta") or "{}")
+    except ValueError:
+        extra = {}
+    return Chunk(
+        chunk_id=record_id,
+        doc_id=str(meta.get("doc_id", "")),
+        text=text or "",
+        start=int(meta.get("start", 0) or 0),
+        end=int(meta.get("end", 0) or 0),
+        index=int(meta.get("index", 0) or 0),
+        source=str(meta.get("source", "")),
+        metadata=extra if isinstance(extra, dict) else {},
+    )
+
+
+def batches(items: list[Any], size: int) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def max_batch(client: Any) -> int:
+    try:
+        return max(1, min(int(client.get_max_batch_size()), 5000))
+    except Exception:
+        return 1000

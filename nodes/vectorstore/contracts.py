@@ -1,0 +1,40 @@
+"""``VectorIndex``: a handle to a vector collection and the embedder that filled it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from modrag_nodes.embedding.spec import EmbedderSpec
+
+from modrag_studio.engine.datatypes import Contract
+
+VectorBackend = Literal["chroma-persistent", "chroma-http"]
+
+
+class VectorIndex(Contract):
+    """Where the vectors live (a folder or a server), which collection, and how they were made.
+
+    It is a handle to on-disk (or server) state, not the vectors themselves.
+    """
+
+    backend: VectorBackend = "chroma-persistent"
+    path: str | None = None
+    host: str | None = None
+    port: int | None = None
+    ssl: bool = False
+    collection: str
+    embedder: EmbedderSpec
+    model_id: str
+    dim: int
+    count: int = 0
+    stamp: str = ""
+
+    @property
+    def location(self) -> str:
+        if self.backend == "chroma-http":
+            scheme = "https" if self.ssl else "http"
+            return f"{scheme}://{self.host}:{self.port}"
+        return str(self.path)
+
+    def preview(self) -> str:
+        return f"{self.collection} ({self.count} vectors, {self.model_id}) at {self.location}"

