@@ -130,6 +130,34 @@ class RecordTableModel(QAbstractTableModel):
         return None
 
 
+class RecordFilter(QSortFilterProxyModel):
+    """Sorts by raw values; filters on one lower-cased text per row (one call per row)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.needle = ""
+        self._texts: dict[int, str] = {}
+
+    def set_needle(self, text: str) -> None:
+        self.needle = text.strip().lower()
+        self.invalidateFilter()
+
+    def setSourceModel(self, model: Any) -> None:  # noqa: N802
+        self._texts = {}
+        super().setSourceModel(model)
+
+    def filterAcceptsRow(self, row: int, parent: _Index) -> bool:  # noqa: N802
+        if not self.needle:
+            return True
+        text = self._texts.get(row)
+        if text is None:
+            model = self.sourceModel()
+            obj = model.rows_[row]
+            text = "\t".join(str(c.get(obj)) for c in model.columns).lower()
+            self._texts[row] = text
+        return self.needle in text
+
+
 class RecordTable(QWidget):
     """A filter box over a sortable table. ``row_activated`` gives the row's object."""
 
@@ -141,20 +169,18 @@ class RecordTable(QWidget):
         self.kind = kind
         self.setObjectName(f"{kind}Table")
         self.model = RecordTableModel(rows, columns, self)
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = RecordFilter(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(SORT_ROLE)
-        self.proxy.setFilterRole(FILTER_ROLE)
-        self.proxy.setFilterKeyColumn(-1)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.filter = QLineEdit(self)
         self.filter.setPlaceholderText(f"Filter {len(rows):,} rows (any column)…")
         self.filter.setClearButtonEnabled(True)
-        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter.textChanged.connect(self.proxy.set_needle)
         self.table = QTableView(self)
         self.table.setModel(self.proxy)
+        # no initial sort: keep the node's order until the user clicks a header
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSortingEnabled(True)
-        self.table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
         self.table.setWordWrap(False)
