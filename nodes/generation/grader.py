@@ -63,7 +63,8 @@ class DocumentGrader(SamplingAware, NodeType):
         )
         prompt = params.prompt.replace("{question}", query.text).replace(
             "{documents}", documents)
-        reply = ask(ctx, llm, params.system, prompt, purpose="grade")
+        reply = ask(ctx, llm, params.system, prompt, purpose="grade",
+                    max_tokens=12 * len(chunks) + 16)
         grades, unreadable = parse_graded_lines(reply, len(chunks))
         kept: list[ScoredChunk] = []
         dropped: list[ScoredChunk] = []

@@ -22,8 +22,13 @@ def require_llm(llm: LLMSpec | None, why: str) -> LLMSpec:
 
 
 def ask(ctx: NodeContext, llm: LLMSpec, system: str, user: str,
-        *, purpose: str) -> str:
-    """One chat call; the reply and its token counts go into the trace under ``purpose``."""
+        *, purpose: str, max_tokens: int | None = None) -> str:
+    """One chat call; the reply and its token counts go into the trace under ``purpose``.
+
+    ``max_tokens`` caps the reply below the model's own limit (short verdicts need few).
+    """
+    if max_tokens is not None and max_tokens < llm.max_tokens:
+        llm = llm.model_copy(update={"max_tokens": max_tokens})
     messages = [ChatMessage(role="user", content=user)]
     if system.strip():
         messages.insert(0, ChatMessage(role="system", content=system))

@@ -160,6 +160,12 @@ _REWRITE_LABEL = re.compile(
 )
 
 
+_LEAD_IN = re.compile(
+    r"^[^:\n]{0,60}?\b(?:rewrit\w*|reformulat\w*|query|question|passage|here)\b[^:\n?]{0,30}:\s+",
+    re.IGNORECASE,
+)
+
+
 def clean_single_text(text: str) -> str:
     """One clean line or paragraph from a reply: chatter, labels and quotes removed.
 
@@ -176,6 +182,7 @@ def clean_single_text(text: str) -> str:
     if ":" in joined and _PREAMBLE.match(joined):
         joined = joined.split(":", 1)[1]
     joined = _REWRITE_LABEL.sub("", joined.strip(), count=1)
+    joined = _LEAD_IN.sub("", joined, count=1)
     return _strip_quotes(joined.strip())
 
 

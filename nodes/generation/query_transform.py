@@ -52,6 +52,8 @@ class TransformParams(BaseModel):
     synonym_output: Literal["variants", "expand"] = Field(
         "variants", description="synonyms: one variant per substitution, or append the "
                                 "alternatives to the question text")
+    max_reply_tokens: int = Field(
+        64, ge=8, description="rewrite: reply token cap (decompose: per sub-query)")
     drift_guard: bool = Field(True, description="Keep the question when a rewrite drifts")
     drift_threshold: float = Field(
         0.5, ge=-1.0, le=1.0,
@@ -101,7 +103,7 @@ class QueryTransform(SamplingAware, NodeType):
         extra = FEEDBACK_NOTE.replace("{feedback}", feedback.text) if feedback else ""
         if params.mode == "rewrite":
             reply = ask(ctx, model, "", params.rewrite_prompt.replace("{question}", question)
-                        + extra, purpose="rewrite")
+                        + extra, purpose="rewrite", max_tokens=params.max_reply_tokens)
             rewrite = clean_single_text(reply)
             if not rewrite:
                 ctx.warn("the model's rewrite was empty; keeping the question")
@@ -122,7 +124,8 @@ class QueryTransform(SamplingAware, NodeType):
             return {"query": base.model_copy(update={"hypothetical": passage})}
         prompt = params.decompose_prompt.replace("{question}", question).replace(
             "{n}", str(params.max_subqueries))
-        reply = ask(ctx, model, "", prompt + extra, purpose="decompose")
+        reply = ask(ctx, model, "", prompt + extra, purpose="decompose",
+                    max_tokens=params.max_reply_tokens * params.max_subqueries)
         subqueries = [q for q in parse_list(reply, params.max_subqueries) if q != question]
         kept = _filter_drift(ctx, params, embedder, question, subqueries)
         if not kept:

@@ -135,7 +135,7 @@ def _by_llm(ctx: NodeContext, params: RouterParams, llm: LLMSpec, text: str,
     )
     listing += f"\n- {params.default_route}: anything else"
     prompt = params.classify_prompt.replace("{routes}", listing).replace("{question}", text)
-    reply = ask(ctx, llm, "", prompt, purpose="classify")
+    reply = ask(ctx, llm, "", prompt, purpose="classify", max_tokens=16)
     chosen = match_route_name(reply, [params.routes[i].name for i in candidates])
     if chosen is None:
         return None, f"{reason}; the model's reply named no route"

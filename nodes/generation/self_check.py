@@ -24,7 +24,8 @@ from modrag_studio.engine.ports import InputPort, OutputPort
 
 CHECK_PROMPT = (
     "Evidence:\n{evidence}\n\nAnswer to check:\n{answer}\n\n"
-    "Is every statement of the answer supported by the evidence? Reply yes or no."
+    "Is every statement of the answer supported by the evidence? Reply with one word, "
+    "yes or no.\nVerdict:"
 )
 CHECK_SYSTEM = "You check answers against evidence. You reply with yes or no."
 
@@ -36,6 +37,7 @@ class CheckParams(BaseModel):
     system: str = Field(CHECK_SYSTEM, description="System instructions for the judge")
     unreadable_as: Literal["supported", "unsupported"] = Field(
         "unsupported", description="Verdict when the judge's reply has no yes or no")
+    max_reply_tokens: int = Field(24, ge=1, description="Token cap of the judge's reply")
     max_chars_per_chunk: int = Field(800, ge=50, description="Evidence text shown per chunk")
     pass_fallback_answers: bool = Field(
         True, description="A fallback answer (fallback=True) claims nothing: pass it as "
@@ -80,7 +82,8 @@ class SupportCheck(SamplingAware, NodeType):
             for n, item in enumerate(items, start=1))
         prompt = (params.prompt.replace("{evidence}", blocks)
                   .replace("{answer}", answer.text).replace("{question}", answer.query))
-        reply = ask(ctx, llm, params.system, prompt, purpose="judge")
+        reply = ask(ctx, llm, params.system, prompt, purpose="judge",
+                    max_tokens=params.max_reply_tokens)
         verdict = parse_yes_no(reply)
         if verdict is None:
             port = params.unreadable_as

@@ -23,6 +23,7 @@ class ScriptedBackend:
         self.replies: list[str] = []
         self.responder: Responder | None = None
         self.calls: list[list[ChatMessage]] = []
+        self.specs: list[LLMSpec] = []
 
     def script(self, *replies: str) -> None:
         self.replies = list(replies)
@@ -32,6 +33,7 @@ class ScriptedBackend:
 
     def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
         self.calls.append(list(messages))
+        self.specs.append(spec)
         start = time.perf_counter()
         if self.responder is not None:
             text = self.responder(messages)

@@ -89,9 +89,17 @@ def test_parse_list_limit() -> None:
     "Query: **solar panel output in winter**",
     "  'solar panel output in winter'  ",
     "Here is the rewritten question: solar panel output in winter",
+    "Rewrite the question to: solar panel output in winter",
+    "The reformulated search query would be: solar panel output in winter",
 ])
 def test_clean_single_text(reply: str) -> None:
     assert clean_single_text(reply) == "solar panel output in winter"
+
+
+@pytest.mark.parametrize("reply", ["LP-07: service interval", "What is the LP-07 interval?",
+                                   "Pump question LP-07 interval"])
+def test_clean_single_text_keeps_content(reply: str) -> None:
+    assert clean_single_text(reply) == reply
 
 
 @pytest.mark.parametrize("reply, expected", [

@@ -1,0 +1,46 @@
+"""The self-check sample graph validates and runs end to end with the scripted backend."""
+
+from __future__ import annotations
+
+import re
+
+from modrag_studio.engine import Executor
+from modrag_studio.engine.document import loads
+from modrag_studio.engine.registry import default_registry
+from modrag_studio.engine.validation import validate
+
+
+def _doc(root):
+    return loads((root / "sample_graphs" / "self_check_rag.json").read_text(encoding="utf-8"))
+
+
+def test_sample_graph_is_valid(root) -> None:
+    assert validate(_doc(root), default_registry()) == []
+
+
+def test_sample_graph_runs_with_scripted_model(root, fake_llm) -> None:
+    backend, _ = fake_llm
+    verdicts = ["no", "yes"]
+
+    def responder(messages) -> str:
+        system, user = messages[0].content, messages[-1].content
+        if "check answers against evidence" in system:
+            return verdicts.pop(0)
+        if user.startswith("Rewrite the question"):
+            return "LP-07 pump service interval"
+        first = re.search(r"Evidence 1 \[([^\]]+)\]", user)
+        assert first is not None, user
+        return f"According to the schedule, it is serviced regularly [{first.group(1)}]."
+
+    backend.respond_with(responder)
+    doc = _doc(root)
+    doc.node("llm").params["backend"] = "test-fake"
+    doc.node("corpus").params["default"] = str(root / "resources" / "sample_corpus")
+    result = Executor().run(doc, {"question": "How often is pump LP-07 serviced?"})
+    assert result.ok, result.trace.to_json()
+    answer = result.outputs["answer"]
+    assert not answer.fallback and answer.citations and answer.invalid_citations == []
+    assert answer.citations[0].valid
+    assert "LP-07" in answer.evidence[0].chunk.text
+    assert len(result.trace.visits_of("check")) == 2
+    assert len(result.trace.visits_of("retrieve")) == 2
