@@ -114,3 +114,38 @@ def test_graph_first_router_preset(tmp_path: Path) -> None:
                             ("两个工厂之间的通勤班车单程需要多久？", "vector")]:
         result = executor.run(doc, {"question": question})
         assert result.ok and set(result.outputs) == {route}, question
+
+
+def test_llm_extractor_node_with_fake_backend(tmp_path: Path) -> None:
+    from modrag_nodes.llm.client import register_backend, unregister_backend
+
+    from .test_extraction import FakeKGModel
+
+    model = FakeKGModel()
+    register_backend("fake-kg-node", lambda: model)
+    try:
+        corpus = tmp_path / "corpus"
+        corpus.mkdir()
+        (corpus / "a.md").write_text("Alpha depends on Beta.\n", "utf-8")
+        doc = from_json_dict({
+            "schema_version": 1, "metadata": {"name": "llm-kg"},
+            "nodes": [
+                {"id": "load", "type": "load.files", "params": {"path": str(corpus)}},
+                {"id": "split", "type": "split.recursive", "params": {"chunk_size": 200,
+                                                                      "overlap": 0}},
+                {"id": "model", "type": "llm.model", "params": {"backend": "fake-kg-node"}},
+                {"id": "extract", "type": "kg.extract_llm", "params": {}},
+                {"id": "kg", "type": "kg.build", "params": {"folder": str(tmp_path / "kg")}},
+                {"id": "out", "type": "graph.output", "params": {"name": "graph"}}],
+            "edges": [{"from": "load.documents", "to": "split.documents"},
+                      {"from": "split.chunks", "to": "extract.chunks"},
+                      {"from": "model.llm", "to": "extract.llm"},
+                      {"from": "extract.extraction", "to": "kg.extraction"},
+                      {"from": "kg.graph", "to": "out.value"}]})
+        result = Executor(work_dir=tmp_path / "work").run(doc)
+        assert result.ok, result.trace.problems
+        summary = result.outputs["graph"].summary
+        assert (summary["nodes"], summary["edges"]) == (2, 1)
+        assert summary["relations"] == {"depends_on": 1}
+    finally:
+        unregister_backend("fake-kg-node")
