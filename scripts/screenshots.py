@@ -111,6 +111,7 @@ def shoot(app, path: Path, out: Path, extra: dict[str, str], timeout: float) -> 
         shots.append(out / f"{stem}-presentation.png")
         shown.grab().save(str(shots[-1]))
         shown.close()
+    features.controller.shutdown()
     window.editor.mark_saved()
     window.close()
     return shots
@@ -128,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per graph")
     args = parser.parse_args(argv)
+    os.chdir(ROOT)  # sample graphs give corpus paths relative to the project
     extra = dict(item.split("=", 1) for item in args.input)
     graphs = args.graphs or sorted((ROOT / "sample_graphs").glob("*.json"))
     args.out.mkdir(parents=True, exist_ok=True)

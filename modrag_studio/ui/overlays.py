@@ -179,6 +179,7 @@ class OverlayCard(QGraphicsObject):
         self.fm = QFontMetricsF(self.font)
         self.line_h = self.fm.height() + 2
         self._prev = self._next = QRectF()
+        self.on_row_clicked: Callable[[str, str, int], None] | None = None
         self.set_content(content)
 
     # content -------------------------------------------------------------------
@@ -216,7 +217,9 @@ class OverlayCard(QGraphicsObject):
             self._body_h = min(rect.height(), self.line_h * 8) + 4
         self._row_h = [self.line_h * max(c.lines for c in r) for r in rows]
         height = PAD + self.line_h + 4 + self._body_h
-        height += (self.line_h if self.content.header else 0) + sum(self._row_h)
+        height += (self.line_h if self.content.header else 0)
+        self._rows_top = height
+        height += sum(self._row_h)
         self._pager = self.content.total > self.page_size
         height += (self.line_h + 2 if self._pager else 0) + PAD
         self._size = (width + 2 * PAD, height)
@@ -293,11 +296,23 @@ class OverlayCard(QGraphicsObject):
     def hoverLeaveEvent(self, event: Any) -> None:  # noqa: N802
         self.setZValue(Z_OVERLAY)
 
+    def row_at(self, y: float) -> int | None:
+        """The absolute index of the row drawn at ``y`` (item coordinates), if any."""
+        top = self._rows_top
+        for offset, height in enumerate(self._row_h):
+            if top <= y < top + height:
+                return self.page * self.page_size + offset
+            top += height
+        return None
+
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        row = self.row_at(event.pos().y())
         if self._pager and self._prev.contains(event.pos()):
             self.set_page(self.page - 1)
         elif self._pager and self._next.contains(event.pos()):
             self.set_page(self.page + 1)
+        elif row is not None and self.on_row_clicked is not None:
+            self.on_row_clicked(self.node_id, self.content.kind, row)
         else:
             event.ignore()
             return
@@ -311,6 +326,7 @@ class OverlayManager:
         self.canvas = canvas
         self.visible = True
         self.cards: dict[str, dict[str, OverlayCard]] = {}
+        self.on_row_clicked: list[Callable[[str, str, int], None]] = []
         moved = getattr(canvas, "on_node_moved", None)
         if isinstance(moved, list):
             moved.append(lambda *args: self.reposition())
@@ -329,12 +345,17 @@ class OverlayManager:
             return
         if card is None:
             card = OverlayCard(node_id, content)
+            card.on_row_clicked = self._row_clicked
             card.setVisible(self.visible)
             self._scene().addItem(card)
             slots[slot] = card
         else:
             card.set_content(content)
         self.reposition(node_id)
+
+    def _row_clicked(self, node_id: str, kind: str, row: int) -> None:
+        for callback in list(self.on_row_clicked):
+            callback(node_id, kind, row)
 
     def show_outputs(self, node_id: str, outputs: dict[str, Any],
                      answers_only: bool = False) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
+from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import RunResult
 from modrag_studio.engine.topology import Topology
@@ -155,6 +156,7 @@ class RunFeatures(QObject):
         c.run_error.connect(self._run_error)
         c.busy_changed.connect(self._busy)
         self.run_bar.submitted.connect(self.run)
+        self.overlays.on_row_clicked.append(self.open_card_row)
         self.timeline.canvas.bar_clicked.connect(self.inspector.show_node)
         selected = getattr(self.canvas, "on_node_selected", None)
         if isinstance(selected, list):
@@ -221,6 +223,26 @@ class RunFeatures(QObject):
         if self.controller.busy:
             self.controller.cancel()
             self._status("Cancelling at the next batch boundary…")
+
+    def open_card_row(self, node_id: str, kind: str, row: int) -> None:
+        """A click on an overlay row: a citation opens its source, a chunk its document."""
+        result = self.controller.last_result
+        outputs = result.node_outputs if result else {}
+        visits = sorted(i for n, i in outputs if n == node_id)
+        if not visits:
+            return
+        self.inspector.show_node(node_id)
+        self.inspector.raise_()
+        for value in outputs[(node_id, visits[-1])].values():
+            if kind == "answer" and isinstance(value, Answer) and row < len(value.citations):
+                self.inspector.open_citation(value.citations[row], value.evidence)
+                return
+            if isinstance(value, list) and row < len(value):
+                item = value[row]
+                chunk = item.chunk if isinstance(item, ScoredChunk) else item
+                if isinstance(chunk, Chunk):
+                    self.inspector.show_chunk_source(chunk)
+                    return
 
     def select_node(self, node_id: str | None) -> None:
         self.timeline.canvas.selected = node_id

@@ -149,6 +149,13 @@ def test_citation_opens_the_chunk_in_its_document(qtbot, make_window):
     assert inspector.source_view.toPlainText()[start:end] == chunk.text
     assert inspector.tabs.currentWidget() is inspector.source_tab
     assert chunk.doc_id in inspector.source_label.text()
+    # the answer card on the canvas: its second citation row opens the second chunk
+    card = window.run_features.overlays.card("answer")
+    top = card._rows_top + card._row_h[0] + 1
+    assert card.row_at(top) == 1
+    window.run_features.open_card_row("answer", card.content.kind, card.row_at(top))
+    start, end = inspector.highlighted
+    assert inspector.source_view.toPlainText()[start:end] == answer.evidence[1].chunk.text
 
 
 def test_failed_node_shows_its_error(qtbot, make_window):
