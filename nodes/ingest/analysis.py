@@ -27,6 +27,7 @@ from modrag_studio.engine.datatypes import Chunk
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+\u2022]|\d{1,3}[.)])\s+\S", re.MULTILINE)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^\t\n]+(?:\t[^\t\n]*){2,}$", re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
+_WHITESPACE = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _CONTENT = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0370-\u04ff\u3040-\u30ff\u3400-\u4dbf"
@@ -38,7 +39,6 @@ def analyze_text(doc_id: str, text: str) -> DocumentAnalysis:
     chars = len(text)
     per_k = 1000.0 / max(chars, 1)
     paragraphs = [p for p in _PARAGRAPH_BREAK.split(text) if p.strip()]
-    non_space = sum(1 for c in text if not c.isspace())
     result = DocumentAnalysis(
         doc_id=doc_id,
         chars=chars,
@@ -51,13 +51,19 @@ def analyze_text(doc_id: str, text: str) -> DocumentAnalysis:
         avg_paragraph_chars=(sum(len(p.strip()) for p in paragraphs) / len(paragraphs)
                              if paragraphs else 0.0),
         newline_density=text.count("\n") * per_k,
-        cjk_ratio=len(_CJK.findall(text)) / max(non_space, 1),
+        cjk_ratio=_cjk_ratio(text),
     )
     result.headings_per_1k = result.headings * per_k
     result.list_items_per_1k = result.list_items * per_k
     result.table_rows_per_1k = result.table_rows * per_k
     result.code_blocks_per_1k = result.code_blocks * per_k
     return result
+
+
+def _cjk_ratio(text: str) -> float:
+    if not _CJK.search(text):
+        return 0.0
+    return len(_CJK.findall(text)) / max(len(_WHITESPACE.sub("", text)), 1)
 
 
 def combine(analyses: Sequence[DocumentAnalysis], doc_id: str = "*") -> DocumentAnalysis:
