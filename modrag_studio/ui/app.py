@@ -13,6 +13,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("graph", nargs="?", type=Path, help="graph file (JSON) to open")
     parser.add_argument("--no-restore", action="store_true",
                         help="do not offer to restore autosaved work")
+    parser.add_argument("--screenshot", type=Path, metavar="PNG",
+                        help="save a picture of the window once shown, then quit")
     return parser
 
 
@@ -27,6 +29,17 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("modrag-studio")
     window = MainWindow(path=args.graph, offer_restore=not args.no_restore)
     window.show()
+    if args.screenshot is not None:
+        from PySide6.QtCore import QTimer
+
+        def shoot() -> None:
+            window.canvas.fit_all()
+            ok = window.grab().save(str(args.screenshot))
+            window.editor.mark_saved()
+            window.close()
+            app.exit(0 if ok else 1)
+
+        QTimer.singleShot(100, shoot)
     return app.exec()
 
 

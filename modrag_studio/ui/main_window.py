@@ -179,6 +179,27 @@ class MainWindow(QMainWindow):
             type_id, self._search_scene_pos)
         self.canvas.view.installEventFilter(self)
         self.canvas.view.viewport().installEventFilter(self)
+        self.canvas.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.canvas.view.customContextMenuRequested.connect(self._canvas_menu)
+
+    def canvas_menu(self, view_pos: QPoint) -> QMenu:
+        """The right-click menu of the canvas (add by search, edit commands, view)."""
+        menu = QMenu(self.canvas.view)
+        add = menu.addAction("Add Node…\tTab")
+        add.triggered.connect(lambda: self.open_node_search(view_pos))
+        menu.addSeparator()
+        for key in ("undo", "redo", "cut", "copy", "paste", "duplicate", "delete",
+                    "select_all", "group", "note"):
+            menu.addAction(self.actions[key])
+        menu.addSeparator()
+        menu.addAction(self.actions["fit"])
+        menu.addAction(self.actions["auto_layout"])
+        return menu
+
+    def _canvas_menu(self, view_pos: QPoint) -> None:
+        menu = self.canvas_menu(view_pos)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.canvas.view.mapToGlobal(view_pos))
 
     # --- events ----------------------------------------------------------------------------
 

@@ -199,7 +199,7 @@ def test_clipboard_delete_select_all_groups_and_notes(main_window):
 def test_problems_badge_nodes_and_select_on_click(main_window, qtbot):
     editor = main_window.editor
     upper = editor.add_node("text.upper")
-    qtbot.waitUntil(lambda: bool(main_window.problems.problems), timeout=3000)
+    qtbot.waitUntil(lambda: bool(main_window.problems.problems), timeout=15000)
     tree = main_window.problems.tree
     assert tree.topLevelItemCount() == 1 and "not connected" in tree.topLevelItem(0).text(3)
     assert main_window.canvas.badged_node_ids() == [upper]
@@ -208,5 +208,14 @@ def test_problems_badge_nodes_and_select_on_click(main_window, qtbot):
     assert main_window.canvas.selected_node_ids() == [upper]
     const = editor.add_node("debug.constant")
     editor.connect(const, "value", upper, "text")
-    qtbot.waitUntil(lambda: not main_window.problems.problems, timeout=3000)
+    qtbot.waitUntil(lambda: not main_window.problems.problems, timeout=15000)
     assert main_window.canvas.badged_node_ids() == []
+
+
+def test_canvas_context_menu_offers_edit_commands(main_window):
+    menu = main_window.canvas_menu(QPoint(50, 50))
+    actions = menu.actions()
+    assert actions[0].text().startswith("Add Node")
+    assert main_window.actions["delete"] in actions and main_window.actions["group"] in actions
+    actions[0].trigger()
+    assert main_window.search_popup.isVisible()
