@@ -51,6 +51,7 @@ def cross_encoder_dir(tmp_path_factory) -> str:
     return str(folder)
 
 
+@pytest.mark.slow
 def test_cross_encoder_reranks_with_the_models_scores(cross_encoder_dir):
     import torch
     from sentence_transformers import CrossEncoder
@@ -144,6 +145,7 @@ def embedding_backend():
     return importlib.import_module("modrag_nodes.embedding.models")
 
 
+@pytest.mark.slow
 def test_embedding_reranker_uses_cosine_of_the_packaged_embedder(embedding_backend):
     from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 
@@ -205,6 +207,7 @@ def test_a_failing_reranker_does_not_stop_the_run_and_is_retried():
         assert not visit.cached and any(MISSING in w for w in visit.warnings)
 
 
+@pytest.mark.slow
 def test_health_checks_name_the_missing_model(cross_encoder_dir):
     assert cross_encoder_dir in CrossEncoderRerank().health(
         CrossEncoderRerank.Params(model=cross_encoder_dir))
