@@ -142,8 +142,14 @@ class RunFeatures(QObject):
             view.addSeparator()
             view.addAction(self.present_action)
             view.addAction(self.replay_action)
-        if "File" in menus:
-            menus["File"].addAction(self.export_action)
+        if "File" in menus:  # before Quit, when the menu ends with it
+            actions = menus["File"].actions()
+            last = actions[-1] if actions else None
+            if last is not None and "quit" in last.text().lower():
+                menus["File"].insertAction(last, self.export_action)
+                menus["File"].insertSeparator(last)
+            else:
+                menus["File"].addAction(self.export_action)
 
     def _wire(self) -> None:
         c = self.controller

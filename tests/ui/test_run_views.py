@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from modrag_studio.engine.datatypes import Chunk, ScoredChunk, SourceRank
@@ -71,3 +73,17 @@ def test_report_formats():
         "bm25": {"recall@100": 1.0}}
     assert node_metrics({"nodes": {"a.hits": {"mrr": 0.25}}}) == {"a": {"hits: mrr": 0.25}}
     assert node_metrics({"other": 1}) == {}
+
+
+def test_reads_the_evaluation_command_report(tmp_path):
+    from modrag_studio.evaluation.runner import EvalReport
+    from modrag_studio.ui.eval_metrics import load_report
+
+    report = EvalReport(graph_name="g", graph_sha256="x", dataset="d", split="train",
+                        qrels_sha256="y", queries=3, hit_k=10,
+                        outputs={"bm25.results": {"ndcg@10": 0.61, "recall@100": 0.9}})
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report.to_dict()))
+    metrics, raw = load_report(path)
+    assert metrics == {"bm25": {"ndcg@10": 0.61, "recall@100": 0.9}}
+    assert raw["graph"]["name"] == "g"
