@@ -9,9 +9,10 @@ Rules, in order (rates are per 1,000 characters):
    almost no line breaks (under 2 per 1,000 characters): prose with no usable structure.
 4. ``recursive`` otherwise.
 
-Chunk size: about three average paragraphs, clamped to ``[min_size, max_size]`` and rounded
-to 50; halved for CJK text (a CJK character carries about two Latin characters' content);
-line-structured text uses at most 800.
+Chunk size: about three average paragraphs (``target_size`` when paragraphs are longer
+than that: paragraphs are then no useful unit), clamped to ``[min_size,
+max_size]`` and rounded to 50; halved for CJK text (a CJK character carries about two Latin
+characters' content); line-structured text uses at most 800.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def choose_plan(analysis: DocumentAnalysis, *, target_size: int = 1000, min_size
         strategy, why = "recursive", (f"plain paragraphs (avg {a.avg_paragraph_chars:.0f} "
                                       "chars)")
     size = float(target_size)
-    if a.avg_paragraph_chars > 0:
+    if 0 < a.avg_paragraph_chars <= target_size:
         size = 3 * a.avg_paragraph_chars
     if a.cjk_ratio > 0.3:
         size /= 2

@@ -22,7 +22,11 @@ class Section:
 
 
 def headings(text: str) -> list[tuple[int, int, str]]:
-    """``(offset, level, title)`` of every ATX or setext heading outside fenced code."""
+    """``(offset, level, title)`` of every ATX or setext heading outside fenced code.
+
+    An ATX heading (``# Title``) counts only at the start, after a blank line or after
+    another heading: ``#`` lines inside running text (shell comments in a PDF's code
+    listing) are not headings."""
     found: list[tuple[int, int, str]] = []
     in_fence = False
     offset = 0
@@ -35,7 +39,9 @@ def headings(text: str) -> list[tuple[int, int, str]]:
         elif not in_fence:
             atx = _ATX.match(line)
             setext = _SETEXT.match(line)
-            if atx:
+            after_break = (not previous.strip() or offset == 0
+                           or bool(found and found[-1][0] == previous_offset))
+            if atx and after_break:
                 found.append((offset, len(atx.group(1)), atx.group(2).strip()))
             elif (setext and previous.strip() and not _LISTISH.match(previous)
                   and not _ATX.match(previous)

@@ -69,6 +69,9 @@ def test_chunk_size_follows_paragraphs_and_halves_for_cjk():
     chinese = "\n\n".join("这是一个很长的中文段落。" * 50 for _ in range(5))  # 600 chars each
     plan = choose_plan(analyze_text("zh", chinese))
     assert plan.chunk_size == 900 and "CJK" in plan.reason
+    # no paragraph breaks at all: the target size (halved for CJK text)
+    assert choose_plan(analyze_text("p", PROSE)).chunk_size == 1000
+    assert choose_plan(analyze_text("zh", "这是一个很长的中文句子。" * 400)).chunk_size == 500
 
 
 def test_quality_checks():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modrag_nodes.ingest.markdown import headings
 from modrag_nodes.ingest.spans import recursive_spans, sentence_spans, token_spans
 from modrag_nodes.ingest.splitters import (
     MarkdownParams,
@@ -139,6 +140,11 @@ def test_markdown_ignores_hashes_in_code_and_joins_empty_sections():
     assert len(chunks) == 1
     assert chunks[0].metadata["heading_path"] == ["Top", "Empty", "Deep"]
     assert chunks[0].start == 0
+
+
+def test_hash_lines_inside_running_text_are_not_headings():
+    text = "Edit the Makefile:\n# where to install\nBIN = /usr/bin\n\n# Real heading\n\nBody.\n"
+    assert [t for _, _, t in headings(text)] == ["Real heading"]
 
 
 def test_long_section_is_split_but_keeps_path():
