@@ -59,9 +59,11 @@ class ChatModel(NodeType):
         return {"llm": spec}
 
 
-def note_result(ctx: NodeContext, result: ChatResult) -> None:
+def note_result(ctx: NodeContext, result: ChatResult, spec: LLMSpec) -> None:
     """Put token counts, time to first token and load time into the trace."""
     ctx.note(**result.trace_details())
+    if spec.temperature > 0:
+        ctx.note(cache="not reused: sampling (temperature > 0)")
     if result.duration_s > 0 and result.completion_tokens:
         ctx.note(tokens_per_s=round(result.completion_tokens / result.duration_s, 2))
     if result.stopped == "length":
@@ -104,10 +106,8 @@ class Generate(NodeType):
             query: Query | None = None) -> dict[str, Any]:
         if not prompt.messages:
             raise NodeConfigError("input prompt: the prompt has no messages")
-        if llm.temperature > 0:
-            ctx.note(cache="not reused: sampling (temperature > 0)")
         result = chat(llm, prompt.messages, ctx=ctx, stream=params.stream)
-        note_result(ctx, result)
+        note_result(ctx, result, llm)
         answer = Answer(text=result.text.strip(), evidence=list(prompt.evidence),
                         model=result.model, query=query.text if query is not None else "")
         return {"answer": answer}
@@ -141,5 +141,5 @@ class ChatText(NodeType):
         if params.instruction:
             messages.insert(0, ChatMessage(role="system", content=params.instruction))
         result = chat(llm, messages, ctx=ctx)
-        note_result(ctx, result)
+        note_result(ctx, result, llm)
         return {"text": result.text.strip()}

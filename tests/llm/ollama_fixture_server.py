@@ -43,6 +43,40 @@ def canned_answer(request: dict[str, Any]) -> str:
     return f"{CANNED_PREFIX} you asked about {' '.join(words)}. This is canned text."
 
 
+def embedded_responder(max_tokens: int = 32) -> Responder:
+    """Answer with the in-process embedded model (greedy) instead of canned text."""
+
+    def respond(request: dict[str, Any]) -> list[str]:
+        from modrag_nodes.llm.client import LLMSpec, chat
+
+        from modrag_studio.engine.datatypes import ChatMessage
+
+        if "messages" in request:
+            messages = [ChatMessage(role=m["role"], content=m.get("content", ""))
+                        for m in request["messages"]]
+        else:
+            messages = [ChatMessage(role="user", content=request.get("prompt", ""))]
+        limit = (request.get("options") or {}).get("num_predict") or max_tokens
+        pieces: list[str] = []
+        chat(LLMSpec(max_tokens=min(limit, max_tokens)), messages, raise_on_cancel=False,
+             ctx=_Collector(pieces))
+        return pieces
+
+    return respond
+
+
+class _Collector:
+    """A stand-in for NodeContext that keeps streamed pieces."""
+
+    def __init__(self, pieces: list[str]) -> None:
+        from modrag_studio.engine.node import CancelToken
+
+        self.pieces, self.cancel = pieces, CancelToken()
+
+    def stream(self, text: str) -> None:
+        self.pieces.append(text)
+
+
 def split_tokens(text: str) -> list[str]:
     """Word-sized pieces that concatenate back to ``text``."""
     return re.findall(r"\s*\S+", text) or ([text] if text else [])
