@@ -245,6 +245,7 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
     report = LoadReport(path=str(root), glob=params.glob, files_matched=len(files),
                         skipped=skipped)
     documents: list[Document] = []
+    seen: set[str] = set()
     for number, path in enumerate(files):
         if ctx is not None:
             ctx.check_cancelled()
@@ -264,9 +265,24 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
                 ctx.warn(f"unreadable file {problem.file}: {problem.reason}")
             continue
         report.files_loaded += 1
-        documents.extend(docs)
+        documents.extend(_unique_ids(docs, seen, _rel(root, path), ctx))
     report.documents = len(documents)
     return documents, report
+
+
+def _unique_ids(docs: list[Document], seen: set[str], rel: str,
+                ctx: NodeContext | None) -> list[Document]:
+    """Documents whose id another file already used get ``{file}:{id}`` (with a warning)."""
+    renamed = 0
+    for index, doc in enumerate(docs):
+        if doc.doc_id in seen:
+            docs[index] = doc.model_copy(update={"doc_id": f"{rel}:{doc.doc_id}"})
+            renamed += 1
+        seen.add(docs[index].doc_id)
+    if renamed and ctx is not None:
+        ctx.warn(f"{rel}: {renamed} document id(s) already used by an earlier file; "
+                 f"renamed to '{rel}:<id>'")
+    return docs
 
 
 class LoadFiles(NodeType):

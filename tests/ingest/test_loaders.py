@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from pathlib import Path
 
 import pytest
 from modrag_nodes.ingest.html_text import html_to_text
 from modrag_nodes.ingest.loaders import LoadFiles, LoadParams, load_documents
 from modrag_nodes.ingest.splitters import split_recursive
 
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.node import CancelToken, NodeContext
 from tests.ingest.helpers import HTML_PAGE, write_corpus, write_pdf
 
 
@@ -128,12 +131,19 @@ def test_path_input_overrides_param_and_fingerprint_follows_content(tmp_path):
     assert node.fingerprint(params, {"path": str(root)}, {}) != first
 
 
-def _ctx():
-    import logging
-    from pathlib import Path
-
-    from modrag_studio.engine.node import CancelToken, NodeContext
-
-    return NodeContext(node_id="n", type_id="t", iteration=0, cancel=CancelToken(),
+def _ctx(cancel: CancelToken | None = None) -> NodeContext:
+    return NodeContext(node_id="n", type_id="t", iteration=0, cancel=cancel or CancelToken(),
                        on_progress=lambda f, m: None, on_stream=lambda t: None,
                        logger=logging.getLogger("test"), work_dir=Path("."), run_inputs={})
+
+
+def test_duplicate_ids_across_files_are_renamed_and_cancel_stops_loading(tmp_path):
+    root = write_corpus(tmp_path / "corpus")
+    (root / "zz.jsonl").write_text('{"_id": "d1", "title": "", "text": "Again d1."}\n')
+    docs, _ = load_documents(root, LoadParams())
+    ids = [d.doc_id for d in docs]
+    assert len(ids) == len(set(ids)) and "zz.jsonl:d1" in ids
+    cancel = CancelToken()
+    cancel.cancel()
+    with pytest.raises(RunCancelled):
+        LoadFiles().run(_ctx(cancel), LoadParams(path=str(root)))
