@@ -76,6 +76,11 @@ class CanvasAdapter:
         self._hint_timer.setInterval(6000)
         self._hint_timer.timeout.connect(self._clear_hint)
         self._rewire_signals()
+        # NodeGraphQt's own undo/redo actions would make Ctrl+Z ambiguous: ours is the editor's
+        for action in (self.view._undo_action, self.view._redo_action):
+            if action is not None:
+                action.setShortcuts([])
+                action.setEnabled(False)
         editor.subscribe(self._on_change)
         self._rebuild(editor.document())
 

@@ -219,3 +219,26 @@ def test_canvas_context_menu_offers_edit_commands(main_window):
     assert main_window.actions["delete"] in actions and main_window.actions["group"] in actions
     actions[0].trigger()
     assert main_window.search_popup.isVisible()
+
+
+def test_keyboard_shortcuts_on_the_canvas(main_window, qtbot):
+    editor = main_window.editor
+    a = editor.add_node("debug.constant")
+    main_window.activateWindow()
+    view = main_window.canvas.view
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert main_window.canvas.selected_node_ids() == [a]
+    QTest.keyClick(view, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert len(editor.document().nodes) == 2
+    QTest.keyClick(view, Qt.Key.Key_Delete)
+    assert editor.document().node_ids() == [a]
+    QTest.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert len(editor.document().nodes) == 2
+    # typing in a text field edits the text, it does not delete nodes
+    main_window.canvas.select_nodes([a])
+    field = main_window.properties.fields["value"].widget
+    field.setFocus()
+    field.setText("abc")
+    QTest.keyClick(field, Qt.Key.Key_Delete)
+    assert len(editor.document().nodes) == 2
