@@ -62,6 +62,7 @@ class RunFeatures(QObject):
         self.times: dict[str, float] = {}
         self.last_error = ""
         self.presentation: PresentationWindow | None = None
+        self.order: list[str] = []
         self._make_actions()
         self._wire()
         self.refresh_inputs()
@@ -339,9 +340,16 @@ class RunFeatures(QObject):
 
     def _run_error(self, message: str) -> None:
         self.last_error = message
-        if self.canvas is not None:
+        started = getattr(self, "order", None) and self.visit_counts
+        if self.canvas is not None and not started:
             self.canvas.clear_run_state()
-        self._status(f"Cannot run: {message}")
+        elif started:  # the run broke off: keep what completed, mark the rest
+            for node_id in self.order:
+                if node_id not in self.visit_counts:
+                    self._state(node_id, "cancelled", message)
+                    self.canvas.set_node_progress(node_id, None)
+        self.order = []
+        self._status(f"{'Run stopped' if started else 'Cannot run'}: {message}")
 
     def _busy(self, busy: bool) -> None:
         self.cancel_action.setEnabled(busy)

@@ -12,6 +12,7 @@ import multiprocessing as mp
 import os
 import pickle
 import queue
+import time
 from typing import Any
 
 from modrag_studio.engine.document import GraphDocument, from_json_dict, to_json_dict
@@ -104,9 +105,14 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
 
 
 class ProcessRunner:
-    """The GUI-process end of the worker; ``run`` is called from a plain worker thread."""
+    """The GUI-process end of the worker; ``run`` is called from a plain worker thread.
 
-    def __init__(self) -> None:
+    A cancelled run whose node does not reach a batch boundary within ``kill_after_s`` has its
+    worker process stopped (the next run starts a fresh one).
+    """
+
+    def __init__(self, kill_after_s: float = 5.0) -> None:
+        self.kill_after_s = kill_after_s
         self._ctx = mp.get_context("spawn")
         self._proc: Any = None
         self._requests: Any = None
@@ -136,9 +142,17 @@ class ProcessRunner:
         self._cancel.clear()
         self._requests.put({"doc": to_json_dict(doc), "inputs": dict(inputs), "target": target,
                             "rerun": list(rerun or []), "start_from": start_from})
+        cancelled_at: float | None = None
         while True:
-            if cancel.cancelled:
+            if cancel.cancelled and cancelled_at is None:
                 self._cancel.set()
+                cancelled_at = time.monotonic()
+            if cancelled_at is not None and time.monotonic() - cancelled_at > self.kill_after_s:
+                self._proc.terminate()
+                self._proc.join(5)
+                self._proc = None
+                raise WorkerError(f"cancelled: the running node did not stop within "
+                                  f"{self.kill_after_s:.0f} s, so its run process was stopped")
             try:
                 raw = self._events.get(timeout=0.05)
             except queue.Empty:

@@ -53,6 +53,9 @@ def test_worker_that_dies_is_reported_and_replaced(qtbot, window):
     features.controller.process._proc.kill()
     qtbot.waitUntil(lambda: not features.controller.busy, timeout=10_000)
     assert "stopped unexpectedly" in features.last_error
+    assert window.canvas.node_state("start") == "done"  # what completed stays shown
+    assert window.canvas.node_state("slow") == "cancelled"
+    assert window.statusBar().currentMessage().startswith("Run stopped:")
     window.editor.reset(slow_graph(seconds=0.05))
     features.run()
     qtbot.waitUntil(lambda: not features.controller.busy, timeout=60_000)
