@@ -9,7 +9,7 @@ from modrag_studio.engine.errors import UnknownNodeType
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.topology import Topology
 
-COLUMN_WIDTH = 250.0
+COLUMN_WIDTH = 230.0
 ROW_GAP = 40.0
 NODE_BASE_HEIGHT = 60.0
 PORT_ROW_HEIGHT = 24.0

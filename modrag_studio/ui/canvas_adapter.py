@@ -334,6 +334,7 @@ class CanvasAdapter:
         else:
             node.set_color(110, 40, 40)
         node.NODE_NAME = spec.title or (node_type.display_title() if node_type else spec.type)
+        node.view._proxy_mode_threshold = 45  # keep titles drawn on wide graphs zoomed out
         self.graph.add_node(node, selected=False, push_undo=False)
         self._nodes[node_id] = node
         self._ids[node.id] = node_id

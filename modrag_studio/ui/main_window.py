@@ -86,8 +86,9 @@ class MainWindow(QMainWindow):
         self._autosave_timer.timeout.connect(self.autosave_now)
         self._autosave_timer.start()
         self.resize(1400, 860)
-        self.resizeDocks([self.docks["palette"], self.docks["properties"]], [230, 340],
+        self.resizeDocks([self.docks["palette"], self.docks["properties"]], [210, 320],
                          Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["problems"]], [150], Qt.Orientation.Vertical)
         self.statusBar().showMessage("Ready", 3000)
         if path is not None:
             self.open_path(Path(path), offer_restore=offer_restore)
