@@ -19,13 +19,11 @@ from modrag_studio.engine.datatypes import ScoredChunk
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
-_CENTRALITY: dict[tuple[int, str], dict[str, float]] = {}
-
 
 def centrality(store: KGStore, method: str = "pagerank") -> dict[str, float]:
     """Node -> centrality scaled to [0, 1] (cached per loaded graph)."""
-    key = (id(store), method)
-    if key not in _CENTRALITY:
+    cache: dict[str, dict[str, float]] = store.__dict__.setdefault("_centrality", {})
+    if method not in cache:
         graph = store.graph
         if graph.number_of_nodes() == 0:
             values: dict[str, float] = {}
@@ -34,8 +32,8 @@ def centrality(store: KGStore, method: str = "pagerank") -> dict[str, float]:
         else:
             values = {n: float(d) for n, d in graph.degree()}
         top = max(values.values(), default=0.0) or 1.0
-        _CENTRALITY[key] = {n: v / top for n, v in values.items()}
-    return _CENTRALITY[key]
+        cache[method] = {n: v / top for n, v in values.items()}
+    return cache[method]
 
 
 def pagerank(graph: Any, alpha: float = 0.85, iterations: int = 100,

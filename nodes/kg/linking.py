@@ -56,12 +56,10 @@ class LinkParams(BaseModel):
 
 
 def _matcher(store: KGStore) -> re.Pattern[str] | None:
-    cached = getattr(store, "_link_matcher", None)
-    if cached is None:
+    if "_link_matcher" not in store.__dict__:
         surfaces = list(store.aliases.surfaces()) + [str(n) for n in store.graph.nodes]
-        cached = (_alternation(surfaces),)
-        store._link_matcher = cached  # type: ignore[attr-defined]
-    return cached[0]
+        store.__dict__["_link_matcher"] = _alternation(surfaces)
+    return store.__dict__["_link_matcher"]
 
 
 def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
@@ -163,18 +161,16 @@ def _fuzzy(text: str, store: KGStore, spans: list[tuple[int, int]], threshold: f
                 add(gram, node, "fuzzy", 0.9 * best[1] / 100, start, end)
 
 
-_NAME_VECTORS: dict[tuple[int, str], tuple[list[str], Any]] = {}
-
-
 def _by_embedding(store: KGStore, candidates: list[tuple[str, int, int]], spec: EmbedderSpec,
                   threshold: float, add: Any, ctx: NodeContext | None) -> None:
     import numpy as np
 
-    key = (id(store), spec.model_id)
-    if key not in _NAME_VECTORS:
+    cache: dict[str, tuple[list[str], Any]] = store.__dict__.setdefault("_name_vectors", {})
+    if spec.model_id not in cache:
         names = [str(n) for n in store.graph.nodes]
-        _NAME_VECTORS[key] = (names, _unit(embed_texts(spec, names, role="passage", ctx=ctx)))
-    names, matrix = _NAME_VECTORS[key]
+        vectors = embed_texts(spec, names, role="passage", ctx=ctx) if names else []
+        cache[spec.model_id] = (names, _unit(vectors) if names else None)
+    names, matrix = cache[spec.model_id]
     if not names:
         return
     queries = _unit(embed_texts(spec, [c[0] for c in candidates], role="query", ctx=ctx))

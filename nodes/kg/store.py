@@ -40,6 +40,7 @@ from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 
 FORMAT = "modrag-kg/1"
 GENERIC_TYPES = {"", "Entity", "Identifier", "Unknown"}
+DERIVED = ("_link_matcher", "_name_vectors", "_centrality")  # caches kept on a store
 
 
 def text_hash(text: str) -> str:
@@ -66,7 +67,13 @@ class KGStore:
             return name
         return self.aliases.lookup(name)
 
+    def _changed(self) -> None:
+        """Forget what readers derived from the graph (matchers, vectors, centrality)."""
+        for key in [k for k in self.__dict__ if k in DERIVED]:
+            del self.__dict__[key]
+
     def add_entity(self, entity: Entity) -> str:
+        self._changed()
         node = self.resolve(entity.name)
         if node is None:
             node = next((n for a in entity.aliases if (n := self.resolve(a))), None)
@@ -91,6 +98,7 @@ class KGStore:
         return node
 
     def add_relation(self, relation: Relation) -> None:
+        self._changed()
         source = self.resolve(relation.source) or self.add_entity(Entity(name=relation.source))
         target = self.resolve(relation.target) or self.add_entity(Entity(name=relation.target))
         key = relation.relation
@@ -130,6 +138,7 @@ class KGStore:
         """Remove what the given chunks contributed; drop edges and nodes left unsupported."""
         if not chunk_ids:
             return
+        self._changed()
         for source, target, key, data in list(self.graph.edges(keys=True, data=True)):
             if not chunk_ids & set(data["weights"]):
                 continue
