@@ -28,7 +28,7 @@ from modrag_studio.engine.document import (
     NodeSpec,
     NoteLayout,
 )
-from modrag_studio.engine.errors import ConnectionRefused, ModragError
+from modrag_studio.engine.errors import ConnectionRefused, ModragError, UnknownNodeType
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.validation import connection_problem
 
@@ -317,8 +317,11 @@ class GraphEditor:
                 return f"node '{node_id}' is not in the graph"
         if source == target:
             return f"node '{source}' cannot connect to itself (use a loop edge)"
-        source_type = self.registry.get(self._doc.node(source).type)
-        target_type = self.registry.get(self._doc.node(target).type)
+        try:
+            source_type = self.registry.get(self._doc.node(source).type)
+            target_type = self.registry.get(self._doc.node(target).type)
+        except UnknownNodeType as exc:
+            return str(exc)
         return connection_problem(source_type, source_port, target_type, target_port)
 
     def connect(self, source: str, source_port: str, target: str, target_port: str) -> None:

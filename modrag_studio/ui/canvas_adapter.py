@@ -81,6 +81,8 @@ class CanvasAdapter:
             if action is not None:
                 action.setShortcuts([])
                 action.setEnabled(False)
+        self._live_pos: dict[str, tuple[float, float]] = {}
+        self.scene.changed.connect(self._follow_drag)
         editor.subscribe(self._on_change)
         self._rebuild(editor.document())
 
@@ -165,6 +167,18 @@ class CanvasAdapter:
                 positions[node_id] = (round(x, 1), round(y, 1))
         if positions:
             self.editor.move_nodes(positions)
+
+    def _follow_drag(self, _regions) -> None:
+        """Report selected nodes that moved (live, while dragged) to ``on_node_moved``."""
+        if not self.on_node_moved:
+            return
+        for node_id in self.selected_node_ids():
+            pos = self._nodes[node_id].view.pos()
+            xy = (pos.x(), pos.y())
+            if self._live_pos.get(node_id) != xy:
+                self._live_pos[node_id] = xy
+                for callback in list(self.on_node_moved):
+                    callback(node_id)
 
     def _on_node_renamed(self, view_id: str, name: str) -> None:
         node_id = self._ids.get(view_id)

@@ -132,3 +132,11 @@ def test_reset_lays_out_and_clears_history(editor):
     assert validate(editor.document(), default_registry()) == []
     editor.mark_saved()
     assert not editor.dirty
+
+
+def test_unknown_type_is_refused_not_crashed(editor):
+    doc = GraphDocument.model_validate({"nodes": [
+        {"id": "g", "type": "no.such"}, {"id": "o", "type": "graph.output"}]})
+    editor.reset(doc)
+    with pytest.raises(ConnectionRefused, match="unknown node type 'no.such'"):
+        editor.connect("g", "x", "o", "value")

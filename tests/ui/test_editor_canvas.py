@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 pytestmark = pytest.mark.ui
 
@@ -242,3 +243,22 @@ def test_keyboard_shortcuts_on_the_canvas(main_window, qtbot):
     field.setText("abc")
     QTest.keyClick(field, Qt.Key.Key_Delete)
     assert len(editor.document().nodes) == 2
+
+
+def test_dragged_node_is_reported_live(main_window):
+    editor = main_window.editor
+    a = editor.add_node("debug.constant", (0, 0))
+    main_window.canvas.fit_all()
+    moved = []
+    main_window.canvas.on_node_moved.append(moved.append)
+    item = main_window.canvas.node_item(a)
+    start = main_window.canvas.view.mapFromScene(item.sceneBoundingRect().center())
+    viewport = main_window.canvas.view.viewport()
+    QTest.mousePress(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    QTest.mouseMove(viewport, start + QPoint(30, 0))
+    QTest.mouseMove(viewport, start + QPoint(60, 0))
+    QApplication.processEvents()
+    assert moved.count(a) >= 1 and editor.node_position(a) == (0, 0)  # not committed yet
+    QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                       start + QPoint(60, 0))
+    assert editor.node_position(a)[0] > 20
