@@ -13,6 +13,17 @@ QUESTION = "What is the capital of France?"
 LONG = "Tell a long story about a dragon."
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _one_torch_thread():
+    """One torch thread: on shared, busy cores it is several times faster than two."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def first_result(embedded_model_dir):
     """The first call in this module: loads the model (or finds it loaded) and streams."""
@@ -98,3 +109,14 @@ def test_cancel_stops_generation(first_result):
 def test_prompt_longer_than_context_is_a_clear_error(first_result):
     with pytest.raises(NodeConfigError, match="context_length is 128"):
         chat(LLMSpec(context_length=128), user("word " * 200))
+
+
+def test_fixture_server_backed_by_the_embedded_model(first_result):
+    from tests.llm.ollama_fixture_server import OllamaFixtureServer, embedded_responder
+
+    rec = Recorder()
+    with OllamaFixtureServer(responder=embedded_responder(max_tokens=24)) as server:
+        spec = LLMSpec(backend="ollama", model="fixture-llm", host=server.host, max_tokens=24)
+        result = chat(spec, user(QUESTION), ctx=rec.context())
+    assert result.text == first_result[0].text  # same greedy answer, through the HTTP API
+    assert "".join(rec.tokens) == result.text
