@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
+from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_studio.engine.cache import stable_hash
@@ -120,8 +121,9 @@ class PromptParams(BaseModel):
         "doc_id", description="Cite as [doc_id] or as [n] (the evidence block number)"
     )
     context_budget_tokens: int | None = Field(
-        2048, ge=64, description="Estimated tokens the whole prompt may use; the lowest-scored "
-                                 "evidence is dropped first until it fits (empty: no limit)"
+        1700, ge=64, description="Estimated tokens the whole prompt may use; the lowest-scored "
+                                 "evidence is dropped first until it fits (empty: no limit). "
+                                 "With 'llm' connected, at most its context minus max tokens"
     )
     max_evidence: int | None = Field(None, ge=0, description="Use at most this many blocks")
     max_history_messages: int = Field(
@@ -153,6 +155,8 @@ class PromptBuilder(NodeType):
                   description="Earlier turns of the conversation"),
         InputPort("feedback", Answer, required=False,
                   description="An answer judged unsupported (loop-back from a self-check)"),
+        InputPort("llm", LLMSpec, required=False,
+                  description="The model that will answer: caps the budget to its context"),
     )
     outputs = (OutputPort("prompt", Prompt, "Chat messages plus the evidence used"),)
 
@@ -165,7 +169,7 @@ class PromptBuilder(NodeType):
     def run(self, ctx: NodeContext, params: PromptParams, query: Query,
             evidence: list[ScoredChunk] | None = None,
             history: list[ChatMessage] | None = None,
-            feedback: Answer | None = None) -> dict[str, Any]:
+            feedback: Answer | None = None, llm: LLMSpec | None = None) -> dict[str, Any]:
         template = (_read_template(params.template_file) if params.template_file
                     else params.template)
         where = "param 'template_file'" if params.template_file else "param 'template'"
@@ -206,6 +210,9 @@ class PromptBuilder(NodeType):
         messages = build(kept)
         tokens = _count(messages)
         budget = params.context_budget_tokens
+        if llm is not None:
+            room = max(64, llm.context_length - llm.max_tokens)
+            budget = room if budget is None else min(budget, room)
         while budget is not None and tokens > budget and kept:
             weakest = min(kept, key=badness)
             kept.remove(weakest)
@@ -214,7 +221,7 @@ class PromptBuilder(NodeType):
             tokens = _count(messages)
         if budget is not None and tokens > budget:
             ctx.warn(f"prompt needs about {tokens} tokens without any evidence, more than the "
-                     f"budget of {budget} (param 'context_budget_tokens')")
+                     f"budget of {budget} (param 'context_budget_tokens' or the model's context)")
         dropped_ids = [item.chunk_id for item in dropped]
         ctx.note(token_estimate=tokens, budget=budget, evidence_used=len(kept),
                  dropped=dropped_ids, citation_style=params.citation_style,

@@ -119,3 +119,14 @@ def test_token_estimator() -> None:
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("你好世界") == 4
     assert estimate_tokens("") == 0
+
+
+def test_budget_capped_by_connected_model(run_node, make_chunk) -> None:
+    from modrag_nodes.llm.client import LLMSpec
+
+    evidence = [make_chunk(f"d{i}", 1.0 - i / 10, text="word " * 200) for i in range(6)]
+    llm = LLMSpec(context_length=600, max_tokens=200)
+    prompt = run_node(PromptBuilder, {}, query=Q, evidence=evidence, llm=llm)["prompt"]
+    assert run_node.ctx.details["budget"] == 400
+    assert prompt.token_estimate <= 400 and len(prompt.evidence) == 1
+    assert prompt.dropped == ["d5#0", "d4#0", "d3#0", "d2#0", "d1#0"]
