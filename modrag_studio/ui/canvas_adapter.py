@@ -379,6 +379,10 @@ class CanvasAdapter:
         if entry is not None and entry.color:
             c = QColor(entry.color)
             node.view.color = (c.red(), c.green(), c.blue(), 255)
+        else:
+            node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
+            base = category_color(node_type.category) if node_type else (110, 40, 40)
+            node.view.color = (*base, 255)
         node.view.update()
         for port in node.input_ports() + node.output_ports():
             port.view.redraw_connected_pipes()
@@ -456,6 +460,7 @@ class CanvasAdapter:
 
     def _add_layout_item(self, item: LayoutItem) -> None:
         item.on_moved = self._on_layout_item_moved
+        item.on_resized = self._on_layout_item_resized
         item.on_edit = lambda it: [cb(it.item_id) for cb in list(self.on_edit_layout_item)]
         self.scene.addItem(item)
         self._layout_items[item.item_id] = item
@@ -475,6 +480,13 @@ class CanvasAdapter:
             self.editor.update_group(item.item_id, x=new.x(), y=new.y())
             if inside:
                 self.editor.move_nodes(inside)
+
+    def _on_layout_item_resized(self, item: LayoutItem, width: float, height: float) -> None:
+        size = {"width": round(width, 1), "height": round(height, 1)}
+        if isinstance(item, NoteItem):
+            self.editor.update_note(item.item_id, **size)
+        else:
+            self.editor.update_group(item.item_id, **size)
 
     def layout_item(self, item_id: str) -> LayoutItem | None:
         return self._layout_items.get(item_id)

@@ -40,7 +40,13 @@ class LayoutItem(QGraphicsRectItem):
                       | QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.on_moved: Callable[[LayoutItem, QPointF, QPointF], None] | None = None
         self.on_edit: Callable[[LayoutItem], None] | None = None
+        self.on_resized: Callable[[LayoutItem, float, float], None] | None = None
         self._press_pos = QPointF()
+        self.handle = ResizeHandle(self)
+
+    def set_size(self, width: float, height: float) -> None:
+        self.setRect(QRectF(0, 0, width, height))
+        self.handle.place()
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
         self._press_pos = self.pos()
@@ -55,6 +61,37 @@ class LayoutItem(QGraphicsRectItem):
         if self.on_edit is not None:
             self.on_edit(self)
         event.accept()
+
+
+class ResizeHandle(QGraphicsRectItem):
+    """The bottom-right grip of a group or note; the new size is reported on release."""
+
+    SIZE = 12.0
+    MIN = QPointF(80, 50)
+
+    def __init__(self, parent: LayoutItem) -> None:
+        super().__init__(QRectF(-self.SIZE, -self.SIZE, self.SIZE, self.SIZE), parent)
+        self.owner = parent
+        self.setBrush(QBrush(QColor(255, 255, 255, 60)))
+        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setCursor(Qt.CursorShape.SizeFDiagCursor)
+        self.setToolTip("drag to resize")
+        self.place()
+
+    def place(self) -> None:
+        self.setPos(self.owner.rect().bottomRight())
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        event.accept()
+
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        corner = self.owner.mapFromScene(event.scenePos())
+        self.owner.set_size(max(corner.x(), self.MIN.x()), max(corner.y(), self.MIN.y()))
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:
+        if self.owner.on_resized is not None:
+            rect = self.owner.rect()
+            self.owner.on_resized(self.owner, rect.width(), rect.height())
 
 
 class GroupItem(LayoutItem):
@@ -90,6 +127,10 @@ class NoteItem(LayoutItem):
         self.text.setTextWidth(rect.width() - 12)
         self.text.setPos(6, 6)
         self.setToolTip("note (double-click to edit)")
+
+    def set_size(self, width: float, height: float) -> None:
+        super().set_size(width, height)
+        self.text.setTextWidth(width - 12)
 
 
 class BadgeItem(QGraphicsRectItem):

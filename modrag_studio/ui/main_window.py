@@ -32,6 +32,10 @@ from modrag_studio.ui.properties import PropertiesPanel
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
 GRAPH_FILTER = "Graph files (*.json);;All files (*)"
+NODE_COLOURS: dict[str, str | None] = {
+    "Default": None, "Red": "#7a3030", "Orange": "#7a5a25", "Green": "#2f6a3a",
+    "Blue": "#2f4f7a", "Purple": "#5a3a7a", "Grey": "#505050",
+}
 
 
 def default_settings() -> QSettings:
@@ -192,6 +196,12 @@ class MainWindow(QMainWindow):
         for key in ("undo", "redo", "cut", "copy", "paste", "duplicate", "delete",
                     "select_all", "group", "note"):
             menu.addAction(self.actions[key])
+        selected = self.canvas.selected_node_ids()
+        if selected:
+            colours = menu.addMenu("Node Colour")
+            for name, value in NODE_COLOURS.items():
+                action = colours.addAction(name)
+                action.triggered.connect(lambda _c=False, v=value: self.colour_nodes(selected, v))
         menu.addSeparator()
         menu.addAction(self.actions["fit"])
         menu.addAction(self.actions["auto_layout"])
@@ -343,6 +353,12 @@ class MainWindow(QMainWindow):
                                                      item.text.toPlainText())
             if ok:
                 self.editor.update_note(item_id, text=text)
+
+    def colour_nodes(self, node_ids: list[str], colour: str | None) -> None:
+        """Give nodes a body colour (layout only; None restores the category colour)."""
+        with self.editor.macro("colour nodes"):
+            for node_id in node_ids:
+                self.editor.set_node_color(node_id, colour)
 
     def auto_layout(self) -> None:
         self.editor.move_nodes(auto_layout(self.editor.document(), self.registry))

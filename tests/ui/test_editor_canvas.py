@@ -262,3 +262,24 @@ def test_dragged_node_is_reported_live(main_window):
     QTest.mouseRelease(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
                        start + QPoint(60, 0))
     assert editor.node_position(a)[0] > 20
+
+
+def test_resize_groups_and_colour_nodes_are_layout_edits(main_window):
+    editor = main_window.editor
+    a = editor.add_node("debug.constant")
+    group = main_window.group_selection("G")
+    item = main_window.canvas.layout_item(group)
+    item.set_size(500, 260)
+    item.handle.mouseReleaseEvent(None)
+    layout = editor.document().layout
+    assert (layout.groups[0].width, layout.groups[0].height) == (500, 260)
+    main_window.canvas.select_nodes([a])
+    menu = main_window.canvas_menu(QPoint(10, 10))
+    colours = next(x.menu() for x in menu.actions() if x.text() == "Node Colour")
+    next(x for x in colours.actions() if x.text() == "Blue").trigger()
+    assert editor.document().layout.nodes[a].color == "#2f4f7a"
+    assert main_window.canvas.node_item(a).color[:3] == (0x2f, 0x4f, 0x7a)
+    editor.undo()
+    assert editor.document().layout.nodes[a].color is None
+    assert main_window.canvas.node_item(a).color[:3] != (0x2f, 0x4f, 0x7a)
+    assert editor.document().without_layout().nodes[0].params == {}
