@@ -106,7 +106,7 @@ def shoot(app, path: Path, out: Path, extra: dict[str, str], timeout: float) -> 
     shown = features.present(full_screen=False) if result else None
     if shown is not None:
         shown.resize(1400, 860)
-        shown.go(len(shown.steps) - 2 if len(shown.steps) > 1 else 0)
+        shown.go(_telling_step(shown.steps))
         app.processEvents()
         shots.append(out / f"{stem}-presentation.png")
         shown.grab().save(str(shots[-1]))
@@ -115,6 +115,17 @@ def shoot(app, path: Path, out: Path, extra: dict[str, str], timeout: float) -> 
     window.editor.mark_saved()
     window.close()
     return shots
+
+
+def _telling_step(steps) -> int:
+    """The last step that produced an answer, else ranked passages, else the last step."""
+    for wanted in ("Answer", "ScoredChunk"):
+        for index in range(len(steps) - 1, -1, -1):
+            visit = steps[index][0]
+            if visit.status in ("done", "cached") and visit.type_id != "graph.output" and any(
+                    wanted in summary.type for summary in visit.outputs.values()):
+                return index
+    return max(0, len(steps) - 1)
 
 
 def _input_node(doc, name: str) -> str:

@@ -402,6 +402,8 @@ class OverlayManager:
                 card.setVisible(visible)
 
     def reposition(self, node_id: str | None = None) -> None:
+        """Put each node's cards under it, or above it when that covers fewer other nodes."""
+        obstacles = self._node_rects()
         for nid in [node_id] if node_id else list(self.cards):
             rect = self.canvas.node_scene_rect(nid)
             slots = self.cards.get(nid, {})
@@ -409,15 +411,42 @@ class OverlayManager:
                 for card in slots.values():
                     card.setVisible(False)
                 continue
-            y = rect.bottom() + 22
-            for slot in ("output", "metrics"):
-                card = slots.get(slot)
-                if card is None:
-                    continue
+            stack = [slots[s] for s in ("output", "metrics") if s in slots]
+            if not stack:
+                continue
+            height = sum(c.boundingRect().height() + 6 for c in stack)
+            width = max(c.boundingRect().width() for c in stack)
+            below = QRectF(rect.left(), rect.bottom() + 22, width, height)
+            above = QRectF(rect.left(), rect.top() - 26 - height, width, height)
+            others = [r for n, r in obstacles.items() if n != nid]
+            y = below.top()
+            if _overlaps(below, others) > _overlaps(above, others):
+                y = above.top()
+            for card in stack:
                 card.setPos(QPointF(rect.left(), y))
                 card.setVisible(self.visible)
                 y += card.boundingRect().height() + 6
 
+    def _node_rects(self) -> dict[str, QRectF]:
+        ids = getattr(self.canvas, "node_ids", None)
+        if not callable(ids):
+            return {}
+        rects = {}
+        for nid in ids():
+            rect = self.canvas.node_scene_rect(nid)
+            if rect is not None:
+                rects[nid] = rect
+        return rects
+
+
+def _overlaps(rect: QRectF, others: list[QRectF]) -> float:
+    """The area of ``rect`` covered by the other rectangles."""
+    total = 0.0
+    for other in others:
+        cut = rect.intersected(other)
+        if not cut.isEmpty():
+            total += cut.width() * cut.height()
+    return total
 
 def all_cards(manager: OverlayManager) -> list[QGraphicsItem]:
     return [card for slots in manager.cards.values() for card in slots.values()]
