@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -97,17 +99,23 @@ class ChromaStore(NodeType):
 
     def fingerprint(self, params: ChromaParams, inputs: Mapping[str, Any],
                     run_inputs: Mapping[str, Any]) -> str:
-        """The stored collection's content stamp and count: a cached handle is reused only
-        while the collection still holds what this node last wrote."""
+        """``in-sync`` when the collection holds exactly what these inputs would make it hold
+        (the last synchronisation had the same inputs and its record count still stands), so a
+        cached handle is reused; otherwise a one-off value, so the node runs and synchronises.
+        """
+        stale = f"stale:{uuid.uuid4().hex}"
         try:
-            client = cs.client_for(location(params))
-            collection = cs.get_collection(client, params.collection)
+            collection = cs.get_collection(cs.client_for(location(params)), params.collection)
             if collection is None:
-                return "absent"
-            stamp = (collection.metadata or {}).get(cs.META_STAMP, "")
-            return f"{stamp}:{collection.count()}" if stamp else f"unstamped:{uuid.uuid4().hex}"
-        except Exception:  # unreachable server and the like: run, and let run() explain
-            return f"unavailable:{uuid.uuid4().hex}"
+                return stale
+            meta = collection.metadata or {}
+            expected = _expected_stamp(params, inputs)
+            if expected and meta.get(cs.META_SYNCED_FROM) == expected \
+                    and meta.get(cs.META_COUNT) == collection.count():
+                return f"in-sync:{meta.get(cs.META_STAMP, '')}"
+        except Exception:  # an unreachable server and the like: run, and let run() explain
+            pass
+        return stale
 
     def run(self, ctx: NodeContext, params: ChromaParams, chunks: list[Chunk] | None = None,
             embedder: EmbedderSpec | None = None,
@@ -134,16 +142,17 @@ class ChromaStore(NodeType):
 
         final = _final_state(stored, chunks, plan)
         stamp = cs.content_stamp(final, spec.model_id)
+        synced_from = cs.input_stamp(chunks, spec.model_id, params.delete_missing)
         changed = bool(to_embed or plan["relabelled"] or plan["deleted"])
-        meta = cs.embedder_metadata(spec, dim, stamp)
         if changed:
-            # Mark the collection as being written: a cancelled or failed write leaves a stamp
-            # no cached handle matches, so the next run synchronises again.
-            collection.modify(metadata={**meta, cs.META_STAMP: f"syncing:{uuid.uuid4().hex}"})
+            # Mark the collection as being written: a cancelled or failed write leaves it
+            # matching no inputs, so the next run synchronises again.
+            collection.modify(metadata=cs.embedder_metadata(spec, dim, "", "writing"))
             _write(ctx, client, collection, chunks, plan, vectors)
+        count = collection.count()
+        meta = cs.embedder_metadata(spec, dim, stamp, synced_from, count)
         if changed or (collection.metadata or {}) != meta:
             collection.modify(metadata=meta)
-        count = collection.count()
         ctx.note(collection=params.collection, location=_describe(key), model_id=spec.model_id,
                  dim=dim, added=len(plan["added"]), updated=len(plan["updated"]),
                  relabelled=len(plan["relabelled"]), deleted=len(plan["deleted"]),
@@ -158,6 +167,31 @@ class ChromaStore(NodeType):
             model_id=spec.model_id, dim=dim, count=count, stamp=stamp,
         )
         return {"index": index}
+
+
+_memo: OrderedDict[tuple[int, str, bool], tuple[list[Chunk], str]] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def _expected_stamp(params: ChromaParams, inputs: Mapping[str, Any]) -> str | None:
+    """``input_stamp`` of the inputs, remembered per input list (the cache hands the same
+    list object to every run, so repeated runs hash it once)."""
+    embedded, embedder = inputs.get("embedded"), inputs.get("embedder")
+    chunks = embedded.chunks if embedded is not None else inputs.get("chunks")
+    if chunks is None:
+        return None
+    spec = (embedded.embedder if embedded is not None else None) or embedder or EmbedderSpec()
+    key = (id(chunks), spec.model_id, params.delete_missing)
+    with _memo_lock:
+        hit = _memo.get(key)
+        if hit is not None and hit[0] is chunks:
+            return hit[1]
+    stamp = cs.input_stamp(chunks, spec.model_id, params.delete_missing)
+    with _memo_lock:
+        _memo[key] = (chunks, stamp)
+        while len(_memo) > 8:
+            _memo.popitem(last=False)
+    return stamp
 
 
 def _resolve_inputs(

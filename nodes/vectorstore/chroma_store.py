@@ -25,6 +25,8 @@ META_MODEL_ID = "embedder_model_id"
 META_DIM = "embedder_dim"
 META_EMBEDDER = "embedder_spec"
 META_STAMP = "content_stamp"
+META_SYNCED_FROM = "synced_from"
+META_COUNT = "record_count"
 META_CREATOR = "created_by"
 PAGE = 5000
 
@@ -107,17 +109,32 @@ def create_collection(client: Any, name: str, spec: EmbedderSpec, dim: int | Non
     )
 
 
-def embedder_metadata(spec: EmbedderSpec, dim: int | None, stamp: str = "") -> dict[str, Any]:
+def embedder_metadata(spec: EmbedderSpec, dim: int | None, stamp: str = "",
+                      synced_from: str = "", count: int | None = None) -> dict[str, Any]:
+    """Collection metadata: the embedder, and what the last synchronisation wrote."""
     spec_json = spec.model_dump(mode="json", exclude={"host"})
     metadata: dict[str, Any] = {
         META_MODEL_ID: spec.model_id,
         META_EMBEDDER: json.dumps(spec_json, sort_keys=True),
         META_CREATOR: "modrag-studio",
         META_STAMP: stamp,
+        META_SYNCED_FROM: synced_from,
     }
     if dim:
         metadata[META_DIM] = int(dim)
+    if count is not None:
+        metadata[META_COUNT] = int(count)
     return metadata
+
+
+def input_stamp(chunks: list[Chunk], model_id: str, delete_missing: bool) -> str:
+    """A hash of a synchronisation's inputs: the chunks (every field), embedder and mode."""
+    digest = hashlib.sha256(f"{model_id}\t{delete_missing}".encode())
+    for c in chunks:
+        fields = (c.chunk_id, c.doc_id, c.text, c.start, c.end, c.index, c.source,
+                  sorted(c.metadata.items(), key=lambda item: str(item[0])))
+        digest.update(repr(fields).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()[:32]
 
 
 def stored_state(collection: Any) -> dict[str, tuple[str, str]]:

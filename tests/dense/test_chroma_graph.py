@@ -117,6 +117,23 @@ def test_unchanged_rerun_comes_from_cache_until_the_collection_changes(executor)
     assert store_details(fourth)["added"] == 1
     assert fourth.outputs["results"][0].chunk.chunk_id == "plants#0"
 
+    chroma_store.client_for(index).delete_collection(index.collection)
+    fifth = run(executor, doc)
+    assert "store" in fifth.trace.ran() and store_details(fifth)["added"] == 7
+
+
+def test_graphs_sharing_a_collection_never_get_a_stale_handle(executor):
+    doc_a = dense_graph(DOCS)
+    doc_b = dense_graph({"python": DOCS["python"]})
+    for _ in range(2):
+        run(executor, doc_a)
+    assert "store" in run(executor, doc_a).trace.from_cache()
+    assert run(executor, doc_b).outputs["index"].count == 1
+    back = run(executor, doc_a)  # doc_a's cached handle no longer describes the collection
+    assert "store" in back.trace.ran()
+    assert back.outputs["index"].count == 7
+    assert back.outputs["results"][0].chunk.chunk_id == "plants#0"
+
 
 def test_reopening_a_persisted_collection_embeds_nothing(tmp_path):
     folder = str(tmp_path / "my-index")
