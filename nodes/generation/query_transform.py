@@ -100,7 +100,8 @@ class QueryTransform(SamplingAware, NodeType):
         if params.mode == "synonyms":
             return {"query": _with_synonyms(ctx, params, base)}
         model = require_llm(llm, f"for mode '{params.mode}'")
-        extra = FEEDBACK_NOTE.replace("{feedback}", feedback.text) if feedback else ""
+        extra = (FEEDBACK_NOTE.replace("{feedback}", _clip(feedback.text, 500))
+                 if feedback else "")
         if params.mode == "rewrite":
             reply = ask(ctx, model, "", params.rewrite_prompt.replace("{question}", question)
                         + extra, purpose="rewrite", max_tokens=params.max_reply_tokens)
@@ -190,3 +191,8 @@ def _with_synonyms(ctx: NodeContext, params: TransformParams, query: Query) -> Q
         return query.model_copy(update={"text": new_text})
     merged = list(dict.fromkeys([*query.variants, *(v for v in variants if v != text)]))
     return query.model_copy(update={"variants": merged})
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
