@@ -66,6 +66,12 @@ _INDEX_PATTERNS = (
 )
 
 
+_INLINE_GRADE = re.compile(
+    r"(?:\s*[,;]\s*|\s+)(?=\[?(?:doc(?:ument)?|chunk|passage)\s*#?\s*\d+\s*[\]:.)\-])",
+    re.IGNORECASE,
+)
+
+
 def parse_graded_lines(text: str, count: int) -> tuple[dict[int, bool], list[str]]:
     """Read one yes/no grade per document from a reply listing ``count`` documents.
 
@@ -77,6 +83,8 @@ def parse_graded_lines(text: str, count: int) -> tuple[dict[int, bool], list[str
     indexed: list[tuple[int, bool]] = []
     unindexed: list[bool] = []
     unreadable: list[str] = []
+    # several grades on one line: "[doc 1] yes [doc 2] no", "Doc 1: yes, Doc 2: no"
+    text = _INLINE_GRADE.sub("\n", text)
     for raw in text.splitlines():
         line = _strip_markup(raw).strip()
         if not line:

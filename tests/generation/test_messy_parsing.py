@@ -50,6 +50,9 @@ def test_unreadable_verdicts(reply: str) -> None:
     ("**[doc 2]** no\n**[doc 1]** yes", {0: True, 1: False}),
     ("1) Yes\n2) No", {0: True, 1: False}),
     ("(1) yes\n(2) no\n(3) no", {0: True, 1: False, 2: False}),
+    ("[doc 1] yes [doc 2] no [doc 3] yes", {0: True, 1: False, 2: True}),
+    ("Doc 1: yes, Doc 2: no; Doc 3: no", {0: True, 1: False, 2: False}),
+    ("1. [doc 1] yes\n2. [doc 2] no", {0: True, 1: False}),
 ])
 def test_graded_lines(reply: str, expected: dict[int, bool]) -> None:
     grades, _ = parse_graded_lines(reply, 3)
