@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,16 +61,12 @@ def _pick_inspected(result) -> str | None:
     return best[1] if best else None
 
 
-def shoot(app, path: Path, out: Path, extra: dict[str, str], timeout: float) -> list[Path]:
-    from PySide6.QtCore import QSettings
-
+def shoot(app, window, path: Path, out: Path, extra: dict[str, str],
+          timeout: float) -> list[Path]:
     from modrag_studio.engine.executor import graph_input_names
-    from modrag_studio.ui.main_window import MainWindow
 
-    settings = QSettings(str(out / ".screenshots.ini"), QSettings.Format.IniFormat)
-    window = MainWindow(path=path, settings=settings, offer_restore=False)
-    window.resize(1600, 960)
-    window.show()
+    window.editor.mark_saved()
+    window.open_path(path, offer_restore=False)
     app.processEvents()
     features = window.run_features
     doc = window.editor.document()
@@ -111,9 +108,6 @@ def shoot(app, path: Path, out: Path, extra: dict[str, str], timeout: float) -> 
         shots.append(out / f"{stem}-presentation.png")
         shown.grab().save(str(shots[-1]))
         shown.close()
-    features.controller.shutdown()
-    window.editor.mark_saved()
-    window.close()
     return shots
 
 
@@ -145,12 +139,25 @@ def main(argv: list[str] | None = None) -> int:
     graphs = args.graphs or sorted((ROOT / "sample_graphs").glob("*.json"))
     args.out.mkdir(parents=True, exist_ok=True)
 
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
+    from modrag_studio.ui.main_window import MainWindow
+
     app = QApplication.instance() or QApplication(sys.argv[:1])
-    for path in graphs:
-        for shot in shoot(app, path, args.out, extra, args.timeout):
-            print(f"  saved {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
+    ini = Path(tempfile.mkdtemp(prefix="modrag-shots-")) / "studio.ini"
+    settings = QSettings(str(ini), QSettings.Format.IniFormat)
+    window = MainWindow(settings=settings, offer_restore=False)  # one window: one run process
+    window.resize(1600, 960)
+    window.show()
+    try:
+        for path in graphs:
+            for shot in shoot(app, window, path.resolve(), args.out, extra, args.timeout):
+                print(f"  saved {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
+    finally:
+        window.run_features.controller.shutdown()
+        window.editor.mark_saved()
+        window.close()
     return 0
 
 

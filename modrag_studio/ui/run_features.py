@@ -170,7 +170,7 @@ class RunFeatures(QObject):
             selected.append(self.select_node)
         editor = self.window.editor
         if hasattr(editor, "subscribe"):
-            editor.subscribe(lambda *args, **kwargs: self.refresh_inputs())
+            editor.subscribe(self._document_changed)
 
     # document helpers --------------------------------------------------------------------
     def document(self) -> GraphDocument:
@@ -179,6 +179,15 @@ class RunFeatures(QObject):
     def graph_key(self, doc: GraphDocument) -> str:
         path = getattr(self.window.editor, "path", None)
         return str(Path(path).resolve()) if path else f"name:{doc.metadata.name}"
+
+    def _document_changed(self, change: Any = None) -> None:
+        if getattr(change, "kind", "") == "reset":  # another graph: forget the last run's views
+            self.overlays.clear()
+            self.metric_captions, self.metrics, self.captions = {}, {}, {}
+            self.inspector.set_run(None)
+            self.inspector.show_node(None)
+            self.timeline.set_trace(None)
+        self.refresh_inputs()
 
     def refresh_inputs(self) -> None:
         try:
