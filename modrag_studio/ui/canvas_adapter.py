@@ -7,9 +7,11 @@ diffing the old and new documents. NodeGraphQt's own undo stack and node ids are
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Callable
 
-from NodeGraphQt import BaseNode, NodeGraph
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem
@@ -28,6 +30,19 @@ from modrag_studio.ui.canvas_items import (
     NoteItem,
     StateDecoration,
 )
+
+_FAST_DISTUTILS = sys.version_info < (3, 12) and "SETUPTOOLS_USE_DISTUTILS" not in os.environ
+if _FAST_DISTUTILS:
+    # NodeGraphQt imports ``distutils.version``; on 3.11 the standard library's module is
+    # there and loads in a fraction of the time setuptools' replacement needs (start-up).
+    os.environ["SETUPTOOLS_USE_DISTUTILS"] = "stdlib"
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from NodeGraphQt import BaseNode, NodeGraph
+finally:
+    if _FAST_DISTUTILS:
+        del os.environ["SETUPTOOLS_USE_DISTUTILS"]
 
 NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
 _IN, _OUT = "in", "out"
