@@ -133,6 +133,8 @@ def test_overlays_follow_the_value_type_and_can_be_hidden(qtbot, make_window):
     assert not card.isVisible()
     window.run_features.overlay_action.trigger()
     assert card.isVisible()
+    window.editor.reset(slow_graph())  # another graph: the last run's cards go
+    assert overlays.cards == {} and card.scene() is None
 
 
 def test_citation_opens_the_chunk_in_its_document(qtbot, make_window):
