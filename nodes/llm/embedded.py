@@ -279,8 +279,8 @@ def _chat_transformers(loaded: LoadedModel, spec: LLMSpec, messages: list[ChatMe
             emitter.push(generated)
             step_input = torch.tensor([[next_id]], dtype=prompt_ids.dtype)
     text = tok.decode(generated, skip_special_tokens=True)
-    if text != emitter.text and on_token is not None and not text.startswith("\ufffd"):
-        on_token(text[len(emitter.text):])
+    if on_token is not None and len(text) > len(emitter.text) and text.startswith(emitter.text):
+        on_token(text[len(emitter.text):])  # characters held back at the end
     return ChatResult(
         text=text, model=f"embedded:{loaded.name}", prompt_tokens=n_prompt,
         completion_tokens=len(generated),

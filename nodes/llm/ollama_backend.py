@@ -111,7 +111,11 @@ class OllamaBackend:
         host = resolve_host(spec.host)
         client = make_client(host, spec.timeout_s)
         if not spec.model:
-            raise missing_model_error(client, host, "")
+            names = with_retries(spec, host, cancel, lambda: list_models(client))
+            client.close()
+            raise NodeConfigError(
+                f"param model is empty; Ollama at {host} has: {', '.join(names) or 'no models'}"
+            )
         payload = [m.model_dump() for m in messages]
         start = time.perf_counter()
 

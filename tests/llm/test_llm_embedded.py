@@ -9,6 +9,8 @@ from modrag_nodes.llm.client import LLMSpec, chat
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
 from tests.llm.helpers import Recorder, user
 
+pytestmark = pytest.mark.slow  # loads a 135M-parameter model (about 20 s of CPU)
+
 QUESTION = "What is the capital of France?"
 LONG = "Tell a long story about a dragon."
 
