@@ -15,6 +15,7 @@ from modrag_studio.engine.errors import GraphLoadError
 
 SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 50 * 1024 * 1024
+MAX_NESTING = 64  # levels of JSON nesting a document may use (params included)
 _ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$"
 _ENDPOINT_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}\.[A-Za-z_][A-Za-z0-9_]{0,63}$"
 
@@ -179,12 +180,30 @@ def loads(text: str | bytes, *, source: str = "<string>") -> GraphDocument:
 def from_json_dict(data: Any, *, source: str = "<data>") -> GraphDocument:
     if not isinstance(data, dict):
         raise GraphLoadError(f"{source}: a graph file must hold a JSON object at the top level")
+    if (deep := _too_deep(data)) is not None:
+        raise GraphLoadError(f"{source}: {deep}: nested more than {MAX_NESTING} levels deep "
+                             "(a document this deep could not be saved again)")
     try:
         return GraphDocument.model_validate(data)
     except ValidationError as exc:
         raise GraphLoadError(f"{source}: {format_validation_error(exc)}") from None
     except RecursionError:
         raise GraphLoadError(f"{source}: JSON nested too deeply") from None
+
+
+def _too_deep(data: Any) -> str | None:
+    """The path of the first value nested deeper than ``MAX_NESTING``, or None."""
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_NESTING:
+            shown = ".".join(path[:6])
+            return f"{shown}..." if len(path) > 6 else shown
+        if isinstance(value, dict):
+            stack.extend((v, (*path, str(k))) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, (*path, str(i))) for i, v in enumerate(value))
+    return None
 
 
 def format_validation_error(exc: ValidationError, limit: int = 8) -> str:
