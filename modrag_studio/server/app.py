@@ -1,6 +1,7 @@
 """The FastAPI application serving one graph."""
 
 import contextlib
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -8,6 +9,8 @@ from typing import Any
 
 import anyio
 from fastapi import FastAPI, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from modrag_studio.engine.cache import NodeCache
@@ -27,6 +30,17 @@ from modrag_studio.server.schemas import (
 from modrag_studio.server.security import GuardMiddleware
 
 log = logging.getLogger(__name__)
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON that stays valid UTF-8 when a text holds a lone surrogate (sent as a \\u escape)."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False,
+                              separators=(",", ":")).encode("ascii")
 
 
 @dataclass
@@ -65,11 +79,19 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         description=doc.metadata.description or "A RAG graph served by ModRAG Studio.",
         version="1",
         lifespan=lifespan,
+        default_response_class=SafeJSONResponse,
     )
     app.state.manager = manager
     app.state.executor = executor
     app.add_middleware(GuardMiddleware, api_key=settings.api_key,
                        max_body_bytes=settings.max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler fails (500) on a body that is not UTF-8: decode it leniently.
+        detail = jsonable_encoder(exc.errors(), custom_encoder={
+            bytes: lambda raw: raw.decode("utf-8", "replace")})
+        return SafeJSONResponse(status_code=422, content={"detail": detail})
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:

@@ -119,7 +119,10 @@ class _QueueHook(RunHook):
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    try:
+        return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    except UnicodeEncodeError:  # a lone surrogate in a text: send it as a \u escape
+        return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
 async def stream_run(manager: RunManager, inputs: dict[str, Any],
