@@ -35,6 +35,7 @@ def test_sample_graph_runs_with_scripted_model(root, fake_llm) -> None:
     backend.respond_with(responder)
     doc = _doc(root)
     doc.node("llm").params["backend"] = "test-fake"
+    doc.node("rewrite").params["drift_guard"] = False  # keeps the embedder model unloaded
     doc.node("corpus").params["default"] = str(root / "resources" / "sample_corpus")
     result = Executor().run(doc, {"question": "How often is pump LP-07 serviced?"})
     assert result.ok, result.trace.to_json()
@@ -44,3 +45,4 @@ def test_sample_graph_runs_with_scripted_model(root, fake_llm) -> None:
     assert "LP-07" in answer.evidence[0].chunk.text
     assert len(result.trace.visits_of("check")) == 2
     assert len(result.trace.visits_of("retrieve")) == 2
+    assert result.trace.visits_of("rewrite")[1].details["feedback"] is True
