@@ -79,7 +79,7 @@ class EvidenceGuard(NodeType):
         if passed:
             return {"evidence": evidence, **({"query": query} if query is not None else {})}
         answer = Answer(text=params.message, fallback=True, evidence=evidence,
-                        query=query.text if query is not None else "")
+                        query=(query.original or query.text) if query is not None else "")
         return {"fallback": answer}
 
 
