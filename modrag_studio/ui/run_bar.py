@@ -57,12 +57,12 @@ class RunBar(QWidget):
         self.graph_key = graph_key
         self._specs = specs
         remembered = self.remembered()
-        for widget in list(self.fields.values()):
+        old = [*self.fields.values(), *self.findChildren(QLabel, "inputLabel")]
+        for widget in old:  # hide at once: deleteLater only happens on the next event loop
             self._layout.removeWidget(widget)
+            widget.hide()
+            widget.setObjectName("")
             widget.deleteLater()
-        for label in self.findChildren(QLabel, "inputLabel"):
-            self._layout.removeWidget(label)
-            label.deleteLater()
         self.fields = {}
         self._empty.setVisible(not specs)
         for spec in specs:
@@ -91,6 +91,8 @@ class RunBar(QWidget):
                 _set_text(widget, str(value))
             self._layout.addWidget(label)
             self._layout.addWidget(widget, 1)
+            label.show()
+            widget.show()
             self.fields[name] = widget
 
     def values(self, include_empty: bool = False) -> dict[str, str]:

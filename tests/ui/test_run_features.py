@@ -7,6 +7,7 @@ import re
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QLabel
 
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.trace import Trace
@@ -268,3 +269,14 @@ def test_invalid_graph_reports_without_running(qtbot, make_window):
     run_and_wait(qtbot, window)
     assert "up" in window.run_features.last_error
     assert window.statusBar().currentMessage().startswith("Cannot run:")
+
+
+def test_run_bar_follows_the_graph_inputs(qtbot, make_window):
+    window = make_window(rag_graph())
+    bar = window.run_features.run_bar
+    assert list(bar.fields) == ["question"]
+    window.editor.reset(slow_graph())
+    assert bar.fields == {} and bar._empty.isVisibleTo(bar)
+    window.editor.reset(rag_graph())
+    labels = [w for w in bar.findChildren(QLabel) if w.isVisibleTo(bar) and w is not bar._empty]
+    assert [w.text() for w in labels] == ["question:"]
