@@ -259,6 +259,7 @@ def _chat_transformers(loaded: LoadedModel, spec: LLMSpec, messages: list[ChatMe
         generator.manual_seed(spec.seed if spec.seed is not None else int.from_bytes(
             os.urandom(4), "little"))
     top_p = float(spec.extra.get("top_p", 1.0))
+    penalty = float(spec.extra.get("repetition_penalty", 1.0))
     emitter = _Emitter(lambda ids: tok.decode(ids, skip_special_tokens=True), on_token)
     generated: list[int] = []
     stopped = "length"
@@ -271,7 +272,8 @@ def _chat_transformers(loaded: LoadedModel, spec: LLMSpec, messages: list[ChatMe
                 break
             out = model(input_ids=step_input, use_cache=True, **{cache_arg: past})
             past = getattr(out, cache_arg)
-            next_id = _pick(out.logits[0, -1].float(), spec.temperature, top_p, generator)
+            logits = _penalise(out.logits[0, -1].float(), generated, penalty)
+            next_id = _pick(logits, spec.temperature, top_p, generator)
             if next_id in stop_ids:
                 stopped = "stop"
                 break
@@ -307,6 +309,19 @@ def _stop_ids(tok: Any, model: Any) -> set[int]:
     if isinstance(im_end, int) and im_end != tok.unk_token_id:
         ids.add(im_end)
     return ids
+
+
+def _penalise(logits: Any, generated: list[int], penalty: float) -> Any:
+    """Repetition penalty as in transformers: divide positive logits of seen tokens, multiply
+    negative ones."""
+    if penalty == 1.0 or not generated:
+        return logits
+    import torch
+
+    seen = torch.tensor(sorted(set(generated)), dtype=torch.long)
+    values = logits[seen]
+    logits[seen] = torch.where(values > 0, values / penalty, values * penalty)
+    return logits
 
 
 def _pick(logits: Any, temperature: float, top_p: float, generator: Any) -> int:

@@ -33,6 +33,10 @@ class ChatModelParams(BaseModel):
     timeout_s: float = Field(120.0, gt=0, le=3600, description="Request timeout (Ollama)")
     retries: int = Field(3, ge=0, le=10, description="Connection retries (Ollama)")
     system_prompt: str = Field("", description="System message used when the prompt has none")
+    repetition_penalty: float = Field(
+        1.15, ge=1.0, le=2.0,
+        description="Above 1 discourages repeating tokens (1 = off); small models loop without it",
+    )
 
 
 class ChatModel(NodeType):
@@ -55,6 +59,8 @@ class ChatModel(NodeType):
             temperature=params.temperature, max_tokens=params.max_tokens,
             context_length=params.context_length, seed=params.seed, timeout_s=params.timeout_s,
             retries=params.retries, system=params.system_prompt,
+            extra={"repetition_penalty": params.repetition_penalty}
+            if params.repetition_penalty != 1.0 else {},
         )
         return {"llm": spec}
 
