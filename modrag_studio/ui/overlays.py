@@ -109,7 +109,7 @@ def score_content(scored: list[ScoredChunk]) -> CardContent:
                 for item in scored[:50])
     for item in scored[:50] if moved else []:
         for name in item.sources:
-            if name not in sources:
+            if name not in sources and name != item.retriever:  # not its own ranking
                 sources.append(name)
     sources = sources[:3]
     header = [Cell("#", 24, MUTED), Cell("doc", 70, MUTED), Cell("score", 56, MUTED)]
