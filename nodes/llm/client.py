@@ -124,7 +124,14 @@ def chat(
     backend = get_backend(spec.backend)
     on_token = ctx.stream if (ctx is not None and stream) else None
     cancel = ctx.cancel if ctx is not None else CancelToken()
-    result = backend.chat(spec, with_system(spec, messages), on_token=on_token, cancel=cancel)
+    try:
+        result = backend.chat(spec, with_system(spec, messages), on_token=on_token,
+                              cancel=cancel)
+    except Exception as exc:
+        partial = getattr(exc, "partial_text", "")
+        if partial and ctx is not None:  # what streamed before the failure stays in the trace
+            ctx.note(partial_text=partial)
+        raise
     if result.stopped == "cancelled" and raise_on_cancel:
         raise RunCancelled(
             f"generation cancelled after {result.completion_tokens} tokens ({result.model})"

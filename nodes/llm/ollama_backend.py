@@ -28,7 +28,14 @@ class OllamaUnreachable(ModragError):
 
 
 class OllamaError(ModragError):
-    """The server answered with an error, timed out or dropped the connection."""
+    """The server answered with an error, timed out or dropped the connection.
+
+    ``partial_text`` holds what had streamed before the failure (``chat`` notes it in the trace).
+    """
+
+    def __init__(self, message: str, partial_text: str = "") -> None:
+        super().__init__(message)
+        self.partial_text = partial_text
 
 
 def resolve_host(host: str | None) -> str:
@@ -47,6 +54,8 @@ def options_for(spec: LLMSpec) -> dict[str, Any]:
     }
     if spec.seed is not None:
         options["seed"] = spec.seed
+    if "repetition_penalty" in spec.extra:
+        options["repeat_penalty"] = spec.extra["repetition_penalty"]
     options.update(spec.extra.get("options", {}))
     return options
 
@@ -136,9 +145,11 @@ class OllamaBackend:
                 f"Ollama at {host} did not answer within timeout_s={spec.timeout_s:g} s"
             ) from None
         except (httpx.TransportError, StopIteration, json.JSONDecodeError) as exc:
+            partial = getattr(exc, "partial_text", "")
+            kept = f"; the {len(partial)} characters received are kept" if partial else ""
             raise OllamaError(
                 f"Ollama at {host} dropped the connection during generation "
-                f"({type(exc).__name__}: {exc})"
+                f"({type(exc).__name__}: {exc}){kept}", partial
             ) from None
         finally:
             client.close()
@@ -165,9 +176,14 @@ def _consume(spec: LLMSpec, host: str, stream: Iterator[Any], first: Any, start:
         if cancel.cancelled:
             stopped = "cancelled"
             break
-        chunk = next(stream, None)
+        try:
+            chunk = next(stream, None)
+        except Exception as exc:
+            exc.partial_text = "".join(parts)  # type: ignore[attr-defined]
+            raise
         if chunk is None:
-            raise OllamaError(f"Ollama at {host} closed the stream before its final message")
+            raise OllamaError(f"Ollama at {host} closed the stream before its final message",
+                              "".join(parts))
     if stopped == "cancelled" and hasattr(stream, "close"):
         stream.close()  # closes the HTTP response: the server stops generating
     completion = last.eval_count if last.done and last.eval_count is not None else len(parts)
