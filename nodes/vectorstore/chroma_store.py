@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -84,7 +85,57 @@ def _make_client(key: tuple[Any, ...]) -> Any:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NodeConfigError(f"param 'path': cannot create Chroma folder {path}: {exc}") from exc
-    return chromadb.PersistentClient(path=str(path), settings=_settings())
+    _check_not_locked(path)
+    try:
+        return chromadb.PersistentClient(path=str(path), settings=_settings())
+    except Exception as exc:
+        raise NodeConfigError(
+            f"cannot open the Chroma folder {path}: {_diagnose(path)} ({type(exc).__name__}: "
+            f"{exc}); nothing in the folder was changed"
+        ) from exc
+
+
+SQLITE_FILE = "chroma.sqlite3"
+LOCK_WAIT_S = 5.0
+
+
+def _check_not_locked(path: Path) -> None:
+    """Fail clearly when another process holds the store's database locked (Chroma would wait)."""
+    import sqlite3
+
+    db = path / SQLITE_FILE
+    if not db.is_file() or not os.access(path, os.W_OK):
+        return
+    try:
+        conn = sqlite3.connect(str(db), timeout=LOCK_WAIT_S, isolation_level=None)
+    except sqlite3.Error:
+        return  # not a database: opening the client reports it
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise NodeConfigError(
+                f"the Chroma folder {path} is locked by another process ({SQLITE_FILE} stayed "
+                f"busy for {LOCK_WAIT_S:g} s); close the program using it or set param 'path' "
+                "to another folder"
+            ) from exc
+    except sqlite3.DatabaseError:
+        pass  # corrupted: opening the client reports it
+    finally:
+        conn.close()
+
+
+def _diagnose(path: Path) -> str:
+    """Why a Chroma folder may fail to open: read-only, not a database, or other."""
+    db = path / SQLITE_FILE
+    if not os.access(path, os.W_OK) or (db.exists() and not os.access(db, os.W_OK)):
+        return "the folder is read-only"
+    if db.is_file():
+        with db.open("rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                return f"{SQLITE_FILE} is not a SQLite database (the store is corrupted)"
+    return "the store may be corrupted or written by another Chroma version"
 
 
 def get_collection(client: Any, name: str) -> Any | None:
