@@ -1,0 +1,121 @@
+"""Fixtures shared by the hardening tests: an embedded-chunks source node and small graphs.
+
+Run as a script (``python helpers.py chroma FOLDER N``) it synchronises a Chroma folder in a
+fresh process and prints the run's status and errors as JSON (used under ``unshare``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from modrag_nodes import register_builtin_nodes  # noqa: E402
+from modrag_nodes.embedding.contracts import EmbeddedChunks  # noqa: E402
+from modrag_nodes.embedding.spec import EmbedderSpec  # noqa: E402
+from pydantic import BaseModel, ConfigDict  # noqa: E402
+
+from modrag_studio.engine import (  # noqa: E402
+    Executor,
+    GraphDocument,
+    NodeCache,
+    NodeContext,
+    NodeRegistry,
+    NodeType,
+)
+from modrag_studio.engine.datatypes import Chunk  # noqa: E402
+from modrag_studio.engine.ports import OutputPort  # noqa: E402
+
+PYTHON = sys.executable
+
+
+class EmbeddedParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    count: int = 5
+    dim: int = 8
+
+
+class FixtureEmbedded(NodeType):
+    """Test fixture: ``count`` chunks with deterministic vectors (no model needed)."""
+
+    type_id = "testdata.embedded"
+    category = "Test"
+    Params = EmbeddedParams
+    outputs = (OutputPort("embedded", EmbeddedChunks),)
+
+    def run(self, ctx: NodeContext, params: EmbeddedParams) -> dict[str, Any]:
+        import numpy as np
+
+        chunks = [Chunk(chunk_id=f"c{i}", doc_id="d", text=f"text number {i}", start=0, end=12,
+                        index=i, source="d.txt") for i in range(params.count)]
+        vectors = np.random.default_rng(7).normal(size=(params.count, params.dim))
+        return {"embedded": EmbeddedChunks(
+            chunks=chunks, vectors=vectors.astype(np.float32), model_id="ollama:fixture",
+            dim=params.dim, embedder=EmbedderSpec(kind="ollama", model="fixture"))}
+
+
+def registry() -> NodeRegistry:
+    reg = NodeRegistry()
+    register_builtin_nodes(reg)
+    reg.register(FixtureEmbedded)
+    return reg
+
+
+def chroma_graph(folder: str | Path, count: int) -> GraphDocument:
+    return GraphDocument.model_validate({
+        "metadata": {"name": "chroma-faults"},
+        "nodes": [
+            {"id": "emb", "type": "testdata.embedded", "params": {"count": count}},
+            {"id": "store", "type": "store.chroma",
+             "params": {"path": str(folder), "collection": "faults"}},
+            {"id": "out", "type": "graph.output", "params": {"name": "index"}},
+        ],
+        "edges": [{"from": "emb.embedded", "to": "store.embedded"},
+                  {"from": "store.index", "to": "out.value"}],
+    })
+
+
+def sync_chroma(folder: str | Path, count: int) -> dict[str, Any]:
+    """Run the Chroma graph once in this process: status and error messages."""
+    result = Executor(registry(), NodeCache()).run(chroma_graph(folder, count))
+    return {"status": result.status,
+            "errors": {v.node_id: v.error.message for v in result.trace.visits if v.error}}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """Every file below ``folder`` with its content (to prove nothing was deleted)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def unshare_allowed() -> str | None:
+    """None when ``unshare`` can make namespaces here, else the reason it cannot."""
+    if shutil.which("unshare") is None:
+        return "unshare is not installed"
+    probe = subprocess.run(["unshare", "-m", "-n", "true"], capture_output=True, text=True)
+    if probe.returncode == 0:
+        return None
+    probe = subprocess.run(["unshare", "-r", "-m", "-n", "true"], capture_output=True,
+                           text=True)
+    if probe.returncode == 0:
+        return None
+    return f"unshare is not permitted here: {probe.stderr.strip()}"
+
+
+def unshare_prefix() -> list[str]:
+    """``unshare`` as root, or with a mapped root user when not root."""
+    import os
+
+    return ["unshare"] if os.geteuid() == 0 else ["unshare", "--map-root-user"]
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "chroma":
+        print(json.dumps(sync_chroma(sys.argv[2], int(sys.argv[3]))))
