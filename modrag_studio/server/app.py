@@ -3,6 +3,7 @@
 import contextlib
 import json
 import logging
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,20 @@ class SafeJSONResponse(JSONResponse):
         except UnicodeEncodeError:
             return json.dumps(content, ensure_ascii=True, allow_nan=False,
                               separators=(",", ":")).encode("ascii")
+        except ValueError:  # NaN or infinity (e.g. echoed from a rejected body): as text
+            return json.dumps(_finite(content), ensure_ascii=True, allow_nan=False,
+                              separators=(",", ":")).encode("ascii")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities replaced by their names (JSON has no such numbers)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 @dataclass
