@@ -66,6 +66,10 @@ PLAUSIBLE = st.one_of(st.integers(-5, 5000), st.floats(-2, 2), st.booleans(),
                       st.text(max_size=40), st.sampled_from(["", "x" * 2000, "(", "[a-"]))
 
 
+TYPES_CLEAN = st.one_of(*[st.sampled_from(TYPE_IDS)] * 8, st.sampled_from(["nope", "split.fixd"]))
+TYPES_JUNK = st.one_of(*[st.sampled_from(TYPE_IDS)] * 8, st.text(max_size=20))
+
+
 def maybe(junk: bool, value: st.SearchStrategy, other: st.SearchStrategy = json_values):
     """The plausible value; in a junk document, sometimes anything (wrong types)."""
     return st.one_of(value, value, other) if junk else value
@@ -84,8 +88,7 @@ def node_dicts(draw, ids: list[str], junk: bool) -> dict[str, Any]:
     if not junk or draw(st.integers(0, 9)):
         node["id"] = draw(maybe(junk, st.sampled_from(ids)))
     if not junk or draw(st.integers(0, 9)):
-        unknown = st.text(max_size=20) if junk else st.sampled_from(["nope", "split.fixd"])
-        node["type"] = draw(st.one_of(*[st.sampled_from(TYPE_IDS)] * 8, unknown))
+        node["type"] = draw(TYPES_JUNK if junk else TYPES_CLEAN)
     if draw(st.booleans()):
         node["version"] = draw(maybe(junk, st.integers(1, 3)))
     if draw(st.booleans()):
@@ -223,6 +226,7 @@ def test_random_bytes_never_crash_the_loader(raw):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @settings(max_examples=SLOW, **_FUZZ)
 @given(raw_texts())
 def test_fuzzed_documents_many(raw):
@@ -326,10 +330,11 @@ def test_a_form_body_that_is_not_utf8_is_a_422(api):
     assert response.json()["detail"][0]["loc"] == ["body"]
 
 
-@pytest.mark.parametrize("body", [b'{"question": "a\\ud800b"}', b'{"question": 1, "x\\ud800": 2}'])
+@pytest.mark.parametrize("body", [b'{"question": "a\\ud800b"}', b'{"question": 1, "x\\ud800": 2}',
+                                  b'{"question": NaN}', b'{"question": [Infinity, -Infinity]}'])
 @pytest.mark.parametrize("path", ["/run", "/run/stream"])
 def test_a_lone_surrogate_in_a_body_gives_valid_json(api, body, path):
-    """Found by fuzzing: a \\ud800 escape made the response unencodable (500)."""
+    """Found by fuzzing: a \\ud800 escape or a NaN made the response unencodable (500)."""
     response = api.post(path, content=body, headers={"content-type": "application/json"})
     assert response.status_code in (200, 422)
     response.content.decode("utf-8")  # valid UTF-8 on the wire
@@ -351,6 +356,7 @@ def test_random_request_bodies_never_give_a_5xx(api, body, path, trace, content_
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @settings(max_examples=SLOW // 4, **_FUZZ)
 @given(body=bodies, path=st.sampled_from(["/run", "/run/stream"]),
        trace=st.sampled_from(["true", "false"]),
