@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from modrag_nodes.embedding.spec import EmbedderSpec
 from pydantic import model_validator
@@ -13,7 +13,12 @@ from modrag_studio.engine.datatypes import Chunk, Contract
 
 
 class EmbeddedChunks(Contract):
-    """Chunks and their vectors (float32 numpy array, one row per chunk, same order)."""
+    """Chunks and their vectors (float32 numpy array, one row per chunk, same order).
+
+    Shared between nodes by reference (not copied): consumers must not modify it.
+    """
+
+    shared_read_only: ClassVar[bool] = True
 
     chunks: list[Chunk]
     vectors: Any

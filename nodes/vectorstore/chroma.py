@@ -131,8 +131,8 @@ class ChromaStore(NodeType):
         to_embed = plan["added"] + plan["updated"]
         started = time.perf_counter()
         if to_embed and given is not None:
-            for chunk_id in to_embed:
-                vectors[chunk_id] = given.vector_of(chunk_id)
+            rows = {c.chunk_id: row for row, c in enumerate(given.chunks)}
+            vectors = {chunk_id: given.vectors[rows[chunk_id]] for chunk_id in to_embed}
         elif to_embed:
             by_id = {c.chunk_id: c for c in chunks}
             matrix = embed_texts(spec, [by_id[i].text for i in to_embed], role="passage", ctx=ctx)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from modrag_nodes.embedding.spec import EmbedderSpec
 
@@ -16,6 +16,8 @@ class VectorIndex(Contract):
 
     It is a handle to on-disk (or server) state, not the vectors themselves.
     """
+
+    shared_read_only: ClassVar[bool] = True
 
     backend: VectorBackend = "chroma-persistent"
     path: str | None = None
