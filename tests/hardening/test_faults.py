@@ -123,7 +123,7 @@ def test_killed_at_random_times_during_repeated_saves(tmp_path):
             i += 1
     """)
     rng = random.Random(9)
-    for _ in range(4):
+    for _ in range(3):
         child = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True,
                                  cwd=str(ROOT))
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
