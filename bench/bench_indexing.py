@@ -11,8 +11,8 @@ both sides measure throughput, not start-up.
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -65,8 +65,9 @@ def run_engine(corpus: Path, work: Path, args: argparse.Namespace) -> tuple[floa
     from modrag_studio.engine.cache import NodeCache
     from modrag_studio.engine.executor import Executor
 
-    chroma = work / "chroma"
-    shutil.rmtree(chroma, ignore_errors=True)
+    # A new folder each run: Chroma keeps an open store's data in memory even when its
+    # folder is deleted, so reusing the path would find the vectors of the previous run.
+    chroma = Path(tempfile.mkdtemp(prefix="chroma-", dir=work))
     chroma_store.forget_clients()
     executor = Executor(cache=NodeCache(), work_dir=work)
     doc = graph(corpus, chroma, args)
@@ -112,10 +113,14 @@ def main() -> None:
     import chromadb  # noqa: F401  (import cost is start-up, not throughput)
     from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 
-    embed_texts(EmbedderSpec(), ["warm-up text"])  # load the model once, for both sides
     with tempfile.TemporaryDirectory(prefix="modrag-bench-") as tmp:
         folder = Path(tmp)
         corpus = subset(args.corpus, args.limit, folder)
+        # Load the model and warm its kernels on real text lengths, for both sides.
+        with corpus.open(encoding="utf-8") as fh:
+            lines = [line for _, line in zip(range(64), fh, strict=False)]
+        sample = [json.loads(line).get("text", "")[:1000] for line in lines]
+        embed_texts(EmbedderSpec(), sample)
         engine_times, direct_times = [], []
         seconds, texts, per_node = run_engine(corpus, folder, args)
         engine_times.append(seconds)
