@@ -76,6 +76,7 @@ def test_unshare_leaves_no_network(model_env):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_readme_main_job_runs_with_no_network(model_env):
     """``modrag run sample_graphs/basic_rag.json --input question=...`` inside unshare -n."""
     code = ("import sys; from tests.hardening import netguard; netguard.install(); "
@@ -91,10 +92,11 @@ def test_readme_main_job_runs_with_no_network(model_env):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_sample_graphs_run_headless_with_no_network(model_env, request):
     graphs = [str(p) for p in SAMPLES if p.name not in NEEDS_BEIR]
     done = _no_network_run([PYTHON, str(ROOT / "tests/hardening/offline_driver.py"), *graphs],
-                           model_env, timeout=1800)
+                           model_env, timeout=3500)
     assert done.returncode == 0, done.stderr[-3000:]
     reports = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     summary = {r["graph"]: (r["status"], r["seconds"]) for r in reports}
