@@ -12,13 +12,15 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from modrag_nodes.embedding.spec import DEFAULT_MODEL, EmbedderSpec
 
 from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.node import NodeContext
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Role = Literal["query", "passage"]
 OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
@@ -52,6 +54,7 @@ def embed(
     Progress goes to ``ctx.progress`` after each batch and cancellation is checked before each.
     Rows are L2-normalised when ``spec.normalize``.
     """
+    import numpy as np
     texts = [str(t) for t in texts]
     prefix = spec.query_prefix if role == "query" else spec.passage_prefix
     if prefix:
@@ -93,6 +96,7 @@ def embed(
 
 def embedding_dim(spec: EmbedderSpec) -> int:
     """The dimension of ``spec``'s vectors (loads the model; embeds one text for Ollama)."""
+    import numpy as np
     if spec.kind == "sentence-transformers":
         model = _sentence_transformer(spec)
         dim = model.get_embedding_dimension()
@@ -105,6 +109,7 @@ def embedding_dim(spec: EmbedderSpec) -> int:
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (zero rows stay zero)."""
+    import numpy as np
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
@@ -214,6 +219,7 @@ def ollama_client(host: str, timeout: float) -> Any:
 
 
 def _ollama_encoder(spec: EmbedderSpec) -> Callable[[list[str]], Any]:
+    import numpy as np
     host = spec.host or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_HOST
     timeout = float(spec.extra.get("timeout_s", 120.0))
     client = _cached(("ollama", host, str(timeout)), lambda: ollama_client(host, timeout))
