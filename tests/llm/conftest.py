@@ -48,7 +48,9 @@ def embedded_model_dir(request: pytest.FixtureRequest) -> Iterator[Path]:
     session would cost most of a minute, so the converted copy lives in ``.pytest_cache``.
     """
     cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
-    if cache is not None:
+    if os.environ.get("MODRAG_MODEL_DIR"):  # tests/conftest.py shares one folder
+        folder = Path(os.environ["MODRAG_MODEL_DIR"])
+    elif cache is not None:
         folder = Path(cache.mkdir("modrag-models"))
     else:
         folder = request.getfixturevalue("tmp_path_factory").mktemp("modrag-models")
