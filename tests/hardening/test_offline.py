@@ -36,12 +36,14 @@ def guard() -> Iterator[list[str]]:
 
 @pytest.fixture(scope="module")
 def model_env(request) -> dict[str, str]:
-    """The environment for child runs; the converted embedded model is kept between sessions."""
-    cache = getattr(request.config, "cache", None)
-    folder = Path(cache.mkdir("modrag-models")) if cache is not None else \
-        request.getfixturevalue("tmp_path_factory").mktemp("modrag-models")
+    """The environment for child runs; the converted embedded model is kept between sessions
+    (``MODRAG_MODEL_DIR`` from tests/conftest.py, else pytest's cache folder)."""
     env = os.environ.copy()
-    env["MODRAG_MODEL_DIR"] = str(folder)
+    if not env.get("MODRAG_MODEL_DIR"):
+        cache = getattr(request.config, "cache", None)
+        folder = Path(cache.mkdir("modrag-models")) if cache is not None else \
+            request.getfixturevalue("tmp_path_factory").mktemp("modrag-models")
+        env["MODRAG_MODEL_DIR"] = str(folder)
     env["HF_HUB_OFFLINE"] = env["TRANSFORMERS_OFFLINE"] = "1"
     return env
 
