@@ -61,7 +61,6 @@ def subset(corpus: Path, limit: int, folder: Path) -> Path:
 
 def run_engine(corpus: Path, work: Path, args: argparse.Namespace) -> tuple[float, list[str], dict]:
     from modrag_nodes.vectorstore import chroma_store
-
     from modrag_studio.engine.cache import NodeCache
     from modrag_studio.engine.executor import Executor
 
@@ -111,6 +110,7 @@ def main() -> None:
         raise SystemExit(f"corpus not found: {args.corpus}")
 
     import chromadb  # noqa: F401  (import cost is start-up, not throughput)
+
     from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 
     with tempfile.TemporaryDirectory(prefix="modrag-bench-") as tmp:

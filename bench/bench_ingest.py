@@ -22,7 +22,6 @@ from modrag_nodes.ingest.splitters import (
     split_recursive,
     split_sentences,
 )
-
 from modrag_studio.engine.datatypes import Chunk, Document
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -67,7 +67,6 @@ def main() -> int:
     args = parser.parse_args()
 
     from modrag_nodes.retrieval.fusion import rrf
-
     from modrag_studio.engine.document import from_json_dict
     from modrag_studio.engine.executor import Executor
 

@@ -6,9 +6,9 @@ import hashlib
 import json
 from typing import Any, ClassVar
 
-from modrag_nodes.embedding.spec import EmbedderSpec
 from pydantic import model_validator
 
+from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_studio.engine.datatypes import Chunk, Contract
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from modrag_nodes.embedding.spec import DEFAULT_MODEL, EmbedderSpec
-
 from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.node import NodeContext
 

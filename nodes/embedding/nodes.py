@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from modrag_nodes.embedding.contracts import EmbeddedChunks
-from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.embedding.contracts import EmbeddedChunks
+from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

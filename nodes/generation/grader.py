@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_graded_lines
 from modrag_nodes.llm.client import LLMSpec
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Query, ScoredChunk
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from modrag_nodes.llm.client import LLMSpec, chat
-
 from modrag_studio.engine.datatypes import ChatMessage
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext

@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from modrag_nodes.generation.messy_parsing import extract_json
-from modrag_nodes.generation.schema_check import schema_errors
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.generation.messy_parsing import extract_json
+from modrag_nodes.generation.schema_check import schema_errors
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError

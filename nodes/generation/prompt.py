@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError

@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
 from modrag_nodes.generation.messy_parsing import clean_single_text, parse_list
 from modrag_nodes.llm.client import LLMSpec
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Answer, Query
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

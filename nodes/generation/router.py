@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from modrag_nodes.generation.llm_call import SamplingAware, ask
-from modrag_nodes.llm.client import LLMSpec
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from modrag_nodes.generation.llm_call import SamplingAware, ask
+from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.datatypes import Query
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

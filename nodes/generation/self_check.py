@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.generation.guard import NO_EVIDENCE
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Answer, Query, ScoredChunk
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

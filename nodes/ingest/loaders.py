@@ -17,10 +17,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from modrag_nodes.ingest.contracts import FileProblem, LoadReport
-from modrag_nodes.ingest.html_text import html_to_text
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.ingest.contracts import FileProblem, LoadReport
+from modrag_nodes.ingest.html_text import html_to_text
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Document
 from modrag_studio.engine.errors import NodeConfigError

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-from modrag_nodes.ingest.spans import Span, make_chunks, recursive_spans, sentence_spans
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.ingest.spans import Span, make_chunks, recursive_spans, sentence_spans
 from modrag_studio.engine.datatypes import Chunk, Document
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

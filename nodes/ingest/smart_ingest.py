@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from modrag_nodes.ingest.analysis import analyze_text, check_chunks, choose_plan, combine
 from modrag_nodes.ingest.contracts import (
     STRATEGIES,
@@ -23,8 +25,6 @@ from modrag_nodes.ingest.contracts import (
     StrategyAttempt,
 )
 from modrag_nodes.ingest.splitters import split_with
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from modrag_studio.engine.datatypes import Chunk, Document
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from modrag_nodes.ingest.markdown import markdown_spans
 from modrag_nodes.ingest.spans import (
     Span,
@@ -17,8 +19,6 @@ from modrag_nodes.ingest.spans import (
     recursive_spans,
     sentence_spans,
 )
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from modrag_studio.engine.datatypes import Chunk, Document
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

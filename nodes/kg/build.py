@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from modrag_nodes.kg.contracts import GraphExtraction, KnowledgeGraph
-from modrag_nodes.kg.store import KGStore, load_store
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.kg.contracts import GraphExtraction, KnowledgeGraph
+from modrag_nodes.kg.store import KGStore, load_store
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

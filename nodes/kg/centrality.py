@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.kg.contracts import KnowledgeGraph
 from modrag_nodes.kg.linking import store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import ScoredChunk
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.kg.build import BuildParams, build_graph, graph_path
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, KnowledgeGraph, Relation
 from modrag_nodes.kg.extract_rules import resolve_dir
 from modrag_nodes.kg.store import text_hash
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

@@ -14,12 +14,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
 from modrag_nodes.kg.aliases import display
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
 from modrag_nodes.llm.client import LLMSpec, chat
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import ChatMessage, Chunk
 from modrag_studio.engine.errors import NodeConfigError

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.kg.aliases import display, normalize
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError

@@ -13,13 +13,13 @@ import re
 import unicodedata
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.kg.aliases import display, normalize
 from modrag_nodes.kg.contracts import EntityLink, EntityLinks, KnowledgeGraph
 from modrag_nodes.kg.extract_rules import _alternation
 from modrag_nodes.kg.store import KGStore, load_store
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Query
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
 from modrag_studio.engine.datatypes import Chunk, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

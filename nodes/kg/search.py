@@ -18,6 +18,8 @@ import math
 import re
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.kg.contracts import (
     EntityLinks,
     GraphPath,
@@ -28,8 +30,6 @@ from modrag_nodes.kg.contracts import (
 from modrag_nodes.kg.linking import link_entities, store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

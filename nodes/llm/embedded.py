@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec
-
 from modrag_studio.engine.datatypes import ChatMessage
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import CancelToken

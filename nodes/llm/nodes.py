@@ -10,9 +10,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from modrag_nodes.llm.client import ChatResult, LLMSpec, backend_names, chat
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.llm.client import ChatResult, LLMSpec, backend_names, chat
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

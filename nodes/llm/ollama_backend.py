@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec
-
 from modrag_studio.engine.datatypes import ChatMessage
 from modrag_studio.engine.errors import ModragError, NodeConfigError
 from modrag_studio.engine.node import CancelToken

@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
-from modrag_nodes.retrieval.ranking import retriever_id, top_indices, with_ranks
-from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from modrag_nodes.retrieval.ranking import retriever_id, top_indices, with_ranks
+from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
 from modrag_studio.engine.datatypes import Chunk, Contract, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

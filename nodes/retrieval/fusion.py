@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

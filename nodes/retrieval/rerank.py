@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_studio.engine.datatypes import Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.node import NodeContext, NodeType

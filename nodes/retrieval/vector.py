@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Query, ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

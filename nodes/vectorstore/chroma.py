@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from modrag_nodes.embedding.contracts import EmbeddedChunks, content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType

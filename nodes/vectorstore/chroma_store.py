@@ -17,7 +17,6 @@ from typing import Any
 from modrag_nodes.embedding.contracts import content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore.contracts import VectorIndex
-
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from modrag_nodes.embedding.nodes import EmbedChunks, EmbedModel
 from modrag_nodes.graph_io import GraphInput, GraphOutput
 from modrag_nodes.retrieval.vector import VectorRetrieve
 from modrag_nodes.vectorstore.chroma import ChromaStore
-from pydantic import BaseModel, ConfigDict, Field
-
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.node import NodeContext, NodeType

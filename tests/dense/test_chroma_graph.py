@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
+
 from modrag_nodes.embedding import models
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store
 from modrag_nodes.vectorstore.chroma import ChromaParams
-from pydantic import ValidationError
-
 from modrag_studio.engine.cache import NodeCache
 from modrag_studio.engine.datatypes import Query
 from modrag_studio.engine.executor import Executor
@@ -181,7 +181,6 @@ def test_variants_and_hypothetical_answers(executor):
     result = run(executor, dense_graph(DOCS))
     index = result.outputs["index"]
     from modrag_nodes.retrieval.vector import VectorRetrieve, VectorRetrieveParams
-
     from tests.dense.test_embedders import make_ctx
 
     node = VectorRetrieve()

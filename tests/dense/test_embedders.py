@@ -8,10 +8,10 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+
 from modrag_nodes.embedding import models
 from modrag_nodes.embedding.nodes import EmbedModel, EmbedModelParams
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.node import CancelToken, NodeContext
 

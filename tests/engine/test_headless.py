@@ -55,7 +55,6 @@ def test_no_qt_import_in_engine_or_nodes_source(root):
 
 def test_every_builtin_node_module_imports_and_registers():
     from modrag_nodes import register_builtin_nodes
-
     from modrag_studio.engine.registry import NodeRegistry
 
     registry = NodeRegistry()

@@ -6,8 +6,8 @@ import time
 from collections.abc import Callable
 
 import pytest
-from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
 
+from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
 from modrag_studio.engine.datatypes import ChatMessage
 
 Responder = Callable[[list[ChatMessage]], str]

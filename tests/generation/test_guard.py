@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from modrag_nodes.generation.guard import NO_EVIDENCE, EvidenceGuard
 
+from modrag_nodes.generation.guard import NO_EVIDENCE, EvidenceGuard
 from modrag_studio.engine.datatypes import Query
 
 Q = Query(text="q?")

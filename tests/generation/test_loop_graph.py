@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from modrag_nodes import register_builtin_nodes
 
+from modrag_nodes import register_builtin_nodes
 from modrag_studio.engine import Executor
 from modrag_studio.engine.datatypes import Query, ScoredChunk
 from modrag_studio.engine.document import from_json_dict

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from modrag_nodes.generation.messy_parsing import (
     clean_single_text,
     extract_json,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from modrag_nodes.generation import schema_check
 from modrag_nodes.generation.parser import AnswerParser, extract_citations
-
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query
 
 

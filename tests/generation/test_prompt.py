@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from modrag_nodes.generation.prompt import PromptBuilder, estimate_tokens
 
+from modrag_nodes.generation.prompt import PromptBuilder, estimate_tokens
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Query
 from modrag_studio.engine.errors import NodeConfigError
 

@@ -6,12 +6,12 @@ import re
 
 import numpy as np
 import pytest
+
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.generation import query_transform
 from modrag_nodes.generation.grader import DocumentGrader
 from modrag_nodes.generation.query_transform import QueryTransform
 from modrag_nodes.generation.router import IntentRouter, match_route_name
-
 from modrag_studio.engine.datatypes import Answer, Query
 from modrag_studio.engine.errors import NodeConfigError
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from modrag_nodes.generation.self_check import FallbackAnswer, SelectAnswer, SupportCheck
 
+from modrag_nodes.generation.self_check import FallbackAnswer, SelectAnswer, SupportCheck
 from modrag_studio.engine.datatypes import Answer, Query
 
 

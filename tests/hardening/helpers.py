@@ -17,11 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from pydantic import BaseModel, ConfigDict  # noqa: E402
+
 from modrag_nodes import register_builtin_nodes  # noqa: E402
 from modrag_nodes.embedding.contracts import EmbeddedChunks  # noqa: E402
 from modrag_nodes.embedding.spec import EmbedderSpec  # noqa: E402
-from pydantic import BaseModel, ConfigDict  # noqa: E402
-
 from modrag_studio.engine import (  # noqa: E402
     Executor,
     GraphDocument,

@@ -219,6 +219,7 @@ def chroma_folder(tmp_path) -> Path:
 
 def _forget_chroma() -> None:
     from chromadb.api.client import SharedSystemClient
+
     from modrag_nodes.vectorstore import chroma_store
 
     chroma_store.forget_clients()

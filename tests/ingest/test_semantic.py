@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from modrag_nodes.ingest.semantic import (
     SemanticParams,
     SemanticSplitter,
@@ -16,7 +17,6 @@ from modrag_nodes.ingest.semantic import (
     semantic_spans,
     split_semantic,
 )
-
 from modrag_studio.engine.datatypes import Document
 from modrag_studio.engine.node import CancelToken, NodeContext
 

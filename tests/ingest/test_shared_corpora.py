@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from modrag_nodes.ingest.loaders import LoadParams, load_documents
 from modrag_nodes.ingest.smart_ingest import SmartParams, smart_ingest
 from modrag_nodes.ingest.splitters import split_markdown, split_recursive

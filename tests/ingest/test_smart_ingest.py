@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 
 import pytest
+
 from modrag_nodes.ingest.analysis import analyze_text, check_chunks, choose_plan, combine
 from modrag_nodes.ingest.contracts import IngestPlan
 from modrag_nodes.ingest.smart_ingest import (
@@ -16,7 +17,6 @@ from modrag_nodes.ingest.smart_ingest import (
     smart_ingest,
     smart_split,
 )
-
 from modrag_studio.engine.datatypes import Chunk, Document
 from modrag_studio.engine.node import CancelToken, NodeContext
 from tests.ingest.helpers import MARKDOWN

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from modrag_nodes.ingest.markdown import headings
 from modrag_nodes.ingest.spans import recursive_spans, sentence_spans, token_spans
 from modrag_nodes.ingest.splitters import (
@@ -22,7 +23,6 @@ from modrag_nodes.ingest.splitters import (
     split_recursive,
     split_sentences,
 )
-
 from modrag_studio.engine.datatypes import Document
 from modrag_studio.engine.errors import RunCancelled
 from modrag_studio.engine.node import CancelToken, NodeContext

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from modrag_nodes.kg.extract_llm import (
     LLMExtractParams,
     extract_with_llm,
@@ -11,7 +12,6 @@ from modrag_nodes.kg.extract_llm import (
 )
 from modrag_nodes.kg.extract_rules import DictEntity, RuleExtractor, RuleParams, build_extractor
 from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
-
 from modrag_studio.engine.datatypes import Chunk
 
 from .conftest import DICTIONARY, corpus_chunks, topology_questions

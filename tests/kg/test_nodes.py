@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from modrag_nodes.kg.routing import GRAPH_FIRST_ROUTER_PARAMS
-
 from modrag_studio.engine.document import from_json_dict
 from modrag_studio.engine.executor import Executor
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from modrag_nodes.kg import linking
 from modrag_nodes.kg.centrality import centrality, rerank
 from modrag_nodes.kg.contracts import Entity, Relation
@@ -12,7 +13,6 @@ from modrag_nodes.kg.linking import link_entities
 from modrag_nodes.kg.path_text import render_paths
 from modrag_nodes.kg.search import SearchParams, graph_search, infer_direction, search
 from modrag_nodes.kg.store import KGStore
-
 from modrag_studio.engine.datatypes import Chunk, ScoredChunk
 
 from .conftest import topology_questions

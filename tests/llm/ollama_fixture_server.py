@@ -48,7 +48,6 @@ def embedded_responder(max_tokens: int = 32) -> Responder:
 
     def respond(request: dict[str, Any]) -> list[str]:
         from modrag_nodes.llm.client import LLMSpec, chat
-
         from modrag_studio.engine.datatypes import ChatMessage
 
         if "messages" in request:

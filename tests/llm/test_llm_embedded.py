@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from modrag_nodes.llm import embedded
 from modrag_nodes.llm.client import LLMSpec, chat
-
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
 from tests.llm.helpers import Recorder, user
 

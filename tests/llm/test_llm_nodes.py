@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from modrag_nodes.llm.client import LLMSpec
 from modrag_nodes.llm.nodes import ChatModel, ChatModelParams, Generate, GenerateParams
-
 from modrag_studio.engine import Executor
 from modrag_studio.engine.cache import NodeCache
 from modrag_studio.engine.datatypes import Answer, Chunk, Prompt, Query, ScoredChunk

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
 
+from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
 from modrag_studio.engine import Executor, GraphDocument, NodeCache, load, loads, validate
 from modrag_studio.engine.datatypes import Answer, ChatMessage
 from modrag_studio.engine.document import dumps

@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from modrag_nodes import register_builtin_nodes
 from pydantic import BaseModel, ConfigDict
 
+from modrag_nodes import register_builtin_nodes
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rank_bm25 import BM25Okapi
+
 from modrag_nodes import register_builtin_nodes
 from modrag_nodes.retrieval.bm25 import (
     BM25Index,
@@ -16,8 +18,6 @@ from modrag_nodes.retrieval.bm25 import (
     search_texts,
 )
 from modrag_nodes.retrieval.tokenizers import Tokenizer
-from rank_bm25 import BM25Okapi
-
 from modrag_studio.engine.datatypes import Chunk, Query
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.executor import Executor

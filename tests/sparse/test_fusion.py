@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from modrag_nodes import register_builtin_nodes
 from modrag_nodes.retrieval.fusion import ConvexNode, RRFNode, convex, rrf
-
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.executor import Executor
 from modrag_studio.engine.node import NodeType

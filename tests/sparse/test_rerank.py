@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from modrag_nodes import register_builtin_nodes
 from modrag_nodes.retrieval.rerank import (
     CrossEncoderRerank,
@@ -16,7 +17,6 @@ from modrag_nodes.retrieval.rerank import (
     RerankFailed,
     rerank,
 )
-
 from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.executor import Executor

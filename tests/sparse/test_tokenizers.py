@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from modrag_nodes.retrieval.tokenizers import Tokenizer, english_stopwords
 
 
