@@ -4,7 +4,7 @@ Every generated input must end in a ``GraphLoadError`` naming the field or place
 document whose problems each name a node; nothing is imported while loading or validating,
 an accepted document survives save/load unchanged, and no request body gives a 5xx.
 
-The default run keeps to a few hundred examples per test; ``-m slow`` runs the large batch
+The default run keeps to a few hundred examples per test; ``-m soak`` runs the large batch
 (``MODRAG_FUZZ_EXAMPLES``, default 4000 per test) whose counts the hardening note reports.
 """
 
@@ -225,7 +225,7 @@ def test_random_bytes_never_crash_the_loader(raw):
     check_loads_and_validate(raw)
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.timeout(3600)
 @settings(max_examples=SLOW, **_FUZZ)
 @given(raw_texts())
@@ -355,7 +355,7 @@ def test_random_request_bodies_never_give_a_5xx(api, body, path, trace, content_
     assert response.status_code < 500, (response.status_code, response.text[:300])
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.timeout(3600)
 @settings(max_examples=SLOW // 4, **_FUZZ)
 @given(body=bodies, path=st.sampled_from(["/run", "/run/stream"]),

@@ -93,7 +93,7 @@ def test_readme_main_job_runs_with_no_network(model_env):
     assert body["outputs"]["answer"]["text"].strip()
 
 
-@pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.timeout(3600)
 def test_sample_graphs_run_headless_with_no_network(model_env, request):
     graphs = [str(p) for p in SAMPLES if p.name not in NEEDS_BEIR]
