@@ -415,7 +415,7 @@ def tiny_beir(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", ["scifact_bm25.json", "scifact_dense.json",
-                                  "scifact_hybrid.json"])
+                                  "scifact_hybrid.json", "cmrc_zh_hybrid.json"])
 def test_scifact_graphs_rank_a_tiny_corpus(run, name: str, tiny_beir: Path) -> None:
     result = run(sample(name), corpus=str(tiny_beir), query="Does aspirin prevent heart attack?")
     ranked = result.outputs["results"]
