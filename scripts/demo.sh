@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TRANSFORMERS_VERBOSITY=error
-question=${1:-"Which pumps does the Lindqvist plant use and how often are they serviced?"}
+question=${1:-"How often is the lubrication pump LP-07 serviced?"}
 exec .venv/bin/modrag run sample_graphs/basic_rag.json --input "question=$question"

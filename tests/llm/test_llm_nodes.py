@@ -34,8 +34,12 @@ def test_chat_model_builds_the_spec():
     spec = ChatModel().run(Recorder().context("m", "llm.model"), params)["llm"]
     assert spec == LLMSpec(backend="ollama", model="qwen2.5:0.5b", host="gpu:11434",
                            temperature=0.2, max_tokens=64, context_length=4096, seed=None,
-                           timeout_s=9, retries=1, system="Be brief.")
+                           timeout_s=9, retries=1, system="Be brief.",
+                           extra={"repetition_penalty": 1.15})
     assert ChatModelParams().backend == "embedded"
+    plain = ChatModel().run(Recorder().context("m", "llm.model"),
+                            ChatModelParams(repetition_penalty=1.0))["llm"]
+    assert plain.extra == {}
 
 
 def test_chat_model_rejects_unknown_backend_naming_the_param():
