@@ -149,23 +149,20 @@ class _Run:
         cache = self.executor.cache
         scope = self.executor.scope_of(self.doc)
         previous = cache.last_signature(scope, node_id)
-        use_cache = node.is_cacheable(params) and node_id not in rerun
-        if node.is_cacheable(params):
-            if not cache.acquire_key(key, lambda: self.cancel.cancelled):
-                visit.status, visit.skip_reason = "cancelled", "run cancelled while waiting"
-                state.status = "cancelled"
-                self._record(visit, gathered.values, {})
-                return None
-            try:
-                outputs = self._cached_or_computed(node, node_type, visit, params, gathered,
-                                                   signature, previous, use_cache, rerun,
-                                                   cached_only)
-            finally:
-                cache.release_key(key)
-        else:
+        cacheable = node.is_cacheable(params)
+        use_cache = cacheable and node_id not in rerun
+        if cacheable and not cache.acquire_key(key, lambda: self.cancel.cancelled):
+            visit.status, visit.skip_reason = "cancelled", "run cancelled while waiting"
+            state.status = "cancelled"
+            self._record(visit, gathered.values, {})
+            return None
+        try:
             outputs = self._cached_or_computed(node, node_type, visit, params, gathered,
                                                signature, previous, use_cache, rerun,
                                                cached_only)
+        finally:
+            if cacheable:
+                cache.release_key(key)
         if outputs is None:
             return None
         cache.remember_signature(scope, node_id, signature)
