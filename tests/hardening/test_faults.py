@@ -416,7 +416,7 @@ def test_a_reranker_raising_on_one_batch_names_the_node_and_batch(monkeypatch, o
 
 
 # cancel at random points -----------------------------------------------------------------
-def cancel_graph() -> GraphDocument:
+def cancel_graph(wait_seconds: float = 0.15) -> GraphDocument:
     corpus = str(ROOT / "resources" / "sample_corpus")
     return GraphDocument.model_validate({
         "metadata": {"name": "cancel-faults"},
@@ -424,9 +424,9 @@ def cancel_graph() -> GraphDocument:
             {"id": "q", "type": "graph.input", "params": {"name": "question"}},
             {"id": "load", "type": "load.files", "params": {"glob": "en_*.md", "path": corpus}},
             {"id": "split", "type": "split.recursive", "params": {"chunk_size": 300}},
-            {"id": "wait1", "type": "debug.sleep", "params": {"seconds": 0.15, "steps": 3}},
+            {"id": "wait1", "type": "debug.sleep", "params": {"seconds": wait_seconds, "steps": 3}},
             {"id": "index", "type": "bm25.index", "params": {}},
-            {"id": "wait2", "type": "debug.sleep", "params": {"seconds": 0.15, "steps": 3}},
+            {"id": "wait2", "type": "debug.sleep", "params": {"seconds": wait_seconds, "steps": 3}},
             {"id": "search", "type": "retrieve.bm25", "params": {"top_k": 5}},
             {"id": "up", "type": "text.upper"},
             {"id": "out", "type": "graph.output", "params": {"name": "results"}},
@@ -450,11 +450,15 @@ def test_cancel_at_random_points_never_leaves_a_readable_half_entry():
     rng = random.Random(5)
     statuses = []
     for attempt in range(10):
+        # A different wait per attempt keeps the slow nodes out of the cache, so every
+        # attempt lasts at least 2 x 0.15 s however fast the machine; a cancel inside
+        # that window always lands mid-run, at a point that varies between attempts.
+        attempt_doc = cancel_graph(0.15 + attempt / 1000)
         executor = Executor(registry(), NodeCache(cache_dir))
         token = CancelToken()
-        timer = threading.Timer(rng.uniform(0.0, 0.9), token.cancel)
+        timer = threading.Timer(rng.uniform(0.0, 0.29), token.cancel)
         timer.start()
-        result = executor.run(doc, {"question": f"pump {attempt % 3}"}, cancel=token)
+        result = executor.run(attempt_doc, {"question": f"pump {attempt % 3}"}, cancel=token)
         timer.cancel()
         statuses.append(result.status)
         reader = NodeCache(cache_dir)  # a fresh process's view of the folder
@@ -464,7 +468,7 @@ def test_cancel_at_random_points_never_leaves_a_readable_half_entry():
             assert isinstance(outputs, dict) and outputs, entry
         assert reader.warnings == []
         assert not list(cache_dir.rglob("*.tmp"))
-    assert "cancelled" in statuses
+    assert statuses == ["cancelled"] * 10
     final = Executor(registry(), NodeCache(cache_dir)).run(doc, {"question": "pump 0"})
     fresh = Executor(registry(), NodeCache()).run(doc, {"question": "pump 0"})
     assert final.ok and fresh.ok
