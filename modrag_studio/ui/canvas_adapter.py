@@ -29,6 +29,7 @@ from modrag_studio.ui.canvas_items import (
     LayoutItem,
     NoteItem,
     StateDecoration,
+    node_title,
 )
 
 _FAST_DISTUTILS = sys.version_info < (3, 12) and "SETUPTOOLS_USE_DISTUTILS" not in os.environ
@@ -40,6 +41,7 @@ try:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from NodeGraphQt import BaseNode, NodeGraph
+        from NodeGraphQt.qgraphics.node_base import NodeItem
 finally:
     if _FAST_DISTUTILS:
         del os.environ["SETUPTOOLS_USE_DISTUTILS"]
@@ -49,11 +51,29 @@ _IN, _OUT = "in", "out"
 _CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
 
 
+class StudioNodeItem(NodeItem):
+    """A node item that hides its texts only when it is small in every view of the scene.
+
+    NodeGraphQt measures the node in the scene's first view only, so a second view zoomed
+    in (presentation mode) drew empty title bars while the editor was zoomed out.
+    """
+
+    def auto_switch_mode(self) -> None:
+        scene = self.scene()
+        width = self.boundingRect().width()
+        shown = max((v.transform().m11() * width for v in scene.views()), default=width) \
+            if scene is not None else width
+        self.set_proxy_mode(shown < self._proxy_mode_threshold)
+
+
 class StudioNode(BaseNode):
     """The one NodeGraphQt node class; ports are added per instance from our node type."""
 
     __identifier__ = "modrag"
     NODE_NAME = "node"
+
+    def __init__(self) -> None:
+        super().__init__(StudioNodeItem)
 
 
 def category_color(category: str) -> tuple[int, int, int]:
@@ -315,7 +335,7 @@ class CanvasAdapter:
                 if before is not None:
                     self._remove_node(spec.id)
                 self._add_node(new, spec.id)
-            elif before.title != spec.title:
+            elif node_title(before, None) != node_title(spec, None):
                 self._set_title(spec.id, new)
             if new_layout.nodes.get(spec.id) != old_layout.nodes.get(spec.id):
                 self._place(spec.id, new)
@@ -362,7 +382,7 @@ class CanvasAdapter:
             node.set_color(*category_color(node_type.category))
         else:
             node.set_color(110, 40, 40)
-        node.NODE_NAME = spec.title or (node_type.display_title() if node_type else spec.type)
+        node.NODE_NAME = node_title(spec, node_type)
         node.view._proxy_mode_threshold = 45  # keep titles drawn on wide graphs zoomed out
         self.graph.add_node(node, selected=False, push_undo=False)
         self._nodes[node_id] = node
@@ -379,7 +399,7 @@ class CanvasAdapter:
         node = self._nodes[node_id]
         spec = doc.node(node_id)
         node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
-        title = spec.title or (node_type.display_title() if node_type else f"? {spec.type}")
+        title = node_title(spec, node_type) if node_type else spec.title or f"? {spec.type}"
         if node.view.name != title:  # add_node may have made the name unique ("Upper 1")
             node.model.name = title
             node.view.name = title

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QPen
@@ -16,6 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+NAMED_ENDS = {"graph.input": "Input", "graph.output": "Output"}
+
 STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "idle": (80, 80, 90),
     "queued": (140, 140, 160),
@@ -26,6 +29,22 @@ STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "failed": (235, 70, 70),
     "cancelled": (230, 160, 60),
 }
+
+
+def node_title(spec: Any, node_type: Any = None) -> str:
+    """The title drawn on a node: the user's title, else "Input: question" for a graph input
+    or output (its ``name``), else the type's title."""
+    if spec.title:
+        return spec.title
+    kind = NAMED_ENDS.get(spec.type)
+    if kind is not None:
+        name = spec.params.get("name")
+        params = getattr(node_type, "Params", None)
+        if not name and params is not None and "name" in params.model_fields:
+            name = params.model_fields["name"].default
+        if name:
+            return f"{kind}: {name}"
+    return node_type.display_title() if node_type is not None else spec.type
 
 
 class LayoutItem(QGraphicsRectItem):
