@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from modrag_studio.engine.document import GraphDocument, Layout, NodeLayout
@@ -13,6 +14,9 @@ COLUMN_WIDTH = 230.0
 ROW_GAP = 40.0
 NODE_BASE_HEIGHT = 60.0
 PORT_ROW_HEIGHT = 24.0
+BAND_GAP = 200.0    # between rows of a wrapped layout: room for the cards under nodes
+ASPECT = 16 / 9     # wrap layouts much wider than this (width over height) ...
+WRAP_WIDTH = 1600.0  # ... once they are wider than a screen at full size
 
 
 def node_height(doc: GraphDocument, node_id: str, registry: NodeRegistry | None) -> float:
@@ -49,43 +53,127 @@ def layer_of(doc: GraphDocument) -> dict[str, int]:
     return depth
 
 
+def _crossings(columns: list[list[str]], edges: list[tuple[str, str]],
+               where: dict[str, tuple[int, int]]) -> int:
+    """Pairs of wires that cross (wires between the same two columns)."""
+    spans: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    for a, b in edges:
+        (ca, ra), (cb, rb) = where[a], where[b]
+        if ca != cb:
+            spans[(ca, cb)].append((ra, rb))
+    total = 0
+    for pairs in spans.values():
+        for i, (a1, b1) in enumerate(pairs):
+            total += sum(1 for a2, b2 in pairs[i + 1:] if (a1 - a2) * (b1 - b2) < 0)
+    return total
+
+
+def order_columns(doc: GraphDocument, depth: dict[str, int], sweeps: int = 4) -> list[list[str]]:
+    """Nodes of each column, ordered to keep wires uncrossed (barycentre sweeps).
+
+    The first pass orders each column by its parents' rows; then passes alternate between
+    children (right to left) and parents (left to right); the order with fewest crossings wins.
+    """
+    file_order = {n: i for i, n in enumerate(doc.node_ids())}
+    count = max(depth.values(), default=-1) + 1
+    columns: list[list[str]] = [[] for _ in range(count)]
+    for node_id in doc.node_ids():
+        columns[depth[node_id]].append(node_id)
+    edges = [(e.source_node, e.target_node) for e in doc.edges
+             if e.source_node in depth and e.target_node in depth]
+    parents: dict[str, list[str]] = defaultdict(list)
+    children: dict[str, list[str]] = defaultdict(list)
+    for a, b in edges:
+        if depth[a] < depth[b]:
+            parents[b].append(a)
+            children[a].append(b)
+
+    def where() -> dict[str, tuple[int, int]]:
+        return {n: (c, r) for c, members in enumerate(columns) for r, n in enumerate(members)}
+
+    def sweep(indices: range, neighbours: dict[str, list[str]]) -> None:
+        for col in indices:
+            rows = where()
+            keys = {}
+            for node_id in columns[col]:
+                near = [rows[n][1] for n in neighbours.get(node_id, [])]
+                mean = sum(near) / len(near) if near else float(rows[node_id][1])
+                keys[node_id] = (mean, file_order[node_id])
+            columns[col].sort(key=keys.__getitem__)
+
+    for col in range(count):  # first pass: file order, then parents' rows
+        columns[col].sort(key=lambda n: file_order[n])
+    sweep(range(1, count), parents)
+    best = [list(c) for c in columns]
+    best_cross = _crossings(columns, edges, where())
+    for index in range(sweeps):
+        if index % 2 == 0:
+            sweep(range(count - 2, -1, -1), children)
+        else:
+            sweep(range(1, count), parents)
+        cross = _crossings(columns, edges, where())
+        if cross < best_cross:
+            best, best_cross = [list(c) for c in columns], cross
+    return best
+
+
+def _bands(heights: list[float], column_width: float, band_gap: float,
+           aspect: float) -> list[range]:
+    """Consecutive column ranges, one per row of the wrapped layout.
+
+    The number of rows is the one whose bounding box is closest to ``aspect`` (width over
+    height); a layout no wider than that, or narrower than ``WRAP_WIDTH``, stays one row.
+    """
+    count = len(heights)
+    if count * column_width <= WRAP_WIDTH:
+        return [range(count)] if count else []
+    best: tuple[float, list[range]] | None = None
+    for rows in range(1, count + 1):
+        size = -(-count // rows)
+        bands = [range(i, min(i + size, count)) for i in range(0, count, size)]
+        width = size * column_width
+        height = sum(max(heights[c] for c in band) for band in bands)
+        height += band_gap * (len(bands) - 1)
+        ratio = width / max(height, 1.0)
+        if rows == 1 and ratio <= aspect:
+            return bands
+        miss = abs(math.log(ratio / aspect))
+        if best is None or miss < best[0] - 1e-9:
+            best = (miss, bands)
+        if ratio < aspect:  # more rows only get taller
+            break
+    return best[1] if best else []
+
+
 def auto_layout(
     doc: GraphDocument,
     registry: NodeRegistry | None = None,
     *,
     column_width: float = COLUMN_WIDTH,
     row_gap: float = ROW_GAP,
+    band_gap: float = BAND_GAP,
+    aspect: float = ASPECT,
 ) -> dict[str, tuple[float, float]]:
     """Top-left positions by node id: columns by topological depth, rows without overlap.
 
-    Within a column nodes are ordered by the mean row of their parents (one barycentre
-    pass), which keeps most wires short and uncrossed; columns are centred vertically.
+    Columns are ordered to keep wires uncrossed and centred vertically. A graph much wider
+    than ``aspect`` (a long chain) wraps into rows of columns, read left to right and top to
+    bottom, ``band_gap`` apart so the cards drawn under nodes after a run have room.
     """
     depth = layer_of(doc)
-    topo = Topology.of(doc)
-    file_order = {n: i for i, n in enumerate(doc.node_ids())}
-    columns: dict[int, list[str]] = defaultdict(list)
-    for node_id in doc.node_ids():
-        columns[depth[node_id]].append(node_id)
-    rank: dict[str, float] = {}
+    columns = order_columns(doc, depth)
+    heights = [[node_height(doc, n, registry) for n in members] for members in columns]
+    totals = [sum(h) + row_gap * (len(h) - 1) for h in heights]
     positions: dict[str, tuple[float, float]] = {}
-    for col in sorted(columns):
-        members = columns[col]
-
-        def barycentre(node_id: str) -> tuple[float, int]:
-            parents = [rank[e.source_node] for e in topo.incoming.get(node_id, [])
-                       if e.source_node in rank]
-            mean = sum(parents) / len(parents) if parents else float(file_order[node_id])
-            return mean, file_order[node_id]
-
-        members.sort(key=barycentre)
-        heights = [node_height(doc, n, registry) for n in members]
-        total = sum(heights) + row_gap * (len(members) - 1)
-        y = -total / 2
-        for index, (node_id, height) in enumerate(zip(members, heights, strict=True)):
-            positions[node_id] = (col * column_width, round(y, 1))
-            rank[node_id] = float(index)
-            y += height + row_gap
+    top = 0.0
+    for band in _bands(totals, column_width, band_gap, aspect):
+        tallest = max(totals[c] for c in band)
+        for slot, col in enumerate(band):
+            y = top + (tallest - totals[col]) / 2
+            for node_id, height in zip(columns[col], heights[col], strict=True):
+                positions[node_id] = (slot * column_width, round(y, 1))
+                y += height + row_gap
+        top += tallest + band_gap
     return positions
 
 

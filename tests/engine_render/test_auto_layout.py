@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from modrag_studio.engine import default_registry
-from modrag_studio.engine.auto_layout import auto_layout, layer_of, node_height, with_auto_layout
+from modrag_studio.engine.auto_layout import (
+    auto_layout,
+    layer_of,
+    node_height,
+    order_columns,
+    with_auto_layout,
+)
 from modrag_studio.engine.document import GraphDocument
+
+NODE_WIDTH = 200.0  # wider than a drawn node with a short title
 
 
 def diamond() -> GraphDocument:
@@ -71,3 +81,65 @@ def test_with_auto_layout_keeps_existing_positions():
     assert (partial.layout.nodes["q"].x, partial.layout.nodes["q"].y) == (-500.0, 7.0)
     assert "out" in partial.layout.nodes
     assert partial.without_layout() == doc.without_layout()
+
+
+def chain(n: int) -> GraphDocument:
+    ids = ["q"] + [f"u{i}" for i in range(n - 2)] + ["out"]
+    nodes = [{"id": "q", "type": "graph.input"}, *({"id": i, "type": "text.upper"}
+                                                   for i in ids[1:-1]),
+             {"id": "out", "type": "graph.output"}]
+    edges = [{"from": f"{a}.{'value' if a == 'q' else 'text'}",
+              "to": f"{b}.{'value' if b == 'out' else 'text'}"} for a, b in pairwise(ids)]
+    return GraphDocument.model_validate({"nodes": nodes, "edges": edges})
+
+
+def boxes(doc: GraphDocument, pos: dict[str, tuple[float, float]]) -> dict[str, tuple]:
+    reg = default_registry()
+    return {n: (x, y, x + NODE_WIDTH, y + node_height(doc, n, reg)) for n, (x, y) in pos.items()}
+
+
+def assert_no_overlap(found: dict[str, tuple]) -> None:
+    items = list(found.items())
+    for i, (a, (l1, t1, r1, b1)) in enumerate(items):
+        for b, (l2, t2, r2, b2) in items[i + 1:]:
+            assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, (a, b)
+
+
+def test_a_long_chain_wraps_into_rows_near_the_screen_shape():
+    doc = chain(30)
+    pos = auto_layout(doc, default_registry())
+    found = boxes(doc, pos)
+    assert_no_overlap(found)
+    width = max(r for _, _, r, _ in found.values()) - min(x for x, _, _, _ in found.values())
+    height = max(b for *_, b in found.values()) - min(t for _, t, _, _ in found.values())
+    assert 0.8 <= width / height <= 2.6, (width, height)
+    rows = sorted({y for _, y in pos.values()})
+    assert len(rows) >= 3  # wrapped
+    # every row reads left to right: a node is right of its parent or starts a lower row
+    for a, b in pairwise(["q"] + [f"u{i}" for i in range(28)] + ["out"]):
+        assert pos[a][0] < pos[b][0] or pos[a][1] < pos[b][1]
+    # rows leave room between them for the cards drawn under nodes after a run
+    tops = sorted({t for _, t, _, _ in found.values()})
+    bottoms = sorted({b for *_, b in found.values()})
+    assert tops[1] - bottoms[0] >= 150
+
+
+def test_a_short_graph_stays_one_row():
+    doc = chain(4)
+    pos = auto_layout(doc, default_registry())
+    assert len({y for _, y in pos.values()}) == 1
+    assert sorted(pos, key=lambda n: pos[n][0]) == ["q", "u0", "u1", "out"]
+
+
+def test_barycentre_sweeps_uncross_wires():
+    # a feeds z, b feeds y: in file order (y before z) the two wires would cross
+    doc = GraphDocument.model_validate({
+        "nodes": [{"id": "a", "type": "text.upper"}, {"id": "b", "type": "text.upper"},
+                  {"id": "y", "type": "text.upper"}, {"id": "z", "type": "text.upper"}],
+        "edges": [{"from": "a.text", "to": "z.text"}, {"from": "b.text", "to": "y.text"}],
+    })
+    columns = order_columns(doc, layer_of(doc))
+    assert columns == [["a", "b"], ["z", "y"]]
+    pos = auto_layout(doc, default_registry())
+    assert pos["z"][1] < pos["y"][1]
+    assert_no_overlap(boxes(doc, pos))
