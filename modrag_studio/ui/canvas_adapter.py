@@ -20,7 +20,7 @@ from modrag_studio.engine.document import GraphDocument, Layout
 from modrag_studio.engine.editing import Change, GraphEditor
 from modrag_studio.engine.errors import ConnectionRefused, UnknownNodeType
 from modrag_studio.engine.node import NodeType
-from modrag_studio.engine.ports import check_types, type_name
+from modrag_studio.engine.ports import type_name
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.render import type_color
 from modrag_studio.ui.canvas_items import (
@@ -31,6 +31,7 @@ from modrag_studio.ui.canvas_items import (
     StateDecoration,
     node_title,
 )
+from modrag_studio.ui.port_highlight import PortHighlight
 
 _FAST_DISTUTILS = sys.version_info < (3, 12) and "SETUPTOOLS_USE_DISTUTILS" not in os.environ
 if _FAST_DISTUTILS:
@@ -84,7 +85,7 @@ def category_color(category: str) -> tuple[int, int, int]:
     return _CATEGORY_COLORS[category]
 
 
-class CanvasAdapter:
+class CanvasAdapter(PortHighlight):
     """Mirrors a :class:`GraphEditor` on a NodeGraphQt canvas and reports gestures back."""
 
     def __init__(self, editor: GraphEditor, registry: NodeRegistry) -> None:
@@ -259,54 +260,6 @@ class CanvasAdapter:
         """The transient message shown on the canvas ("" when none)."""
         hint = self._hint
         return hint.text() if hint is not None and hint.scene() is not None else ""
-
-    # --- compatible-port highlight -------------------------------------------------------
-
-    def _port_type(self, node_id: str, port: str, kind: str):
-        node_type = self._type_of(node_id)
-        if node_type is None:
-            return None
-        spec = node_type.input_port(port) if kind == _IN else node_type.output_port(port)
-        return spec.type if spec is not None else None
-
-    def compatible_ports(self, node_id: str, port: str, kind: str) -> list[tuple[str, str]]:
-        """Ports (node id, port) a wire from this port may connect to."""
-        tp = self._port_type(node_id, port, kind)
-        found = []
-        for other_id, node in self._nodes.items():
-            if other_id == node_id:
-                continue
-            others = node.input_ports() if kind == _OUT else node.output_ports()
-            for other in others:
-                other_tp = self._port_type(other_id, other.name(), _IN if kind == _OUT else _OUT)
-                ok = check_types(tp, other_tp) if kind == _OUT else check_types(other_tp, tp)
-                if ok.ok:
-                    found.append((other_id, other.name()))
-        return found
-
-    def _highlight_compatible(self, port_item) -> None:
-        ref = self._port_ref(port_item)
-        if ref is None:
-            return
-        fits = set(self.compatible_ports(*ref))
-        for other_id, node in self._nodes.items():
-            ports = node.input_ports() if ref[2] == _OUT else node.output_ports()
-            for port in ports:
-                view = port.view
-                if (other_id, port.name()) in fits:
-                    view.hovered = True
-                else:
-                    view.setOpacity(0.25)
-                self._dimmed.append(view)
-                view.update()
-
-    def _clear_highlight(self) -> None:
-        for view in self._dimmed:
-            if view.scene() is not None:
-                view.hovered = False
-                view.setOpacity(1.0)
-                view.update()
-        self._dimmed.clear()
 
     # --- mirroring the editor ------------------------------------------------------------
 
@@ -579,12 +532,15 @@ class CanvasAdapter:
         self.view._update_scene()
 
     def items_rect(self) -> QRectF:
-        """The scene rectangle covering nodes, groups and notes."""
+        """The scene rectangle covering nodes, groups, notes and shown cards (``FIT_IN_VIEW``)."""
         rect = QRectF()
         for node in self._nodes.values():
             rect = rect.united(node.view.sceneBoundingRect())
         for item in self._layout_items.values():
             rect = rect.united(item.sceneBoundingRect())
+        for item in self.scene.items():
+            if getattr(item, "FIT_IN_VIEW", False) and item.isVisible():
+                rect = rect.united(item.sceneBoundingRect())
         return rect
 
     def set_node_state(self, node_id: str, state: str, tooltip: str = "") -> None:

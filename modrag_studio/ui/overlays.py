@@ -1,7 +1,9 @@
 """Canvas overlays next to nodes: chunk cards, score tables, answers, evaluation metrics.
 
 The overlay is chosen by the output value's type (never by node type id). Long outputs are
-paged: a card draws one page of rows, so a 100,000-chunk output costs one page.
+paged: a card draws one page of rows, so a 100,000-chunk output costs one page. Cards are
+compact (one layout column wide, a few lines of text) and placed where they cover no node
+and no other card; under the mouse a card opens to its full width and text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
 
 PAGE = 4
 PAD = 8.0
+CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
+GAP = 8.0           # between a card and anything else
 Z_OVERLAY = 0.5     # above wires, below nodes; raised to Z_HOVER under the mouse
 Z_HOVER = 1000.0
 TEXT = QColor("#e6e9ef")
@@ -164,6 +168,8 @@ def metrics_content(metrics: dict[str, float], title: str = "Evaluation") -> Car
 class OverlayCard(QGraphicsObject):
     """A card drawn next to a node, with a pager when it holds more than one page."""
 
+    FIT_IN_VIEW = True  # "fit graph" shows the cards too
+
     def __init__(self, node_id: str, content: CardContent, page_size: int = PAGE) -> None:
         super().__init__()
         self.node_id = node_id
@@ -178,6 +184,8 @@ class OverlayCard(QGraphicsObject):
         self.bold.setBold(True)
         self.fm = QFontMetricsF(self.font)
         self.line_h = self.fm.height() + 2
+        self.expanded = False
+        self._cols, self._scale = 0, 1.0
         self._prev = self._next = QRectF()
         self.on_row_clicked: Callable[[str, str, int], None] | None = None
         self.set_content(content)
@@ -204,17 +212,46 @@ class OverlayCard(QGraphicsObject):
             self._layout()
             self.update()
 
+    def set_expanded(self, expanded: bool) -> None:
+        """Full width and text (under the mouse) or compact (the resting size)."""
+        if expanded != self.expanded:
+            self.prepareGeometryChange()
+            self.expanded = expanded
+            self._layout()
+            self.update()
+
+    def _fit_columns(self, rows: list[list[Cell]], inner: float) -> float:
+        """Keep the columns that (nearly) fit ``inner`` and the scale that makes them fit."""
+        cells = [self.content.header] if self.content.header else []
+        widest = max([r for r in rows + cells], key=len, default=[])
+        self._cols, self._scale, used = len(widest), 1.0, 0.0
+        for index, cell in enumerate(widest):
+            if index >= 2 and used + cell.width > inner * 1.15:
+                self._cols = index
+                break
+            used += cell.width
+        if not self.expanded and used > inner:
+            self._scale = inner / used
+        return used * self._scale
+
     def _layout(self) -> None:
         rows = self.visible_rows()
-        widths = [sum(c.width for c in r) for r in rows + ([self.content.header]
-                                                          if self.content.header else [])]
-        width = max([160.0, *widths])
+        compact = not self.expanded
+        inner = CARD_WIDTH - 2 * PAD
+        if compact:
+            width = max(self._fit_columns(rows, inner), inner)
+        else:
+            self._cols, self._scale = 10_000, 1.0
+            widths = [sum(c.width for c in r) for r in rows + ([self.content.header]
+                                                              if self.content.header else [])]
+            width = max([inner, *widths])
         self._body_h = 0.0
         if self.content.body:
-            width = max(width, self.content.body_width)
+            if not compact:
+                width = max(width, self.content.body_width)
             rect = self.fm.boundingRect(QRectF(0, 0, width, 10_000),
                                         int(Qt.TextFlag.TextWordWrap), self.content.body)
-            self._body_h = min(rect.height(), self.line_h * 8) + 4
+            self._body_h = min(rect.height(), self.line_h * (4 if compact else 12)) + 4
         self._row_h = [self.line_h * max(c.lines for c in r) for r in rows]
         height = PAD + self.line_h + 4 + self._body_h
         height += (self.line_h if self.content.header else 0)
@@ -239,15 +276,20 @@ class OverlayCard(QGraphicsObject):
         y = PAD
         painter.setFont(self.bold)
         painter.setPen(accent)
+        title = self.fm.elidedText(self.content.title, Qt.TextElideMode.ElideRight,
+                                   rect.width() - 2 * PAD)
         painter.drawText(QRectF(PAD, y, rect.width() - 2 * PAD, self.line_h),
-                         int(Qt.AlignmentFlag.AlignVCenter), self.content.title)
+                         int(Qt.AlignmentFlag.AlignVCenter), title)
         y += self.line_h + 4
         inner = rect.width() - 2 * PAD
         if self.content.body:
             painter.setFont(self.font)
             painter.setPen(TEXT)
+            painter.save()
+            painter.setClipRect(QRectF(PAD, y, inner, self._body_h))
             painter.drawText(QRectF(PAD, y, inner, self._body_h),
                              int(Qt.TextFlag.TextWordWrap), self.content.body)
+            painter.restore()
             y += self._body_h
         if self.content.header:
             self._draw_row(painter, self.content.header, y, self.line_h)
@@ -262,18 +304,19 @@ class OverlayCard(QGraphicsObject):
 
     def _draw_row(self, painter: QPainter, row: list[Cell], y: float, height: float) -> None:
         x = PAD
-        for cell in row:
+        for cell in row[:self._cols]:
+            width = cell.width * self._scale
             painter.setFont(self.bold if cell.bold else self.font)
             painter.setPen(cell.color)
             flags = int(cell.align) | (int(Qt.TextFlag.TextWordWrap) if cell.lines > 1
                                        else int(Qt.AlignmentFlag.AlignVCenter))
-            room = (cell.width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
+            room = (width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
             text = self.fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, room)
             painter.save()
-            painter.setClipRect(QRectF(x, y, cell.width - 4, height))
-            painter.drawText(QRectF(x, y, cell.width - 6, height), flags, text)
+            painter.setClipRect(QRectF(x, y, width - 4, height))
+            painter.drawText(QRectF(x, y, width - 6, height), flags, text)
             painter.restore()
-            x += cell.width
+            x += width
 
     def _draw_pager(self, painter: QPainter, y: float, width: float) -> None:
         start = self.page * self.page_size
@@ -292,9 +335,11 @@ class OverlayCard(QGraphicsObject):
 
     def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802
         self.setZValue(Z_HOVER)
+        self.set_expanded(True)
 
     def hoverLeaveEvent(self, event: Any) -> None:  # noqa: N802
         self.setZValue(Z_OVERLAY)
+        self.set_expanded(False)
 
     def row_at(self, y: float) -> int | None:
         """The absolute index of the row drawn at ``y`` (item coordinates), if any."""
@@ -402,11 +447,19 @@ class OverlayManager:
                 card.setVisible(visible)
 
     def reposition(self, node_id: str | None = None) -> None:
-        """Put each node's cards under it, or above it when that covers fewer other nodes."""
-        obstacles = self._node_rects()
-        for nid in [node_id] if node_id else list(self.cards):
-            rect = self.canvas.node_scene_rect(nid)
-            slots = self.cards.get(nid, {})
+        """Put each node's cards under it (or above it), clear of every node and other card.
+
+        Nodes are served left to right; a card that would cover something slides further
+        down (or up) past it, whichever lands nearer its node.
+        """
+        del node_id  # one card moving can push others: every card is placed again
+        rects = self._node_rects()
+        taken = list(rects.values())
+        order = sorted(self.cards, key=lambda n: (rects[n].left(), rects[n].top())
+                       if n in rects else (0.0, 0.0))
+        for nid in order:
+            slots = self.cards[nid]
+            rect = rects.get(nid)
             if rect is None:
                 for card in slots.values():
                     card.setVisible(False)
@@ -414,14 +467,15 @@ class OverlayManager:
             stack = [slots[s] for s in ("output", "metrics") if s in slots]
             if not stack:
                 continue
-            height = sum(c.boundingRect().height() + 6 for c in stack)
+            height = sum(c.boundingRect().height() for c in stack) + 6 * (len(stack) - 1)
             width = max(c.boundingRect().width() for c in stack)
-            below = QRectF(rect.left(), rect.bottom() + 22, width, height)
-            above = QRectF(rect.left(), rect.top() - 26 - height, width, height)
-            others = [r for n, r in obstacles.items() if n != nid]
-            y = below.top()
-            if _overlaps(below, others) > _overlaps(above, others):
-                y = above.top()
+            below = _free_spot(QRectF(rect.left(), rect.bottom() + 22, width, height), taken, 1)
+            above = _free_spot(QRectF(rect.left(), rect.top() - 26 - height, width, height),
+                               taken, -1)
+            spot = below if below.top() - rect.bottom() <= rect.top() - above.bottom() + 40 \
+                else above
+            taken.append(spot)
+            y = spot.top()
             for card in stack:
                 card.setPos(QPointF(rect.left(), y))
                 card.setVisible(self.visible)
@@ -439,14 +493,18 @@ class OverlayManager:
         return rects
 
 
-def _overlaps(rect: QRectF, others: list[QRectF]) -> float:
-    """The area of ``rect`` covered by the other rectangles."""
-    total = 0.0
-    for other in others:
-        cut = rect.intersected(other)
-        if not cut.isEmpty():
-            total += cut.width() * cut.height()
-    return total
+def _free_spot(rect: QRectF, taken: list[QRectF], step: int) -> QRectF:
+    """``rect`` moved down (``step`` 1) or up (-1) until it is ``GAP`` clear of ``taken``."""
+    rect = QRectF(rect)
+    while True:
+        hits = [r for r in taken if rect.intersects(r.adjusted(-GAP, -GAP, GAP, GAP))]
+        if not hits:
+            return rect
+        if step > 0:
+            rect.moveTop(max(r.bottom() for r in hits) + GAP + 0.5)
+        else:
+            rect.moveBottom(min(r.top() for r in hits) - GAP - 0.5)
+
 
 def all_cards(manager: OverlayManager) -> list[QGraphicsItem]:
     return [card for slots in manager.cards.values() for card in slots.values()]

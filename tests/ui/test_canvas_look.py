@@ -6,8 +6,10 @@ from itertools import pairwise
 
 import pytest
 
+from modrag_studio.engine.datatypes import Answer, Chunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.trace import NodeVisit, Trace
+from modrag_studio.ui.overlays import CARD_WIDTH
 from modrag_studio.ui.presentation import PresentationWindow
 
 pytestmark = pytest.mark.ui
@@ -66,3 +68,61 @@ def test_presentation_zoom_draws_titles_and_port_names(main_window, qtbot):
     port_labels = [item.get_input_text_item(p) for p in item.inputs]
     assert port_labels and all(label.isVisible() for label in port_labels)
     shown.close()
+
+
+def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
+    main_window.editor.reset(chain(4))
+    editor = main_window.editor
+    # nodes packed closer than a card is wide, one right under another
+    editor.move_nodes({"q": (0, 0), "u0": (170, 0), "u1": (340, 20), "u2": (0, 110),
+                       "u3": (170, 300), "out": (510, 0)})
+    overlays = main_window.run_features.overlays
+    long_text = "The pump is serviced every three months. " * 12
+    chunks = [Chunk(chunk_id=f"c{i}", doc_id=f"doc{i}", text=long_text, index=i)
+              for i in range(9)]
+    for node_id in ("q", "u0", "u1", "u2", "u3", "out"):
+        overlays.show_outputs(node_id, {"text": Answer(text=long_text)})
+    overlays.show_outputs("u0", {"chunks": chunks})
+    overlays.show_metrics("u0", {"recall": 0.5, "mrr": 0.25})
+    canvas = main_window.canvas
+    nodes = [canvas.node_scene_rect(n) for n in canvas.node_ids()]
+    cards = [c for slots in overlays.cards.values() for c in slots.values()]
+    assert len(cards) == 7
+    rects = [c.sceneBoundingRect() for c in cards]
+    for i, rect in enumerate(rects):
+        assert rect.width() <= CARD_WIDTH + 0.5
+        assert not any(rect.intersects(node) for node in nodes), i
+        assert not any(rect.intersects(other) for other in rects[i + 1:]), i
+    # each card sits right under (or over) its own node, left edges aligned
+    for card in cards:
+        assert abs(card.pos().x() - canvas.node_scene_rect(card.node_id).left()) < 1
+    # "fit graph" and image exports take the cards in
+    assert all(canvas.items_rect().contains(rect) for rect in rects)
+    # moving a node places the cards again
+    editor.move_nodes({"u3": (170, 130)})
+    rects = [c.sceneBoundingRect() for c in cards]
+    nodes = [canvas.node_scene_rect(n) for n in canvas.node_ids()]
+    for i, rect in enumerate(rects):
+        assert not any(rect.intersects(node) for node in nodes), i
+        assert not any(rect.intersects(other) for other in rects[i + 1:]), i
+
+
+def test_a_card_opens_under_the_mouse_and_keeps_its_pages(main_window):
+    main_window.editor.reset(chain(1))
+    overlays = main_window.run_features.overlays
+    text = "A long answer that needs many lines to be read in full. " * 20
+    overlays.show_outputs("u0", {"text": Answer(text=text)})
+    card = overlays.card("u0")
+    compact = card.boundingRect()
+    card.hoverEnterEvent(None)
+    assert card.zValue() > 100
+    opened = card.boundingRect()
+    assert opened.width() > compact.width() and opened.height() > compact.height()
+    card.hoverLeaveEvent(None)
+    assert card.boundingRect() == compact
+    chunks = [Chunk(chunk_id=f"c{i}", doc_id=f"d{i}", text="t", index=i) for i in range(10)]
+    overlays.show_outputs("u0", {"chunks": chunks})
+    card = overlays.card("u0")
+    assert card.pages() == 3
+    card.set_page(2)
+    assert card.visible_rows()[-1][0].text == "d9"
