@@ -62,6 +62,8 @@ class PresentationWindow(QWidget):
             self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.view.setStyleSheet("border: none;")
+            # its own unbounded scene rect: a node at the edge of the graph can be centred
+            self.view.setSceneRect(QRectF(-1e6, -1e6, 2e6, 2e6))
             layout.addWidget(self.view, 1)
         self.sentence = QLabel(self)
         self.sentence.setObjectName("presentationSentence")

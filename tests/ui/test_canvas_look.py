@@ -68,6 +68,17 @@ def test_presentation_zoom_draws_titles_and_port_names(main_window, qtbot):
     port_labels = [item.get_input_text_item(p) for p in item.inputs]
     assert port_labels and all(label.isVisible() for label in port_labels)
     shown.close()
+    # a node at the edge of the graph is centred too (the view may scroll past the items)
+    trace.visits[0].node_id = "out"
+    shown = PresentationWindow(trace, canvas)
+    qtbot.addWidget(shown)
+    shown.resize(1200, 800)
+    shown.show()
+    shown.go(0)
+    centre = shown.view.mapFromScene(canvas.node_scene_rect("out").center())
+    middle = shown.view.viewport().rect().center()
+    assert abs(centre.x() - middle.x()) < 40 and abs(centre.y() - middle.y()) < 40
+    shown.close()
 
 
 def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
