@@ -22,6 +22,7 @@ PAGE = 4
 PAD = 8.0
 CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
 GAP = 8.0           # between a card and anything else
+STATUS_H, CAPTION_H = 20.0, 24.0  # a node's state word above it, its caption below
 Z_OVERLAY = 0.5     # above wires, below nodes; raised to Z_HOVER under the mouse
 Z_HOVER = 1000.0
 TEXT = QColor("#e6e9ef")
@@ -454,7 +455,7 @@ class OverlayManager:
         """
         del node_id  # one card moving can push others: every card is placed again
         rects = self._node_rects()
-        taken = list(rects.values())
+        taken = [r.adjusted(0, -STATUS_H, 0, CAPTION_H) for r in rects.values()]
         order = sorted(self.cards, key=lambda n: (rects[n].left(), rects[n].top())
                        if n in rects else (0.0, 0.0))
         for nid in order:

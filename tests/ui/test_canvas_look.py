@@ -84,7 +84,8 @@ def test_presentation_zoom_draws_titles_and_port_names(main_window, qtbot):
 def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
     main_window.editor.reset(chain(4))
     editor = main_window.editor
-    # nodes packed closer than a card is wide, one right under another
+    # nodes packed closer than a card is wide, one right under another; a card covers
+    # neither a node nor its state word above and caption below
     editor.move_nodes({"q": (0, 0), "u0": (170, 0), "u1": (340, 20), "u2": (0, 110),
                        "u3": (170, 300), "out": (510, 0)})
     overlays = main_window.run_features.overlays
@@ -96,7 +97,7 @@ def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
     overlays.show_outputs("u0", {"chunks": chunks})
     overlays.show_metrics("u0", {"recall": 0.5, "mrr": 0.25})
     canvas = main_window.canvas
-    nodes = [canvas.node_scene_rect(n) for n in canvas.node_ids()]
+    nodes = [canvas.node_scene_rect(n).adjusted(0, -16, 0, 22) for n in canvas.node_ids()]
     cards = [c for slots in overlays.cards.values() for c in slots.values()]
     assert len(cards) == 7
     rects = [c.sceneBoundingRect() for c in cards]
@@ -112,7 +113,7 @@ def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
     # moving a node places the cards again
     editor.move_nodes({"u3": (170, 130)})
     rects = [c.sceneBoundingRect() for c in cards]
-    nodes = [canvas.node_scene_rect(n) for n in canvas.node_ids()]
+    nodes = [canvas.node_scene_rect(n).adjusted(0, -16, 0, 22) for n in canvas.node_ids()]
     for i, rect in enumerate(rects):
         assert not any(rect.intersects(node) for node in nodes), i
         assert not any(rect.intersects(other) for other in rects[i + 1:]), i
