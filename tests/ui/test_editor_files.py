@@ -134,7 +134,7 @@ def test_exports(main_window, tmp_path):
     image = QImage(str(png))
     assert not image.isNull() and image.width() > 600 and image.height() > 200
     svg = main_window.export("svg", out / "g.svg").read_text()
-    assert "<svg" in svg and "Graph input" in svg and "Main" in svg
+    assert "<svg" in svg and "Input: question" in svg and "Output: answer" in svg and "Main" in svg
     assert load(main_window.export("json", out / "g.json")) == main_window.editor.document()
     dot = main_window.export("dot", out / "g.dot").read_text()
     assert dot.startswith("digraph") and "input_1:out_value:e -> upper_1:in_text:w" in dot
