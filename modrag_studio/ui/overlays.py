@@ -224,7 +224,7 @@ class OverlayCard(QGraphicsObject):
     def _fit_columns(self, rows: list[list[Cell]], inner: float) -> float:
         """Keep the columns that (nearly) fit ``inner`` and the scale that makes them fit."""
         cells = [self.content.header] if self.content.header else []
-        widest = max([r for r in rows + cells], key=len, default=[])
+        widest = max(rows + cells, key=len, default=[])
         self._cols, self._scale, used = len(widest), 1.0, 0.0
         for index, cell in enumerate(widest):
             if index >= 2 and used + cell.width > inner * 1.15:
@@ -453,7 +453,7 @@ class OverlayManager:
         Nodes are served left to right; a card that would cover something slides further
         down (or up) past it, whichever lands nearer its node.
         """
-        del node_id  # one card moving can push others: every card is placed again
+        del node_id  # one card can push others: every card is placed again
         rects = self._node_rects()
         taken = [r.adjusted(0, -STATUS_H, 0, CAPTION_H) for r in rects.values()]
         order = sorted(self.cards, key=lambda n: (rects[n].left(), rects[n].top())
