@@ -61,7 +61,7 @@ class StudioNodeItem(NodeItem):
 
     def auto_switch_mode(self) -> None:
         scene = self.scene()
-        views = scene.views() if scene is not None else []
+        views = [v for v in scene.views() if v.isVisible()] if scene is not None else []
         width = self.boundingRect().width()
         shown = max((v.transform().m11() * width for v in views), default=width)
         self.set_proxy_mode(shown < self._proxy_mode_threshold)

@@ -68,6 +68,9 @@ def test_presentation_zoom_draws_titles_and_port_names(main_window, qtbot):
     port_labels = [item.get_input_text_item(p) for p in item.inputs]
     assert port_labels and all(label.isVisible() for label in port_labels)
     shown.close()
+    item.update()
+    main_window.grab()  # a closed presentation no longer counts at the next repaint
+    assert not item.text_item.isVisible()
     # a node at the edge of the graph is centred too (the view may scroll past the items)
     trace.visits[0].node_id = "out"
     shown = PresentationWindow(trace, canvas)
