@@ -168,7 +168,7 @@ class _Run:
         cache.remember_signature(scope, node_id, signature)
         state.outputs = outputs
         state.status = "done"
-        state.port_keys = {port: f"{key}:{port}" for port in outputs}
+        state.port_keys = {port: f"{visit.cache_key}:{port}" for port in outputs}
         visit.outputs = {p: summarize(v) for p, v in outputs.items()}
         self._record(visit, gathered.values, outputs)
         return self._follow_loops(node_id, visit)
@@ -201,8 +201,29 @@ class _Run:
             state.status = "cancelled" if visit.status == "cancelled" else "failed"
             return None
         if node.is_cacheable(params):
+            self._settle(node, visit, params, gathered, signature)
             cache.put(visit.cache_key, outputs, disk=node_type.disk_cache)
         return outputs
+
+    def _settle(self, node: NodeType, visit: NodeVisit, params: Any, gathered: Any,
+                signature: dict[str, Any]) -> None:
+        """Key the outputs by the fingerprint the node leaves behind, not the one it found.
+
+        A node whose fingerprint reads on-disk state it writes itself (a vector store, a graph
+        file) sees a different fingerprint after it ran; keyed by the state before, the next
+        run would miss the cache and re-run it and everything downstream of it. Updates
+        ``signature`` and the visit's cache key in place.
+        """
+        if signature.get("fingerprint") is None:
+            return
+        try:
+            after = node.fingerprint(params, gathered.values, self.inputs)
+        except Exception:  # the next run will explain; this run's outputs stand
+            return
+        if after == signature["fingerprint"]:
+            return
+        signature["fingerprint"] = after
+        visit.cache_key = signature_key(signature)
 
     def _execute(self, node: NodeType, node_type: type[NodeType], visit: NodeVisit,
                  params: Any, values: dict[str, Any]) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,6 +13,7 @@ from modrag_nodes.kg.store import KGStore, load_store
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.paths import work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 _NAME = r"^[A-Za-z0-9_\-]{1,64}$"
@@ -84,9 +86,9 @@ class BuildGraph(NodeType):
     outputs = (OutputPort("graph", KnowledgeGraph, "The persisted graph (path and summary)"),)
 
     def fingerprint(self, params: BuildParams, inputs: Any, run_inputs: Any) -> str | None:
-        path = graph_path(params, _work_dir_hint())
+        path = graph_path(params, work_home())
         if not path.is_file():
-            return "missing"
+            return f"missing:{uuid.uuid4().hex}"  # never served from the cache
         stat = path.stat()
         return f"{stat.st_mtime_ns}:{stat.st_size}"
 
@@ -101,8 +103,3 @@ class BuildGraph(NodeType):
                  top_degree=summary["top_degree"][:5], **counts)
         return {"graph": handle}
 
-
-def _work_dir_hint() -> Path:
-    from modrag_studio.engine.paths import data_home
-
-    return data_home()

@@ -297,3 +297,48 @@ def test_concurrent_runs_compute_a_shared_node_once(executor):
     statuses = sorted(r.trace.last_visit("slow").status for r in results)
     assert statuses == ["cached", "cached", "cached", "done"]
     assert all(r.outputs == {"out": "v"} for r in results)
+
+
+def test_a_node_writing_the_state_its_fingerprint_reads_is_cached_from_the_second_run(tmp_path):
+    """A store-like node's fingerprint changes by its own run; the next run is still cached
+    (and so is everything downstream), and losing the written file re-runs it."""
+    from modrag_nodes import register_builtin_nodes
+    from modrag_studio.engine import NodeRegistry
+    from modrag_studio.engine.node import NodeType
+    from modrag_studio.engine.ports import InputPort, OutputPort
+
+    store_file = tmp_path / "store.txt"
+    runs: list[str] = []
+
+    class FileStore(NodeType):
+        type_id = "test.file_store"
+        inputs = (InputPort("text", str),)
+        outputs = (OutputPort("text", str),)
+
+        def fingerprint(self, params, inputs, run_inputs):
+            return store_file.read_text() if store_file.exists() else "missing"
+
+        def run(self, ctx, params, text):
+            runs.append(text)
+            store_file.write_text(f"holds {text}")
+            return {"text": text}
+
+    registry = NodeRegistry()
+    register_builtin_nodes(registry)
+    registry.register(FileStore)
+    doc = graph(
+        [node("q", "graph.input", name="question"), node("store", "test.file_store"),
+         node("up", "text.upper"), node("out", "graph.output", name="answer")],
+        [edge("q.value", "store.text"), edge("store.text", "up.text"),
+         edge("up.text", "out.value")],
+    )
+    executor = Executor(registry, NodeCache(disk_dir=tmp_path / "cache"))
+    assert executor.run(doc, {"question": "a"}).outputs == {"answer": "A"}
+    second = executor.run(doc, {"question": "a"})
+    assert second.trace.ran() == [] and runs == ["a"]
+    assert second.trace.last_visit("store").cache_reason == "unchanged since the last run"
+
+    store_file.unlink()
+    third = executor.run(doc, {"question": "a"})
+    assert third.trace.ran() == ["store"] and runs == ["a", "a"]
+    assert set(third.trace.from_cache()) == {"q", "up", "out"}

@@ -148,3 +148,32 @@ def test_llm_extractor_node_with_fake_backend(tmp_path: Path) -> None:
         assert summary["relations"] == {"depends_on": 1}
     finally:
         unregister_backend("fake-kg-node")
+
+
+def test_graph_file_removed_from_the_executor_work_folder_is_rebuilt(tmp_path: Path) -> None:
+    """With no ``folder`` param the graph lives in the executor's work folder; deleting it
+    there re-runs kg.build instead of serving a handle to a missing file from the cache."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "services.md").write_text(
+        "The Order Service depends on the Inventory Service.\n", "utf-8")
+    raw = _doc(corpus, tmp_path / "unused")
+    for node in raw["nodes"]:
+        if node["id"] == "kg":
+            node["params"] = {"name": "t"}
+    doc = from_json_dict(raw)
+    executor = Executor(work_dir=tmp_path / "work")
+    question = {"question": "What does the Order Service depend on?"}
+    assert executor.run(doc, question).ok
+    graph_file = tmp_path / "work" / "kg" / "t.kg.json"
+    assert graph_file.is_file()
+
+    again = executor.run(doc, question)
+    assert again.trace.visits_of("kg")[0].status == "cached"
+
+    graph_file.unlink()
+    rebuilt = executor.run(doc, question)
+    assert rebuilt.ok, rebuilt.trace.problems
+    assert rebuilt.trace.visits_of("kg")[0].status == "done"
+    assert graph_file.is_file()
+    assert "Order Service -[depends on]-> Inventory Service" in rebuilt.outputs["paths"]
