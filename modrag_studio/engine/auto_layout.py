@@ -16,7 +16,7 @@ NODE_BASE_HEIGHT = 60.0
 PORT_ROW_HEIGHT = 24.0
 BAND_GAP = 200.0    # between rows of a wrapped layout: room for the cards under nodes
 ASPECT = 16 / 9     # wrap layouts much wider than this (width over height) ...
-WRAP_WIDTH = 1600.0  # ... once they are wider than a screen at full size
+WRAP_WIDTH = 1700.0  # ... once they are wider than a screen at full size (7 columns)
 
 
 def node_height(doc: GraphDocument, node_id: str, registry: NodeRegistry | None) -> float:
