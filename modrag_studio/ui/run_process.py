@@ -8,6 +8,7 @@ its executor (and loaded models) between runs. No Qt here: the worker never impo
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import pickle
@@ -83,6 +84,7 @@ class _QueueHook(RunHook):
 def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
     """The worker process: one executor with the disk cache, serving run requests."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _lower_priority()
     from modrag_studio.engine.cache import NodeCache
     from modrag_studio.engine.executor import Executor
     from modrag_studio.engine.paths import cache_home
@@ -102,6 +104,13 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
             _send(events, ("error", str(exc) or type(exc).__name__))
             continue
         _send(events, ("result", result))
+
+
+def _lower_priority(steps: int = 10) -> None:
+    """Let the window win the CPU over a run: a busy core must never stall the event loop."""
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(steps)
 
 
 class ProcessRunner:
