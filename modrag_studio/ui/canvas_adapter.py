@@ -7,8 +7,6 @@ diffing the old and new documents. NodeGraphQt's own undo stack and node ids are
 
 from __future__ import annotations
 
-import os
-import sys
 import warnings
 from collections.abc import Callable
 
@@ -33,19 +31,10 @@ from modrag_studio.ui.canvas_items import (
 )
 from modrag_studio.ui.port_highlight import PortHighlight
 
-_FAST_DISTUTILS = sys.version_info < (3, 12) and "SETUPTOOLS_USE_DISTUTILS" not in os.environ
-if _FAST_DISTUTILS:
-    # NodeGraphQt imports ``distutils.version``; on 3.11 the standard library's module is
-    # there and loads in a fraction of the time setuptools' replacement needs (start-up).
-    os.environ["SETUPTOOLS_USE_DISTUTILS"] = "stdlib"
-try:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from NodeGraphQt import BaseNode, NodeGraph
-        from NodeGraphQt.qgraphics.node_base import NodeItem
-finally:
-    if _FAST_DISTUTILS:
-        del os.environ["SETUPTOOLS_USE_DISTUTILS"]
+with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.startup)
+    warnings.simplefilter("ignore")
+    from NodeGraphQt import BaseNode, NodeGraph
+    from NodeGraphQt.qgraphics.node_base import NodeItem
 
 NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
 _IN, _OUT = "in", "out"
