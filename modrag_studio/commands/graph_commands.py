@@ -1,4 +1,4 @@
-"""``modrag validate``, ``modrag schema`` and ``modrag nodes``."""
+"""``modrag validate``, ``modrag check``, ``modrag schema`` and ``modrag nodes``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK
-from modrag_studio.commands.common import load_or_exit
+from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -15,6 +15,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     validate.add_argument("graph", help="graph JSON file")
     validate.add_argument("--json", action="store_true", help="print problems as JSON")
     validate.set_defaults(func=run_validate)
+
+    check = subparsers.add_parser(
+        "check", help="pre-flight: validate a graph and check its models, stores and servers",
+        description="Validates the graph, then asks every node that uses something outside it "
+        "(embedding and chat models, rerankers, vector stores, Ollama and Chroma servers) "
+        "whether it is available here, without downloading or running anything. Exit 0 when "
+        "all is ready, 1 when a component is not, 2 when the graph is invalid.")
+    check.add_argument("graph", help="graph JSON file")
+    check.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE",
+                       help="override a node param (repeatable)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.set_defaults(func=run_check)
 
     schema = subparsers.add_parser("schema", help="print the JSON Schema of graph files")
     schema.set_defaults(func=run_schema)
@@ -41,6 +53,32 @@ def run_validate(args: argparse.Namespace) -> int:
     else:
         print(f"{args.graph}: valid ({len(doc.nodes)} nodes, {len(doc.edges)} edges)")
     return EXIT_INVALID if errors_only(problems) else EXIT_OK
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.health import check_health
+    from modrag_studio.engine.registry import default_registry
+
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+    try:
+        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    report = check_health(doc, default_registry())
+    if args.json:
+        print(json.dumps(report.model_dump(), indent=2))
+    else:
+        rows = [("graph", report.graph), *report.nodes.items()]
+        width = max(len(name) for name, _ in rows)
+        for name, health in rows:
+            print(f"{'ok  ' if health.ok else 'FAIL'}  {name:<{width}}  {health.detail}")
+        print("ready" if report.ok else "not ready", file=sys.stderr)
+    if not report.graph.ok:
+        return EXIT_INVALID
+    return EXIT_OK if report.ok else EXIT_RUN_FAILED
 
 
 def run_schema(args: argparse.Namespace) -> int:

@@ -18,16 +18,11 @@ from modrag_studio.engine.cache import NodeCache
 from modrag_studio.engine.document import GraphDocument, to_json_dict
 from modrag_studio.engine.errors import GraphInvalid
 from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.health import HealthReport, check_health
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.validation import errors_only, validate
 from modrag_studio.server.runs import RunManager, result_body, stream_run
-from modrag_studio.server.schemas import (
-    ComponentHealth,
-    HealthReport,
-    request_model,
-    response_model,
-)
+from modrag_studio.server.schemas import request_model, response_model
 from modrag_studio.server.security import GuardMiddleware
 
 log = logging.getLogger(__name__)
@@ -156,27 +151,3 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         return JSONResponse(status_code=200 if report.ok else 503, content=report.model_dump())
 
     return app
-
-
-def check_health(doc: GraphDocument, registry: NodeRegistry) -> HealthReport:
-    """Validate the graph, then ask every node that can (stores, embedders, LLMs) to check in."""
-    problems = errors_only(validate(doc, registry))
-    graph_health = ComponentHealth(
-        ok=not problems,
-        detail="; ".join(str(p) for p in problems) or f"valid ({len(doc.nodes)} nodes)",
-    )
-    nodes: dict[str, ComponentHealth] = {}
-    for spec in doc.nodes:
-        node = registry.instance(spec.type)
-        if type(node).health is NodeType.health:
-            continue
-        try:
-            params = registry.get(spec.type).Params.model_validate(spec.params)
-            detail = node.health(params)
-        except Exception as exc:
-            nodes[spec.id] = ComponentHealth(ok=False, detail=f"{type(exc).__name__}: {exc}")
-            continue
-        if detail is not None:
-            nodes[spec.id] = ComponentHealth(ok=True, detail=detail)
-    ok = graph_health.ok and all(n.ok for n in nodes.values())
-    return HealthReport(ok=ok, graph=graph_health, nodes=nodes)

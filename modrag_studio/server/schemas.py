@@ -53,12 +53,3 @@ def response_model(doc: GraphDocument) -> type[BaseModel]:
     )
 
 
-class ComponentHealth(BaseModel):
-    ok: bool
-    detail: str = ""
-
-
-class HealthReport(BaseModel):
-    ok: bool
-    graph: ComponentHealth
-    nodes: dict[str, ComponentHealth] = Field(default_factory=dict)

