@@ -58,6 +58,7 @@ class GraphOutput(NodeType):
     inputs = (InputPort("value", Any, description="The value to return"),)
     outputs = (OutputPort("value", Any),)
     disk_cache = False
+    isolate_inputs = False  # returns its input unchanged; run outputs are copied anyway
 
     def run(self, ctx: NodeContext, params: GraphOutputParams, value: Any) -> dict[str, Any]:
         return {"value": value}

@@ -242,7 +242,8 @@ class _Run:
                         type_id=node_type.type_id, iteration=visit.iteration)
         start = time.perf_counter()
         try:
-            outputs = node.run(ctx, params, **isolate(values))
+            given = isolate(values) if node_type.isolate_inputs else dict(values)
+            outputs = node.run(ctx, params, **given)
             _check_outputs(node_type, outputs)
         except RunCancelled:
             visit.status, visit.duration_s = "cancelled", time.perf_counter() - start

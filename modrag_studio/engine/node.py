@@ -109,6 +109,9 @@ class NodeType:
     aliases: ClassVar[tuple[str, ...]] = ()
     cacheable: ClassVar[bool] = True
     disk_cache: ClassVar[bool] = True
+    #: False for nodes that never change their inputs (e.g. pass-throughs): they get the
+    #: upstream values themselves instead of private copies.
+    isolate_inputs: ClassVar[bool] = True
     routes: ClassVar[bool] = False
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:

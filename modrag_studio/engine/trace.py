@@ -109,6 +109,8 @@ def summarize(value: Any, preview_items: int = 3) -> ValueSummary:
 
 
 def _preview(value: Any) -> str:
+    if isinstance(value, (list, tuple, dict)):  # never repr every item of a large container
+        return _short(_container(value))
     method = getattr(value, "preview", None)
     if callable(method):
         try:
@@ -116,6 +118,26 @@ def _preview(value: Any) -> str:
         except Exception:  # a preview must never break a run
             pass
     return _short(repr(value) if not isinstance(value, str) else value)
+
+
+def _container(value: list[Any] | tuple[Any, ...] | dict[Any, Any], shown: int = 3) -> str:
+    """Like ``repr`` for the first ``shown`` items, then how many there are in all."""
+    if isinstance(value, dict):
+        items = [f"{k!r}: {_item(v)}" for k, v in list(value.items())[:shown]]
+        opening, closing = "{", "}"
+    else:
+        items = [_item(v) for v in value[:shown]]
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+    more = f", … {len(value)} items" if len(value) > shown else ""
+    return f"{opening}{', '.join(items)}{more}{closing}"
+
+
+def _item(value: Any) -> str:
+    if isinstance(value, (str, bytes)):
+        return repr(value[:200])
+    if isinstance(value, (list, tuple, dict)):
+        return _container(value, shown=2)
+    return _preview(value) if callable(getattr(value, "preview", None)) else repr(value)
 
 
 def _short(text: str, limit: int = 160) -> str:

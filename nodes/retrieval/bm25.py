@@ -304,6 +304,6 @@ def search_texts(index: BM25Index, texts: list[str], *, top_k: int,
         scores, kind = matrix.max(axis=0), "bm25"
     scores = np.where(matched, scores, -np.inf)
     picked = [i for i in top_indices(scores, top_k) if matched[i]]
-    chunks = index.chunks
-    return [ScoredChunk(chunk=chunks[i].model_copy(deep=True), score=float(scores[i]),
-                        score_kind=kind, higher_is_better=True) for i in picked]
+    chunks = index.chunks  # shared, like the index: nodes downstream get private copies
+    return [ScoredChunk(chunk=chunks[i], score=float(scores[i]), score_kind=kind,
+                        higher_is_better=True) for i in picked]

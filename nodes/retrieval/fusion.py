@@ -160,6 +160,7 @@ class RRFNode(NodeType):
     category = "Fusion & rerank"
     description = ("Merges rankings by sum of weight / (k + rank); de-duplicates chunks and "
                    "keeps each chunk's rank in every input.")
+    isolate_inputs = False  # builds new items; never changes its input lists
     Params = RRFParams
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)
@@ -185,6 +186,7 @@ class ConvexNode(NodeType):
     category = "Fusion & rerank"
     description = ("Merges rankings by a weighted sum of normalised scores; distances are "
                    "inverted first so higher is always better.")
+    isolate_inputs = False  # builds new items; never changes its input lists
     Params = ConvexParams
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)

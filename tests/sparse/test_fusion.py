@@ -139,3 +139,13 @@ def test_rrf_node_takes_several_retrievers_in_a_graph():
             name: ranks[hit.chunk_id] for name, ranks in (("r1", r1), ("r2", r2))
             if hit.chunk_id in ranks}
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
+
+
+@pytest.mark.parametrize("fuse", [RRFNode, ConvexNode])
+def test_fusion_never_changes_its_inputs_so_it_reads_them_uncopied(fuse, three_lists):
+    assert fuse.isolate_inputs is False
+    before = [[item.model_dump() for item in ranking] for ranking in three_lists]
+    out = fuse().run(make_ctx("fuse"), fuse.Params(), rankings=three_lists)["results"]
+    assert [[item.model_dump() for item in ranking] for ranking in three_lists] == before
+    inputs = {id(item) for ranking in three_lists for item in ranking}
+    assert not inputs & {id(item) for item in out}
