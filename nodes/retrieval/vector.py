@@ -40,7 +40,8 @@ class VectorRetrieve(NodeType):
     def run(self, ctx: NodeContext, params: VectorRetrieveParams, index: VectorIndex,
             query: Query, embedder: EmbedderSpec | None = None) -> dict[str, Any]:
         spec = _query_embedder(index, embedder)
-        collection = cs.get_collection(cs.client_for(index), index.collection)
+        key = cs.location_key(index)
+        collection, version = cs.open_collection(key, index.collection)
         if collection is None:
             raise NodeConfigError(
                 f"input 'index': collection '{index.collection}' does not exist at "
@@ -58,7 +59,7 @@ class VectorRetrieve(NodeType):
             texts, role = query.all_texts(), "query"
         if not texts or not any(t.strip() for t in texts):
             raise NodeConfigError("input 'query' is empty")
-        count = collection.count()
+        count = cs.count_at(key, index.collection, collection, version)
         if count == 0:
             ctx.warn(f"collection '{index.collection}' is empty")
             return {"results": []}

@@ -102,16 +102,21 @@ class ChromaStore(NodeType):
         """``in-sync`` when the collection holds exactly what these inputs would make it hold
         (the last synchronisation had the same inputs and its record count still stands), so a
         cached handle is reused; otherwise a one-off value, so the node runs and synchronises.
+        A persistent store is read again only after something committed to it (see
+        ``chroma_store.store_version``), so repeated runs such as an evaluation's queries check
+        it once.
         """
         stale = f"stale:{uuid.uuid4().hex}"
         try:
-            collection = cs.get_collection(cs.client_for(location(params)), params.collection)
+            key = location(params)
+            collection, version = cs.open_collection(key, params.collection)
             if collection is None:
                 return stale
             meta = collection.metadata or {}
             expected = _expected_stamp(params, inputs)
             if expected and meta.get(cs.META_SYNCED_FROM) == expected \
-                    and meta.get(cs.META_COUNT) == collection.count():
+                    and meta.get(cs.META_COUNT) == cs.count_at(key, params.collection,
+                                                               collection, version):
                 return f"in-sync:{meta.get(cs.META_STAMP, '')}"
         except Exception:  # an unreachable server and the like: run, and let run() explain
             pass

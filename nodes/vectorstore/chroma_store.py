@@ -64,6 +64,80 @@ def forget_clients() -> None:
     """Drop cached clients (a later call opens the folder or server again)."""
     with _lock:
         _clients.clear()
+        _collections.clear()
+        _counts.clear()
+        for _, conn in _watchers.values():
+            conn.close()
+        _watchers.clear()
+
+
+# Change detection --------------------------------------------------------------------------
+_watchers: dict[str, tuple[tuple[int, int], Any]] = {}
+_collections: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+_counts: dict[tuple[Any, ...], tuple[Any, int]] = {}
+
+
+def store_version(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """A token that changes whenever anything (this process or another) commits a change to
+    a persistent store's database, or None when there is no such token (a server, an
+    unreadable folder): callers must then look at the collection itself.
+
+    It is SQLite's ``data_version`` seen from a read-only connection kept open here, with the
+    file's identity, size and modification time; reading it costs microseconds.
+    """
+    if key[0] != "chroma-persistent":
+        return None
+    import sqlite3
+
+    db = Path(key[1]) / SQLITE_FILE
+    try:
+        stat = db.stat()
+    except OSError:
+        return None
+    identity = (stat.st_dev, stat.st_ino)
+    with _lock:
+        watcher = _watchers.get(key[1])
+        try:
+            if watcher is None or watcher[0] != identity:
+                if watcher is not None:
+                    watcher[1].close()
+                conn = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True, timeout=1.0,
+                                       check_same_thread=False)
+                watcher = _watchers[key[1]] = (identity, conn)
+            version = watcher[1].execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            return None
+    return (*identity, stat.st_size, stat.st_mtime_ns, version)
+
+
+def open_collection(key: tuple[Any, ...], name: str) -> tuple[Any | None, Any]:
+    """The collection (None when missing) and the store version it was read at; the same
+    handle is reused while the persistent store is unchanged (see ``store_version``)."""
+    version = store_version(key)
+    if version is not None:
+        with _lock:
+            hit = _collections.get((*key, name))
+        if hit is not None and hit[0] == version:
+            return hit[1], version
+    collection = get_collection(client_for(key), name)
+    if version is not None and collection is not None:
+        with _lock:
+            _collections[(*key, name)] = (version, collection)
+    return collection, version
+
+
+def count_at(key: tuple[Any, ...], name: str, collection: Any, version: Any) -> int:
+    """``collection.count()``, remembered while the store stays at ``version``."""
+    if version is None:
+        return collection.count()
+    with _lock:
+        hit = _counts.get((*key, name))
+    if hit is not None and hit[0] == version:
+        return hit[1]
+    count = collection.count()
+    with _lock:
+        _counts[(*key, name)] = (version, count)
+    return count
 
 
 def _make_client(key: tuple[Any, ...]) -> Any:

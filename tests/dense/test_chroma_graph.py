@@ -220,3 +220,55 @@ def test_scores_are_cosine_similarities_of_normalised_vectors(executor):
     scores = np.array([h.score for h in hits])
     assert len(hits) == 7 and np.all(scores <= 1.0001) and np.all(scores >= -1.0001)
     assert len({h.chunk.chunk_id for h in hits}) == 7
+
+
+def test_store_is_checked_once_while_unchanged_and_again_after_any_write(executor, monkeypatch):
+    from chromadb.api.models.Collection import Collection
+
+    doc = dense_graph(DOCS)
+    index = run(executor, doc).outputs["index"]
+    run(executor, doc)  # stamps the collection with these inputs
+    calls = {"get_collection": 0, "count": 0}
+    get_collection, count = chroma_store.get_collection, Collection.count
+
+    def counted_get(*args, **kwargs):
+        calls["get_collection"] += 1
+        return get_collection(*args, **kwargs)
+
+    def counted_count(self):
+        calls["count"] += 1
+        return count(self)
+
+    monkeypatch.setattr(chroma_store, "get_collection", counted_get)
+    monkeypatch.setattr(Collection, "count", counted_count)
+    run(executor, doc, "Why do volcanoes erupt?")
+    calls.update(get_collection=0, count=0)
+    for question in ("How is bread baked?", "How do I sort a list?", "Who scored the goal?"):
+        result = run(executor, doc, question)
+        assert "store" in result.trace.from_cache() and "search" in result.trace.ran()
+    assert calls == {"get_collection": 0, "count": 0}  # neither node asked Chroma again
+    assert result.outputs["results"][0].chunk.doc_id == "football"
+
+    collection = get_collection(chroma_store.client_for(index), index.collection)
+    collection.delete(ids=["plants#0"])  # changed behind the graph's back
+    changed = run(executor, doc)
+    assert calls["get_collection"] >= 1 and calls["count"] >= 1
+    assert "store" in changed.trace.ran() and store_details(changed)["added"] == 1
+    assert changed.outputs["results"][0].chunk.chunk_id == "plants#0"
+
+
+def test_store_version_follows_commits_and_is_none_for_servers(tmp_path):
+    chroma_store.forget_clients()
+    key = ("chroma-persistent", str(tmp_path / "store"))
+    assert chroma_store.store_version(key) is None  # no database yet
+    collection = chroma_store.create_collection(chroma_store.client_for(key), "things",
+                                                EmbedderSpec(), 3)
+    before = chroma_store.store_version(key)
+    assert before is not None and chroma_store.store_version(key) == before
+    collection.count()
+    collection.query(query_embeddings=[[0.1, 0.2, 0.3]], n_results=1)
+    assert chroma_store.store_version(key) == before  # reads change nothing
+    collection.add(ids=["a"], embeddings=[[0.1, 0.2, 0.3]], documents=["a"])
+    assert chroma_store.store_version(key) != before
+    assert chroma_store.store_version(("chroma-http", "localhost", 8000, False)) is None
+    chroma_store.forget_clients()
