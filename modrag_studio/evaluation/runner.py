@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import time
 from collections.abc import Callable
@@ -107,30 +108,23 @@ def evaluate_graph(
                         qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
-    for index, query_id in enumerate(query_ids):
-        if cancel is not None and cancel.cancelled:
-            break
-        inputs = dict(extra_inputs or {})
-        inputs[query_name] = dataset.queries[query_id]
-        if corpus_name is not None:
-            inputs.setdefault(corpus_name, str(dataset.corpus_path))
-        result = executor.run(doc, inputs, cancel=cancel)
-        for spec, (node_id, port) in zip(outputs, targets, strict=True):
-            try:
-                ranked = result.output_of(node_id, port)
-            except KeyError:
-                failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
-                          if v.error is not None]
-                report.failures.append({"query_id": query_id, "output": spec,
-                                        "reason": "; ".join(failed) or "output not produced"})
-                ranked = []
-            if ranked and not isinstance(ranked[0], ScoredChunk):
-                raise EvalError(f"--output '{spec}' is not a list of scored chunks")
-            metrics = score_ranking(query_id, doc_ranking(ranked), dataset.qrels[query_id],
-                                    hit_k)
-            scored[spec].append(metrics)
-        if on_progress is not None:
-            on_progress(index + 1, len(query_ids))
+    frozen = False
+    try:
+        for index, query_id in enumerate(query_ids):
+            if cancel is not None and cancel.cancelled:
+                break
+            _run_query(report, scored, outputs, targets, executor, doc, dataset, query_id,
+                       query_name, corpus_name, extra_inputs, cancel, hit_k)
+            if not frozen:
+                # The first query loaded or built the indexes: keep the garbage collector
+                # from walking them again after every few queries.
+                gc.freeze()
+                frozen = True
+            if on_progress is not None:
+                on_progress(index + 1, len(query_ids))
+    finally:
+        if frozen:
+            gc.unfreeze()
     report.seconds = time.perf_counter() - started
     for spec, per_query in scored.items():
         report.outputs[spec] = mean_metrics(per_query)
@@ -139,3 +133,30 @@ def evaluate_graph(
             for m in per_query
         ]
     return report
+
+
+def _run_query(report: EvalReport, scored: dict[str, list[QueryMetrics]], outputs: list[str],
+               targets: list[tuple[str, str]], executor: Executor, doc: GraphDocument,
+               dataset: BeirDataset, query_id: str, query_name: str, corpus_name: str | None,
+               extra_inputs: dict[str, str] | None, cancel: CancelToken | None,
+               hit_k: int) -> None:
+    """Run the graph for one query and score each output."""
+    inputs = dict(extra_inputs or {})
+    inputs[query_name] = dataset.queries[query_id]
+    if corpus_name is not None:
+        inputs.setdefault(corpus_name, str(dataset.corpus_path))
+    result = executor.run(doc, inputs, cancel=cancel)
+    for spec, (node_id, port) in zip(outputs, targets, strict=True):
+        try:
+            ranked = result.output_of(node_id, port)
+        except KeyError:
+            failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
+                      if v.error is not None]
+            report.failures.append({"query_id": query_id, "output": spec,
+                                    "reason": "; ".join(failed) or "output not produced"})
+            ranked = []
+        if ranked and not isinstance(ranked[0], ScoredChunk):
+            raise EvalError(f"--output '{spec}' is not a list of scored chunks")
+        metrics = score_ranking(query_id, doc_ranking(ranked), dataset.qrels[query_id],
+                                hit_k)
+        scored[spec].append(metrics)

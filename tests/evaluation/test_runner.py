@@ -1,0 +1,48 @@
+"""The evaluation loop: indexes built once, one graph run per query, scores, GC left as found."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+
+from modrag_studio.engine.cache import NodeCache
+from modrag_studio.engine.document import load
+from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.hooks import RunHook
+from modrag_studio.evaluation import evaluate_graph, load_beir
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = {"d1": "Aspirin lowers the risk of heart attack.",
+        "d2": "Vitamin D deficiency is common in the north.",
+        "d3": "Oxygen therapy helps patients with lung disease."}
+QUERIES = {"1": "aspirin heart attack", "2": "vitamin D deficiency", "3": "lung oxygen therapy"}
+
+
+def test_indexes_are_built_once_and_every_query_is_scored(tmp_path, monkeypatch):
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in DOCS.items()))
+    (tmp_path / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": k, "text": v}) + "\n" for k, v in QUERIES.items()))
+    (tmp_path / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n1\td1\t1\n2\td2\t1\n3\td3\t1\n")
+    ran: list[str] = []
+
+    class Spy(RunHook):
+        def on_node_end(self, *, run_id, visit, inputs, outputs):
+            if visit.status == "done":
+                ran.append(visit.node_id)
+
+    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    run = executor.run
+    monkeypatch.setattr(executor, "run", lambda *a, **k: run(*a, hooks=[Spy()], **k))
+    progress: list[int] = []
+    report = evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"),
+                            load_beir(tmp_path, "test"), ["bm25.results"], executor=executor,
+                            on_progress=lambda done, total: progress.append(done))
+    assert progress == [1, 2, 3] and report.queries == 3 and not report.failures
+    assert report.outputs["bm25.results"]["ndcg@10"] == 1.0
+    assert ran.count("bm25_index") == 1 and ran.count("load") == 1
+    assert ran.count("bm25") == 3
+    assert gc.get_freeze_count() == 0  # the collector is given back everything it froze
