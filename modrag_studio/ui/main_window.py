@@ -26,6 +26,7 @@ from modrag_studio.ui import exports, files
 from modrag_studio.ui.canvas_adapter import CanvasAdapter
 from modrag_studio.ui.canvas_items import GroupItem, LayoutItem, NoteItem
 from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_from_mime
+from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
 from modrag_studio.ui.properties import PropertiesPanel
 
@@ -101,6 +102,7 @@ class MainWindow(QMainWindow):
         self.problems.refresh()
         self._update_title()
         self._install_run_features()
+        install_preflight(self)
 
     def _install_run_features(self) -> None:
         try:

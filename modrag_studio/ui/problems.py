@@ -1,4 +1,5 @@
-"""The problems panel: ``validate(doc, registry)`` after each edit (debounced)."""
+"""The problems panel: ``validate(doc, registry)`` after each edit (debounced), plus the
+pre-flight result (nodes whose model, store or server is not usable on this machine)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class ProblemsPanel(QWidget):
         super().__init__(parent)
         self.editor = editor
         self.problems: list[Problem] = []
+        self.environment: dict[str, str] = {}  # node id -> why it is not usable here
         self.on_select_node: list[Callable[[str], None]] = []
         self.on_problems: list[Callable[[list[Problem]], None]] = []
         self.tree = QTreeWidget()
@@ -59,8 +61,19 @@ class ProblemsPanel(QWidget):
             item.setToolTip(3, problem.message)
             item.setData(0, Qt.ItemDataRole.UserRole, problem.node_id)
             self.tree.addTopLevelItem(item)
+        for node_id, detail in self.environment.items():
+            item = QTreeWidgetItem(["not ready", node_id, "this machine", detail])
+            item.setForeground(0, QBrush(QColor(255, 120, 100)))
+            item.setToolTip(3, detail)
+            item.setData(0, Qt.ItemDataRole.UserRole, node_id)
+            self.tree.addTopLevelItem(item)
         for callback in list(self.on_problems):
             callback(self.problems)
+
+    def set_environment(self, not_ready: dict[str, str]) -> None:
+        """Show the pre-flight result: nodes whose model, store or server is not usable."""
+        self.environment = dict(not_ready)
+        self.refresh()
 
     def by_node(self) -> dict[str, list[str]]:
         grouped: dict[str, list[str]] = {}
@@ -68,6 +81,8 @@ class ProblemsPanel(QWidget):
             if problem.node_id:
                 where = f"{problem.field}: " if problem.field else ""
                 grouped.setdefault(problem.node_id, []).append(where + problem.message)
+        for node_id, detail in self.environment.items():
+            grouped.setdefault(node_id, []).append(f"not ready here: {detail}")
         return grouped
 
     def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
