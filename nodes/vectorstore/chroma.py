@@ -97,6 +97,14 @@ class ChromaStore(NodeType):
     )
     outputs = (OutputPort("index", VectorIndex, "Handle to the synchronised collection"),)
 
+    def health(self, params: ChromaParams) -> str | None:
+        from modrag_nodes.vectorstore.chroma_health import folder_health, server_health
+
+        key = location(params)
+        if key[0] == "chroma-http":
+            return server_health(params.host, params.port, params.ssl)
+        return folder_health(Path(key[1]))
+
     def fingerprint(self, params: ChromaParams, inputs: Mapping[str, Any],
                     run_inputs: Mapping[str, Any]) -> str:
         """``in-sync`` when the collection holds exactly what these inputs would make it hold

@@ -106,3 +106,27 @@ def test_unreachable_chroma_server_is_named(executor):
     message = result.trace.last_visit("store").error.message
     assert f"cannot reach the Chroma server at http://127.0.0.1:{port}" in message
     assert "'host'" in message and "'port'" in message
+
+
+def test_health_checks_the_server_and_the_folder_without_opening_a_client(chroma_server,
+                                                                           tmp_path):
+    from modrag_studio.engine.health import check_health
+    from modrag_studio.engine.registry import default_registry
+
+    def report(store: dict):
+        doc = dense_graph(DOCS, store=store)
+        return check_health(doc, default_registry()).nodes["store"]
+
+    up = report(_store(chroma_server, "health"))
+    assert up.ok and up.detail == f"Chroma server at http://127.0.0.1:{chroma_server} answers"
+    down = report(_store(_free_port(), "health"))
+    assert not down.ok and "cannot reach the Chroma server" in down.detail
+
+    fresh = report({"path": str(tmp_path / "new" / "chroma")})
+    assert fresh.ok and "created on the first run" in fresh.detail
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "chroma.sqlite3").write_bytes(b"not a database at all")
+    corrupted = report({"path": str(broken)})
+    assert not corrupted.ok and "is not a SQLite database" in corrupted.detail
+    assert (broken / "chroma.sqlite3").read_bytes() == b"not a database at all"
