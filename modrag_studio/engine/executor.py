@@ -37,14 +37,27 @@ class BadRunInput(ModragError):
 class RunResult:
     """Graph outputs by name, the trace, and every node visit's full inputs and outputs.
 
-    ``outputs`` are private copies. ``node_inputs``/``node_outputs`` share objects with the
-    cache (copying every value of a run would be costly): treat them as read-only.
+    ``outputs`` are private copies, made when first read (a caller that reads only
+    ``output_of``, such as the evaluation loop, never pays for them). ``node_inputs`` and
+    ``node_outputs`` share objects with the cache (copying every value of a run would be
+    costly): treat them as read-only.
     """
 
-    outputs: dict[str, Any]
     trace: Trace
     node_inputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     node_outputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    shared_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
+    _outputs: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        if self._outputs is None:
+            self._outputs = isolate(self.shared_outputs)
+        return self._outputs
+
+    @outputs.setter
+    def outputs(self, value: dict[str, Any]) -> None:
+        self._outputs = self.shared_outputs = value
 
     @property
     def status(self) -> str:
@@ -94,7 +107,7 @@ class _Run:
         self.states = {n.id: _NodeState() for n in doc.nodes}
         self.loop_counts: dict[int, int] = {}
         self.loop_values: dict[tuple[str, str], tuple[Any, str, str]] = {}
-        self.result = RunResult(outputs={}, trace=Trace(
+        self.result = RunResult(trace=Trace(
             run_id=run_id, graph_name=doc.metadata.name, started_at=time.time(),
             inputs={k: _jsonable(v) for k, v in self.inputs.items()},
         ))
@@ -316,7 +329,7 @@ class _Run:
             spec = self.specs[node_id]
             state = self.states[node_id]
             if spec.type == OUTPUT_TYPE and state.status == "done" and state.outputs:
-                self.result.outputs[str(spec.params.get("name"))] = isolate(state.outputs["value"])
+                self.result.shared_outputs[str(spec.params.get("name"))] = state.outputs["value"]
         statuses = {v.status for v in trace.visits}
         trace.status = ("cancelled" if self.cancel.cancelled or "cancelled" in statuses
                         else "failed" if "failed" in statuses else "ok")

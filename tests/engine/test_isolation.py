@@ -106,3 +106,22 @@ def test_previews_of_nested_lists_stay_short_and_say_how_many_items():
     assert first.startswith("[#1 c0 1: word") and len(first) <= 160
     short = summarize([{"name": "a"}, ["x", "y", "z", "w"]]).preview
     assert short == ["{'name': 'a'}", "['x', 'y', 'z', … 4 items]"]
+
+
+def test_run_outputs_are_copied_when_first_read_and_results_still_pickle():
+    import pickle
+
+    registry = NodeRegistry()
+    for node_type in (GraphOutput, Source):
+        registry.register(node_type)
+    doc = graph([node("src", "test.source"), node("out", "graph.output", name="r")],
+                [edge("src.value", "out.value")])
+    result = Executor(registry, NodeCache()).run(doc)
+    made = Source.made[-1]
+    assert result.output_of("out", "value") is made  # read-only access copies nothing
+    first = result.outputs["r"]
+    assert first == made and first is not made and result.outputs["r"] is first
+    again = pickle.loads(pickle.dumps(result))
+    assert again.outputs["r"] == made
+    result.outputs = {"r": "replaced"}
+    assert pickle.loads(pickle.dumps(result)).outputs == {"r": "replaced"}
