@@ -1,0 +1,172 @@
+"""Per-query cost of the ``modrag eval`` loop: a graph run per query with the indexes cached.
+
+The loop is ``evaluate_graph`` itself (only the query-side nodes execute, the indexing nodes
+come from the cache). After each query its progress callback does the same retrieval by hand
+(query embedding, one Chroma query, one BM25 search on the very same index objects), timed
+apart. Engine and raw calls alternate query by query, so machine load hits both alike; the
+ratio "engine / raw" is what the executor and the nodes add (copies, cache keys, cache
+writes, store checks, scoring).
+
+``--baseline REV`` also runs the loop on the code of git revision REV (a temporary export of
+it), in its own process, with the same data, queries and Chroma folder: before and after
+side by side.
+
+Run: .venv/bin/python bench/bench_eval_loop.py [--queries 30] [--docs 0] [--baseline REV]
+The first run embeds the corpus into a Chroma folder under --data-dir (all 5,183 SciFact
+abstracts take minutes to tens of minutes on two cores; --docs 500 is quicker); later runs
+reuse it. The node result cache is a fresh temporary folder per run, so no query is cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATASET = ROOT.parent / "shared" / "data" / "scifact"
+GRAPH = ROOT / "sample_graphs" / "scifact_hybrid.json"
+
+
+def dataset_dir(dataset: Path, docs: int, data_dir: Path) -> Path:
+    """The dataset folder: the given one, or a copy holding only its first ``docs`` abstracts."""
+    if not docs:
+        return dataset
+    target = data_dir / "dataset"
+    if not (target / "corpus.jsonl").exists():
+        (target / "qrels").mkdir(parents=True, exist_ok=True)
+        with (dataset / "corpus.jsonl").open(encoding="utf-8") as src:
+            lines = [line for _, line in zip(range(docs), src, strict=False)]
+        (target / "corpus.jsonl").write_text("".join(lines), encoding="utf-8")
+        (target / "queries.jsonl").write_bytes((dataset / "queries.jsonl").read_bytes())
+        for qrels in (dataset / "qrels").glob("*.tsv"):
+            (target / "qrels" / qrels.name).write_bytes(qrels.read_bytes())
+    return target
+
+
+def measure(args: argparse.Namespace) -> dict[str, object]:
+    """Run the loop in this process (on whatever code ``modrag_studio`` imports from)."""
+    import modrag_studio
+    from modrag_nodes.embedding.spec import embed_texts
+    from modrag_nodes.vectorstore import chroma_store
+    from modrag_studio.engine.cache import NodeCache
+    from modrag_studio.engine.document import load
+    from modrag_studio.engine.executor import Executor
+    from modrag_studio.evaluation import evaluate_graph, load_beir
+
+    data_dir = Path(args.data_dir) / f"docs-{args.docs or 'all'}"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    dataset = load_beir(dataset_dir(Path(args.dataset), args.docs, data_dir), args.split)
+    doc = load(args.graph)
+    query_ids = dataset.evaluated_query_ids()[: args.queries]
+    outputs = [f"{n}.results" for n in ("bm25", "dense", "fusion") if n in doc.node_ids()]
+    top_k = {n.id: int(n.params.get("top_k", 10)) for n in doc.nodes}
+    with tempfile.TemporaryDirectory(prefix="modrag-bench-cache-") as cache_dir:
+        executor = Executor(cache=NodeCache(disk_dir=cache_dir), work_dir=data_dir)
+        started = time.perf_counter()  # a query outside the measured ones builds the indexes
+        warm = executor.run(doc, {"corpus": str(dataset.corpus_path),
+                                  "query": dataset.queries[dataset.evaluated_query_ids()[-1]]})
+        warm_s = time.perf_counter() - started
+        if not warm.ok:
+            failed = [f"{v.node_id}: {v.error.message}" for v in warm.trace.visits if v.error]
+            raise SystemExit(f"warm-up run failed: {failed}")
+        bm25_index = warm.output_of("bm25_index", "index") if "bm25" in top_k else None
+        vector_index = warm.output_of("store", "index") if "dense" in top_k else None
+        collection = None if vector_index is None else chroma_store.get_collection(
+            chroma_store.client_for(vector_index), vector_index.collection)
+        marks: list[tuple[float, float]] = []
+
+        def raw_query(done: int, total: int) -> None:
+            """After each engine query: the same retrieval by hand, timed on its own."""
+            entered = time.perf_counter()
+            text = dataset.queries[query_ids[done - 1]]
+            if vector_index is not None:
+                vectors = embed_texts(vector_index.embedder, [text], role="query")
+                collection.query(query_embeddings=vectors, n_results=top_k["dense"],
+                                 include=["documents", "metadatas", "distances"])
+            if bm25_index is not None:
+                bm25_index.search(text, top_k["bm25"])
+            marks.append((entered, time.perf_counter()))
+
+        started = time.perf_counter()
+        report = evaluate_graph(doc, dataset, outputs, executor=executor, limit=args.queries,
+                                on_progress=raw_query)
+    engine = [entered - (marks[i - 1][1] if i else started)
+              for i, (entered, _) in enumerate(marks)]
+    raw = [left - entered for entered, left in marks]
+    return {
+        "code": str(Path(modrag_studio.__file__).parent.parent),
+        "queries": len(engine), "warm_s": warm_s,
+        "engine_mean": statistics.mean(engine), "engine_median": statistics.median(engine),
+        "raw_mean": statistics.mean(raw), "raw_median": statistics.median(raw),
+        "ndcg10": {spec: round(v["ndcg@10"], 4) for spec, v in report.outputs.items()},
+    }
+
+
+def export(revision: str, folder: Path) -> Path:
+    """The tree of ``revision`` in ``folder``, importable as ``modrag_studio``/``modrag_nodes``."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    (folder / "modrag_nodes").symlink_to("nodes")
+    return folder
+
+
+def run_child(args: argparse.Namespace, tree: Path) -> dict[str, object]:
+    command = [sys.executable, str(Path(__file__).resolve()), "--child",
+               "--queries", str(args.queries), "--docs", str(args.docs), "--split",
+               str(args.split), "--graph", str(Path(args.graph).resolve()),
+               "--dataset", str(Path(args.dataset).resolve()), "--data-dir",
+               str(Path(args.data_dir).resolve())]
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"run on {tree} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--split", default="train", help="qrels split (default: train)")
+    parser.add_argument("--docs", type=int, default=0, help="first N abstracts (0: all)")
+    parser.add_argument("--graph", default=str(GRAPH))
+    parser.add_argument("--dataset", default=str(DATASET))
+    parser.add_argument("--data-dir", default=str(Path(tempfile.gettempdir())
+                                                   / "modrag-bench-eval"))
+    parser.add_argument("--baseline", metavar="REV", help="also measure git revision REV")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args)))
+        return
+    rows: list[tuple[str, dict[str, object]]] = []
+    with tempfile.TemporaryDirectory(prefix="modrag-bench-base-") as base:
+        if args.baseline:
+            rows.append((f"before ({args.baseline})", run_child(args, export(args.baseline,
+                                                                             Path(base)))))
+        rows.append(("now (working tree)", run_child(args, ROOT)))
+    print(f"{Path(args.graph).name}: {rows[0][1]['queries']} queries, corpus "
+          f"{'all' if not args.docs else args.docs} docs; seconds per query")
+    print(f"{'code':<26}{'warm-up':>9}{'engine':>9}{'median':>9}{'raw':>9}{'median':>9}"
+          f"{'engine/raw':>12}  nDCG@10")
+    for name, r in rows:
+        print(f"{name:<26}{r['warm_s']:>9.1f}{r['engine_mean']:>9.3f}{r['engine_median']:>9.3f}"
+              f"{r['raw_mean']:>9.3f}{r['raw_median']:>9.3f}"
+              f"{r['engine_mean'] / r['raw_mean']:>12.2f}  "
+              + ", ".join(f"{k.split('.')[0]} {v:.4f}" for k, v in r["ndcg10"].items()))
+    if len(rows) == 2:
+        before, after = rows[0][1], rows[1][1]
+        print(f"engine per query, before / after: "
+              f"{before['engine_mean'] / after['engine_mean']:.2f}x (mean), "
+              f"{before['engine_median'] / after['engine_median']:.2f}x (median)")
+
+
+if __name__ == "__main__":
+    main()
