@@ -51,3 +51,16 @@ def apply_overrides(doc: GraphDocument, sets: dict[str, str]) -> GraphDocument:
             raise ValueError(f"--set: no node '{node_id}' in the graph") from None
         node.params[param] = parse_value(raw)
     return doc
+
+
+def load_with_overrides(path: str, sets: list[str]) -> GraphDocument | None:
+    """Load a graph and apply ``--set node.param=value`` pairs, printing the error (and
+    returning None) when the file or a pair is not usable."""
+    doc = load_or_exit(path)
+    if doc is None:
+        return None
+    try:
+        return apply_overrides(doc, parse_pairs(sets, "--set"))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None

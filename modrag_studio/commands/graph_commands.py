@@ -7,7 +7,7 @@ import json
 import sys
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
-from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.commands.common import load_or_exit, load_with_overrides
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -59,13 +59,8 @@ def run_check(args: argparse.Namespace) -> int:
     from modrag_studio.engine.health import check_health
     from modrag_studio.engine.registry import default_registry
 
-    doc = load_or_exit(args.graph)
+    doc = load_with_overrides(args.graph, args.set)
     if doc is None:
-        return EXIT_INVALID
-    try:
-        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     report = check_health(doc, default_registry())
     if args.json:

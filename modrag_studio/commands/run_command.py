@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
-from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.commands.common import load_with_overrides, parse_pairs
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.serialize import to_jsonable
 
@@ -97,12 +97,11 @@ def run_graph(args: argparse.Namespace) -> int:
     from modrag_studio.engine.node import CancelToken
     from modrag_studio.engine.paths import cache_home
 
-    doc = load_or_exit(args.graph)
+    doc = load_with_overrides(args.graph, args.set)
     if doc is None:
         return EXIT_INVALID
     try:
         inputs = parse_pairs(args.input, "--input")
-        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
