@@ -111,5 +111,5 @@ def install_preflight(window) -> PreflightChecker:
     window.menus["Run"].addAction(action)
     window.actions["preflight"] = action
     window.preflight = checker
-    start()
+    timer.start()  # first check shortly after the window is up, not during start-up
     return checker
