@@ -162,22 +162,29 @@ class NodeCache:
             return None
 
     def _write_disk(self, key: str, outputs: dict[str, Any]) -> None:
+        """Pickle straight into a temp file (no second copy of a large result in memory),
+        then rename it into place; an unpicklable result stays in memory only."""
         path = self._path(key)
-        try:
-            payload = pickle.dumps(
-                {"format": _FORMAT, "key": key, "outputs": outputs}, protocol=5
-            )
-        except Exception as exc:
-            log.info("result %s kept in memory only (not picklable: %s)", key[:12], exc)
-            return
+        envelope = {"format": _FORMAT, "key": key, "outputs": outputs}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(payload)
-            os.replace(tmp, path)
         except OSError as exc:
             log.warning("could not write cache entry %s: %s", path, exc)
+            return
+        written = False
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(envelope, fh, protocol=5)
+            os.replace(tmp, path)
+            written = True
+        except OSError as exc:
+            log.warning("could not write cache entry %s: %s", path, exc)
+        except Exception as exc:
+            log.info("result %s kept in memory only (not picklable: %s)", key[:12], exc)
+        finally:
+            if not written:
+                Path(tmp).unlink(missing_ok=True)
 
     # signatures (for "why did this re-run") ----------------------------------
     def last_signature(self, scope: str, node_id: str) -> dict[str, Any] | None:

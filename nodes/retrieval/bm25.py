@@ -224,6 +224,7 @@ class BM25IndexNode(NodeType):
     Params = BM25IndexParams
     inputs = (InputPort("chunks", list[Chunk], description="Chunks to index"),)
     outputs = (OutputPort("index", BM25Index, "Fitted index with its tokenizer"),)
+    isolate_inputs = False  # only reads the chunks; the index shares them with the upstream
 
     def run(self, ctx: NodeContext, params: BM25IndexParams,
             chunks: list[Chunk]) -> dict[str, Any]:

@@ -342,3 +342,15 @@ def test_a_node_writing_the_state_its_fingerprint_reads_is_cached_from_the_secon
     third = executor.run(doc, {"question": "a"})
     assert third.trace.ran() == ["store"] and runs == ["a", "a"]
     assert set(third.trace.from_cache()) == {"q", "up", "out"}
+
+
+def test_unpicklable_result_stays_in_memory_and_leaves_no_file(tmp_path):
+    import threading as _threading
+
+    cache = NodeCache(disk_dir=tmp_path / "c")
+    cache.put("k" * 64, {"value": _threading.Lock()})  # pickle refuses locks mid-stream
+    cache.put("j" * 64, {"value": [1, 2, 3]})
+    assert cache.get("k" * 64) is not None
+    files = sorted(p.name for p in (tmp_path / "c").rglob("*") if p.is_file())
+    assert files == ["j" * 64 + ".pkl"]
+    assert NodeCache(disk_dir=tmp_path / "c").get("j" * 64) == {"value": [1, 2, 3]}
