@@ -6,9 +6,9 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-_IMMUTABLE = (str, bytes, int, float, bool, complex, type(None), frozenset)
 #: Exact types returned as they are without a call (the common leaves of a value).
 _LEAVES = frozenset({str, bytes, int, float, bool, complex, type(None), frozenset})
+_IMMUTABLE = tuple(_LEAVES)  # the same, subclasses included (``issubclass``)
 
 Copier = Callable[[Any, dict[int, Any]], Any]
 

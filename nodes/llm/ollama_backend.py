@@ -95,9 +95,15 @@ def missing_model_error(client: Any, host: str, model: str) -> NodeConfigError:
         names = list_models(client)
     except Exception as exc:  # the server answered once; say what we could not list
         return NodeConfigError(f"Ollama at {host} has no model '{model}' (listing failed: {exc})")
+    return no_model_error(host, model, names)
+
+
+def no_model_error(host: str, model: str, names: list[str],
+                   what: str = "model") -> NodeConfigError:
+    """The server at ``host``, which has ``names``, lacks ``model``."""
     have = ", ".join(names) if names else "none"
     return NodeConfigError(
-        f"Ollama at {host} has no model '{model}'; models it has: {have} "
+        f"Ollama at {host} has no {what} '{model}'; models it has: {have} "
         f"(pull one with 'ollama pull {model or 'NAME'}' or set the model param)"
     )
 
@@ -121,11 +127,7 @@ def check_model(host: str | None, model: str, *, timeout_s: float = 5.0,
     wanted = {model, f"{model}:latest"} if ":" not in model else {model}
     if wanted & set(names):
         return f"Ollama at {url} has {what} '{model}'"
-    have = ", ".join(names) if names else "none"
-    raise NodeConfigError(
-        f"Ollama at {url} has no {what} '{model}'; models it has: {have} "
-        f"(pull it with 'ollama pull {model}')"
-    )
+    raise no_model_error(url, model, names, what)
 
 
 def make_client(host: str, timeout_s: float) -> Any:

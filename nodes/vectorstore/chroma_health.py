@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from modrag_nodes.vectorstore.chroma_store import SQLITE_FILE
+from modrag_nodes.vectorstore.chroma_store import SQLITE_FILE, folder_problem
 from modrag_studio.engine.errors import NodeConfigError
 
 
@@ -19,15 +19,12 @@ def folder_health(folder: Path) -> str:
         return f"Chroma folder {folder} (created on the first run)"
     if not folder.is_dir():
         raise NodeConfigError(f"Chroma folder {folder} is a file, not a folder")
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise NodeConfigError(f"Chroma folder {folder}: {problem}")
     db = folder / SQLITE_FILE
-    if not os.access(folder, os.W_OK) or (db.exists() and not os.access(db, os.W_OK)):
-        raise NodeConfigError(f"Chroma folder {folder} is read-only")
     if not db.exists():
         return f"Chroma folder {folder} (empty)"
-    with db.open("rb") as fh:
-        if fh.read(16) != b"SQLite format 3\x00":
-            raise NodeConfigError(f"Chroma folder {folder}: {SQLITE_FILE} is not a SQLite "
-                                  "database (the store is corrupted)")
     return f"Chroma folder {folder} ({db.stat().st_size / 1e6:.1f} MB)"
 
 

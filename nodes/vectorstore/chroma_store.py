@@ -199,8 +199,9 @@ def _check_not_locked(path: Path) -> None:
         conn.close()
 
 
-def _diagnose(path: Path) -> str:
-    """Why a Chroma folder may fail to open: read-only, not a database, or other."""
+def folder_problem(path: Path) -> str | None:
+    """What is visibly wrong with an existing Chroma folder (read-only, not a database), or
+    None."""
     db = path / SQLITE_FILE
     if not os.access(path, os.W_OK) or (db.exists() and not os.access(db, os.W_OK)):
         return "the folder is read-only"
@@ -208,7 +209,13 @@ def _diagnose(path: Path) -> str:
         with db.open("rb") as fh:
             if fh.read(16) != b"SQLite format 3\x00":
                 return f"{SQLITE_FILE} is not a SQLite database (the store is corrupted)"
-    return "the store may be corrupted or written by another Chroma version"
+    return None
+
+
+def _diagnose(path: Path) -> str:
+    """Why a Chroma folder may fail to open: read-only, not a database, or other."""
+    return folder_problem(path) or "the store may be corrupted or written by another " \
+        "Chroma version"
 
 
 def get_collection(client: Any, name: str) -> Any | None:
