@@ -24,6 +24,7 @@ class GraphInputParams(BaseModel):
 
 class GraphInput(NodeType):
     type_id = "graph.input"
+    graph_role = "input"
     title = "Graph input"
     category = "Graph"
     description = "A named text value given to the run (the question, a corpus path, ...)."
@@ -51,6 +52,7 @@ class GraphOutputParams(BaseModel):
 
 class GraphOutput(NodeType):
     type_id = "graph.output"
+    graph_role = "output"
     title = "Graph output"
     category = "Graph"
     description = "Collects a value as a named result of the run."

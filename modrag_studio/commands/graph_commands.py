@@ -38,13 +38,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.graph_io import graph_interface
     from modrag_studio.engine.registry import default_registry
     from modrag_studio.engine.validation import errors_only, validate
 
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
-    problems = validate(doc, default_registry())
+    registry = default_registry()
+    problems = validate(doc, registry)
     if args.json:
         print(json.dumps([p.to_dict() for p in problems], indent=2))
     elif problems:
@@ -52,6 +54,11 @@ def run_validate(args: argparse.Namespace) -> int:
             print(problem)
     else:
         print(f"{args.graph}: valid ({len(doc.nodes)} nodes, {len(doc.edges)} edges)")
+        interface = graph_interface(doc, registry)
+        inputs = ", ".join(p.name + ("" if p.required else f" (default: {p.default})")
+                           for p in interface.inputs)
+        print(f"inputs: {inputs or 'none'}; outputs: "
+              f"{', '.join(interface.output_names) or 'none'}")
     return EXIT_INVALID if errors_only(problems) else EXIT_OK
 
 

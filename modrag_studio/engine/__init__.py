@@ -11,11 +11,16 @@ from modrag_studio.engine.errors import (
     GraphLoadError,
     ModragError,
     NodeConfigError,
-    NodeRunError,
     RunCancelled,
     UnknownNodeType,
 )
-from modrag_studio.engine.executor import BadRunInput, Executor, RunResult, graph_input_names
+from modrag_studio.engine.executor import BadRunInput, Executor, RunResult
+from modrag_studio.engine.graph_io import (
+    GraphInterface,
+    GraphPort,
+    graph_input_names,
+    graph_interface,
+)
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort, check_types, type_name
@@ -25,9 +30,9 @@ from modrag_studio.engine.validation import Problem, validate
 
 __all__ = [
     "BadRunInput", "CancelToken", "ConnectionRefused", "Executor", "GraphDocument",
-    "GraphInvalid", "GraphLoadError", "InputPort", "ModragError", "NodeCache",
-    "NodeConfigError", "NodeContext", "NodeRegistry", "NodeRunError", "NodeType", "NodeVisit",
+    "GraphInterface", "GraphInvalid", "GraphLoadError", "GraphPort", "InputPort", "ModragError",
+    "NodeCache", "NodeConfigError", "NodeContext", "NodeRegistry", "NodeType", "NodeVisit",
     "OutputPort", "Problem", "RunCancelled", "RunHook", "RunResult", "Trace", "UnknownNodeType",
-    "check_types", "default_registry", "graph_input_names", "load", "loads", "save", "type_name",
-    "validate",
+    "check_types", "default_registry", "graph_input_names", "graph_interface", "load", "loads",
+    "save", "type_name", "validate",
 ]

@@ -34,15 +34,5 @@ class GraphInvalid(ModragError):
         super().__init__(f"the graph has {len(problems)} problem(s):\n{lines}")
 
 
-class NodeRunError(ModragError):
-    """A node failed while running."""
-
-    def __init__(self, node_id: str, type_id: str, cause: BaseException) -> None:
-        self.node_id = node_id
-        self.type_id = type_id
-        self.cause = cause
-        super().__init__(f"node '{node_id}' ({type_id}) failed: {type(cause).__name__}: {cause}")
-
-
 class NodeConfigError(ModragError):
     """A node was configured in a way it cannot run with (a missing model, a bad path)."""

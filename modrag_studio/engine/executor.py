@@ -15,6 +15,7 @@ from typing import Any
 from modrag_studio.engine.cache import NodeCache, explain_change, node_signature, signature_key
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.errors import GraphInvalid, ModragError, RunCancelled
+from modrag_studio.engine.graph_io import GraphInterface, graph_input_names, graph_interface
 from modrag_studio.engine.hooks import HookSet, RunHook
 from modrag_studio.engine.inputs import EdgeDelivery, gather_inputs
 from modrag_studio.engine.isolation import isolate
@@ -26,7 +27,16 @@ from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace, summarize
 from modrag_studio.engine.validation import errors_only, validate
 
 log = logging.getLogger(__name__)
-INPUT_TYPE, OUTPUT_TYPE = "graph.input", "graph.output"
+__all__ = ["BadRunInput", "Executor", "RunResult", "graph_input_names"]
+
+
+def __getattr__(name: str) -> str:
+    """``INPUT_TYPE`` / ``OUTPUT_TYPE`` for older callers: the graph I/O node classes' ids."""
+    if name in ("INPUT_TYPE", "OUTPUT_TYPE"):
+        from modrag_nodes.graph_io import GraphInput, GraphOutput
+
+        return (GraphInput if name == "INPUT_TYPE" else GraphOutput).type_id
+    raise AttributeError(name)
 
 
 class BadRunInput(ModragError):
@@ -77,10 +87,6 @@ class RunResult:
         return self.node_outputs[(node_id, iteration)][port]
 
 
-def graph_input_names(doc: GraphDocument) -> list[str]:
-    return [str(n.params.get("name", "")) for n in doc.nodes if n.type == INPUT_TYPE]
-
-
 @dataclass
 class _NodeState:
     outputs: dict[str, Any] | None = None
@@ -94,7 +100,8 @@ class _Run:
     """The state of one run (never shared between runs, so concurrent runs stay apart)."""
 
     def __init__(self, executor: Executor, doc: GraphDocument, inputs: Mapping[str, Any],
-                 hooks: HookSet, cancel: CancelToken, run_id: str, topology: Topology) -> None:
+                 hooks: HookSet, cancel: CancelToken, run_id: str, topology: Topology,
+                 interface: GraphInterface) -> None:
         self.executor = executor
         self.registry = executor.registry
         self.doc = doc
@@ -103,6 +110,7 @@ class _Run:
         self.cancel = cancel
         self.run_id = run_id
         self.topology = topology
+        self.interface = interface
         self.specs = {n.id: n for n in doc.nodes}
         self.states = {n.id: _NodeState() for n in doc.nodes}
         self.loop_counts: dict[int, int] = {}
@@ -325,11 +333,11 @@ class _Run:
                     trace.visits.append(NodeVisit(node_id=node_id, type_id=spec.type,
                                                   status="cancelled",
                                                   skip_reason="run cancelled before it started"))
-        for node_id in order:
-            spec = self.specs[node_id]
-            state = self.states[node_id]
-            if spec.type == OUTPUT_TYPE and state.status == "done" and state.outputs:
-                self.result.shared_outputs[str(spec.params.get("name"))] = state.outputs["value"]
+        ran = set(order)
+        for port in self.interface.outputs:
+            state = self.states[port.node_id]
+            if port.node_id in ran and state.status == "done" and state.outputs:
+                self.result.shared_outputs[port.name] = state.outputs["value"]
         statuses = {v.status for v in trace.visits}
         trace.status = ("cancelled" if self.cancel.cancelled or "cancelled" in statuses
                         else "failed" if "failed" in statuses else "ok")
@@ -370,7 +378,7 @@ class Executor:
         problems = errors_only(validate(doc, self.registry))
         if problems:
             raise GraphInvalid(problems)
-        declared = graph_input_names(doc)
+        declared = graph_interface(doc, self.registry).input_names
         unknown = sorted(set(inputs) - set(declared))
         if unknown:
             takes = ", ".join(declared) or "no inputs"
@@ -405,11 +413,12 @@ class Executor:
         active = ids if target is None else topology.upstream(target) | {target}
         forced = set(rerun)
         cached_only: set[str] = set()
+        interface = graph_interface(doc, self.registry)
         if start_from is not None:
             forced.add(start_from)
-            cached_only = {n for n in topology.upstream(start_from)
-                           if doc.node(n).type != INPUT_TYPE}
+            graph_inputs = {p.node_id for p in interface.inputs}
+            cached_only = topology.upstream(start_from) - graph_inputs
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
-                   run_id or uuid.uuid4().hex[:12], topology)
+                   run_id or uuid.uuid4().hex[:12], topology, interface)
         with using_work_dir(self.work_dir):
             return run.execute(active, forced, cached_only)

@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -113,6 +113,9 @@ class NodeType:
     #: upstream values themselves instead of private copies.
     isolate_inputs: ClassVar[bool] = True
     routes: ClassVar[bool] = False
+    #: "input" / "output" for the nodes that declare a graph's named inputs and outputs
+    #: (read through ``engine.graph_io``, never by type id).
+    graph_role: ClassVar[Literal["input", "output"] | None] = None
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError

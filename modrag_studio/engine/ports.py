@@ -44,11 +44,6 @@ _COERCIONS: dict[tuple[Any, Any], Callable[[Any], Any]] = {
 }
 
 
-def register_coercion(source: Any, target: Any, convert: Callable[[Any], Any]) -> None:
-    """Allow ``source`` values on ports of type ``target`` through ``convert``."""
-    _COERCIONS[(source, target)] = convert
-
-
 def type_name(tp: Any) -> str:
     """A short readable name such as ``list[ScoredChunk]`` for messages and port colours."""
     if tp is Any:

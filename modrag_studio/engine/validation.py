@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from modrag_studio.engine.document import EdgeSpec, GraphDocument
 from modrag_studio.engine.errors import UnknownNodeType
+from modrag_studio.engine.graph_io import port_of_node
 from modrag_studio.engine.node import NodeType
 from modrag_studio.engine.ports import check_types, type_name
 from modrag_studio.engine.registry import NodeRegistry
@@ -245,25 +246,24 @@ def _loop_goes_back(topo: Topology, edge: EdgeSpec) -> bool:
 
 
 def _io_name_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list[Problem]:
+    """Two graph inputs (or outputs) with the same effective name: one problem per node,
+    naming every node that shares the name."""
     problems: list[Problem] = []
-    for kind in ("graph.input", "graph.output"):
-        names: Counter[str] = Counter()
-        owners: dict[str, str] = {}
-        for node in doc.nodes:
-            node_type = types.get(node.id)
-            if node_type is None or node_type.type_id != kind:
-                continue
-            name = str(node.params.get("name", ""))
-            names[name] += 1
-            owners[name] = node.id
-        for name, count in names.items():
-            if count > 1:
-                problems.append(
-                    Problem(
-                        "duplicate-io-name",
-                        f"{count} {kind} nodes are named '{name}'",
-                        node_id=owners[name],
-                        field="params.name",
-                    )
-                )
+    by_name: dict[tuple[str, str], list[str]] = {}
+    for node in doc.nodes:
+        node_type = types.get(node.id)
+        port = port_of_node(node, node_type) if node_type is not None else None
+        if port is not None:
+            by_name.setdefault((port.role, port.name), []).append(node.id)
+    for (role, name), node_ids in by_name.items():
+        if len(node_ids) < 2:
+            continue
+        named = " and ".join(f"'{n}'" for n in node_ids)
+        both = "both" if len(node_ids) == 2 else "all"
+        for node_id in node_ids:
+            problems.append(Problem(
+                "duplicate-io-name",
+                f"graph {role}s {named} are {both} named '{name}'; rename one "
+                f"(runs address {role}s by name)",
+                node_id=node_id, field="params.name"))
     return problems

@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import INPUT_TYPE, OUTPUT_TYPE
+from modrag_studio.engine.graph_io import graph_interface
+from modrag_studio.engine.registry import NodeRegistry
 
 MAX_INPUT_CHARS = 100_000
 
@@ -16,40 +17,34 @@ def _title(name: str) -> str:
     return "".join(part.capitalize() for part in name.replace("-", "_").split("_") if part)
 
 
-def request_model(doc: GraphDocument) -> type[BaseModel]:
-    """A model with one string field per ``graph.input`` node (required unless it has a default)."""
+def request_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> type[BaseModel]:
+    """A model with one string field per graph input (required unless it has a default)."""
     fields: dict[str, Any] = {}
-    for spec in doc.nodes:
-        if spec.type != INPUT_TYPE:
+    for port in graph_interface(doc, registry).inputs:
+        if port.name in fields:
             continue
-        name = str(spec.params.get("name", "query"))
-        default = spec.params.get("default")
-        description = str(spec.params.get("description", "")) or f"graph input '{name}'"
-        if default is None:
-            fields[name] = (str, Field(..., description=description, max_length=MAX_INPUT_CHARS))
-        else:
-            fields[name] = (str, Field(str(default), description=description,
-                                       max_length=MAX_INPUT_CHARS))
+        description = port.description or f"graph input '{port.name}'"
+        default = ... if port.default is None else port.default
+        fields[port.name] = (str, Field(default, description=description,
+                                        max_length=MAX_INPUT_CHARS))
     model_name = f"{_title(doc.metadata.name) or 'Graph'}Inputs"
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
-def outputs_model(doc: GraphDocument) -> type[BaseModel]:
-    names = [str(s.params.get("name", "answer")) for s in doc.nodes if s.type == OUTPUT_TYPE]
+def outputs_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> type[BaseModel]:
     fields: dict[str, Any] = {
-        name: (Any, Field(None, description=f"graph output '{name}'")) for name in names
+        name: (Any, Field(None, description=f"graph output '{name}'"))
+        for name in graph_interface(doc, registry).output_names
     }
     return create_model(f"{_title(doc.metadata.name) or 'Graph'}Outputs", **fields)
 
 
-def response_model(doc: GraphDocument) -> type[BaseModel]:
+def response_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> type[BaseModel]:
     return create_model(
         f"{_title(doc.metadata.name) or 'Graph'}Result",
         run_id=(str, ...),
         status=(str, Field(..., description="ok, failed or cancelled")),
-        outputs=(outputs_model(doc), ...),
+        outputs=(outputs_model(doc, registry), ...),
         errors=(list[dict[str, str]], Field(default_factory=list)),
         trace=(dict[str, Any] | None, None),
     )
-
-

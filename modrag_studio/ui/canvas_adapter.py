@@ -277,7 +277,8 @@ class CanvasAdapter(PortHighlight):
                 if before is not None:
                     self._remove_node(spec.id)
                 self._add_node(new, spec.id)
-            elif node_title(before, None) != node_title(spec, None):
+            elif node_title(before, self._type_of(spec.id)) != node_title(
+                    spec, self._type_of(spec.id)):
                 self._set_title(spec.id, new)
             if new_layout.nodes.get(spec.id) != old_layout.nodes.get(spec.id):
                 self._place(spec.id, new)

@@ -17,7 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-NAMED_ENDS = {"graph.input": "Input", "graph.output": "Output"}
+from modrag_studio.engine.graph_io import port_of_node
+
+NAMED_ENDS = {"input": "Input", "output": "Output"}  # by NodeType.graph_role
 
 STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "idle": (80, 80, 90),
@@ -36,14 +38,9 @@ def node_title(spec: Any, node_type: Any = None) -> str:
     or output (its ``name``), else the type's title."""
     if spec.title:
         return spec.title
-    kind = NAMED_ENDS.get(spec.type)
-    if kind is not None:
-        name = spec.params.get("name")
-        params = getattr(node_type, "Params", None)
-        if not name and params is not None and "name" in params.model_fields:
-            name = params.model_fields["name"].default
-        if name:
-            return f"{kind}: {name}"
+    port = port_of_node(spec, node_type) if node_type is not None else None
+    if port is not None and port.name:
+        return f"{NAMED_ENDS[port.role]}: {port.name}"
     return node_type.display_title() if node_type is not None else spec.type
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from modrag_studio.engine.graph_io import role_of
 from modrag_studio.engine.trace import NodeVisit, Trace, ValueSummary
 
 _CITES = re.compile(r"\[(\d+) citations?\]\s*$")
@@ -89,11 +90,12 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
         return f"{name} failed: {message}"
     if visit.status == "cancelled":
         return f"{name} was stopped before it finished."
-    if visit.type_id == "graph.input":
+    role = role_of(visit.type_id)
+    if role == "input":
         value = next(iter(visit.outputs.values()), None)
         shown = _quote(value.preview[0]) if value and value.preview else "a value"
         return f"{name}: the run was given {shown}."
-    if visit.type_id == "graph.output":
+    if role == "output":
         value = next(iter(visit.outputs.values()), None)
         phrase = describe_output(visit, value) if value else "returned nothing"
         return f"{name}: the result of the run. It {phrase.replace('produced', 'holds', 1)}."

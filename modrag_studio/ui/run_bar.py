@@ -3,30 +3,25 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from PySide6.QtCore import QSettings, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QWidget
 
 from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.graph_io import GraphPort, graph_interface
+from modrag_studio.engine.registry import NodeRegistry
 
-INPUT_TYPE = "graph.input"
 SETTINGS_ORG, SETTINGS_APP = "ModRAG", "ModRAG Studio"
 
 
-def input_specs(doc: GraphDocument) -> list[dict[str, Any]]:
-    """The graph's inputs in document order: name, description, default, multiline."""
-    specs, seen = [], set()
-    for node in doc.nodes:
-        if node.type != INPUT_TYPE:
-            continue
-        name = str(node.params.get("name", "query"))
-        if name in seen:
-            continue
-        seen.add(name)
-        specs.append({"name": name, "description": str(node.params.get("description") or ""),
-                      "default": node.params.get("default"),
-                      "multiline": bool(node.params.get("multiline", False))})
+def input_specs(doc: GraphDocument, registry: NodeRegistry | None = None) -> list[GraphPort]:
+    """The graph's inputs in document order (one per name), from ``engine.graph_io``."""
+    seen: set[str] = set()
+    specs = []
+    for port in graph_interface(doc, registry).inputs:
+        if port.name not in seen:
+            seen.add(port.name)
+            specs.append(port)
     return specs
 
 
@@ -35,12 +30,14 @@ class RunBar(QWidget):
 
     submitted = Signal()  # Return pressed in a one-line field
 
-    def __init__(self, parent: QWidget | None = None, settings: QSettings | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, settings: QSettings | None = None,
+                 registry: NodeRegistry | None = None) -> None:
         super().__init__(parent)
         self.settings = settings or QSettings(SETTINGS_ORG, SETTINGS_APP)
+        self.registry = registry
         self.graph_key = ""
         self.fields: dict[str, QLineEdit | QPlainTextEdit] = {}
-        self._specs: list[dict[str, Any]] = []
+        self._specs: list[GraphPort] = []
         self._layout = QHBoxLayout(self)
         self._layout.setContentsMargins(4, 0, 4, 0)
         self._layout.setSpacing(6)
@@ -48,12 +45,17 @@ class RunBar(QWidget):
         self._empty.setEnabled(False)
         self._layout.addWidget(self._empty)
 
-    def set_document(self, doc: GraphDocument, graph_key: str) -> None:
-        """Show fields for ``doc``'s inputs, keeping typed values when the set is unchanged."""
-        specs = input_specs(doc)
-        if specs == self._specs and graph_key == self.graph_key:
+    def set_document(self, doc: GraphDocument, graph_key: str, *, keep: bool = True) -> None:
+        """Show fields for ``doc``'s inputs.
+
+        Typed values stay while the document is the same graph (``keep``): through a Save As
+        (a new ``graph_key``) and through renaming an input (values follow the input's node).
+        ``keep=False`` is for another graph: fields show that graph's remembered values.
+        """
+        specs = input_specs(doc, self.registry)
+        if keep and specs == self._specs and graph_key == self.graph_key:
             return
-        keep = self.values(include_empty=True) if graph_key == self.graph_key else {}
+        typed_by_node, typed_by_name = (self._typed() if keep else ({}, {}))
         self.graph_key = graph_key
         self._specs = specs
         remembered = self.remembered()
@@ -66,12 +68,12 @@ class RunBar(QWidget):
         self.fields = {}
         self._empty.setVisible(not specs)
         for spec in specs:
-            name = spec["name"]
+            name = spec.name
             label = QLabel(f"{name}:", self)
             label.setObjectName("inputLabel")
-            label.setToolTip(spec["description"])
+            label.setToolTip(spec.description)
             widget: QLineEdit | QPlainTextEdit
-            if spec["multiline"]:
+            if spec.multiline:
                 widget = QPlainTextEdit(self)
                 widget.setFixedHeight(48)
                 widget.setTabChangesFocus(True)
@@ -81,12 +83,13 @@ class RunBar(QWidget):
                 widget.setClearButtonEnabled(True)
             widget.setObjectName(f"runInput_{name}")
             widget.setMinimumWidth(260)
-            hint = spec["description"] or name
-            if spec["default"] is not None:
-                hint += f" (default: {spec['default']})"
+            hint = spec.description or name
+            if spec.default is not None:
+                hint += f" (default: {spec.default})"
             widget.setPlaceholderText(hint)
-            widget.setToolTip(spec["description"])
-            value = keep.get(name, remembered.get(name))
+            widget.setToolTip(spec.description)
+            value = typed_by_node.get(spec.node_id) or typed_by_name.get(name) \
+                or remembered.get(name)
             if value:
                 _set_text(widget, str(value))
             self._layout.addWidget(label)
@@ -94,6 +97,12 @@ class RunBar(QWidget):
             label.show()
             widget.show()
             self.fields[name] = widget
+
+    def _typed(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The typed values by input node id and by input name."""
+        by_name = self.values()
+        by_node = {s.node_id: by_name[s.name] for s in self._specs if s.name in by_name}
+        return by_node, by_name
 
     def values(self, include_empty: bool = False) -> dict[str, str]:
         """Typed values by input name (empty fields left out so their defaults apply)."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import RunResult
+from modrag_studio.engine.graph_io import role_of
 from modrag_studio.engine.topology import Topology
 from modrag_studio.engine.trace import NodeVisit, Trace
 from modrag_studio.ui.eval_metrics import ReportError, caption, load_report
@@ -54,7 +55,8 @@ class RunFeatures(QObject):
         self.inspector = Inspector(window)
         self.timeline = TimelineDock(window)
         self._place_docks(window)
-        self.run_bar = RunBar(window, settings=getattr(window, "settings", None))
+        self.run_bar = RunBar(window, settings=getattr(window, "settings", None),
+                              registry=window.registry)
         self.captions: dict[str, str] = {}
         self.metric_captions: dict[str, str] = {}
         self.metrics: dict[str, dict[str, float]] = {}
@@ -181,20 +183,21 @@ class RunFeatures(QObject):
         return str(Path(path).resolve()) if path else f"name:{doc.metadata.name}"
 
     def _document_changed(self, change: Any = None) -> None:
-        if getattr(change, "kind", "") == "reset":  # another graph: forget the last run's views
+        another_graph = getattr(change, "kind", "") == "reset"
+        if another_graph:  # forget the last run's views
             self.overlays.clear()
             self.metric_captions, self.metrics, self.captions = {}, {}, {}
             self.inspector.set_run(None)
             self.inspector.show_node(None)
             self.timeline.set_trace(None)
-        self.refresh_inputs()
+        self.refresh_inputs(keep_typed=not another_graph)
 
-    def refresh_inputs(self) -> None:
+    def refresh_inputs(self, keep_typed: bool = True) -> None:
         try:
             doc = self.document()
         except Exception:  # the editor may be mid-change; the next callback catches up
             return
-        self.run_bar.set_document(doc, self.graph_key(doc))
+        self.run_bar.set_document(doc, self.graph_key(doc), keep=keep_typed)
         self.inspector.set_params({n.id: n.params for n in doc.nodes})
 
     def _status(self, text: str, ms: int = 0) -> None:
@@ -325,8 +328,8 @@ class RunFeatures(QObject):
                 "skipped": "skipped", "failed": "failed", "cancelled": "cancelled"}
         self._set_caption(node_id, loops + text.get(visit.status, visit.status))
         if outputs:
-            self.overlays.show_outputs(node_id, outputs,
-                                       answers_only=visit.type_id == "graph.output")
+            is_output = role_of(visit.type_id, self.controller.registry) == "output"
+            self.overlays.show_outputs(node_id, outputs, answers_only=is_output)
         if self.inspector.node_id == node_id and self.controller.streams.get(node_id):
             self.inspector.streams.pop(node_id, None)
 

@@ -1,0 +1,77 @@
+"""The run bar shows a palette-built graph's default input names and keeps typed values."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+from modrag_nodes.graph_io import GraphInput, GraphOutput
+from modrag_studio.engine.editing import GraphEditor
+from modrag_studio.ui.main_window import MainWindow
+
+pytestmark = pytest.mark.ui
+
+
+@pytest.fixture
+def window(qtbot, studio_settings, monkeypatch):
+    monkeypatch.setenv("MODRAG_RUN_MODE", "thread")
+    from modrag_studio.engine import default_registry
+
+    made = MainWindow(default_registry(), settings=studio_settings, offer_restore=False)
+    qtbot.addWidget(made)
+    made.show()
+    yield made
+    made.run_features.controller.shutdown()
+
+
+def _build_from_palette(editor: GraphEditor) -> str:
+    source = editor.add_node(GraphInput.type_id)
+    upper = editor.add_node("text.upper", (200, 0))
+    sink = editor.add_node(GraphOutput.type_id, (400, 0))
+    editor.connect(source, "value", upper, "text")
+    editor.connect(upper, "text", sink, "value")
+    return source
+
+
+def _labels(bar) -> list[str]:
+    return [w.text() for w in bar.findChildren(QLabel, "inputLabel") if w.isVisibleTo(bar)]
+
+
+def test_default_names_run_and_typed_value_survives_save_as_and_rename(qtbot, window,
+                                                                     tmp_path):
+    in_name = GraphInput.Params.model_fields["name"].default
+    out_name = GraphOutput.Params.model_fields["name"].default
+    source = _build_from_palette(window.editor)
+    bar, features = window.run_features.run_bar, window.run_features
+    qtbot.waitUntil(lambda: list(bar.fields) == [in_name])
+    assert _labels(bar) == [f"{in_name}:"]
+    qtbot.keyClicks(bar.fields[in_name], "hello")
+    assert window.canvas.node_item(source).name == f"Input: {in_name}"
+
+    assert window.save_to(tmp_path / "palette.json")
+    assert bar.graph_key.endswith("palette.json")
+    assert bar.values() == {in_name: "hello"}
+
+    window.editor.set_param(source, "name", "question")
+    qtbot.waitUntil(lambda: list(bar.fields) == ["question"])
+    assert bar.values() == {"question": "hello"}
+
+    qtbot.keyClick(bar.fields["question"], Qt.Key.Key_Return)  # same as F5
+    qtbot.waitUntil(lambda: features.controller.last_result is not None
+                    and not features.controller.busy, timeout=20_000)
+    result = features.controller.last_result
+    assert result.ok and result.outputs == {out_name: "HELLO"}
+    assert features.last_error == ""
+
+
+def test_another_graph_does_not_inherit_typed_values(qtbot, window):
+    _build_from_palette(window.editor)
+    bar = window.run_features.run_bar
+    qtbot.waitUntil(lambda: len(bar.fields) == 1)
+    qtbot.keyClicks(next(iter(bar.fields.values())), "typed")
+    other = GraphEditor(window.editor.registry)
+    _build_from_palette(other)
+    window.editor.reset(other.document())
+    qtbot.waitUntil(lambda: len(bar.fields) == 1)
+    assert bar.values() == {}
