@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import load_with_overrides, parse_pairs
 from modrag_studio.engine.hooks import RunHook
+from modrag_studio.engine.paths import absolute_if_exists
 from modrag_studio.engine.serialize import to_jsonable
 
 
@@ -43,14 +44,15 @@ class ProgressPrinter(RunHook):
         self.count = 0
         self._streaming = False
 
-    def on_node_stream(self, *, run_id: str, node_id: str, text: str) -> None:
+    def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
         if not self._streaming:
             self.stream.write(f"        {node_id} » ")
             self._streaming = True
         self.stream.write(text)
         self.stream.flush()
 
-    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict) -> None:
+    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict,
+                    **kwargs: Any) -> None:
         if self._streaming:
             self.stream.write("\n")
             self._streaming = False
@@ -101,7 +103,8 @@ def run_graph(args: argparse.Namespace) -> int:
     if doc is None:
         return EXIT_INVALID
     try:
-        inputs = parse_pairs(args.input, "--input")
+        inputs = {name: absolute_if_exists(value)  # shell paths mean the working directory
+                  for name, value in parse_pairs(args.input, "--input").items()}
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

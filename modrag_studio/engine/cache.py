@@ -54,6 +54,8 @@ def explain_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
     reasons: list[str] = []
     if old.get("type") != new["type"] or old.get("version") != new["version"]:
         reasons.append(f"node type changed ({old.get('type')} v{old.get('version')})")
+    elif old.get("code") != new.get("code"):
+        reasons.append("node code changed")
     old_params, new_params = old.get("params", {}), new["params"]
     changed = sorted(k for k in set(old_params) | set(new_params)
                      if old_params.get(k) != new_params.get(k))

@@ -9,7 +9,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+)
 
 from modrag_studio.engine.errors import GraphLoadError
 
@@ -107,6 +114,12 @@ class GraphDocument(_Strict):
     nodes: list[NodeSpec] = Field(default_factory=list)
     edges: list[EdgeSpec] = Field(default_factory=list)
     layout: Layout | None = None
+    # the file it was loaded from (never saved in it): relative paths resolve against its folder
+    _source_path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source_path(self) -> Path | None:
+        return self._source_path
 
     @field_validator("schema_version")
     @classmethod
@@ -224,7 +237,9 @@ def load(path: str | os.PathLike[str]) -> GraphDocument:
         raw = path.read_bytes()
     except OSError as exc:
         raise GraphLoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return loads(raw, source=str(path))
+    doc = loads(raw, source=str(path))
+    doc._source_path = path.resolve()
+    return doc
 
 
 def save(doc: GraphDocument, path: str | os.PathLike[str]) -> None:

@@ -20,11 +20,12 @@ from modrag_studio.engine.hooks import HookSet, RunHook
 from modrag_studio.engine.inputs import EdgeDelivery, gather_inputs
 from modrag_studio.engine.isolation import isolate
 from modrag_studio.engine.node import CancelToken, NodeContext, NodeType
-from modrag_studio.engine.paths import data_home, using_work_dir
+from modrag_studio.engine.node_code import code_identity
+from modrag_studio.engine.paths import data_home, using_graph_folder, using_work_dir
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.topology import Topology
 from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace, summarize
-from modrag_studio.engine.validation import errors_only, validate
+from modrag_studio.engine.validation import Problem, errors_only, validate
 
 log = logging.getLogger(__name__)
 __all__ = ["BadRunInput", "Executor", "RunResult", "graph_input_names"]
@@ -164,6 +165,7 @@ class _Run:
         signature = node_signature(type_id=node_type.type_id, version=node_type.version,
                                    params=params_json, inputs=gathered.keys,
                                    fingerprint=fingerprint)
+        signature["code"] = code_identity(node_type)
         key = signature_key(signature)
         visit.cache_key = key
         visit.inputs = {p: summarize(v) for p, v in gathered.values.items() if v is not None}
@@ -343,6 +345,9 @@ class _Run:
                         else "failed" if "failed" in statuses else "ok")
         trace.duration_s = time.time() - trace.started_at
         self.hooks.emit("on_run_end", run_id=self.run_id, trace=trace)
+        trace.problems.extend(
+            Problem("hook-failed", message, severity="warning").to_dict()
+            for message in self.hooks.failures)
 
 
 def _check_outputs(node_type: type[NodeType], outputs: Any) -> None:
@@ -395,6 +400,7 @@ class Executor:
         rerun: Iterable[str] = (),
         start_from: str | None = None,
         run_id: str | None = None,
+        base_dir: str | Path | None = None,
     ) -> RunResult:
         """Run ``doc``.
 
@@ -402,6 +408,9 @@ class Executor:
         ``rerun``: nodes to execute even when cached.
         ``start_from``: re-execute that node and everything after it, taking its upstream from
         the cache only (a missing cached upstream result fails with a clear message).
+        ``base_dir``: the folder relative paths in the graph resolve against; by default the
+        folder of the file ``doc`` was loaded from, else (a never-saved graph) the working
+        directory, which the trace then says.
         """
         inputs = dict(inputs or {})
         self.check(doc, inputs)
@@ -420,5 +429,20 @@ class Executor:
             cached_only = topology.upstream(start_from) - graph_inputs
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface)
-        with using_work_dir(self.work_dir):
+        folder = graph_base_dir(doc, base_dir)
+        if folder is None:
+            run.result.trace.problems.append(unsaved_graph_note())
+        with using_work_dir(self.work_dir), using_graph_folder(folder):
             return run.execute(active, forced, cached_only)
+
+
+def graph_base_dir(doc: GraphDocument, base_dir: str | Path | None = None) -> Path | None:
+    """Where relative paths of ``doc`` resolve: ``base_dir``, else the folder of its file."""
+    if base_dir is not None:
+        return Path(base_dir)
+    return doc.source_path.parent if doc.source_path is not None else None
+
+
+def unsaved_graph_note() -> dict[str, Any]:
+    return Problem("unsaved-graph", "the graph has never been saved: relative paths resolve "
+                   f"against the working directory {Path.cwd()}", severity="warning").to_dict()

@@ -40,3 +40,44 @@ def using_work_dir(path: Path) -> Iterator[None]:
         yield
     finally:
         _run_work_dir.reset(token)
+
+
+# Relative paths in a graph (a corpus folder, a template file, a store folder) are relative
+# to the graph file's folder, so a graph runs the same from any working directory.
+_graph_folder: ContextVar[Path | None] = ContextVar("modrag_graph_folder", default=None)
+
+
+def graph_folder() -> Path:
+    """The folder relative paths of the run in progress resolve against (the working
+    directory outside runs and for graphs that were never saved)."""
+    return _graph_folder.get() or Path.cwd()
+
+
+def resolve_path(value: str | os.PathLike[str]) -> Path:
+    """``value`` with ``~`` expanded; a relative path is joined to ``graph_folder()``."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else graph_folder() / path
+
+
+@contextmanager
+def using_graph_folder(path: Path | None) -> Iterator[None]:
+    """Make ``graph_folder()`` return ``path`` (absolute) on this thread during a run."""
+    token = _graph_folder.set(Path(path).resolve() if path is not None else None)
+    try:
+        yield
+    finally:
+        _graph_folder.reset(token)
+
+
+def absolute_if_exists(value: str) -> str:
+    """A command-line value that names an existing path relative to the working directory,
+    made absolute (so it keeps meaning what the shell meant once the run resolves relative
+    paths against the graph's folder); any other value unchanged."""
+    if not value or "\n" in value or len(value) > 4096:
+        return value
+    path = Path(value).expanduser()
+    try:
+        exists = not path.is_absolute() and path.exists()
+    except OSError:
+        return value
+    return str(path.resolve()) if exists else value

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 
+from modrag_studio.engine.contracts import check_contract
 from modrag_studio.engine.errors import UnknownNodeType
 from modrag_studio.engine.node import NodeType
 
@@ -26,8 +27,12 @@ class NodeRegistry:
         self.load_errors: list[str] = []
 
     def register(self, node_type: type[NodeType]) -> type[NodeType]:
-        """Register a node type class (usable as a decorator)."""
+        """Register a node type class (usable as a decorator).
+
+        Raises NodeContractError when its input ports and ``run()`` disagree.
+        """
         type_id = node_type.type_id
+        check_contract(node_type)
         existing = self._types.get(type_id)
         if existing is not None and existing is not node_type:
             raise ValueError(f"node type id '{type_id}' is already registered by {existing!r}")

@@ -144,7 +144,7 @@ def _run_query(report: EvalReport, scored: dict[str, list[QueryMetrics]], output
     inputs = dict(extra_inputs or {})
     inputs[query_name] = dataset.queries[query_id]
     if corpus_name is not None:
-        inputs.setdefault(corpus_name, str(dataset.corpus_path))
+        inputs.setdefault(corpus_name, str(dataset.corpus_path.resolve()))
     result = executor.run(doc, inputs, cancel=cancel)
     for spec, (node_id, port) in zip(outputs, targets, strict=True):
         try:

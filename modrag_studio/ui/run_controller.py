@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -51,14 +52,15 @@ class QtRunHook(RunHook):
         self._last_stream: dict[str, float] = {}
 
     def on_run_start(self, *, run_id: str, graph_name: str, inputs: dict[str, Any],
-                     node_ids: list[str]) -> None:
+                     node_ids: list[str], **kwargs: Any) -> None:
         self.bridge.run_started.emit(run_id, list(node_ids))
 
-    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int) -> None:
+    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int,
+                      **kwargs: Any) -> None:
         self.bridge.node_started.emit(node_id, iteration)
 
     def on_node_progress(self, *, run_id: str, node_id: str, fraction: float | None,
-                         message: str) -> None:
+                         message: str, **kwargs: Any) -> None:
         now = time.monotonic()
         final = fraction is not None and fraction >= 1.0
         if not final and now - self._last_progress.get(node_id, 0.0) < self.throttle_s:
@@ -66,7 +68,7 @@ class QtRunHook(RunHook):
         self._last_progress[node_id] = now
         self.bridge.node_progress.emit(node_id, fraction, message)
 
-    def on_node_stream(self, *, run_id: str, node_id: str, text: str) -> None:
+    def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
         self._stream_buf.setdefault(node_id, []).append(text)
         now = time.monotonic()
         if now - self._last_stream.get(node_id, 0.0) >= self.throttle_s:
@@ -79,7 +81,7 @@ class QtRunHook(RunHook):
             self.bridge.node_stream.emit(node_id, "".join(parts))
 
     def on_node_end(self, *, run_id: str, visit: Any, inputs: dict[str, Any],
-                    outputs: dict[str, Any]) -> None:
+                    outputs: dict[str, Any], **kwargs: Any) -> None:
         self._flush(visit.node_id)
         self.bridge.node_finished.emit(visit.model_copy(), dict(outputs))
 
@@ -94,6 +96,7 @@ class RunRequest:
     rerun: list[str] = field(default_factory=list)
     start_from: str | None = None
     label: str = "Run"
+    base_dir: Path | None = None  # where relative paths resolve (the graph file's folder)
 
 
 def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:
@@ -167,10 +170,10 @@ class RunController(QObject):
 
     def run(self, doc: GraphDocument, inputs: Mapping[str, Any] | None = None, *,
             target: str | None = None, rerun: Iterable[str] = (),
-            start_from: str | None = None) -> bool:
+            start_from: str | None = None, base_dir: Path | None = None) -> bool:
         label = ("Run to node" if target else "Re-run node" if start_from or rerun else "Run")
         return self.start(RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from,
-                                     label))
+                                     label, base_dir))
 
     def cancel(self) -> None:
         if self._cancel is not None:
@@ -203,11 +206,13 @@ class RunController(QObject):
                 self.executor.check(request.doc, request.inputs)  # fail fast, same message
                 result = self.process.run(
                     request.doc, request.inputs, hook, cancel, target=request.target,
-                    rerun=request.rerun, start_from=request.start_from)
+                    rerun=request.rerun, start_from=request.start_from,
+                    base_dir=request.base_dir)
             else:
                 result = self.executor.run(
                     request.doc, request.inputs, hooks=[hook], cancel=cancel,
-                    target=request.target, rerun=request.rerun, start_from=request.start_from)
+                    target=request.target, rerun=request.rerun, start_from=request.start_from,
+                    base_dir=request.base_dir)
         except Exception as exc:  # invalid graph, bad input, or an engine crash
             self._bridge.run_error.emit(str(exc) or type(exc).__name__)
             return

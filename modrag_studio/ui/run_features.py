@@ -221,8 +221,10 @@ class RunFeatures(QObject):
         self.run_bar.remember()
         self.last_error = ""
         self._status("Running…")
+        path = self.window.editor.path
         return self.controller.run(doc, self.run_bar.values(), target=target,
-                                   rerun=rerun or [], start_from=start_from)
+                                   rerun=rerun or [], start_from=start_from,
+                                   base_dir=Path(path).parent if path else None)
 
     def run_to_selected(self) -> bool:
         node_id = self._selected()
@@ -348,6 +350,9 @@ class RunFeatures(QObject):
             visit = trace.last_visit(failed[0])
             message = visit.error.message if visit and visit.error else ""
             text += f"; {failed[0]} failed: {message}"
+        notes = [p["message"] for p in trace.problems if p.get("severity") == "warning"]
+        if notes:
+            text += f" ({notes[0]})"
         self._status(text)
 
     def _run_error(self, message: str) -> None:

@@ -99,7 +99,8 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
             result = executor.run(
                 from_json_dict(request["doc"]), request["inputs"], hooks=[_QueueHook(events)],
                 cancel=_SharedCancel(cancel_event), target=request["target"],
-                rerun=request["rerun"], start_from=request["start_from"])
+                rerun=request["rerun"], start_from=request["start_from"],
+                base_dir=request.get("base_dir"))
         except Exception as exc:
             _send(events, ("error", str(exc) or type(exc).__name__))
             continue
@@ -146,11 +147,12 @@ class ProcessRunner:
 
     def run(self, doc: GraphDocument, inputs: dict[str, Any], hook: RunHook,
             cancel: CancelToken, *, target: str | None = None, rerun: list[str] | None = None,
-            start_from: str | None = None) -> RunResult:
+            start_from: str | None = None, base_dir: Any = None) -> RunResult:
         self.start()
         self._cancel.clear()
         self._requests.put({"doc": to_json_dict(doc), "inputs": dict(inputs), "target": target,
-                            "rerun": list(rerun or []), "start_from": start_from})
+                            "rerun": list(rerun or []), "start_from": start_from,
+                            "base_dir": str(base_dir) if base_dir is not None else None})
         cancelled_at: float | None = None
         while True:
             if cancel.cancelled and cancelled_at is None:

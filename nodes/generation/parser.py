@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +20,7 @@ from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 _BRACKET = re.compile(r"(?<!\[)\[([^\[\]\n]{1,120})\](?!\()")
@@ -172,7 +172,7 @@ def _strings(data: Any) -> str:
 
 
 def _read_schema(path: str) -> dict[str, Any]:
-    file = Path(path).expanduser()
+    file = resolve_path(path)
     try:
         return json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:

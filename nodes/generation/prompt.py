@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -19,6 +18,7 @@ from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 CitationStyle = Literal["doc_id", "number"]
@@ -238,7 +238,7 @@ def _count(messages: list[ChatMessage]) -> int:
 
 
 def _read_template(path: str) -> str:
-    file = Path(path).expanduser()
+    file = resolve_path(path)
     try:
         return file.read_text(encoding="utf-8")
     except FileNotFoundError:

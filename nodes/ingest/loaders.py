@@ -12,7 +12,6 @@ import fnmatch
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +24,7 @@ from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Document
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.paths import resolve_path as graph_path
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 SUPPORTED = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
@@ -56,7 +56,7 @@ def resolve_path(params: LoadParams, path_input: str | None) -> Path:
     if not raw:
         raise NodeConfigError("load.files: param 'path' is empty and the 'path' input gave "
                               "nothing; set a file or folder")
-    path = Path(os.path.expanduser(str(raw)))
+    path = graph_path(str(raw))
     if not path.exists():
         raise NodeConfigError(f"load.files: path '{raw}' does not exist")
     return path

@@ -13,7 +13,7 @@ from modrag_nodes.kg.store import KGStore, load_store
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import work_home
+from modrag_studio.engine.paths import resolve_path, work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 _NAME = r"^[A-Za-z0-9_\-]{1,64}$"
@@ -31,7 +31,7 @@ class BuildParams(BaseModel):
 
 
 def graph_path(params: BuildParams, work_dir: Path) -> Path:
-    folder = Path(params.folder).expanduser() if params.folder else Path(work_dir) / "kg"
+    folder = resolve_path(params.folder) if params.folder else Path(work_dir) / "kg"
     return folder / f"{params.name}.kg.json"
 
 

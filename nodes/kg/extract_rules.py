@@ -27,6 +27,7 @@ from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
+from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -300,8 +301,9 @@ def extract_all(extractor: RuleExtractor, chunks: list[Chunk], signature: str,
 
 
 def resolve_file(value: str, param: str) -> Path:
-    """A path as given, else relative to the project folder; raises naming the param."""
-    path = Path(value).expanduser()
+    """A path relative to the graph's folder, else to the project folder; raises naming the
+    param."""
+    path = resolve_path(value)
     for candidate in (path, PROJECT_ROOT / path):
         if candidate.is_file():
             return candidate
@@ -309,8 +311,9 @@ def resolve_file(value: str, param: str) -> Path:
 
 
 def resolve_dir(value: str, param: str) -> Path:
-    """A folder as given, else relative to the project folder; raises naming the param."""
-    path = Path(value).expanduser()
+    """A folder relative to the graph's folder, else to the project folder; raises naming the
+    param."""
+    path = resolve_path(value)
     for candidate in (path, PROJECT_ROOT / path):
         if candidate.is_dir():
             return candidate

@@ -26,7 +26,7 @@ from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import work_home
+from modrag_studio.engine.paths import resolve_path, work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
@@ -72,7 +72,7 @@ def location(params: ChromaParams, work_dir: Path | None = None) -> tuple[Any, .
     if params.backend == "http":
         return ("chroma-http", params.host, params.port, params.ssl)
     if params.path.strip():
-        folder = Path(params.path.strip()).expanduser().resolve()
+        folder = resolve_path(params.path.strip()).resolve()
     else:
         folder = (work_dir or work_home()) / "chroma"
     return ("chroma-persistent", str(folder))

@@ -75,3 +75,35 @@ def test_another_graph_does_not_inherit_typed_values(qtbot, window):
     window.editor.reset(other.document())
     qtbot.waitUntil(lambda: len(bar.fields) == 1)
     assert bar.values() == {}
+
+
+def test_studio_runs_a_sample_opened_from_another_folder(qtbot, window, tmp_path,
+                                                         monkeypatch):
+    from tests.foundations.test_graph_paths import cheap_sample
+
+    path = cheap_sample(tmp_path / "project")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    window.open_path(path)
+    features = window.run_features
+    qtbot.waitUntil(lambda: "corpus" in features.run_bar.fields)
+    assert features.run()
+    qtbot.waitUntil(lambda: features.controller.last_result is not None
+                    and not features.controller.busy, timeout=20_000)
+    result = features.controller.last_result
+    assert result.ok, [v.error for v in result.trace.visits if v.error]
+    assert len(result.outputs["chunks"]) >= 3
+    assert "never been saved" not in window.statusBar().currentMessage()
+
+
+def test_unsaved_graph_says_where_relative_paths_go(qtbot, window):
+    _build_from_palette(window.editor)
+    features = window.run_features
+    bar = features.run_bar
+    qtbot.waitUntil(lambda: len(bar.fields) == 1)
+    qtbot.keyClicks(next(iter(bar.fields.values())), "x")
+    assert features.run()
+    qtbot.waitUntil(lambda: features.controller.last_result is not None
+                    and not features.controller.busy, timeout=20_000)
+    assert "never been saved" in window.statusBar().currentMessage()
