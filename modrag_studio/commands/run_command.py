@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.engine.formatting import failure
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.paths import absolute_if_exists
 from modrag_studio.engine.serialize import to_jsonable
@@ -136,8 +137,8 @@ def run_graph(args: argparse.Namespace) -> int:
             print(render_output(value))
     for visit in result.trace.visits:
         if visit.status == "failed" and visit.error is not None:
-            print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: "
-                  f"{visit.error.type}: {visit.error.message}", file=sys.stderr)
+            print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: {failure(visit)}",
+                  file=sys.stderr)
     if result.status == "cancelled":
         done = ", ".join(result.trace.ran() + result.trace.from_cache()) or "none"
         print(f"cancelled; completed nodes: {done}", file=sys.stderr)

@@ -10,6 +10,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_studio.engine.formatting import short as _short
+
 ScoreKind = Literal[
     "similarity", "distance", "bm25", "rrf", "convex", "logit", "probability", "graph", "grade"
 ]
@@ -156,8 +158,3 @@ class Answer(Contract):
     def preview(self) -> str:
         cites = f" [{len(self.citations)} citations]" if self.citations else ""
         return _short(self.text, 100) + cites
-
-
-def _short(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

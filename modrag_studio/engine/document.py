@@ -121,6 +121,14 @@ class GraphDocument(_Strict):
     def source_path(self) -> Path | None:
         return self._source_path
 
+    def __eq__(self, other: object) -> bool:
+        """Equal contents (where a document was loaded from does not count)."""
+        if not isinstance(other, GraphDocument):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
     @field_validator("schema_version")
     @classmethod
     def _supported_version(cls, value: int) -> int:

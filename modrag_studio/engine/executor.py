@@ -17,12 +17,13 @@ from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.errors import GraphInvalid, ModragError, RunCancelled
 from modrag_studio.engine.graph_io import GraphInterface, graph_input_names, graph_interface
 from modrag_studio.engine.hooks import HookSet, RunHook
-from modrag_studio.engine.inputs import EdgeDelivery, gather_inputs
+from modrag_studio.engine.inputs import EdgeDelivery, Gathered, gather_inputs
 from modrag_studio.engine.isolation import isolate
 from modrag_studio.engine.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.node_code import code_identity
 from modrag_studio.engine.paths import data_home, using_graph_folder, using_work_dir
 from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.engine.run_state import NodeState, RunState
 from modrag_studio.engine.topology import Topology
 from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace, summarize
 from modrag_studio.engine.validation import Problem, errors_only, validate
@@ -89,12 +90,17 @@ class RunResult:
 
 
 @dataclass
-class _NodeState:
-    outputs: dict[str, Any] | None = None
-    port_keys: dict[str, str] = field(default_factory=dict)
-    status: str = "pending"
-    skip_cause: str = ""
-    visits: int = 0
+class _Attempt:
+    """One visit being served: the node, its params and inputs, and its cache signature."""
+
+    node: NodeType
+    node_type: type[NodeType]
+    visit: NodeVisit
+    params: Any
+    gathered: Gathered
+    signature: dict[str, Any]
+    previous: dict[str, Any] | None
+    use_cache: bool
 
 
 class _Run:
@@ -113,9 +119,10 @@ class _Run:
         self.topology = topology
         self.interface = interface
         self.specs = {n.id: n for n in doc.nodes}
-        self.states = {n.id: _NodeState() for n in doc.nodes}
-        self.loop_counts: dict[int, int] = {}
-        self.loop_values: dict[tuple[str, str], tuple[Any, str, str]] = {}
+        self.state = RunState.start(topology, doc.node_ids())
+        self.states = self.state.nodes
+        self.rerun: set[str] = set()
+        self.cached_only: set[str] = set()
         self.result = RunResult(trace=Trace(
             run_id=run_id, graph_name=doc.metadata.name, started_at=time.time(),
             inputs={k: _jsonable(v) for k, v in self.inputs.items()},
@@ -124,6 +131,7 @@ class _Run:
 
     # main loop ---------------------------------------------------------------
     def execute(self, active: set[str], rerun: set[str], cached_only: set[str]) -> RunResult:
+        self.rerun, self.cached_only = rerun, cached_only
         order, _ = self.topology.order()
         order = [n for n in order if n in active]
         self.hooks.emit("on_run_start", run_id=self.run_id, graph_name=self.doc.metadata.name,
@@ -137,20 +145,20 @@ class _Run:
                 continue
             if self.cancel.cancelled:
                 break
-            restart = self._visit(node_id, rerun, cached_only)
+            restart = self._visit(node_id)
             if restart is not None:
                 index = order.index(restart)
         self._finish(order)
         return self.result
 
-    def _visit(self, node_id: str, rerun: set[str], cached_only: set[str]) -> str | None:
+    def _visit(self, node_id: str) -> str | None:
         spec = self.specs[node_id]
         node_type = self.registry.get(spec.type)
         node = self.registry.instance(spec.type)
         state = self.states[node_id]
         visit = NodeVisit(node_id=node_id, type_id=node_type.type_id, iteration=state.visits)
         state.visits += 1
-        gathered = gather_inputs(self, node_id, node_type)
+        gathered = gather_inputs(self.state, self.delivery, node_id, node_type)
         if gathered.skip_reason:
             state.status, state.skip_cause = "skipped", gathered.skip_cause
             visit.status, visit.skip_reason = "skipped", gathered.skip_reason
@@ -173,16 +181,15 @@ class _Run:
         scope = self.executor.scope_of(self.doc)
         previous = cache.last_signature(scope, node_id)
         cacheable = node.is_cacheable(params)
-        use_cache = cacheable and node_id not in rerun
+        use_cache = cacheable and node_id not in self.rerun
         if cacheable and not cache.acquire_key(key, lambda: self.cancel.cancelled):
             visit.status, visit.skip_reason = "cancelled", "run cancelled while waiting"
             state.status = "cancelled"
             self._record(visit, gathered.values, {})
             return None
         try:
-            outputs = self._cached_or_computed(node, node_type, visit, params, gathered,
-                                               signature, previous, use_cache, rerun,
-                                               cached_only)
+            outputs = self._cached_or_computed(_Attempt(node, node_type, visit, params, gathered,
+                                                        signature, previous, use_cache))
         finally:
             if cacheable:
                 cache.release_key(key)
@@ -196,11 +203,10 @@ class _Run:
         self._record(visit, gathered.values, outputs)
         return self._follow_loops(node_id, visit)
 
-    def _cached_or_computed(self, node: NodeType, node_type: type[NodeType], visit: NodeVisit,
-                            params: Any, gathered: Any, signature: dict[str, Any],
-                            previous: dict[str, Any] | None, use_cache: bool, rerun: set[str],
-                            cached_only: set[str]) -> dict[str, Any] | None:
+    def _cached_or_computed(self, attempt: _Attempt) -> dict[str, Any] | None:
         """The node's outputs from the cache, or from running it (None when it did not finish)."""
+        visit, node_type, gathered = attempt.visit, attempt.node_type, attempt.gathered
+        previous, signature, use_cache = attempt.previous, attempt.signature, attempt.use_cache
         node_id, cache, state = visit.node_id, self.executor.cache, self.states[visit.node_id]
         outputs = cache.get(visit.cache_key) if use_cache else None
         if outputs is not None:
@@ -210,26 +216,25 @@ class _Run:
             self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
                             type_id=node_type.type_id, iteration=visit.iteration)
             return outputs
-        if node_id in cached_only:
+        if node_id in self.cached_only:
             error = ModragError(f"no cached result for upstream node '{node_id}'; run the "
                                 "whole graph once before running from a later node")
             return self._fail(visit, state, error, gathered.values)
-        visit.cache_reason = ("re-run requested" if node_id in rerun
+        visit.cache_reason = ("re-run requested" if node_id in self.rerun
                               else "caching disabled for this node" if not use_cache
                               else "kept in memory only; not stored on disk"
                               if previous == signature and not node_type.disk_cache
                               else explain_change(previous, signature))
-        outputs = self._execute(node, node_type, visit, params, gathered.values)
+        outputs = self._execute(attempt)
         if outputs is None:
             state.status = "cancelled" if visit.status == "cancelled" else "failed"
             return None
-        if node.is_cacheable(params):
-            self._settle(node, visit, params, gathered, signature)
+        if attempt.node.is_cacheable(attempt.params):
+            self._settle(attempt)
             cache.put(visit.cache_key, outputs, disk=node_type.disk_cache)
         return outputs
 
-    def _settle(self, node: NodeType, visit: NodeVisit, params: Any, gathered: Any,
-                signature: dict[str, Any]) -> None:
+    def _settle(self, attempt: _Attempt) -> None:
         """Key the outputs by the fingerprint the node leaves behind, not the one it found.
 
         A node whose fingerprint reads on-disk state it writes itself (a vector store, a graph
@@ -237,20 +242,21 @@ class _Run:
         run would miss the cache and re-run it and everything downstream of it. Updates
         ``signature`` and the visit's cache key in place.
         """
+        signature = attempt.signature
         if signature.get("fingerprint") is None:
             return
         try:
-            after = node.fingerprint(params, gathered.values, self.inputs)
+            after = attempt.node.fingerprint(attempt.params, attempt.gathered.values, self.inputs)
         except Exception:  # the next run will explain; this run's outputs stand
             return
         if after == signature["fingerprint"]:
             return
         signature["fingerprint"] = after
-        visit.cache_key = signature_key(signature)
+        attempt.visit.cache_key = signature_key(signature)
 
-    def _execute(self, node: NodeType, node_type: type[NodeType], visit: NodeVisit,
-                 params: Any, values: dict[str, Any]) -> dict[str, Any] | None:
-        node_id = visit.node_id
+    def _execute(self, attempt: _Attempt) -> dict[str, Any] | None:
+        node, node_type, visit = attempt.node, attempt.node_type, attempt.visit
+        params, values, node_id = attempt.params, attempt.gathered.values, visit.node_id
         ctx = NodeContext(
             node_id=node_id, type_id=node_type.type_id, iteration=visit.iteration,
             cancel=self.cancel, logger=logging.getLogger(f"modrag.node.{node_id}"),
@@ -283,7 +289,7 @@ class _Run:
         visit.details, visit.warnings = ctx.details, ctx.warnings
         return outputs
 
-    def _fail(self, visit: NodeVisit, state: _NodeState, exc: BaseException,
+    def _fail(self, visit: NodeVisit, state: NodeState, exc: BaseException,
               values: dict[str, Any]) -> None:
         state.status, state.skip_cause = "failed", "failed"
         visit.status = "failed"
@@ -308,20 +314,19 @@ class _Run:
             if edge.source_node != node_id or edge.source_port not in state.outputs:
                 continue
             assert edge.loop is not None
-            done = self.loop_counts.get(index, 0)
+            done = self.state.loop_counts.get(index, 0)
             if done >= edge.loop.max_iterations:
                 visit.details["loop"] = (f"{edge.source} -> {edge.target}: bound of "
                                          f"{edge.loop.max_iterations} reached, taking the exit")
                 continue
-            self.loop_counts[index] = done + 1
+            self.state.loop_counts[index] = done + 1
             visit.details["loop"] = (f"{edge.source} -> {edge.target}: iteration "
                                      f"{done + 1} of {edge.loop.max_iterations}")
-            self.loop_values[(edge.target_node, edge.target_port)] = (
+            self.state.loop_values[(edge.target_node, edge.target_port)] = (
                 state.outputs[edge.source_port], state.port_keys[edge.source_port], edge.source)
             for reset in {edge.target_node} | self.topology.downstream(edge.target_node):
                 if reset in self.states:
-                    kept_visits = self.states[reset].visits
-                    self.states[reset] = _NodeState(visits=kept_visits)
+                    self.state.reset(reset)
             return edge.target_node
         return None
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from modrag_studio.engine.document import EdgeSpec, NodeSpec
 from modrag_studio.engine.node import NodeType
 from modrag_studio.engine.ports import check_types
 from modrag_studio.engine.registry import NodeRegistry
-
-if TYPE_CHECKING:
-    from modrag_studio.engine.executor import _Run
+from modrag_studio.engine.run_state import RunState
 
 
 @dataclass
@@ -48,7 +46,8 @@ def _coercion(source: Any, target: Any) -> Any:
     return check_types(source, target).coercion
 
 
-def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathered:
+def gather_inputs(run: RunState, delivery: EdgeDelivery, node_id: str,
+                  node_type: type[NodeType]) -> Gathered:
     """The values for every input port of ``node_id``, or why the node must be skipped."""
     gathered = Gathered()
     connected = delivered = 0
@@ -58,7 +57,7 @@ def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathere
         if looped is not None:
             value, key, source = looped
             edge = topology.loop_into[(node_id, port.name)]
-            item = run.delivery.deliver(edge, value)
+            item = delivery.deliver(edge, value)
             gathered.values[port.name] = [item] if port.multiple else item
             gathered.keys[port.name] = [(source, key)]
             connected, delivered = connected + 1, delivered + 1
@@ -67,13 +66,13 @@ def gather_inputs(run: _Run, node_id: str, node_type: type[NodeType]) -> Gathere
         keys: list[tuple[str, str]] = []
         inactive: list[str] = []
         for edge in topology.into_port.get((node_id, port.name), ()):
-            state = run.states[edge.source_node]
+            state = run.nodes[edge.source_node]
             if state.status == "failed" or state.skip_cause == "failed":
                 gathered.skip_reason = f"upstream node '{edge.source_node}' failed"
                 gathered.skip_cause = "failed"
                 return gathered
             if state.status == "done" and state.outputs and edge.source_port in state.outputs:
-                active.append(run.delivery.deliver(edge, state.outputs[edge.source_port]))
+                active.append(delivery.deliver(edge, state.outputs[edge.source_port]))
                 keys.append((edge.source, state.port_keys[edge.source_port]))
             else:
                 inactive.append(edge.source)

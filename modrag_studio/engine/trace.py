@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from modrag_studio.engine.formatting import short
 from modrag_studio.engine.ports import type_name
 
 VisitStatus = Literal["queued", "running", "done", "cached", "skipped", "failed", "cancelled"]
@@ -140,6 +142,4 @@ def _item(value: Any) -> str:
     return _preview(value) if callable(getattr(value, "preview", None)) else repr(value)
 
 
-def _short(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+_short = partial(short, limit=160)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import (
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
+from modrag_studio.engine.formatting import short
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -46,9 +48,7 @@ class Column:
     width: int = 90
 
 
-def _short(text: str, limit: int = 140) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+_short = partial(short, limit=140)
 
 
 def _sources(item: ScoredChunk) -> str:

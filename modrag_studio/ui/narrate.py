@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from modrag_studio.engine.formatting import duration, failure
 from modrag_studio.engine.graph_io import role_of
 from modrag_studio.engine.trace import NodeVisit, Trace, ValueSummary
 
@@ -86,8 +87,7 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
     if visit.status == "skipped":
         return f"{name} was skipped ({visit.skip_reason or 'its branch was not taken'})."
     if visit.status == "failed":
-        message = visit.error.message if visit.error else "unknown error"
-        return f"{name} failed: {message}"
+        return f"{name} failed: {failure(visit, with_type=False)}"
     if visit.status == "cancelled":
         return f"{name} was stopped before it finished."
     role = role_of(visit.type_id)
@@ -107,12 +107,10 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
             phrase += f" because {visit.details['reason']}"
     when = "reused its earlier result: it " if visit.status == "cached" else ""
     slow = visit.status == "done" and visit.duration_s >= 0.05
-    timing = f" (in {_seconds(visit.duration_s)})" if slow else ""
+    timing = f" (in {duration(visit.duration_s)})" if slow else ""
     return f"{name} {when}{phrase}{timing}."
 
 
-def _seconds(value: float) -> str:
-    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
 
 
 def story(trace: Trace, titles: dict[str, str] | None = None) -> list[tuple[NodeVisit, str]]:

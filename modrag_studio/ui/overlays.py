@@ -17,6 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsSceneMouseEvent
 
 from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
+from modrag_studio.engine.formatting import short as _short
 
 PAGE = 4
 PAD = 8.0
@@ -54,11 +55,6 @@ class CardContent:
     header: list[Cell] | None = None
     body: str = ""          # free text (answers), drawn above rows
     body_width: float = 330.0
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _first(value: Any) -> Any:

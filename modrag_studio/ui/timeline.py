@@ -8,6 +8,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetricsF, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QDockWidget, QScrollArea, QWidget
 
+from modrag_studio.engine.formatting import duration as _fmt_time
 from modrag_studio.engine.trace import Trace
 
 STATUS_COLORS = {
@@ -135,12 +136,6 @@ class TimelineCanvas(QWidget):
             self.selected = bar.node_id
             self.update()
             self.bar_clicked.emit(bar.node_id, bar.iteration)
-
-
-def _fmt_time(seconds: float) -> str:
-    if seconds < 1:
-        return f"{seconds * 1000:.0f} ms"
-    return f"{seconds:.2f} s" if seconds < 60 else f"{seconds / 60:.1f} min"
 
 
 class TimelineDock(QDockWidget):

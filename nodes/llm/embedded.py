@@ -128,7 +128,6 @@ def loaded_models() -> list[str]:
 
 
 def _load_transformers(path: Path) -> LoadedModel:
-    os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -1,0 +1,44 @@
+"""The run features state what they need from the window; a renamed attribute fails loudly."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from modrag_studio.ui.run_features import RunFeatures
+from modrag_studio.ui.run_protocols import RunCanvas, StudioWindow, missing_members, require
+
+pytestmark = pytest.mark.ui
+
+
+def test_the_main_window_satisfies_the_protocols(main_window):
+    assert missing_members(main_window, StudioWindow) == []
+    assert missing_members(main_window.canvas, RunCanvas) == []
+    assert isinstance(main_window.run_features, RunFeatures)
+
+
+def _window_like(main_window, **renamed: str) -> SimpleNamespace:
+    names = ["registry", "settings", "editor", "run_toolbar", "menus", "docks", "statusBar"]
+    fake = SimpleNamespace(**{n: getattr(main_window, n) for n in names})
+    canvas = SimpleNamespace(**{n: getattr(main_window.canvas, n) for n in
+                                ("on_node_selected", "selected_node_ids", "set_node_state",
+                                 "set_node_caption", "set_node_progress", "clear_run_state")})
+    fake.canvas = canvas
+    for old, new in renamed.items():
+        owner = canvas if old.startswith("canvas.") else fake
+        key = old.removeprefix("canvas.")
+        setattr(owner, new, getattr(owner, key))
+        delattr(owner, key)
+    return fake
+
+
+def test_a_renamed_attribute_is_named_in_the_error(main_window):
+    require(_window_like(main_window), StudioWindow, "window")  # complete: no error
+    with pytest.raises(TypeError, match=r"lacks what it needs: run_toolbar$"):
+        require(_window_like(main_window, run_toolbar="toolbar"), StudioWindow, "window")
+    with pytest.raises(TypeError, match=r"canvas\.set_node_caption"):
+        require(_window_like(main_window, **{"canvas.set_node_caption": "caption"}),
+                StudioWindow, "window")
+    with pytest.raises(TypeError, match="the window given to the run features"):
+        RunFeatures(_window_like(main_window, docks="panels"))
