@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleTextItem
 
 from modrag_studio.engine.document import GraphDocument, Layout
 from modrag_studio.engine.editing import Change, GraphEditor
@@ -478,6 +478,15 @@ class CanvasAdapter(PortHighlight):
         """The QGraphicsItem drawing a node (None when absent)."""
         node = self._nodes.get(node_id)
         return node.view if node is not None else None
+
+    def canvas_edges(self) -> set[tuple[str, str, str, str]]:
+        """The connections drawn on the canvas, as (source, port, target, port)."""
+        return self._canvas_edges()
+
+    def input_port_items(self, node_id: str) -> dict[str, QGraphicsItem]:
+        """The items drawing a node's input ports, by port name (empty when absent)."""
+        node = self._nodes.get(node_id)
+        return {p.name(): p.view for p in node.input_ports()} if node is not None else {}
 
     def node_scene_rect(self, node_id: str) -> QRectF | None:
         node = self._nodes.get(node_id)

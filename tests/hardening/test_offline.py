@@ -145,6 +145,7 @@ def test_studio_startup_makes_no_network_call(guard, qtbot, tmp_path, monkeypatc
     window.show()
     qtbot.waitExposed(window)
     window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
-    qtbot.wait(300)
+    qtbot.waitUntil(lambda: len(window.canvas.node_ids()) == len(window.editor.document().nodes)
+                    and bool(window.run_features.run_bar.fields))
     assert guard == []
     window.close()

@@ -56,7 +56,7 @@ def test_overlay_card_materialises_one_page_of_100k_chunks(qtbot, chunks):
     draw()
     card.set_page(card.pages() - 1)
     draw()
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: bool(built))
     assert card.pages() == -(-TOTAL // card.page_size)
     assert built and max(built) <= card.page_size
     assert sum(built) <= 40 * card.page_size  # a few pages drawn, never the 100,000 rows
@@ -85,7 +85,7 @@ def test_inspector_table_reads_only_visible_rows_of_100k_chunks(qtbot, chunks):
     table.grab()
     table.table.scrollToBottom()
     table.grab()
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: max(touched, default=-1) >= TOTAL - 50)
     assert table.proxy.rowCount() == TOTAL
     assert 0 < len(touched) < 500, len(touched)  # the visible rows at the top and bottom
     assert max(touched) >= TOTAL - 50

@@ -70,21 +70,21 @@ def test_wire_compatible_ports_with_the_mouse_and_highlight(main_window):
     seen = {}
 
     def midway():
-        node = main_window.canvas._nodes
-        seen["upper"] = node[b].get_input("text").view.hovered
-        seen["counter_count_dimmed"] = node[c].get_input("count").view.opacity() < 1
+        canvas = main_window.canvas
+        seen["upper"] = canvas.input_port_items(b)["text"].hovered
+        seen["counter_count_dimmed"] = canvas.input_port_items(c)["count"].opacity() < 1
     drag(main_window, view_pos(main_window, a, "value", "out"),
          view_pos(main_window, b, "text", "in"), midway)
     assert seen == {"upper": True, "counter_count_dimmed": True}
     assert [(e.source, e.target) for e in editor.document().edges] == [
         (f"{a}.value", f"{b}.text")]
-    assert main_window.canvas._canvas_edges() == {(a, "value", b, "text")}
+    assert main_window.canvas.canvas_edges() == {(a, "value", b, "text")}
     assert main_window.canvas.node_item(c).opacity() == 1
-    assert all(p.view.opacity() == 1 for p in main_window.canvas._nodes[c].input_ports())
+    assert all(p.opacity() == 1 for p in main_window.canvas.input_port_items(c).values())
     main_window.actions["undo"].trigger()
-    assert editor.document().edges == [] and main_window.canvas._canvas_edges() == set()
+    assert editor.document().edges == [] and main_window.canvas.canvas_edges() == set()
     main_window.actions["redo"].trigger()
-    assert main_window.canvas._canvas_edges() == {(a, "value", b, "text")}
+    assert main_window.canvas.canvas_edges() == {(a, "value", b, "text")}
 
 
 def test_incompatible_connection_is_refused_with_its_reason(main_window):
@@ -97,7 +97,7 @@ def test_incompatible_connection_is_refused_with_its_reason(main_window):
     message = main_window.statusBar().currentMessage()
     assert "output 'count' is int" in message and "input 'text' takes str" in message
     assert main_window.canvas.current_hint() == message
-    assert editor.document().edges == [] and main_window.canvas._canvas_edges() == set()
+    assert editor.document().edges == [] and main_window.canvas.canvas_edges() == set()
     assert not editor.can_undo or editor.undo_label().startswith("add")
 
 

@@ -59,7 +59,7 @@ def test_save_reload_equal_graph_title_and_recent(main_window, tmp_path, qtbot, 
     other = MainWindow(default_registry(), path, settings=studio_settings, offer_restore=False)
     qtbot.addWidget(other)
     assert other.editor.document() == doc and not other.editor.dirty
-    assert other.canvas._canvas_edges() == main_window.canvas._canvas_edges()
+    assert other.canvas.canvas_edges() == main_window.canvas.canvas_edges()
     assert len(other.canvas.node_ids()) == 3
     main_window.editor.add_node("debug.constant")
     assert main_window.windowTitle().startswith("g.json*")
