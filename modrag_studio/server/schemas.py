@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -16,13 +17,16 @@ def _title(name: str) -> str:
     return "".join(part.capitalize() for part in name.replace("-", "_").split("_") if part)
 
 
-def request_model(doc: GraphDocument) -> type[BaseModel]:
-    """A model with one string field per ``graph.input`` node (required unless it has a default)."""
+def request_model(doc: GraphDocument, names: Collection[str] | None = None) -> type[BaseModel]:
+    """A model with one string field per ``graph.input`` node (required unless it has a default);
+    ``names``: only these inputs (the ones a client may choose)."""
     fields: dict[str, Any] = {}
     for spec in doc.nodes:
         if spec.type != INPUT_TYPE:
             continue
         name = str(spec.params.get("name", "query"))
+        if names is not None and name not in names:
+            continue
         default = spec.params.get("default")
         description = str(spec.params.get("description", "")) or f"graph input '{name}'"
         if default is None:

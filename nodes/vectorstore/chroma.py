@@ -28,6 +28,7 @@ from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.store_mode import refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
 
@@ -139,6 +140,10 @@ class ChromaStore(NodeType):
         collection = _open(client, params, spec, ctx)
         stored = cs.stored_state(collection)
         plan = _plan(chunks, stored, params.delete_missing)
+        if any(plan[k] for k in ("added", "updated", "relabelled", "deleted")):
+            refuse_write(f"store.chroma: collection '{params.collection}' would change "
+                         f"({len(plan['added'])} added, {len(plan['updated'])} updated, "
+                         f"{len(plan['deleted'])} deleted)")
 
         vectors: dict[str, Any] = {}
         to_embed = plan["added"] + plan["updated"]
@@ -164,7 +169,7 @@ class ChromaStore(NodeType):
             _write(ctx, client, collection, chunks, plan, vectors)
         count = collection.count()
         meta = cs.embedder_metadata(spec, dim, stamp, synced_from, count)
-        if changed or (collection.metadata or {}) != meta:
+        if changed or ((collection.metadata or {}) != meta and not stores_read_only()):
             collection.modify(metadata=meta)
         ctx.note(collection=params.collection, location=_describe(key), model_id=spec.model_id,
                  dim=dim, added=len(plan["added"]), updated=len(plan["updated"]),
@@ -235,6 +240,7 @@ def _resolve_inputs(
 def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContext) -> Any:
     collection = cs.get_collection(client, params.collection)
     if collection is None:
+        refuse_write(f"store.chroma: collection '{params.collection}' does not exist")
         return cs.create_collection(client, params.collection, spec, None)
     stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID)
     if stored_id in (None, "", spec.model_id):
@@ -245,6 +251,7 @@ def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContex
             f"node embeds with {spec.model_id}; use another param 'collection' or set param "
             "'on_embedder_change' to 'rebuild'"
         )
+    refuse_write(f"store.chroma: collection '{params.collection}' would be rebuilt")
     ctx.warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
              f"with {spec.model_id}")
     client.delete_collection(params.collection)

@@ -82,8 +82,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(doc: GraphDocument, settings: ServerSettings) -> Iterator[str]:
-    app = create_app(doc, settings, registry=make_registry())
+def serve(doc: GraphDocument, settings: ServerSettings,
+          registry: NodeRegistry | None = None) -> Iterator[str]:
+    app = create_app(doc, settings, registry=registry or make_registry())
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                            timeout_graceful_shutdown=2))
