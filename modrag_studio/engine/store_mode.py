@@ -1,5 +1,6 @@
-"""Read-only store mode: while set (a served request), nodes that keep a persistent store
-query it but never create, delete from or rewrite it."""
+"""Store write modes for the current context: read-only (a served request: nodes that keep a
+persistent store query it but never create, delete from or rewrite it), and whether a
+synchronisation may delete a large share of a collection (``--allow-delete``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from contextlib import contextmanager
 
 from modrag_studio.engine.errors import NodeConfigError
 
+_deletes_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "modrag_large_deletes_allowed", default=False)
 _read_only: contextvars.ContextVar[bool] = contextvars.ContextVar("modrag_read_only_stores",
                                                                   default=False)
 
@@ -37,3 +40,17 @@ def refuse_write(what: str) -> None:
         raise StoreReadOnly(
             f"{what}; the served index is read-only: requests never change it. Index at "
             "server start-up (inputs fixed by the operator) or with 'modrag run' beforehand")
+
+
+@contextmanager
+def allow_large_deletes(allowed: bool = True) -> Iterator[None]:
+    """Let store synchronisations delete any share of a collection (``--allow-delete``)."""
+    token = _deletes_allowed.set(allowed)
+    try:
+        yield
+    finally:
+        _deletes_allowed.reset(token)
+
+
+def deletes_allowed() -> bool:
+    return _deletes_allowed.get()

@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from modrag_studio.engine.cancel_scope import cancel_scope
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import Executor, RunResult
 from modrag_studio.engine.hooks import RunHook
@@ -80,7 +81,7 @@ class RunManager:
         timer.start()  # the limit covers the time spent waiting for a worker
 
         def work() -> RunResult:
-            with read_only_stores():
+            with read_only_stores(), cancel_scope(token):
                 return self.executor.run(self.doc, inputs, hooks=hooks or [], cancel=token,
                                          run_id=run_id)
 
