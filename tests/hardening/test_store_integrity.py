@@ -74,7 +74,7 @@ def test_concurrent_cli_runs_leave_one_corpus_and_the_next_run_resyncs(tmp_path)
     a, b = corpus(tmp_path / "A", "a", 4), corpus(tmp_path / "B", "b", 3)
     runs = [cli(str(graph), "--input", f"corpus={c}", "--no-cache", "--json") for c in (a, b)]
     outs = [p.communicate(timeout=300) for p in runs]
-    for process, (out, err) in zip(runs, outs, strict=True):
+    for process, (_out, err) in zip(runs, outs, strict=True):
         assert process.returncode == 0, err[-2000:]
         assert "already exists" not in err
     ids = stored_ids(store)
