@@ -79,6 +79,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from modrag_studio.engine.errors import GraphInvalid
     from modrag_studio.server import create_app
     from modrag_studio.server.exposure import ExposureError
+    from modrag_studio.server.protocol import HeaderTimeoutProtocol
 
     doc = load_or_exit(args.graph)
     if doc is None:
@@ -90,7 +91,7 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_keep_alive=max(1, int(args.keep_alive_timeout)),
+                http=HeaderTimeoutProtocol, timeout_keep_alive=max(1, int(args.keep_alive_timeout)),
                 h11_max_incomplete_event_size=64 * 1024,
                 timeout_graceful_shutdown=int(max(1, min(args.run_timeout, 30))))
     return EXIT_OK
