@@ -52,7 +52,23 @@ def run_validate(args: argparse.Namespace) -> int:
             print(problem)
     else:
         print(f"{args.graph}: valid ({len(doc.nodes)} nodes, {len(doc.edges)} edges)")
+    if not args.json:
+        print_reach(doc, args.graph)
     return EXIT_INVALID if errors_only(problems) else EXIT_OK
+
+
+def print_reach(doc, graph_path: str) -> None:
+    """The files the graph reads outside its folder and the hosts it contacts (not run)."""
+    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.engine.trust import reach
+
+    found = reach(doc, default_registry(), graph_path)
+    if found.empty:
+        print("reaches: nothing outside its folder; no host but this machine")
+        return
+    print("reaches outside its folder (check before running a graph from elsewhere):")
+    for line in found.lines():
+        print(f"  {line}")
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -70,6 +86,7 @@ def run_check(args: argparse.Namespace) -> int:
         width = max(len(name) for name, _ in rows)
         for name, health in rows:
             print(f"{'ok  ' if health.ok else 'FAIL'}  {name:<{width}}  {health.detail}")
+        print_reach(doc, args.graph)
         print("ready" if report.ok else "not ready", file=sys.stderr)
     if not report.graph.ok:
         return EXIT_INVALID

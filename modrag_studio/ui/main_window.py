@@ -30,6 +30,7 @@ from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_fro
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
 from modrag_studio.ui.properties import PropertiesPanel
+from modrag_studio.ui.trust_prompt import install_trust_prompt
 
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
@@ -105,6 +106,7 @@ class MainWindow(QMainWindow):
         self._install_run_features()
         install_preflight(self)
         install_cache_status(self)
+        install_trust_prompt(self)
 
     def _install_run_features(self) -> None:
         try:
