@@ -304,8 +304,7 @@ def _load_beir(path: Path, rel: str, source: str, params: LoadParams) -> Iterato
 def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = None
                    ) -> tuple[list[Document], LoadReport]:
     """Load every matched file; unreadable files go to the report and the rest continue."""
-    files, skipped = match_files(
-        root, params, (lambda: ctx.cancel.cancelled) if ctx is not None else None)
+    files, skipped = match_files(root, params, _stopper(ctx))
     report = LoadReport(path=str(root), glob=params.glob, files_matched=len(files),
                         skipped=skipped)
     documents: list[Document] = []
@@ -329,6 +328,18 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
         documents.extend(_unique_ids(docs, seen, _rel(root, path), ctx))
     report.documents = len(documents)
     return documents, report
+
+
+def _stopper(ctx: NodeContext | None) -> Callable[[], bool] | None:
+    """A ``should_stop`` that raises RunCancelled through the node's context."""
+    if ctx is None:
+        return None
+
+    def stop() -> bool:
+        ctx.check_cancelled()
+        return False
+
+    return stop
 
 
 _unreadable: dict[str, float] = {}

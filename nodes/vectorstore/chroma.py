@@ -156,11 +156,11 @@ def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], c
     stored = cs.stored_state(collection)
     plan = _plan(chunks, stored, params.delete_missing)
     kept = _keep_unreadable(collection, plan, ctx)
-    _check_delete_share(params, plan, stored)
     if any(plan[k] for k in ("added", "updated", "relabelled", "deleted")):
         refuse_write(f"store.chroma: collection '{params.collection}' would change "
                      f"({len(plan['added'])} added, {len(plan['updated'])} updated, "
                      f"{len(plan['deleted'])} deleted)")
+    _check_delete_share(params, plan, stored)
 
     vectors: dict[str, Any] = {}
     to_embed = plan["added"] + plan["updated"]
