@@ -59,7 +59,23 @@ def run_validate(args: argparse.Namespace) -> int:
                            for p in interface.inputs)
         print(f"inputs: {inputs or 'none'}; outputs: "
               f"{', '.join(interface.output_names) or 'none'}")
+    if not args.json:
+        print_reach(doc, args.graph)
     return EXIT_INVALID if errors_only(problems) else EXIT_OK
+
+
+def print_reach(doc, graph_path: str) -> None:
+    """The files the graph reads outside its folder and the hosts it contacts (not run)."""
+    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.engine.trust import reach
+
+    found = reach(doc, default_registry(), graph_path)
+    if found.empty:
+        print("reaches: nothing outside its folder; no host but this machine")
+        return
+    print("reaches outside its folder (check before running a graph from elsewhere):")
+    for line in found.lines():
+        print(f"  {line}")
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -77,6 +93,7 @@ def run_check(args: argparse.Namespace) -> int:
         width = max(len(name) for name, _ in rows)
         for name, health in rows:
             print(f"{'ok  ' if health.ok else 'FAIL'}  {name:<{width}}  {health.detail}")
+        print_reach(doc, args.graph)
         print("ready" if report.ok else "not ready", file=sys.stderr)
     if not report.graph.ok:
         return EXIT_INVALID

@@ -16,6 +16,7 @@ from modrag_studio.engine.formatting import failure
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.paths import absolute_if_exists
 from modrag_studio.engine.serialize import to_jsonable
+from modrag_studio.engine.store_mode import allow_large_deletes
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -33,6 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")
     run.add_argument("--cache-dir", help="node result cache folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    run.add_argument("--allow-delete", action="store_true",
+                     help="let a store synchronisation delete more than its set share")
     run.set_defaults(func=run_graph)
 
 
@@ -116,16 +119,15 @@ def run_graph(args: argparse.Namespace) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
     try:
-        result = executor.run(doc, inputs, hooks=hooks, cancel=cancel, target=args.to,
-                              rerun=args.rerun)
+        with allow_large_deletes(args.allow_delete):
+            result = executor.run(doc, inputs, hooks=hooks, cancel=cancel, target=args.to,
+                                  rerun=args.rerun)
     except GraphInvalid as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except ModragError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    if args.trace_out:
-        Path(args.trace_out).write_text(result.trace.to_json(), encoding="utf-8")
     if args.json:
         print(json.dumps({"status": result.status, "outputs": to_jsonable(result.outputs)},
                          indent=2, ensure_ascii=False))
@@ -142,4 +144,18 @@ def run_graph(args: argparse.Namespace) -> int:
     if result.status == "cancelled":
         done = ", ".join(result.trace.ran() + result.trace.from_cache()) or "none"
         print(f"cancelled; completed nodes: {done}", file=sys.stderr)
+    if args.trace_out and not write_trace(Path(args.trace_out), result.trace.to_json()):
+        return EXIT_INVALID
     return EXIT_OK if result.ok else EXIT_RUN_FAILED
+
+
+def write_trace(path: Path, text: str) -> bool:
+    """Write the trace after the outputs were printed; a clear error instead of a traceback."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"error: --trace-out {path}: cannot write the trace: {exc.strerror or exc}"
+              f"{' (the folder does not exist)' if not path.parent.is_dir() else ''}",
+              file=sys.stderr)
+        return False
+    return True

@@ -7,55 +7,91 @@ import sys
 from pathlib import Path
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK
-from modrag_studio.commands.common import load_or_exit
+from modrag_studio.commands.common import load_or_exit, parse_pairs
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    serve = subparsers.add_parser("serve", help="serve a graph over HTTP")
+    serve = subparsers.add_parser(
+        "serve", help="serve a graph over HTTP",
+        description="Serve a graph over HTTP. Clients choose only the graph's text inputs; "
+        "path inputs stay at their defaults (or --input values) unless exposed with "
+        "--expose-input and confined to --data-root. Stores are indexed at start-up and "
+        "requests never change them.")
     serve.add_argument("graph", help="graph JSON file")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default 127.0.0.1; others need an API key)")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--api-key-file", help="file holding the API key "
                        "(else $MODRAG_API_KEY); required when binding beyond loopback")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                       help="a Host header name to answer (repeatable; default: the names of "
+                       "the bound address; '*' answers any)")
+    serve.add_argument("--expose-input", action="append", default=[], metavar="NAME",
+                       help="let clients set this path input (repeatable; needs --data-root)")
+    serve.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                       help="fix a graph input for every request (repeatable)")
+    serve.add_argument("--data-root", help="the folder exposed path inputs must stay inside")
+    serve.add_argument("--remote-trace", action="store_true",
+                       help="also send traces (file paths, errors) to non-loopback clients")
     serve.add_argument("--max-body-bytes", type=int, default=1_000_000)
-    serve.add_argument("--run-timeout", type=float, default=300.0, help="seconds per run")
+    serve.add_argument("--run-timeout", type=float, default=300.0,
+                       help="seconds per run, time waiting in the queue included")
     serve.add_argument("--max-concurrent-runs", type=int, default=8)
+    serve.add_argument("--max-queued-runs", type=int, default=32,
+                       help="runs that may wait for a worker; more get 503 + Retry-After")
+    serve.add_argument("--keep-alive-timeout", type=float, default=5.0,
+                       help="seconds an idle connection stays open")
     serve.add_argument("--cache-dir", help="node result cache folder")
     serve.add_argument("--log-level", default="info")
     serve.set_defaults(func=run_serve)
+
+
+def settings_from_args(args: argparse.Namespace):
+    """ServerSettings from the command line; ValueError with the reason when they cannot work."""
+    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.server import ServerSettings
+    from modrag_studio.server.security import is_loopback, resolve_api_key
+
+    if not args.host.strip():
+        raise ValueError("--host is empty; give an address (127.0.0.1 for this machine only, "
+                         "0.0.0.0 for every interface)")
+    try:
+        api_key = resolve_api_key(args.api_key_file)
+    except OSError as exc:
+        raise ValueError(str(exc)) from None
+    if api_key is None and not is_loopback(args.host):
+        raise ValueError(f"binding to {args.host} needs an API key (--api-key-file or "
+                         "$MODRAG_API_KEY)")
+    return ServerSettings(
+        api_key=api_key, max_body_bytes=args.max_body_bytes, run_timeout_s=args.run_timeout,
+        max_concurrent_runs=args.max_concurrent_runs, max_queued_runs=args.max_queued_runs,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else cache_home(),
+        host=args.host, allowed_hosts=args.allowed_host or None,
+        expose_inputs=args.expose_input, fixed_inputs=parse_pairs(args.input, "--input"),
+        data_root=Path(args.data_root) if args.data_root else None,
+        remote_trace=args.remote_trace,
+    )
 
 
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from modrag_studio.engine.errors import GraphInvalid
-    from modrag_studio.engine.paths import cache_home
-    from modrag_studio.server import ServerSettings, create_app
-    from modrag_studio.server.security import is_loopback, resolve_api_key
+    from modrag_studio.server import create_app
+    from modrag_studio.server.exposure import ExposureError
+    from modrag_studio.server.protocol import HeaderTimeoutProtocol
 
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
     try:
-        api_key = resolve_api_key(args.api_key_file)
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    if api_key is None and not is_loopback(args.host):
-        print(f"error: binding to {args.host} needs an API key (--api-key-file or "
-              "$MODRAG_API_KEY)", file=sys.stderr)
-        return EXIT_INVALID
-    settings = ServerSettings(
-        api_key=api_key, max_body_bytes=args.max_body_bytes, run_timeout_s=args.run_timeout,
-        max_concurrent_runs=args.max_concurrent_runs,
-        cache_dir=Path(args.cache_dir) if args.cache_dir else cache_home(),
-    )
-    try:
+        settings = settings_from_args(args)
         app = create_app(doc, settings)
-    except GraphInvalid as exc:
+    except (ValueError, ExposureError, GraphInvalid, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                http=HeaderTimeoutProtocol, timeout_keep_alive=max(1, int(args.keep_alive_timeout)),
+                h11_max_incomplete_event_size=64 * 1024,
                 timeout_graceful_shutdown=int(max(1, min(args.run_timeout, 30))))
     return EXIT_OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from functools import cached_property
 from pathlib import Path
@@ -240,9 +241,19 @@ def format_validation_error(exc: ValidationError, limit: int = 8) -> str:
 
 
 def load(path: str | os.PathLike[str]) -> GraphDocument:
+    """Read a graph file: a regular file of at most ``MAX_FILE_BYTES`` (a device, a FIFO or
+    /dev/zero is refused before anything is read)."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise GraphLoadError(f"{path}: not a regular file (a graph file is UTF-8 JSON)")
+            if info.st_size > MAX_FILE_BYTES:
+                raise GraphLoadError(f"{path}: file is larger than {MAX_FILE_BYTES} bytes")
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except IsADirectoryError:
+        raise GraphLoadError(f"{path}: is a folder, not a graph file") from None
     except OSError as exc:
         raise GraphLoadError(f"{path}: cannot read: {exc.strerror or exc}") from None
     doc = loads(raw, source=str(path))
@@ -256,9 +267,20 @@ def save(doc: GraphDocument, path: str | os.PathLike[str]) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path``'s content atomically. A symlink is written through (its target is
+    replaced, the link stays) and an existing file keeps its permission bits (a new file
+    gets the usual ones, after the umask)."""
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

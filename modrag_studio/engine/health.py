@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.node import NodeType
 from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.trust import APPROVED_ENV, unapproved_hosts
 from modrag_studio.engine.validation import errors_only, validate
 
 
@@ -39,6 +40,11 @@ def check_health(doc: GraphDocument, registry: NodeRegistry) -> HealthReport:
             continue  # reported by validation
         node = registry.instance(spec.type)
         if type(node).health is NodeType.health:
+            continue
+        if hosts := unapproved_hosts(spec, registry):  # never contact a host not approved
+            nodes[spec.id] = ComponentHealth(ok=False, detail=(
+                f"not checked: host {', '.join(hosts)} is not approved (add it to "
+                f"${APPROVED_ENV} or trust the graph in the studio)"))
             continue
         try:
             params = registry.get(spec.type).Params.model_validate(spec.params)

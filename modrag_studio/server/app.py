@@ -4,12 +4,12 @@ import contextlib
 import json
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
@@ -21,9 +21,10 @@ from modrag_studio.engine.executor import Executor
 from modrag_studio.engine.health import HealthReport, check_health
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.validation import errors_only, validate
-from modrag_studio.server.runs import RunManager, result_body, stream_run
+from modrag_studio.server.exposure import Exposure, PathOutsideRoot
+from modrag_studio.server.runs import QueueFull, RunManager, result_body, stream_run
 from modrag_studio.server.schemas import request_model, response_model
-from modrag_studio.server.security import GuardMiddleware
+from modrag_studio.server.security import GuardMiddleware, bound_host_names, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +56,22 @@ def _finite(value: Any) -> Any:
 
 @dataclass
 class ServerSettings:
+    """How a graph is served. A client chooses only the ``exposed`` inputs (text inputs, plus
+    the path inputs named in ``expose_inputs``, confined to ``data_root``)."""
+
     api_key: str | None = None
     max_body_bytes: int = 1_000_000
     run_timeout_s: float = 300.0
     max_concurrent_runs: int = 8
+    max_queued_runs: int = 32
     cache_dir: Path | None = None
+    host: str = "127.0.0.1"
+    allowed_hosts: list[str] | None = None  # None: the names the bound address answers to
+    expose_inputs: list[str] = field(default_factory=list)
+    fixed_inputs: dict[str, str] = field(default_factory=dict)
+    data_root: Path | None = None
+    remote_trace: bool = False  # traces (paths, tracebacks) also to non-loopback clients
+    index_at_startup: bool = True
 
 
 def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
@@ -71,14 +83,19 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     problems = errors_only(validate(doc, registry))
     if problems:
         raise GraphInvalid(problems)
+    exposure = Exposure.plan(doc, expose=settings.expose_inputs, fixed=settings.fixed_inputs,
+                             data_root=settings.data_root)
     executor = executor or Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir))
     manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
-                         timeout_s=settings.run_timeout_s)
-    inputs_model = request_model(doc)
+                         timeout_s=settings.run_timeout_s, max_queued=settings.max_queued_runs)
+    inputs_model = request_model(doc, exposure.exposed)
     result_model = response_model(doc)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
+        if settings.index_at_startup:
+            await anyio.to_thread.run_sync(index_stores, doc, executor, registry,
+                                           exposure.fixed)
         yield
         if manager.active_runs:
             log.info("shutting down: cancelling %d running request(s)", manager.active_runs)
@@ -93,8 +110,25 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     )
     app.state.manager = manager
     app.state.executor = executor
+    app.state.exposure = exposure
+    allowed = set(settings.allowed_hosts) if settings.allowed_hosts \
+        else bound_host_names(settings.host)
     app.add_middleware(GuardMiddleware, api_key=settings.api_key,
-                       max_body_bytes=settings.max_body_bytes)
+                       max_body_bytes=settings.max_body_bytes, allowed_hosts=allowed)
+
+    def request_inputs(body: Any) -> dict[str, Any]:
+        """Only what the client set (unset fields take the graph's defaults), paths confined."""
+        try:
+            return exposure.run_inputs(body.model_dump(exclude_unset=True))
+        except PathOutsideRoot as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from None
+
+    def trace_allowed(request: Request, trace: bool) -> None:
+        client = request.client.host if request.client else ""
+        if trace and not settings.remote_trace and not is_loopback(client):
+            raise HTTPException(status_code=403, detail="traces (file paths, tracebacks) go "
+                                "to loopback clients only unless the server runs with "
+                                "--remote-trace")
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -110,17 +144,26 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
                             content={"detail": f"internal error: {type(exc).__name__}"})
 
     @app.post("/run", response_model=result_model, summary="Run the graph once")
-    async def run(body: inputs_model,  # type: ignore[valid-type]
+    async def run(request: Request, body: inputs_model,  # type: ignore[valid-type]
                   trace: bool = Query(False, description="include the run trace")) -> Any:
-        result, timed_out = await manager.run(body.model_dump())
+        trace_allowed(request, trace)
+        inputs = request_inputs(body)
+        try:
+            result, timed_out = await run_until_disconnect(manager, request, inputs)
+        except QueueFull:
+            return busy(settings.run_timeout_s)
         return result_body(result, with_trace=trace, timed_out=timed_out)
 
     @app.post("/run/stream", summary="Run the graph, streaming events (server-sent events)",
               response_class=StreamingResponse,
               responses={200: {"content": {"text/event-stream": {}}}})
-    async def run_stream(body: inputs_model,  # type: ignore[valid-type]
+    async def run_stream(request: Request, body: inputs_model,  # type: ignore[valid-type]
                          trace: bool = Query(False, description="include the trace at the end")):
-        return StreamingResponse(stream_run(manager, body.model_dump(), trace),
+        trace_allowed(request, trace)
+        inputs = request_inputs(body)
+        if not manager.has_room():
+            return busy(settings.run_timeout_s)
+        return StreamingResponse(stream_run(manager, inputs, trace),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
@@ -151,3 +194,49 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         return JSONResponse(status_code=200 if report.ok else 503, content=report.model_dump())
 
     return app
+
+
+def busy(run_timeout_s: float) -> JSONResponse:
+    retry = str(max(1, min(int(run_timeout_s), 60)))
+    return JSONResponse(status_code=503, headers={"Retry-After": retry},
+                        content={"detail": "server busy: too many runs waiting; retry later"})
+
+
+async def run_until_disconnect(manager: RunManager, request: Request,
+                               inputs: dict[str, Any]) -> tuple[Any, bool]:
+    """Run, cancelling the run when the client hangs up before the answer."""
+    import asyncio
+    import uuid
+
+    run_id = uuid.uuid4().hex[:12]
+    task = asyncio.ensure_future(manager.run(inputs, run_id=run_id))
+    try:
+        while not task.done():
+            done, _ = await asyncio.wait({task}, timeout=0.2)
+            if not done and await request.is_disconnected():
+                manager.cancel(run_id)
+                break
+        return await task
+    finally:
+        if not task.done():
+            manager.cancel(run_id)
+
+
+STORE_TYPES = ("store.chroma", "kg.build", "kg.code_graph")
+
+
+def index_stores(doc: GraphDocument, executor: Executor, registry: NodeRegistry,
+                 fixed: dict[str, str]) -> None:
+    """Bring the graph's stores up to date before serving (requests only read them)."""
+    for spec in doc.nodes:
+        if spec.type not in STORE_TYPES:
+            continue
+        try:
+            result = executor.run(doc, fixed, target=spec.id)
+        except Exception as exc:  # reported; requests then fail with a read-only message
+            log.warning("indexing %s at start-up failed: %s", spec.id, exc)
+            continue
+        for visit in result.trace.visits:
+            if visit.error is not None:
+                log.warning("indexing at start-up: node %s failed: %s", visit.node_id,
+                            visit.error.message)

@@ -11,21 +11,34 @@ from typing import Any
 
 import anyio
 
+from modrag_studio.engine.cancel_scope import cancel_scope
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import Executor, RunResult
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.engine.serialize import to_jsonable
+from modrag_studio.engine.store_mode import read_only_stores
+
+
+class QueueFull(Exception):
+    """More runs are running and waiting than the server accepts; retry later."""
 
 
 class RunManager:
-    """Executes runs on worker threads; tracks them so shutdown can cancel what is left."""
+    """Executes runs on worker threads; tracks them so shutdown can cancel what is left.
+
+    At most ``max_concurrent`` run at once and ``max_queued`` more wait; beyond that a run is
+    refused with QueueFull. The time limit counts from the request's arrival, queue included.
+    Runs execute with stores read-only (a request never changes an index).
+    """
 
     def __init__(self, doc: GraphDocument, executor: Executor, *, max_concurrent: int,
-                 timeout_s: float) -> None:
+                 timeout_s: float, max_queued: int = 32) -> None:
         self.doc = doc
         self.executor = executor
         self.timeout_s = timeout_s
+        self.max_concurrent = max_concurrent
+        self.max_queued = max_queued
         self._limit = anyio.CapacityLimiter(max_concurrent)
         self._active: dict[str, CancelToken] = {}
         self._lock = threading.Lock()
@@ -33,6 +46,9 @@ class RunManager:
     @property
     def active_runs(self) -> int:
         return len(self._active)
+
+    def has_room(self) -> bool:
+        return len(self._active) < self.max_concurrent + self.max_queued
 
     def cancel(self, run_id: str) -> None:
         with self._lock:
@@ -57,20 +73,22 @@ class RunManager:
             token.cancel()
 
         timer = threading.Timer(self.timeout_s, on_timeout)
+        timer.daemon = True
         with self._lock:
+            if len(self._active) >= self.max_concurrent + self.max_queued:
+                raise QueueFull(f"{len(self._active)} runs are running or waiting")
             self._active[run_id] = token
+        timer.start()  # the limit covers the time spent waiting for a worker
 
         def work() -> RunResult:
-            timer.start()
-            try:
+            with read_only_stores(), cancel_scope(token):
                 return self.executor.run(self.doc, inputs, hooks=hooks or [], cancel=token,
                                          run_id=run_id)
-            finally:
-                timer.cancel()
 
         try:
             result = await anyio.to_thread.run_sync(work, limiter=self._limit)
         finally:
+            timer.cancel()
             with self._lock:
                 self._active.pop(run_id, None)
         return result, timed_out.is_set()
@@ -145,6 +163,9 @@ async def stream_run(manager: RunManager, inputs: dict[str, Any],
             while not queue.empty():
                 event, data = queue.get_nowait()
                 yield sse(event, data)
+            if isinstance(task.exception(), QueueFull):
+                yield sse("error", {"detail": "server busy: too many runs waiting"})
+                return
             result, timed_out = task.result()
             yield sse("result", result_body(result, with_trace=with_trace, timed_out=timed_out))
             return

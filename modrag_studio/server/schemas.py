@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -17,11 +18,18 @@ def _title(name: str) -> str:
     return "".join(part.capitalize() for part in name.replace("-", "_").split("_") if part)
 
 
-def request_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> type[BaseModel]:
-    """A model with one string field per graph input (required unless it has a default)."""
+def request_model(
+    doc: GraphDocument,
+    names: Collection[str] | None = None,
+    registry: NodeRegistry | None = None,
+) -> type[BaseModel]:
+    """A model with one string field per graph input (required unless it has a default);
+    ``names``: only these inputs (the ones a client may choose)."""
     fields: dict[str, Any] = {}
     for port in graph_interface(doc, registry).inputs:
         if port.name in fields:
+            continue
+        if names is not None and port.name not in names:
             continue
         description = port.description or f"graph input '{port.name}'"
         default = ... if port.default is None else port.default

@@ -23,12 +23,14 @@ from modrag_studio.engine.editing import Change, GraphEditor
 from modrag_studio.engine.errors import ModragError
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.ui import exports, files
+from modrag_studio.ui.cache_status import install_cache_status
 from modrag_studio.ui.canvas_adapter import CanvasAdapter
 from modrag_studio.ui.canvas_items import GroupItem, LayoutItem, NoteItem
 from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
 from modrag_studio.ui.properties import PropertiesPanel
+from modrag_studio.ui.trust_prompt import install_trust_prompt
 
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
@@ -103,6 +105,8 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._install_run_features()
         install_preflight(self)
+        install_cache_status(self)
+        install_trust_prompt(self)
 
     def _install_run_features(self) -> None:
         try:

@@ -12,7 +12,10 @@ import fnmatch
 import hashlib
 import json
 import logging
-from collections.abc import Iterator, Mapping
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,8 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.ingest.contracts import FileProblem, LoadReport
 from modrag_nodes.ingest.html_text import html_to_text
 from modrag_studio.engine.cache import stable_hash
+from modrag_studio.engine.cancel_scope import cancel_scope, check_cancelled, is_cancelled
 from modrag_studio.engine.datatypes import Document
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path as graph_path
 from modrag_studio.engine.ports import InputPort, OutputPort
@@ -49,6 +53,8 @@ class LoadParams(BaseModel):
     beir_title_in_text: bool = Field(
         True, description="Put a BEIR record's title before its text (blank line between)")
     skip_hidden: bool = Field(True, description="Ignore files and folders starting with '.'")
+    follow_external_links: bool = Field(
+        False, description="Load files that symlinks point to outside the folder")
 
 
 def resolve_path(params: LoadParams, path_input: str | None) -> Path:
@@ -62,29 +68,76 @@ def resolve_path(params: LoadParams, path_input: str | None) -> Path:
     return path
 
 
-def match_files(root: Path, params: LoadParams) -> tuple[list[Path], list[FileProblem]]:
-    """Files under ``root`` that pass the glob and extension filters (sorted), and the
-    matched-by-glob files skipped because their type is not loaded."""
+def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] | None = None
+                ) -> tuple[list[Path], list[FileProblem]]:
+    """Files under ``root`` that pass the glob and extension filters (sorted), and the files
+    skipped: type not loaded, a name that is not UTF-8, a symlink leaving the folder.
+    ``should_stop`` is asked while walking (a huge tree stops when the run is cancelled)."""
     if root.is_file():
         return [root], []
+    stop = should_stop or is_cancelled
     exts = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in params.extensions}
-    walker = root.rglob("*") if params.recursive else root.iterdir()
+    real_root = root.resolve()
     files: list[Path] = []
     skipped: list[FileProblem] = []
-    for path in walker:
-        rel = path.relative_to(root).as_posix()
-        if params.skip_hidden and any(p.startswith(".") for p in rel.split("/")):
-            continue
-        if not path.is_file() or not _glob_ok(rel, params.glob):
-            continue
-        if path.suffix.lower() not in exts:
-            skipped.append(FileProblem(file=rel, reason=f"file type '{path.suffix or '(none)'}'"
-                                                        " is not loaded"))
-        elif _is_beir_aux(rel):
-            skipped.append(FileProblem(file=rel, reason="BEIR queries file, not a corpus"))
-        else:
-            files.append(path)
+    for folder, dirs, names in os.walk(root, followlinks=False):
+        if stop():
+            raise RunCancelled("run cancelled while listing files")
+        here = Path(folder)
+        if not params.recursive:
+            dirs.clear()
+        for name in list(dirs):
+            link = here / name
+            if params.skip_hidden and name.startswith("."):
+                dirs.remove(name)
+            elif link.is_symlink():
+                dirs.remove(name)  # never descended: inside it is already walked, else outside
+                if not _inside(link, real_root) and not params.follow_external_links:
+                    skipped.append(FileProblem(file=_shown(root, link), reason="symlink to a "
+                                               "folder outside the corpus folder (not followed)"))
+        for name in names:
+            path = here / name
+            rel = _shown(root, path)
+            if params.skip_hidden and any(p.startswith(".") for p in rel.split("/")):
+                continue
+            if not _utf8(name):
+                skipped.append(FileProblem(file=rel, reason="file name is not valid UTF-8 "
+                                                            "(rename the file)"))
+                continue
+            if path.is_symlink() and not params.follow_external_links \
+                    and not _inside(path, real_root):
+                skipped.append(FileProblem(file=rel, reason="symlink to a file outside the "
+                                                            "corpus folder (not followed)"))
+                continue
+            if not path.is_file() or not _glob_ok(rel, params.glob):
+                continue
+            if path.suffix.lower() not in exts:
+                skipped.append(FileProblem(file=rel, reason=f"file type "
+                                           f"'{path.suffix or '(none)'}' is not loaded"))
+            elif _is_beir_aux(rel):
+                skipped.append(FileProblem(file=rel, reason="BEIR queries file, not a corpus"))
+            else:
+                files.append(path)
     return sorted(files), sorted(skipped, key=lambda p: p.file)
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates
+        return False
+    return True
+
+
+def _shown(root: Path, path: Path) -> str:
+    """The relative path, with bytes that are not UTF-8 shown as ``\\xNN``."""
+    rel = path.relative_to(root).as_posix()
+    return rel if _utf8(rel) else os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def _inside(path: Path, real_root: Path) -> bool:
+    target = Path(os.path.realpath(path))
+    return target == real_root or real_root in target.parents
 
 
 def _glob_ok(rel: str, pattern: str) -> bool:
@@ -105,6 +158,7 @@ def files_fingerprint(root: Path, files: list[Path]) -> str:
     """Content fingerprint: relative path, size, mtime_ns, and a hash for small files."""
     rows = []
     for path in files:
+        check_cancelled()
         stat = path.stat()
         row: list[Any] = [_rel(root, path), stat.st_size, stat.st_mtime_ns]
         if stat.st_size <= HASH_LIMIT:
@@ -118,8 +172,18 @@ def _rel(root: Path, path: Path) -> str:
 
 
 # readers ---------------------------------------------------------------------
+def read_bytes(path: Path, block: int = 1 << 20) -> bytes:
+    """The file's bytes, read in blocks; stops when the run in this context is cancelled."""
+    parts: list[bytes] = []
+    with path.open("rb") as fh:
+        while chunk := fh.read(block):
+            parts.append(chunk)
+            check_cancelled()
+    return b"".join(parts)
+
+
 def read_text(path: Path, encoding: str) -> str:
-    raw = path.read_bytes()
+    raw = read_bytes(path)
     if b"\x00" in raw[:8192]:
         raise UnreadableFile("binary content (NUL bytes) in a text file")
     try:
@@ -146,7 +210,7 @@ def load_file(root: Path, path: Path, params: LoadParams) -> list[Document]:
                          metadata=base)]
     elif suffix in (".html", ".htm"):
         try:
-            title, text = html_to_text(path.read_bytes())
+            title, text = html_to_text(read_bytes(path))
         except Exception as exc:
             raise UnreadableFile(f"HTML parse error: {exc}") from None
         docs = [Document(doc_id=rel, text=text, source=source, title=title or path.stem,
@@ -241,7 +305,7 @@ def _load_beir(path: Path, rel: str, source: str, params: LoadParams) -> Iterato
 def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = None
                    ) -> tuple[list[Document], LoadReport]:
     """Load every matched file; unreadable files go to the report and the rest continue."""
-    files, skipped = match_files(root, params)
+    files, skipped = match_files(root, params, _stopper(ctx))
     report = LoadReport(path=str(root), glob=params.glob, files_matched=len(files),
                         skipped=skipped)
     documents: list[Document] = []
@@ -252,22 +316,52 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
             ctx.progress(number, len(files), f"reading {_rel(root, path)}")
         try:
             docs = load_file(root, path, params)
-        except UnreadableFile as exc:
-            problem = FileProblem(file=_rel(root, path), reason=str(exc))
+        except (UnreadableFile, OSError) as exc:
+            reason = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+            problem = FileProblem(file=_rel(root, path), reason=reason)
             report.unreadable.append(problem)
+            _remember_unreadable(str(path), failed=True)
             if ctx is not None:
                 ctx.warn(f"unreadable file {problem.file}: {problem.reason}")
             continue
-        except OSError as exc:
-            problem = FileProblem(file=_rel(root, path), reason=exc.strerror or str(exc))
-            report.unreadable.append(problem)
-            if ctx is not None:
-                ctx.warn(f"unreadable file {problem.file}: {problem.reason}")
-            continue
+        _remember_unreadable(str(path), failed=False)
         report.files_loaded += 1
         documents.extend(_unique_ids(docs, seen, _rel(root, path), ctx))
     report.documents = len(documents)
     return documents, report
+
+
+def _stopper(ctx: NodeContext | None) -> Callable[[], bool] | None:
+    """A ``should_stop`` that raises RunCancelled through the node's context."""
+    if ctx is None:
+        return None
+
+    def stop() -> bool:
+        ctx.check_cancelled()
+        return False
+
+    return stop
+
+
+_unreadable: dict[str, float] = {}
+_unreadable_lock = threading.Lock()
+
+
+def _remember_unreadable(source: str, *, failed: bool) -> None:
+    with _unreadable_lock:
+        if failed:
+            _unreadable[source] = time.time()
+            while len(_unreadable) > 10_000:
+                _unreadable.pop(next(iter(_unreadable)))
+        else:
+            _unreadable.pop(source, None)
+
+
+def recently_unreadable() -> set[str]:
+    """Sources (file paths as documents carry them) whose last load in this process failed:
+    a store keeps their chunks rather than deleting them."""
+    with _unreadable_lock:
+        return set(_unreadable)
 
 
 def _unique_ids(docs: list[Document], seen: set[str], rel: str,
@@ -308,7 +402,8 @@ class LoadFiles(NodeType):
     def run(self, ctx: NodeContext, params: LoadParams, path: str | None = None
             ) -> dict[str, Any]:
         root = resolve_path(params, path)
-        documents, report = load_documents(root, params, ctx)
+        with cancel_scope(ctx.cancel):
+            documents, report = load_documents(root, params, ctx)
         ctx.progress(1.0, None, f"{len(documents)} documents")
         ctx.note(files_matched=report.files_matched, files_loaded=report.files_loaded,
                  documents=report.documents, unreadable=len(report.unreadable))

@@ -15,6 +15,7 @@ from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path, work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.store_mode import refuse_write, stores_read_only
 
 _NAME = r"^[A-Za-z0-9_\-]{1,64}$"
 
@@ -63,6 +64,9 @@ def build_graph(extraction: GraphExtraction, path: Path, *, mode: str = "increme
     elif mode == "rebuild":
         reason = "rebuilt"
     counts = store.update(extraction, remove_missing=remove_missing)
+    if stores_read_only() and (reason != "updated" or any(
+            counts[k] for k in ("new_chunks", "changed_chunks", "removed_chunks"))):
+        refuse_write(f"kg.build: the graph file {path.name} would change ({reason})")
     digest = store.save(path)
     load_store(path)  # warm the read cache for search nodes in this process
     summary = summarize(store)

@@ -21,13 +21,16 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from modrag_nodes.embedding.contracts import EmbeddedChunks, content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.ingest.loaders import recently_unreadable
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.contracts import VectorIndex
+from modrag_nodes.vectorstore.write_lock import collection_lock
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path, work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.store_mode import deletes_allowed, refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
 
@@ -49,6 +52,9 @@ class ChromaParams(BaseModel):
     delete_missing: bool = Field(
         True, description="Delete stored chunks that are not in the input (off: only add)"
     )
+    max_delete_share: float = Field(
+        0.5, ge=0.0, le=1.0, description="Stop when a synchronisation would delete more than "
+        "this share of the collection (1: never stop)")
     on_embedder_change: Literal["refuse", "rebuild"] = Field(
         "refuse",
         description="When the collection was built with another embedder: refuse, or delete "
@@ -122,7 +128,8 @@ class ChromaStore(NodeType):
                 return stale
             meta = collection.metadata or {}
             expected = _expected_stamp(params, inputs)
-            if expected and meta.get(cs.META_SYNCED_FROM) == expected \
+            if expected and meta.get(cs.META_SYNCED_FROM) == expected[0] \
+                    and expected[1] in (None, meta.get(cs.META_STAMP)) \
                     and meta.get(cs.META_COUNT) == cs.count_at(key, params.collection,
                                                                collection, version):
                 return f"in-sync:{meta.get(cs.META_STAMP, '')}"
@@ -136,59 +143,79 @@ class ChromaStore(NodeType):
         chunks, spec, given = _resolve_inputs(chunks, embedder, embedded)
         key = location(params, ctx.work_dir)
         client = cs.client_for(key)
-        collection = _open(client, params, spec, ctx)
-        stored = cs.stored_state(collection)
-        plan = _plan(chunks, stored, params.delete_missing)
+        with collection_lock(key, params.collection, should_stop=lambda: ctx.cancel.cancelled):
+            return _synchronise(ctx, params, key, client, chunks, spec, given)
 
-        vectors: dict[str, Any] = {}
-        to_embed = plan["added"] + plan["updated"]
-        started = time.perf_counter()
-        if to_embed and given is not None:
-            rows = {c.chunk_id: row for row, c in enumerate(given.chunks)}
-            vectors = {chunk_id: given.vectors[rows[chunk_id]] for chunk_id in to_embed}
-        elif to_embed:
-            by_id = {c.chunk_id: c for c in chunks}
-            matrix = embed_texts(spec, [by_id[i].text for i in to_embed], role="passage", ctx=ctx)
-            vectors = dict(zip(to_embed, matrix, strict=True))
-        embed_s = time.perf_counter() - started
-        dim = _check_dim(collection, spec, vectors, given)
 
+def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], client: Any,
+                 chunks: list[Chunk], spec: EmbedderSpec, given: EmbeddedChunks | None
+                 ) -> dict[str, Any]:
+    """Plan from the stored state, embed, write, record what the collection now holds; the
+    caller holds the collection's write lock throughout."""
+    collection = _open(client, params, spec, ctx)
+    stored = cs.stored_state(collection)
+    plan = _plan(chunks, stored, params.delete_missing)
+    kept = _keep_unreadable(collection, plan, ctx)
+    if any(plan[k] for k in ("added", "updated", "relabelled", "deleted")):
+        refuse_write(f"store.chroma: collection '{params.collection}' would change "
+                     f"({len(plan['added'])} added, {len(plan['updated'])} updated, "
+                     f"{len(plan['deleted'])} deleted)")
+    _check_delete_share(params, plan, stored)
+
+    vectors: dict[str, Any] = {}
+    to_embed = plan["added"] + plan["updated"]
+    started = time.perf_counter()
+    if to_embed and given is not None:
+        rows = {c.chunk_id: row for row, c in enumerate(given.chunks)}
+        vectors = {chunk_id: given.vectors[rows[chunk_id]] for chunk_id in to_embed}
+    elif to_embed:
+        by_id = {c.chunk_id: c for c in chunks}
+        matrix = embed_texts(spec, [by_id[i].text for i in to_embed], role="passage", ctx=ctx)
+        vectors = dict(zip(to_embed, matrix, strict=True))
+    embed_s = time.perf_counter() - started
+    dim = _check_dim(collection, spec, vectors, given)
+
+    synced_from = cs.input_stamp(chunks, spec.model_id, params.delete_missing)
+    changed = bool(to_embed or plan["relabelled"] or plan["deleted"])
+    if changed:
+        # Mark the collection as being written: a cancelled or failed write leaves it
+        # matching no inputs, so the next run synchronises again.
+        collection.modify(metadata=cs.embedder_metadata(spec, dim, "", "writing"))
+        _write(ctx, client, collection, chunks, plan, vectors)
+        final = cs.stored_state(collection)  # what is there now, not what was planned
+    else:
         final = _final_state(stored, chunks, plan)
-        stamp = cs.content_stamp(final, spec.model_id)
-        synced_from = cs.input_stamp(chunks, spec.model_id, params.delete_missing)
-        changed = bool(to_embed or plan["relabelled"] or plan["deleted"])
-        if changed:
-            # Mark the collection as being written: a cancelled or failed write leaves it
-            # matching no inputs, so the next run synchronises again.
-            collection.modify(metadata=cs.embedder_metadata(spec, dim, "", "writing"))
-            _write(ctx, client, collection, chunks, plan, vectors)
-        count = collection.count()
-        meta = cs.embedder_metadata(spec, dim, stamp, synced_from, count)
-        if changed or (collection.metadata or {}) != meta:
-            collection.modify(metadata=meta)
-        ctx.note(collection=params.collection, location=_describe(key), model_id=spec.model_id,
-                 dim=dim, added=len(plan["added"]), updated=len(plan["updated"]),
-                 relabelled=len(plan["relabelled"]), deleted=len(plan["deleted"]),
-                 unchanged=len(plan["unchanged"]), embedded=len(to_embed),
-                 embed_seconds=round(embed_s, 3), count=count)
-        index = VectorIndex(
-            backend="chroma-http" if key[0] == "chroma-http" else "chroma-persistent",
-            path=key[1] if key[0] == "chroma-persistent" else None,
-            host=params.host if key[0] == "chroma-http" else None,
-            port=params.port if key[0] == "chroma-http" else None,
-            ssl=params.ssl, collection=params.collection, embedder=spec,
-            model_id=spec.model_id, dim=dim, count=count, stamp=stamp,
-        )
-        return {"index": index}
+    stamp = cs.content_stamp(final, spec.model_id)
+    count = len(final)
+    meta = cs.embedder_metadata(spec, dim, stamp, synced_from, count)
+    if changed or ((collection.metadata or {}) != meta and not stores_read_only()):
+        collection.modify(metadata=meta)
+    ctx.note(collection=params.collection, location=_describe(key), model_id=spec.model_id,
+             dim=dim, added=len(plan["added"]), updated=len(plan["updated"]),
+             relabelled=len(plan["relabelled"]), deleted=len(plan["deleted"]),
+             unchanged=len(plan["unchanged"]), embedded=len(to_embed),
+             kept_unreadable=kept, embed_seconds=round(embed_s, 3), count=count)
+    index = VectorIndex(
+        backend="chroma-http" if key[0] == "chroma-http" else "chroma-persistent",
+        path=key[1] if key[0] == "chroma-persistent" else None,
+        host=params.host if key[0] == "chroma-http" else None,
+        port=params.port if key[0] == "chroma-http" else None,
+        ssl=params.ssl, collection=params.collection, embedder=spec,
+        model_id=spec.model_id, dim=dim, count=count, stamp=stamp,
+    )
+    return {"index": index}
 
 
-_memo: OrderedDict[tuple[int, str, bool], tuple[list[Chunk], str]] = OrderedDict()
+_memo: OrderedDict[tuple[int, str, bool], tuple[list[Chunk], tuple[str, str | None]]] = \
+    OrderedDict()
 _memo_lock = threading.Lock()
 
 
-def _expected_stamp(params: ChromaParams, inputs: Mapping[str, Any]) -> str | None:
-    """``input_stamp`` of the inputs, remembered per input list (the cache hands the same
-    list object to every run, so repeated runs hash it once)."""
+def _expected_stamp(params: ChromaParams, inputs: Mapping[str, Any]
+                    ) -> tuple[str, str | None] | None:
+    """``input_stamp`` of the inputs and the content stamp the collection must then have
+    (None when it cannot be known: without ``delete_missing`` other records may stay),
+    remembered per input list (the cache hands the same list object to every run)."""
     embedded, embedder = inputs.get("embedded"), inputs.get("embedder")
     chunks = embedded.chunks if embedded is not None else inputs.get("chunks")
     if chunks is None:
@@ -199,12 +226,14 @@ def _expected_stamp(params: ChromaParams, inputs: Mapping[str, Any]) -> str | No
         hit = _memo.get(key)
         if hit is not None and hit[0] is chunks:
             return hit[1]
-    stamp = cs.input_stamp(chunks, spec.model_id, params.delete_missing)
+    synced_from = cs.input_stamp(chunks, spec.model_id, params.delete_missing)
+    content = cs.content_stamp({c.chunk_id: ("", record_hash(c)) for c in chunks},
+                               spec.model_id) if params.delete_missing else None
     with _memo_lock:
-        _memo[key] = (chunks, stamp)
+        _memo[key] = (chunks, (synced_from, content))
         while len(_memo) > 8:
             _memo.popitem(last=False)
-    return stamp
+    return synced_from, content
 
 
 def _resolve_inputs(
@@ -235,7 +264,14 @@ def _resolve_inputs(
 def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContext) -> Any:
     collection = cs.get_collection(client, params.collection)
     if collection is None:
-        return cs.create_collection(client, params.collection, spec, None)
+        refuse_write(f"store.chroma: collection '{params.collection}' does not exist")
+        try:
+            return cs.create_collection(client, params.collection, spec, None)
+        except Exception as exc:  # created meanwhile by a writer without our lock (a server)
+            collection = cs.get_collection(client, params.collection)
+            if collection is None or "already exists" not in str(exc):
+                raise
+            return collection
     stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID)
     if stored_id in (None, "", spec.model_id):
         return collection
@@ -245,6 +281,7 @@ def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContex
             f"node embeds with {spec.model_id}; use another param 'collection' or set param "
             "'on_embedder_change' to 'rebuild'"
         )
+    refuse_write(f"store.chroma: collection '{params.collection}' would be rebuilt")
     ctx.warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
              f"with {spec.model_id}")
     client.delete_collection(params.collection)
@@ -269,6 +306,39 @@ def _plan(chunks: list[Chunk], stored: dict[str, tuple[str, str]],
         present = {c.chunk_id for c in chunks}
         plan["deleted"] = sorted(i for i in stored if i not in present)
     return plan
+
+
+def _keep_unreadable(collection: Any, plan: dict[str, list[str]], ctx: NodeContext) -> int:
+    """Move out of ``plan['deleted']`` the records of files that failed to load this time
+    (a read error is not a deletion); returns how many were kept."""
+    failed = recently_unreadable()
+    if not plan["deleted"] or not failed:
+        return 0
+    sources: dict[str, str] = {}
+    for ids in cs.batches(plan["deleted"], cs.PAGE):
+        page = collection.get(ids=ids, include=["metadatas"])
+        for record_id, meta in zip(page["ids"], page["metadatas"] or [], strict=False):
+            sources[record_id] = str((meta or {}).get("source", ""))
+    keep = {i for i, source in sources.items() if source in failed}
+    if keep:
+        plan["deleted"] = [i for i in plan["deleted"] if i not in keep]
+        files = sorted({sources[i] for i in keep})
+        ctx.warn(f"kept {len(keep)} chunk(s) of {len(files)} file(s) that failed to load: "
+                 + ", ".join(Path(f).name for f in files[:5]))
+    return len(keep)
+
+
+def _check_delete_share(params: ChromaParams, plan: dict[str, list[str]],
+                        stored: dict[str, tuple[str, str]]) -> None:
+    """Stop a synchronisation that would delete more than ``max_delete_share`` of the
+    collection (a corpus path pointing at the wrong place), unless deletions are allowed."""
+    deleting = len(plan["deleted"])
+    if deleting <= 2 or deletes_allowed() or deleting <= params.max_delete_share * len(stored):
+        return
+    raise NodeConfigError(
+        f"store.chroma: this would delete {deleting} of the {len(stored)} chunks in collection "
+        f"'{params.collection}' (more than {params.max_delete_share:.0%}); check the corpus "
+        "path, then allow it with --allow-delete (CLI) or raise param 'max_delete_share'")
 
 
 def _final_state(stored: dict[str, tuple[str, str]], chunks: list[Chunk],

@@ -78,7 +78,8 @@ def dense_graph(docs: dict[str, str], *, kind: str = "sentence-transformers",
     nodes = [
         {"id": "docs", "type": "testdata.chunks", "params": {"docs": docs, "tag": tag}},
         {"id": "emb", "type": "embed.model", "params": {"kind": kind, "batch_size": 2}},
-        {"id": "store", "type": "store.chroma", "params": store or {}},
+        {"id": "store", "type": "store.chroma",
+         "params": {"max_delete_share": 1.0, **(store or {})}},  # tests shrink collections
         {"id": "q", "type": "graph.input", "params": {"name": "question"}},
         {"id": "search", "type": "retrieve.vector", "params": {"top_k": top_k}},
         {"id": "out", "type": "graph.output", "params": {"name": "results"}},

@@ -296,7 +296,8 @@ def api():
     from modrag_studio.server import ServerSettings, create_app
     from tests.server.conftest import echo_graph, make_registry
 
-    app = create_app(echo_graph(), ServerSettings(max_body_bytes=50_000, run_timeout_s=20),
+    app = create_app(echo_graph(), ServerSettings(max_body_bytes=50_000, run_timeout_s=20,
+                                                allowed_hosts=["testserver"]),
                      registry=make_registry())
     with TestClient(app, raise_server_exceptions=False) as client:
         yield client

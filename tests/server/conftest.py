@@ -82,11 +82,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve(doc: GraphDocument, settings: ServerSettings) -> Iterator[str]:
-    app = create_app(doc, settings, registry=make_registry())
+def serve(doc: GraphDocument, settings: ServerSettings,
+          registry: NodeRegistry | None = None, **config: Any) -> Iterator[str]:
+    app = create_app(doc, settings, registry=registry or make_registry())
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           timeout_graceful_shutdown=2))
+                                           timeout_graceful_shutdown=2, **config))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

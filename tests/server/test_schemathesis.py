@@ -6,7 +6,8 @@ from hypothesis import HealthCheck, settings
 from modrag_studio.server import ServerSettings, create_app
 from tests.server.conftest import echo_graph, make_registry
 
-app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_body_bytes=50_000),
+app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_body_bytes=50_000,
+                                                allowed_hosts=["*"]),
                  registry=make_registry())
 schema = schemathesis.openapi.from_asgi("/openapi.json", app)
 

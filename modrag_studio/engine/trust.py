@@ -1,0 +1,194 @@
+"""What a graph file reaches outside itself: files it reads outside its folder and hosts it
+contacts that are not this machine. Like VS Code's workspace trust or Jupyter's notebook trust,
+a graph that is not the user's own is shown with this list before its first run; hosts are
+contacted only once approved (``$MODRAG_APPROVED_HOSTS`` or the approved-hosts file).
+
+Nothing here contacts a host or reads the files named; params are read as plain data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import ipaddress
+import json
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from modrag_studio.engine.document import GraphDocument, NodeSpec
+from modrag_studio.engine.registry import NodeRegistry
+
+INPUT_TYPE = "graph.input"
+APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
+_PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
+                         r"_(file|path|dir|folder)$")
+_HOST_PARAM = re.compile(r"^(host|base_url|url|endpoint|server)$")
+_PATH_INPUT = re.compile(r"(^|_)(path|file|folder|dir|corpus|source|root|dataset)($|_)")
+
+
+@dataclass
+class Reach:
+    """Files read outside the graph's folder and non-loopback hosts, each with its place."""
+
+    files: list[tuple[str, str]] = field(default_factory=list)  # (where, absolute path)
+    hosts: list[tuple[str, str]] = field(default_factory=list)  # (where, host)
+
+    @property
+    def empty(self) -> bool:
+        return not self.files and not self.hosts
+
+    def lines(self) -> list[str]:
+        return ([f"reads {path}  ({where})" for where, path in self.files]
+                + [f"contacts {host}  ({where})" for where, host in self.hosts])
+
+
+def is_loopback_host(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in ("localhost", "") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_of(value: str) -> str:
+    """The host name in ``value`` (``http://h:1234/x``, ``h:1234`` or ``h``), lower-case."""
+    value = value.strip()
+    if "://" not in value:
+        value = "//" + value
+    try:
+        return (urlsplit(value).hostname or "").lower()
+    except ValueError:
+        return value.lower()
+
+
+def _param_values(spec: NodeSpec, registry: NodeRegistry) -> dict[str, Any]:
+    """The node's params with defaults filled in (raw params when they do not validate)."""
+    if spec.type not in registry:
+        return dict(spec.params)
+    try:
+        return registry.get(spec.type).Params.model_validate(spec.params).model_dump(mode="json")
+    except Exception:
+        return dict(spec.params)
+
+
+def _walk(value: Any, name: str) -> Iterable[tuple[str, str]]:
+    """(param name, text) for every text in a param value, nested ones included."""
+    if isinstance(value, str):
+        yield name, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(item, str(key))
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item, name)
+
+
+def _resolve(value: str, base: Path) -> Path:
+    path = Path(os.path.expanduser(value))
+    return Path(os.path.realpath(path if path.is_absolute() else base / path))
+
+
+def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | None = None,
+          *, base: Path | None = None) -> Reach:
+    """What ``doc`` reads outside the folder of ``graph_path`` and which non-loopback hosts
+    it names. Relative paths resolve against ``base`` (the working folder by default), as
+    they do when the graph runs."""
+    folder = Path(os.path.realpath(Path(graph_path).parent)) if graph_path else None
+    base = base or Path.cwd()
+    found = Reach()
+    for spec in doc.nodes:
+        params = _param_values(spec, registry)
+        if spec.type == INPUT_TYPE:
+            name, default = str(params.get("name", "")), params.get("default")
+            if isinstance(default, str) and default and _PATH_INPUT.search(name):
+                _add_file(found, f"{spec.id} default of input '{name}'", default, base, folder)
+            continue
+        remote_backend = params.get("backend") not in ("persistent", "embedded")
+        for name, text in _walk(params, ""):
+            if not text.strip():
+                continue
+            where = f"{spec.id}.{name}"
+            if _HOST_PARAM.match(name) or text.startswith(("http://", "https://")):
+                host = host_of(text)
+                if host and remote_backend and not is_loopback_host(host):
+                    found.hosts.append((where, host))
+            elif _PATH_PARAM.search(name):
+                _add_file(found, where, text, base, folder)
+    return found
+
+
+def _add_file(found: Reach, where: str, value: str, base: Path, folder: Path | None) -> None:
+    resolved = _resolve(value, base)
+    if folder is None or (resolved != folder and folder not in resolved.parents):
+        found.files.append((where, str(resolved)))
+
+
+# approved hosts ------------------------------------------------------------------------------
+def config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "modrag"
+
+
+def approved_hosts() -> set[str]:
+    hosts = {h.strip().lower() for h in os.environ.get(APPROVED_ENV, "").split(",") if h.strip()}
+    with contextlib.suppress(OSError):
+        text = (config_dir() / "approved_hosts").read_text(encoding="utf-8")
+        hosts |= {line.strip().lower() for line in text.splitlines() if line.strip()}
+    return hosts
+
+
+def approve_host(host: str) -> None:
+    path = config_dir() / "approved_hosts"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(host.strip().lower() + "\n")
+
+
+def unapproved_hosts(spec: NodeSpec, registry: NodeRegistry) -> list[str]:
+    """Non-loopback hosts one node would contact that the user has not approved."""
+    single = GraphDocument(nodes=[spec])
+    approved = approved_hosts()
+    return sorted({h for _, h in reach(single, registry).hosts if h not in approved})
+
+
+# trusted graph files -------------------------------------------------------------------------
+def _trust_file() -> Path:
+    return config_dir() / "trusted_graphs.json"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def is_trusted(path: str | Path) -> bool:
+    """True for a graph file the user saved, ran or approved here, unchanged since."""
+    path = Path(os.path.realpath(path))
+    try:
+        record = json.loads(_trust_file().read_text(encoding="utf-8"))
+        return record.get(str(path)) == _digest(path)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def trust(path: str | Path) -> None:
+    """Remember ``path`` (with its current content) as the user's own."""
+    path = Path(os.path.realpath(path))
+    target = _trust_file()
+    try:
+        record = json.loads(target.read_text(encoding="utf-8"))
+        record = record if isinstance(record, dict) else {}
+    except (OSError, ValueError):
+        record = {}
+    with contextlib.suppress(OSError):
+        record[str(path)] = _digest(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1), encoding="utf-8")
+        os.replace(tmp, target)

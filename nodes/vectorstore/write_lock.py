@@ -1,0 +1,100 @@
+"""One writer per collection, across threads and processes.
+
+A persistent store is locked with ``flock`` on a file in the store folder
+(``.modrag-<collection>.lock``, holding the writer's PID); a Chroma server collection with a
+lock in this process only. The lock is held from reading the stored state to writing the
+collection metadata, so two synchronisations never interleave.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.engine.errors import NodeConfigError
+
+WAIT_S = float(os.environ.get("MODRAG_STORE_LOCK_WAIT", "120"))
+_thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
+_guard = threading.Lock()
+
+
+class CollectionLocked(NodeConfigError):
+    """Another writer kept the collection locked for longer than the wait."""
+
+
+def _thread_lock(key: tuple[Any, ...]) -> threading.Lock:
+    with _guard:
+        return _thread_locks.setdefault(key, threading.Lock())
+
+
+def lock_path(folder: Path, collection: str) -> Path:
+    return folder / f".modrag-{collection}.lock"
+
+
+def holder(path: Path) -> str:
+    try:
+        pid = path.read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return "another process"
+    return f"PID {pid}" if pid.isdigit() else "another process"
+
+
+@contextmanager
+def collection_lock(location: tuple[Any, ...], collection: str, *, wait_s: float | None = None,
+                    should_stop=lambda: False) -> Iterator[None]:
+    """Hold the collection's write lock; CollectionLocked after ``wait_s`` seconds."""
+    wait_s = WAIT_S if wait_s is None else wait_s
+    deadline = time.monotonic() + wait_s
+    local = _thread_lock((*location, collection))
+    while not local.acquire(timeout=0.05):
+        if should_stop():
+            raise NodeConfigError("cancelled while waiting for the collection's write lock")
+        if time.monotonic() > deadline:
+            raise CollectionLocked(f"collection '{collection}' is being written by another run "
+                                   f"in this process (waited {wait_s:g} s)")
+    try:
+        if location[0] != "chroma-persistent":
+            yield
+            return
+        with _file_lock(Path(location[1]), collection, deadline, wait_s, should_stop):
+            yield
+    finally:
+        local.release()
+
+
+@contextmanager
+def _file_lock(folder: Path, collection: str, deadline: float, wait_s: float,
+               should_stop) -> Iterator[None]:
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = lock_path(folder, collection)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if should_stop():
+                    raise NodeConfigError("cancelled while waiting for the collection's write "
+                                          "lock") from None
+                if time.monotonic() > deadline:
+                    raise CollectionLocked(
+                        f"collection '{collection}' in {folder} is locked by {holder(path)} "
+                        f"(waited {wait_s:g} s); let that run finish or stop it") from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

