@@ -1,9 +1,11 @@
 """Output parser: plain text or JSON (validated against a schema), citations checked.
 
-Citations are bracketed references: ``[doc_id]`` (a document or chunk id among the evidence)
-or ``[n]`` (the n-th evidence block, as the prompt builder numbers them). ``[a, b]`` and
-``[a; b]`` cite several. A numeric reference outside the evidence blocks, or an id not among
-the evidence, is an invalid citation.
+Citations are bracketed references: ``[doc_id]`` (a document or chunk id among the evidence,
+or its source file name) or ``[n]`` (the n-th evidence block, as the prompt builder numbers
+them). The forms small models write are accepted too: ``[1][2]``, ``[1, 2]``, ``[1-3]``,
+``[^1]``, ``[Evidence 1]``, full-width ``【1】`` / ``［1］``, and ``(1)`` / ``（1）`` when every
+number is an evidence block and it does not start a line (a numbered list). A numeric
+reference outside the evidence blocks, or an id not among the evidence, is invalid.
 """
 
 from __future__ import annotations
@@ -23,27 +25,61 @@ from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
 
-_BRACKET = re.compile(r"(?<!\[)\[([^\[\]\n]{1,120})\](?!\()")
-_REF_PREFIX = re.compile(r"^(?:doc(?:ument)?|source|chunk|ref|evidence)\s*[:#]?\s*",
-                         re.IGNORECASE)
+_BRACKET = re.compile(r"(?<!\[)\[([^\[\]\n]{1,120})\](?!\()|【([^【】\n]{1,120})】"
+                      r"|［([^［］\n]{1,120})］")
+_PAREN = re.compile(r"(?<![\w(（])[(（]\s*(\d{1,3}(?:\s*[,，;、]\s*\d{1,3})*)\s*[)）]")
+_REF_PREFIX = re.compile(r"^(?:\^|doc(?:ument)?|source|chunk|ref|evidence|block|证据|文档)"
+                         r"\s*[:#：]?\s*", re.IGNORECASE)
+_RANGE = re.compile(r"^(\d{1,3})\s*[-–~]\s*(\d{1,3})$")
+_SPLIT = re.compile(r"[,;，；、]|\band\b")
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 def extract_citations(text: str, evidence: list[ScoredChunk]) -> list[Citation]:
     """Every bracketed reference in ``text``, in order, checked against ``evidence``."""
     by_doc = {item.doc_id: item for item in reversed(evidence)}
+    for item in reversed(evidence):
+        source = Path(item.chunk.source or "").name
+        for name in filter(None, (source, source.rsplit(".", 1)[0])):
+            by_doc.setdefault(name, item)
     by_chunk = {item.chunk_id: item for item in evidence}
     citations: list[Citation] = []
     seen: set[str] = set()
-    for match in _BRACKET.finditer(text):
-        for part in re.split(r"[,;]|\band\b", match.group(1)):
-            ref = _REF_PREFIX.sub("", part.strip()).strip()
-            known = ref in by_doc or ref in by_chunk
-            if not ref or ref in seen or not (known or _looks_like_ref(ref)):
-                continue
-            seen.add(ref)
-            citations.append(_resolve(ref, evidence, by_doc, by_chunk))
+    for ref in _references(text, len(evidence)):
+        known = ref in by_doc or ref in by_chunk
+        if not ref or ref in seen or not (known or _looks_like_ref(ref)):
+            continue
+        seen.add(ref)
+        citations.append(_resolve(ref, evidence, by_doc, by_chunk))
     return citations
+
+
+def _references(text: str, blocks: int) -> list[str]:
+    """The references in ``text`` in reading order (bracket forms, then checked ``(n)``)."""
+    found: list[tuple[int, str]] = []
+    for match in _BRACKET.finditer(text):
+        inner = next(group for group in match.groups() if group is not None)
+        found.extend((match.start(), ref) for ref in _split_refs(inner))
+    for match in _PAREN.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if not text[line_start:match.start()].strip():
+            continue  # "(1) first step": a numbered list, not a citation
+        numbers = [n for n in _SPLIT.split(match.group(1)) if n.strip()]
+        if numbers and all(1 <= int(n) <= blocks for n in numbers):
+            found.extend((match.start(), n.strip()) for n in numbers)
+    return [ref for _, ref in sorted(found, key=lambda pair: pair[0])]
+
+
+def _split_refs(inner: str) -> list[str]:
+    refs: list[str] = []
+    for part in _SPLIT.split(inner):
+        ref = _REF_PREFIX.sub("", part.strip()).strip()
+        span = _RANGE.match(ref)
+        if span and int(span.group(1)) <= int(span.group(2)) <= int(span.group(1)) + 20:
+            refs.extend(str(n) for n in range(int(span.group(1)), int(span.group(2)) + 1))
+        elif ref:
+            refs.append(ref)
+    return refs
 
 
 def _looks_like_ref(ref: str) -> bool:

@@ -22,6 +22,8 @@ from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 CitationStyle = Literal["doc_id", "number"]
+Preset = Literal["rich", "small_model", "auto"]
+EvidenceFormat = Literal["header", "plain"]
 
 DEFAULT_SYSTEM = (
     "You answer questions using only the evidence given below the question. "
@@ -35,6 +37,17 @@ CITATION_INSTRUCTIONS = {
     "number": "After each statement, cite the evidence it comes from by its block number in "
               "square brackets, for example [1].",
 }
+REFUSAL = "The evidence does not say."
+SMALL_SYSTEM = (
+    "Answer the question using only the numbered evidence. After each sentence, write the "
+    "number of the evidence block it comes from in square brackets, like [1] or [2]. "
+    f"If the evidence does not answer the question, reply only: {REFUSAL} "
+    "Answer briefly, in the language of the question."
+)
+SMALL_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {question}"
+SMALL_FAMILIES = re.compile(
+    r"smollm|qwen|phi|gemma|llama-?3\.2|tinyllama|(?<![0-9.])(0\.[0-9]+|[1-4](\.[0-9])?)b\b",
+    re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 BUILTIN_VARIABLES = ("question", "evidence", "history", "citation_instruction", "original")
@@ -74,8 +87,34 @@ def evidence_label(item: ScoredChunk, number: int, style: CitationStyle) -> str:
     return f"[{number}]" if style == "number" else f"[{item.doc_id}]"
 
 
-def render_evidence(evidence: list[ScoredChunk], style: CitationStyle) -> str:
-    """Numbered blocks: a header with label, doc id, source, page and score, then the text."""
+def is_small_model(llm: LLMSpec | None) -> bool:
+    """Whether ``llm`` is a small local model (embedded, or a small family on a server)."""
+    if llm is None:
+        return False
+    return llm.backend == "embedded" or bool(SMALL_FAMILIES.search(llm.model))
+
+
+def resolve_preset(preset: Preset, llm: LLMSpec | None) -> Literal["rich", "small_model"]:
+    """``auto``: the small-model preset for small models, else the rich one."""
+    if preset == "auto":
+        return "small_model" if is_small_model(llm) else "rich"
+    return preset
+
+
+def render_plain(evidence: list[ScoredChunk]) -> str:
+    """``[n] text`` blocks: what small models cite best (no header line for them to copy)."""
+    if not evidence:
+        return "(no evidence was found)"
+    return "\n\n".join(f"[{number}] {item.chunk.text.strip()}"
+                        for number, item in enumerate(evidence, start=1))
+
+
+def render_evidence(evidence: list[ScoredChunk], style: CitationStyle,
+                    evidence_format: EvidenceFormat = "header") -> str:
+    """Numbered blocks: a header with label, doc id, source, page and score, then the text
+    (``plain``: just ``[n] text``)."""
+    if evidence_format == "plain":
+        return render_plain(evidence)
     if not evidence:
         return "(no evidence was found)"
     blocks = []
@@ -101,6 +140,11 @@ def render_history(history: list[ChatMessage]) -> str:
 
 class PromptParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    preset: Preset = Field(
+        "rich", description="rich: the template and system below, evidence headers with doc "
+        "id, source and score; small_model: plain [n] text evidence, [n] citations and a "
+        "fixed refusal sentence (small models copy headers and seldom refuse); auto: "
+        "small_model for embedded or small models on 'llm', else rich")
     template: str = Field(
         DEFAULT_TEMPLATE,
         description="User message template; variables {question}, {evidence}, {history}, "
@@ -172,6 +216,16 @@ class PromptBuilder(NodeType):
             feedback: Answer | None = None, llm: LLMSpec | None = None) -> dict[str, Any]:
         template = (_read_template(params.template_file) if params.template_file
                     else params.template)
+        preset = resolve_preset(params.preset, llm)
+        style: CitationStyle = params.citation_style
+        evidence_format: EvidenceFormat = "header"
+        system_text = params.system
+        if preset == "small_model":
+            style, evidence_format = "number", "plain"
+            if not params.template_file and template == DEFAULT_TEMPLATE:
+                template = SMALL_TEMPLATE
+            if system_text == DEFAULT_SYSTEM:
+                system_text = SMALL_SYSTEM
         where = "param 'template_file'" if params.template_file else "param 'template'"
         clash = sorted(set(params.variables) & set(BUILTIN_VARIABLES))
         if clash:
@@ -184,20 +238,20 @@ class PromptBuilder(NodeType):
                 dropped.append(item)
         turns = list(history or [])[-params.max_history_messages:] \
             if params.max_history_messages else []
-        inline_history = "{history}" in template or "{history}" in params.system
+        inline_history = "{history}" in template or "{history}" in system_text
 
         def build(items: list[ScoredChunk]) -> list[ChatMessage]:
             values = {
                 "question": query.text,
                 "original": query.original or query.text,
-                "evidence": render_evidence(items, params.citation_style),
+                "evidence": render_evidence(items, style, evidence_format),
                 "history": render_history(turns) if turns else "(no earlier messages)",
                 **params.variables,
             }
             example = items[0].doc_id if items else "doc_id"
-            values["citation_instruction"] = CITATION_INSTRUCTIONS[params.citation_style].format(
+            values["citation_instruction"] = CITATION_INSTRUCTIONS[style].format(
                 example=example)
-            system = render_template(params.system, values, where="param 'system'")
+            system = render_template(system_text, values, where="param 'system'")
             user = render_template(template, values, where=where)
             if feedback is not None:
                 user += "\n\n" + params.feedback_instruction.replace("{feedback}", feedback.text)
@@ -224,7 +278,7 @@ class PromptBuilder(NodeType):
                      f"budget of {budget} (param 'context_budget_tokens' or the model's context)")
         dropped_ids = [item.chunk_id for item in dropped]
         ctx.note(token_estimate=tokens, budget=budget, evidence_used=len(kept),
-                 dropped=dropped_ids, citation_style=params.citation_style,
+                 dropped=dropped_ids, citation_style=style, preset=preset,
                  history_messages=len(turns), feedback=feedback is not None)
         if dropped:
             ctx.note(dropped_reason="lowest-scored evidence dropped first to fit the budget")

@@ -1,4 +1,5 @@
-"""Registers the built-in chat backends: ``embedded`` (in-process model) and ``ollama``.
+"""Registers the built-in chat backends: ``embedded`` (in-process model), ``ollama`` and
+``openai`` (any OpenAI-compatible server).
 
 Importing this module is cheap: each backend imports its heavy libraries when first used.
 """
@@ -20,7 +21,13 @@ def _ollama() -> ChatBackend:
     return OllamaBackend()
 
 
-BUILTIN_BACKENDS = {"embedded": _embedded, "ollama": _ollama}
+def _openai() -> ChatBackend:
+    from modrag_nodes.llm.openai_backend import OpenAIBackend
+
+    return OpenAIBackend()
+
+
+BUILTIN_BACKENDS = {"embedded": _embedded, "ollama": _ollama, "openai": _openai}
 
 for _name, _factory in BUILTIN_BACKENDS.items():
     register_backend(_name, _factory)

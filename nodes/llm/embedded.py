@@ -4,7 +4,8 @@ The default model is SmolLM2-135M-Instruct, shipped as a GGUF file in the ``llm-
 package. transformers de-quantises a GGUF file on load (slow); the float copy is saved once
 under ``$MODRAG_MODEL_DIR`` (default ``<cache dir>/models``), keyed by the file's hash, so later
 processes load it quickly. Loaded models are kept in a process-wide cache shared by every node
-and run. When ``llama_cpp`` is importable it runs the GGUF file directly instead.
+and run. When ``xllamacpp`` is installed, GGUF files run on llama.cpp instead
+(``xllamacpp_runtime``: faster, a sixth of the memory); ``engine`` picks one explicitly.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,9 +54,13 @@ def packaged_gguf() -> Path:
 
 def resolve_model(name: str) -> Path:
     """The local file or folder for ``name``; fails fast for anything that needs a download."""
+    from modrag_nodes.llm import qwen_model
+
     cleaned = name.strip()
     if cleaned.lower().removesuffix(".gguf") in _DEFAULT_NAMES:
         return packaged_gguf()
+    if qwen_model.is_alias(cleaned):
+        return qwen_model.ensure_model()
     path = Path(cleaned).expanduser()
     if path.is_file() and path.suffix == ".gguf":
         return path
@@ -62,7 +68,8 @@ def resolve_model(name: str) -> Path:
         return path
     raise NodeConfigError(
         f"embedded LLM: model '{name}' is not available offline; use '' or '{DEFAULT_MODEL}' "
-        "(the packaged model), a local .gguf file or a local transformers model folder"
+        "(the packaged model), 'qwen2.5-coder-1.5b-instruct' (assembled from its packages), "
+        "a local .gguf file or a local transformers model folder"
     )
 
 
@@ -93,7 +100,7 @@ class LoadedModel:
     """A model ready to generate, with what it cost to load."""
 
     name: str
-    engine: str  # "transformers" or "llama_cpp"
+    engine: str  # "transformers"
     model: Any
     tokenizer: Any
     load_time_s: float
@@ -106,16 +113,13 @@ _MODELS: dict[str, LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def load_model(path: Path, engine: str = "auto") -> LoadedModel:
-    """Load (once per process) the model at ``path``."""
-    use_llama = engine == "llama_cpp" or (
-        engine == "auto" and path.suffix == ".gguf" and importlib.util.find_spec("llama_cpp")
-    )
-    key = f"{'llama_cpp' if use_llama else 'transformers'}:{path}"
+def load_model(path: Path) -> LoadedModel:
+    """Load (once per process) the model at ``path`` with transformers."""
+    key = f"transformers:{path}"
     with _MODELS_LOCK:
         if key not in _MODELS:
             start = time.perf_counter()
-            loaded = _load_llama_cpp(path) if use_llama else _load_transformers(path)
+            loaded = _load_transformers(path)
             loaded.load_time_s = time.perf_counter() - start
             log.info("embedded LLM %s loaded in %.1f s (%s)", path.name, loaded.load_time_s,
                      loaded.source)
@@ -124,7 +128,9 @@ def load_model(path: Path, engine: str = "auto") -> LoadedModel:
 
 
 def loaded_models() -> list[str]:
-    return sorted(_MODELS)
+    from modrag_nodes.llm.xllamacpp_runtime import loaded_engines
+
+    return sorted([*_MODELS, *loaded_engines()])
 
 
 def _load_transformers(path: Path) -> LoadedModel:
@@ -185,14 +191,6 @@ def _ready(name: str, model: Any, tok: Any, source: str) -> LoadedModel:
                        load_time_s=0.0, source=source)
 
 
-def _load_llama_cpp(path: Path) -> LoadedModel:
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(path), n_ctx=8192, verbose=False)
-    return LoadedModel(name=path.name.removesuffix(".gguf"), engine="llama_cpp", model=llm,
-                       tokenizer=None, load_time_s=0.0, source="gguf")
-
-
 class _Emitter:
     """Turns a growing token list into text deltas, holding back incomplete characters."""
 
@@ -214,22 +212,62 @@ class _Emitter:
                 self.on_token(delta)
 
 
+ENGINES = ("auto", "xllamacpp", "transformers")
+
+
+def pick_engine(path: Path, engine: str = "auto") -> str:
+    """``xllamacpp`` for GGUF files when it is installed (``auto``), else ``transformers``."""
+    if engine not in ENGINES:
+        raise NodeConfigError(f"param engine: '{engine}' is not one of {', '.join(ENGINES)}")
+    if engine == "auto":
+        from modrag_nodes.llm.xllamacpp_runtime import available
+
+        return "xllamacpp" if path.suffix == ".gguf" and available() else "transformers"
+    if engine == "xllamacpp" and path.suffix != ".gguf":
+        raise NodeConfigError(f"param engine: xllamacpp runs .gguf files only, not {path}")
+    return engine
+
+
 class EmbeddedBackend:
-    """``ChatBackend`` running a local model in-process."""
+    """``ChatBackend`` running a local model in-process (llama.cpp, else transformers)."""
 
     def chat(self, spec: LLMSpec, messages: list[ChatMessage], *,
              on_token: Callable[[str], None] | None, cancel: CancelToken) -> ChatResult:
         path = resolve_model(spec.model)
-        loaded = load_model(path, str(spec.extra.get("engine", "auto")))
+        if pick_engine(path, str(spec.extra.get("engine", "auto"))) == "xllamacpp":
+            from modrag_nodes.llm import xllamacpp_runtime as xrt
+
+            engine = xrt.load_engine(path, threads=int(spec.extra.get("threads", 0)),
+                                     context_length=spec.context_length)
+            load_time = None if engine.reported else engine.load_time_s
+            engine.reported = True
+            result = xrt.chat(engine, spec, messages, on_token=on_token, cancel=cancel)
+            result.load_time_s = load_time
+            return result
+        loaded = load_model(path)
         load_time = None if loaded.reported else loaded.load_time_s
         loaded.reported = True
-        with loaded.lock:
-            if loaded.engine == "llama_cpp":
-                result = _chat_llama_cpp(loaded, spec, messages, on_token, cancel)
-            else:
-                result = _chat_transformers(loaded, spec, messages, on_token, cancel)
+        threads = int(spec.extra.get("threads", 0))
+        with loaded.lock, _torch_threads(threads):
+            result = _chat_transformers(loaded, spec, messages, on_token, cancel)
         result.load_time_s = load_time
         return result
+
+
+@contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    """Run with ``threads`` torch threads (0: leave torch's setting alone)."""
+    if threads <= 0:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _chat_transformers(loaded: LoadedModel, spec: LLMSpec, messages: list[ChatMessage],
@@ -333,38 +371,3 @@ def _pick(logits: Any, temperature: float, top_p: float, generator: Any) -> int:
         keep = torch.cumsum(sorted_probs, dim=-1) - sorted_probs < top_p
         probs = torch.zeros_like(probs).scatter(0, order[keep], sorted_probs[keep])
     return int(torch.multinomial(probs, 1, generator=generator))
-
-
-def _chat_llama_cpp(loaded: LoadedModel, spec: LLMSpec, messages: list[ChatMessage],
-                    on_token: Callable[[str], None] | None,
-                    cancel: CancelToken) -> ChatResult:
-    start = time.perf_counter()
-    llm = loaded.model
-    chunks = llm.create_chat_completion(
-        messages=[m.model_dump() for m in messages], stream=True, max_tokens=spec.max_tokens,
-        temperature=spec.temperature, seed=spec.seed if spec.seed is not None else -1,
-    )
-    parts: list[str] = []
-    first_at, stopped = None, "stop"
-    for chunk in chunks:
-        if cancel.cancelled:
-            stopped = "cancelled"
-            break
-        choice = chunk["choices"][0]
-        piece = choice.get("delta", {}).get("content") or ""
-        if piece:
-            first_at = first_at or time.perf_counter()
-            parts.append(piece)
-            if on_token is not None:
-                on_token(piece)
-        if choice.get("finish_reason"):
-            stopped = "length" if choice["finish_reason"] == "length" else "stop"
-    text = "".join(parts)
-    prompt_text = "\n".join(m.content for m in messages)
-    return ChatResult(
-        text=text, model=f"embedded:{loaded.name}",
-        prompt_tokens=len(llm.tokenize(prompt_text.encode("utf-8"))),
-        completion_tokens=len(llm.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0,
-        time_to_first_token_s=None if first_at is None else first_at - start,
-        duration_s=time.perf_counter() - start, stopped=stopped,
-    )

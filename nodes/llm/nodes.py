@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec, backend_names, chat
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query
@@ -19,13 +19,34 @@ from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
 
+def known_backend(name: str) -> str:
+    """A registered chat backend's name (a typo such as 'olama' is refused, listing them)."""
+    known = backend_names()
+    if name not in known:
+        raise ValueError(f"unknown LLM backend '{name}' (available: {', '.join(known)})")
+    return name
+
+
+def _backend_choices(schema: dict[str, Any]) -> None:
+    schema["enum"] = backend_names()
+
+
 class ChatModelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: str = Field("embedded", description="'embedded' (in-process model) or 'ollama'")
+    backend: Annotated[str, AfterValidator(known_backend)] = Field(
+        "embedded", description="'embedded' (in-process model), 'ollama' or 'openai' "
+        "(an OpenAI-compatible server: LM Studio, llama.cpp server, vLLM, a hosted API)",
+        json_schema_extra=_backend_choices)
     model: str = Field("", description="Model name; empty = the backend's default "
-                       "(embedded: the packaged SmolLM2-135M-Instruct)")
-    host: str = Field("", description="Ollama host; empty = $OLLAMA_HOST or 127.0.0.1:11434")
+                       "(embedded: the packaged SmolLM2-135M-Instruct; "
+                       "'qwen2.5-coder-1.5b-instruct' for the stronger packaged model)")
+    host: str = Field("", description="Server: Ollama host (empty = $OLLAMA_HOST or "
+                      "127.0.0.1:11434) or OpenAI base URL (empty = $OPENAI_BASE_URL or "
+                      "http://127.0.0.1:8080/v1)")
+    api_key_env: str = Field("OPENAI_API_KEY", description="openai: environment variable "
+                             "holding the API key (the key itself is never saved in the graph)")
+    api_key_file: str = Field("", description="openai: read the API key from this file instead")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy (deterministic)")
     max_tokens: int = Field(256, ge=1, le=32768, description="Most tokens to generate")
     context_length: int = Field(2048, ge=128, le=262144, description="Context window (tokens)")
@@ -33,6 +54,11 @@ class ChatModelParams(BaseModel):
     timeout_s: float = Field(120.0, gt=0, le=3600, description="Request timeout (Ollama)")
     retries: int = Field(3, ge=0, le=10, description="Connection retries (Ollama)")
     system_prompt: str = Field("", description="System message used when the prompt has none")
+    engine: Literal["auto", "xllamacpp", "transformers"] = Field(
+        "auto", description="Embedded runtime: auto = llama.cpp (xllamacpp) for GGUF files "
+        "when installed, else transformers")
+    threads: int = Field(0, ge=0, le=256, description="Embedded: CPU threads for the model; "
+                         "0 = all cores up to 4")
     repetition_penalty: float = Field(
         1.15, ge=1.0, le=2.0,
         description="Above 1 discourages repeating tokens (1 = off); small models loop without it",
@@ -49,19 +75,32 @@ class ChatModel(NodeType):
 
     def health(self, params: ChatModelParams) -> str | None:
         if params.backend == "embedded":
-            from modrag_nodes.llm.embedded import DEFAULT_MODEL, resolve_model
+            from modrag_nodes.llm.health import embedded_health
 
-            name = params.model.strip() or DEFAULT_MODEL
-            return f"embedded model {name} at {resolve_model(params.model)}"
+            return embedded_health(params.model, params.engine, params.threads)
         if params.backend == "ollama":
             from modrag_nodes.llm.ollama_backend import check_model
 
             if not params.model.strip():
                 raise NodeConfigError("param model: empty; name the Ollama model to use")
             return check_model(params.host.strip() or None, params.model.strip())
-        if params.backend not in backend_names():
-            raise NodeConfigError(f"param backend: unknown LLM backend '{params.backend}'")
+        if params.backend == "openai":
+            from modrag_nodes.llm.openai_backend import check_model as check_openai
+
+            if not params.model.strip():
+                raise NodeConfigError("param model: empty; name the server's model to use")
+            return check_openai(params.host.strip() or None, params.model.strip(),
+                                key_env=params.api_key_env, key_file=params.api_key_file)
         return None
+
+    def param_choices(self, params: ChatModelParams, name: str) -> list[str] | None:
+        """Values to offer for param ``name`` (the model picker); None: free text only."""
+        if name != "model":
+            return None
+        from modrag_nodes.llm.pickers import chat_models
+
+        return chat_models(params.backend, params.host, key_env=params.api_key_env,
+                           key_file=params.api_key_file)
 
     def run(self, ctx: NodeContext, params: ChatModelParams) -> dict[str, Any]:
         known = backend_names()
@@ -75,10 +114,25 @@ class ChatModel(NodeType):
             temperature=params.temperature, max_tokens=params.max_tokens,
             context_length=params.context_length, seed=params.seed, timeout_s=params.timeout_s,
             retries=params.retries, system=params.system_prompt,
-            extra={"repetition_penalty": params.repetition_penalty}
-            if params.repetition_penalty != 1.0 else {},
+            extra=_extra(params),
         )
         return {"llm": spec}
+
+
+def _extra(params: ChatModelParams) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if params.repetition_penalty != 1.0:
+        extra["repetition_penalty"] = params.repetition_penalty
+    if params.backend == "openai":
+        extra["api_key_env"] = params.api_key_env
+        if params.api_key_file:
+            extra["api_key_file"] = params.api_key_file
+    if params.backend == "embedded":
+        if params.engine != "auto":
+            extra["engine"] = params.engine
+        if params.threads:
+            extra["threads"] = params.threads
+    return extra
 
 
 def note_result(ctx: NodeContext, result: ChatResult, spec: LLMSpec) -> None:

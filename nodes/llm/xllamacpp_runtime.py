@@ -1,0 +1,199 @@
+"""GGUF models on llama.cpp through ``xllamacpp`` (a prebuilt binding: no compiler needed).
+
+One ``xllamacpp.Server`` per (model file, thread count) per process, shared by every node and
+run; the server is thread-safe and uses the chat template stored in the GGUF file. Answers
+stream to a callback as OpenAI-style chunks; the callback returning True stops generation, so
+a cancelled run stops between two tokens. Token counts come from the server's ``usage``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modrag_nodes.llm.client import ChatResult, LLMSpec
+from modrag_studio.engine.datatypes import ChatMessage
+from modrag_studio.engine.errors import ModragError, NodeConfigError
+from modrag_studio.engine.node import CancelToken
+
+MIN_CONTEXT = 4096  # one engine serves every node; a smaller context_length still fits
+
+
+def available() -> bool:
+    """Whether ``xllamacpp`` is installed (checked without importing it)."""
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
+def default_threads() -> int:
+    """Threads for a model when the param is 0: all cores up to 4 (more rarely helps)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+@dataclass
+class Engine:
+    """A loaded llama.cpp server for one model file."""
+
+    path: Path
+    server: Any
+    n_ctx: int
+    threads: int
+    load_time_s: float
+    reported: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.path.name.removesuffix(".gguf")
+
+
+_ENGINES: dict[tuple[str, int], Engine] = {}
+_LOCK = threading.Lock()
+
+
+def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTEXT) -> Engine:
+    """The engine for ``path`` (loaded once per process; again only for a larger context)."""
+    count = threads if threads > 0 else default_threads()
+    key = (str(path), count)
+    with _LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None or engine.n_ctx < context_length:
+            engine = _load(path, count, max(MIN_CONTEXT, context_length))
+            _ENGINES[key] = engine
+        return engine
+
+
+def loaded_engines() -> list[str]:
+    return sorted(f"xllamacpp:{path}" for path, _ in _ENGINES)
+
+
+def _load(path: Path, threads: int, n_ctx: int) -> Engine:
+    try:
+        import xllamacpp as xlc
+    except ImportError as exc:
+        raise NodeConfigError(
+            "embedded LLM: engine 'xllamacpp' needs the package xllamacpp "
+            "(pip install xllamacpp==2026.10.11549) or set engine to 'transformers'"
+        ) from exc
+    params = xlc.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = n_ctx
+    params.n_parallel = 1
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.warmup = False
+    params.use_jinja = True  # the GGUF's own chat template, as transformers renders it
+    params.verbosity = -1  # llama.cpp logs every request at info level on stderr otherwise
+    start = time.perf_counter()
+    try:
+        server = xlc.Server(params)
+    except Exception as exc:
+        raise NodeConfigError(f"embedded LLM: llama.cpp could not load {path}: {exc}") from exc
+    return Engine(path=path, server=server, n_ctx=n_ctx, threads=threads,
+                  load_time_s=time.perf_counter() - start)
+
+
+class GenerationError(ModragError):
+    """llama.cpp answered with an error."""
+
+
+def request_for(spec: LLMSpec, messages: list[ChatMessage]) -> dict[str, Any]:
+    """The OpenAI-style request body llama.cpp's server understands."""
+    body: dict[str, Any] = {
+        "messages": [m.model_dump() for m in messages],
+        "max_tokens": spec.max_tokens,
+        "temperature": spec.temperature,
+        "seed": spec.seed if spec.seed is not None else int.from_bytes(os.urandom(4), "little"),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "cache_prompt": True,
+    }
+    if "repetition_penalty" in spec.extra:
+        body["repeat_penalty"] = float(spec.extra["repetition_penalty"])
+    if "top_p" in spec.extra:
+        body["top_p"] = float(spec.extra["top_p"])
+    return body
+
+
+def chat(engine: Engine, spec: LLMSpec, messages: list[ChatMessage], *,
+         on_token: Callable[[str], None] | None, cancel: CancelToken) -> ChatResult:
+    """One streamed chat completion; stops between tokens when ``cancel`` is set."""
+    state = _Stream(on_token, cancel)
+    start = time.perf_counter()
+    returned = engine.server.handle_chat_completions(request_for(spec, messages), state.take)
+    if state.failure is not None:
+        raise state.failure
+    error = state.error or (returned.get("error") if isinstance(returned, dict) else None)
+    if error:
+        raise _error_for(error, spec, engine)
+    usage = state.usage or {}
+    text = "".join(state.parts)
+    stopped = "cancelled" if state.cancelled else state.finish
+    return ChatResult(
+        text=text, model=f"embedded:{engine.name}",
+        prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        completion_tokens=int(usage.get("completion_tokens", state.pieces)),
+        time_to_first_token_s=None if state.first_at is None else state.first_at - start,
+        duration_s=time.perf_counter() - start, stopped=stopped,
+    )
+
+
+class _Stream:
+    """Collects streamed chunks; its ``take`` is the callback given to llama.cpp."""
+
+    def __init__(self, on_token: Callable[[str], None] | None, cancel: CancelToken) -> None:
+        self.on_token, self.cancel = on_token, cancel
+        self.parts: list[str] = []
+        self.pieces = 0
+        self.first_at: float | None = None
+        self.usage: dict[str, Any] | None = None
+        self.error: Any = None
+        self.finish = "stop"
+        self.cancelled = False
+        self.failure: BaseException | None = None
+
+    def take(self, chunk: Any) -> bool:
+        """Handle one chunk; True asks llama.cpp to stop generating."""
+        try:
+            return self._take(chunk)
+        except BaseException as exc:  # never let an exception cross into C++
+            self.failure = exc
+            return True
+
+    def _take(self, chunk: Any) -> bool:
+        if not isinstance(chunk, dict):
+            return self.cancel.cancelled
+        if "error" in chunk:
+            self.error = chunk["error"]
+            return True
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            piece = (choice.get("delta") or {}).get("content") or ""
+            if piece:
+                self.first_at = self.first_at or time.perf_counter()
+                self.parts.append(piece)
+                self.pieces += 1
+                if self.on_token is not None:
+                    self.on_token(piece)
+            if choice.get("finish_reason"):
+                self.finish = "length" if choice["finish_reason"] == "length" else "stop"
+        if self.cancel.cancelled and self.usage is None:
+            self.cancelled = True
+            return True
+        return False
+
+
+def _error_for(error: Any, spec: LLMSpec, engine: Engine) -> ModragError:
+    if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+        return NodeConfigError(
+            f"embedded LLM: the prompt has {error.get('n_prompt_tokens')} tokens but the "
+            f"context is {error.get('n_ctx')} (context_length is {spec.context_length}); "
+            "raise context_length or shorten the prompt"
+        )
+    message = error.get("message", error) if isinstance(error, dict) else error
+    return GenerationError(f"embedded LLM {engine.name} (llama.cpp) failed: {message}")
