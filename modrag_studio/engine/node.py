@@ -113,6 +113,8 @@ class NodeType:
     #: upstream values themselves instead of private copies.
     isolate_inputs: ClassVar[bool] = True
     routes: ClassVar[bool] = False
+    #: How output chunks relate to input chunks (an ``engine.lineage.EvidenceRole``).
+    evidence_role: ClassVar[Any] = None
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError

@@ -20,6 +20,7 @@ from modrag_nodes.generation.schema_check import schema_errors
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -83,6 +84,7 @@ class ParserParams(BaseModel):
 
 class AnswerParser(NodeType):
     type_id = "parse.answer"
+    evidence_role = EvidenceRole("cites", inputs=("answer", "prompt", "evidence"))
     title = "Output parser"
     category = "Generation"
     description = (

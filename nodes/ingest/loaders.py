@@ -24,6 +24,7 @@ from modrag_nodes.ingest.html_text import html_to_text
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Document
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -287,6 +288,7 @@ def _unique_ids(docs: list[Document], seen: set[str], rel: str,
 
 class LoadFiles(NodeType):
     type_id = "load.files"
+    evidence_role = EvidenceRole("source")
     version = 1
     category = "Loading"
     title = "Load files"
