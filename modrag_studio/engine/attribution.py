@@ -356,7 +356,8 @@ def _passes(ctx: _Context) -> NodeEvidence:
     found, count = ctx.find(ctx.out_values())
     before, _ = ctx.find(ctx.in_values())
     arrived = bool(before) or bool(ctx.upstream_reached)
-    if found and ctx.upstream_reached is False:
+    if found and ctx.upstream_reached is False and all(
+            isinstance(v, Answer) for v in ctx.out_values()):
         # an answer carries the evidence it was given; what counts is whether it was cited
         return _state(False, False, f"carried, not used ({_at(found, count)})", "not used",
                       found, count)

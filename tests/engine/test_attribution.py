@@ -261,7 +261,7 @@ EXPECTED_KINDS = {
     "rerank.flag": "reorders", "kg.centrality_rerank": "reorders", "grade.documents": "filters",
     "guard.evidence": "gate", "prompt.build": "prompt", "llm.generate": "passes",
     "answer.select": "passes", "graph.output": "passes", "check.support": "passes",
-    "parse.answer": "cites", "debug.passthrough": "passes",
+    "parse.answer": "cites", "debug.passthrough": "passes", "evidence.pin": "passes",
 }
 
 
