@@ -424,6 +424,10 @@ def _verdict(attribution: Attribution) -> str:
         reached = [n for n in nodes if n.reached]
         if not reached:
             return "The expected evidence appears at no node of this run."
+        cited = [n for n in reached if n.kind == "cites"]
+        if cited:
+            last = cited[-1]
+            return f"The expected evidence reaches the answer: {last.text} ({last.node_id})."
         last = reached[-1]
         return f"The expected evidence reaches {last.node_id}: {last.text}."
     before = _last_reached_before(nodes, loss)
@@ -449,7 +453,7 @@ _PLAIN = {
     "gate": "the evidence check ({node}) stopped before answering",
     "prompt": "the prompt ({node}) had no room left for it",
     "passes": "{node} did not pass it on",
-    "cites": "the model was given it but did not cite it",
+    "cites": "the model, given it in the prompt, did not cite it",
 }
 
 

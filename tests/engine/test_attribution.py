@@ -131,7 +131,7 @@ def test_every_node_on_the_path_says_where_the_evidence_is() -> None:
     assert texts["parse"] == "cited [d7]"
     assert "q" not in texts  # graph inputs declare nothing and show nothing
     assert result.first_loss is None
-    assert result.verdict == "The expected evidence reaches out: #1 of 3."
+    assert result.verdict == "The expected evidence reaches the answer: cited [d7] (parse)."
     assert "found by bm25 at position 2" in result.narration
     assert "cites it" in result.narration
 
