@@ -23,6 +23,7 @@ from modrag_studio.engine.topology import Topology
 
 Status = Literal["reached", "lost", "never_reached"]
 _INDEXED_MIN = 256  # values this long are indexed once and reused (evaluation loops)
+_RANKED_KINDS = ("retrieves", "merges", "reorders", "filters", "gate", "prompt")
 
 
 @dataclass(frozen=True)
@@ -436,9 +437,9 @@ def _verdict(attribution: Attribution) -> str:
 
 
 def _last_reached_before(nodes: list[NodeEvidence], loss: NodeEvidence) -> NodeEvidence | None:
-    earlier = nodes[: nodes.index(loss)]
-    ranked = [n for n in earlier if n.reached and n.kind not in ("source", "splits", "indexes")]
-    pool = ranked or [n for n in earlier if n.reached]
+    earlier = [n for n in nodes[: nodes.index(loss)] if n.reached]
+    ranked = [n for n in earlier if n.kind in _RANKED_KINDS]
+    pool = ranked or earlier
     return pool[-1] if pool else None
 
 
