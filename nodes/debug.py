@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -62,6 +63,7 @@ class Upper(NodeType):
 
 class PassThrough(NodeType):
     type_id = "debug.passthrough"
+    evidence_role = EvidenceRole("passes")
     title = "Pass through"
     category = "Debug"
     description = "Outputs its input unchanged (a no-op, useful to tap a wire)."

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -53,6 +54,7 @@ class GraphOutputParams(BaseModel):
 class GraphOutput(NodeType):
     type_id = "graph.output"
     graph_role = "output"
+    evidence_role = EvidenceRole("passes")
     title = "Graph output"
     category = "Graph"
     description = "Collects a value as a named result of the run."

@@ -8,6 +8,12 @@ import sys
 from pathlib import Path
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.attribution_cli import (
+    EvalAttribution,
+    add_attribute_option,
+    add_to_report,
+    format_funnel,
+)
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 
 SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
@@ -31,6 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
+    add_attribute_option(ev)
     ev.set_defaults(func=run_eval)
 
 
@@ -56,18 +63,22 @@ def run_eval(args: argparse.Namespace) -> int:
                 print(f"\r{done}/{total} queries", end="" if done < total else "\n",
                       file=sys.stderr, flush=True)
 
+        funnel = (EvalAttribution(doc, dataset.qrels, [o.partition(".")[0] for o in args.output])
+                  if args.attribute else None)
         report = evaluate_graph(doc, dataset, args.output, executor=executor, hit_k=args.k,
                                 limit=args.limit, query_input=args.query_input,
                                 corpus_input=args.corpus_input, extra_inputs=extra,
-                                on_progress=progress)
+                                on_progress=progress, on_result=funnel and funnel.add)
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     data = report.to_dict()
+    if funnel is not None:
+        add_to_report(data, funnel)
     if args.report:
         Path(args.report).write_text(json.dumps(data, indent=2), encoding="utf-8")
     if args.json:
-        summary = {k: v for k, v in data.items() if k != "per_query"}
+        summary = {k: v for k, v in data.items() if k not in ("per_query", "first_loss")}
         print(json.dumps(summary, indent=2))
     else:
         names = [*SHOWN, f"hit@{args.k}"]
@@ -76,6 +87,8 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"{'output':<28}" + "".join(f"{n:>11}" for n in names))
         for spec, values in report.outputs.items():
             print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>11.4f}" for n in names))
+        if funnel is not None:
+            print(format_funnel(data["attribution"]))
     if report.failures:
         print(f"{len(report.failures)} query runs failed; first: {report.failures[0]}",
               file=sys.stderr)

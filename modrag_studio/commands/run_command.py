@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.attribution_cli import (
+    add_expect_option,
+    expected_from_args,
+    run_evidence,
+)
 from modrag_studio.commands.common import load_with_overrides, parse_pairs
 from modrag_studio.engine.formatting import failure
 from modrag_studio.engine.hooks import RunHook
@@ -36,6 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     run.add_argument("--allow-delete", action="store_true",
                      help="let a store synchronisation delete more than its set share")
+    add_expect_option(run)
     run.set_defaults(func=run_graph)
 
 
@@ -109,6 +115,7 @@ def run_graph(args: argparse.Namespace) -> int:
     try:
         inputs = {name: absolute_if_exists(value)  # shell paths mean the working directory
                   for name, value in parse_pairs(args.input, "--input").items()}
+        expected = expected_from_args(args.expect)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -128,15 +135,21 @@ def run_graph(args: argparse.Namespace) -> int:
     except ModragError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    evidence = run_evidence(result, doc, expected) if expected else None
     if args.json:
-        print(json.dumps({"status": result.status, "outputs": to_jsonable(result.outputs)},
-                         indent=2, ensure_ascii=False))
+        payload = {"status": result.status, "outputs": to_jsonable(result.outputs)}
+        if evidence is not None:
+            payload["evidence"] = evidence.to_dict()
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
         if not args.quiet:
             print(format_trace_table(result.trace), file=sys.stderr)
         for name, value in result.outputs.items():
             print(f"== {name} ==")
             print(render_output(value))
+        if evidence is not None:
+            print("== evidence ==")
+            print(evidence.table())
     for visit in result.trace.visits:
         if visit.status == "failed" and visit.error is not None:
             print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: {failure(visit)}",

@@ -116,6 +116,8 @@ class NodeType:
     #: "input" / "output" for the nodes that declare a graph's named inputs and outputs
     #: (read through ``engine.graph_io``, never by type id).
     graph_role: ClassVar[Literal["input", "output"] | None] = None
+    #: How output chunks relate to input chunks (an ``engine.lineage.EvidenceRole``).
+    evidence_role: ClassVar[Any] = None
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError

@@ -93,8 +93,12 @@ def evaluate_graph(
     extra_inputs: dict[str, str] | None = None,
     cancel: CancelToken | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    on_result: Callable[[str, Any], None] | None = None,
 ) -> EvalReport:
-    """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk)."""
+    """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk).
+
+    ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution).
+    """
     targets = [_parse_output(spec, doc) for spec in outputs]
     if not targets:
         raise EvalError("give at least one --output node_id.port to score")
@@ -114,7 +118,7 @@ def evaluate_graph(
             if cancel is not None and cancel.cancelled:
                 break
             _run_query(report, scored, outputs, targets, executor, doc, dataset, query_id,
-                       query_name, corpus_name, extra_inputs, cancel, hit_k)
+                       query_name, corpus_name, extra_inputs, cancel, hit_k, on_result)
             if not frozen:
                 # The first query loaded or built the indexes: keep the garbage collector
                 # from walking them again after every few queries.
@@ -139,13 +143,15 @@ def _run_query(report: EvalReport, scored: dict[str, list[QueryMetrics]], output
                targets: list[tuple[str, str]], executor: Executor, doc: GraphDocument,
                dataset: BeirDataset, query_id: str, query_name: str, corpus_name: str | None,
                extra_inputs: dict[str, str] | None, cancel: CancelToken | None,
-               hit_k: int) -> None:
+               hit_k: int, on_result: Callable[[str, Any], None] | None = None) -> None:
     """Run the graph for one query and score each output."""
     inputs = dict(extra_inputs or {})
     inputs[query_name] = dataset.queries[query_id]
     if corpus_name is not None:
         inputs.setdefault(corpus_name, str(dataset.corpus_path.resolve()))
     result = executor.run(doc, inputs, cancel=cancel)
+    if on_result is not None:
+        on_result(query_id, result)
     for spec, (node_id, port) in zip(outputs, targets, strict=True):
         try:
             ranked = result.output_of(node_id, port)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
@@ -64,6 +64,8 @@ def find_document(result: RunResult | None, doc_id: str) -> Document | None:
 
 class Inspector(QDockWidget):
     """Click a node to see everything about its last (or any) visit in the current run."""
+
+    table_shown = Signal(object)  # a chunk or score RecordTable was just filled
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Inspector", parent)
@@ -189,6 +191,7 @@ class Inspector(QDockWidget):
                     lambda cite, answer=value: self.open_citation(cite, answer.evidence))
             elif isinstance(view, RecordTable) and view.kind in ("chunks", "scores"):
                 view.row_activated.connect(self._open_row)
+                self.table_shown.emit(view)  # lets the evidence debugger add row actions
             tabs.addTab(view, port)
 
     def _open_row(self, row: Any) -> None:

@@ -26,6 +26,7 @@ from modrag_studio.ui import exports, files
 from modrag_studio.ui.cache_status import install_cache_status
 from modrag_studio.ui.canvas_adapter import CanvasAdapter
 from modrag_studio.ui.canvas_items import GroupItem, LayoutItem, NoteItem
+from modrag_studio.ui.evidence_debugger import install_evidence_debugger
 from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.problems.refresh()
         self._update_title()
         self._install_run_features()
+        install_evidence_debugger(self)
         install_preflight(self)
         install_cache_status(self)
         install_trust_prompt(self)

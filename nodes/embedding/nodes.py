@@ -11,6 +11,7 @@ from modrag_nodes.embedding.contracts import EmbeddedChunks
 from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -101,6 +102,7 @@ class EmbedChunksParams(BaseModel):
 
 class EmbedChunks(NodeType):
     type_id = "embed.chunks"
+    evidence_role = EvidenceRole("indexes", inputs=("chunks",))
     title = "Embed chunks"
     category = "Embedding"
     description = "Embeds chunk texts in batches (progress shown, cancellable between batches)."

@@ -10,6 +10,7 @@ from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_graded_lines
 from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.datatypes import Query, ScoredChunk
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -31,6 +32,7 @@ class GraderParams(BaseModel):
 
 class DocumentGrader(SamplingAware, NodeType):
     type_id = "grade.documents"
+    evidence_role = EvidenceRole("filters", outputs=("kept",), dropped_port="dropped")
     title = "Document grader"
     category = "Checks"
     description = (

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_studio.engine.datatypes import Answer, Query, ScoredChunk
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -52,6 +53,7 @@ class GuardParams(BaseModel):
 
 class EvidenceGuard(NodeType):
     type_id = "guard.evidence"
+    evidence_role = EvidenceRole("gate", outputs=("evidence",), stop_port="fallback")
     title = "Evidence guard"
     category = "Checks"
     description = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,7 @@ from modrag_nodes.generation.schema_check import schema_errors
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
@@ -119,6 +121,7 @@ class ParserParams(BaseModel):
 
 class AnswerParser(NodeType):
     type_id = "parse.answer"
+    evidence_role = EvidenceRole("cites", inputs=("answer", "prompt", "evidence"))
     title = "Output parser"
     category = "Generation"
     description = (

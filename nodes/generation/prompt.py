@@ -17,6 +17,7 @@ from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
@@ -183,6 +184,7 @@ class PromptParams(BaseModel):
 
 class PromptBuilder(NodeType):
     type_id = "prompt.build"
+    evidence_role = EvidenceRole("prompt", inputs=("evidence",))
     title = "Prompt builder"
     category = "Generation"
     description = (

@@ -19,6 +19,7 @@ from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.datatypes import Answer, Query, ScoredChunk
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -46,6 +47,7 @@ class CheckParams(BaseModel):
 
 class SupportCheck(SamplingAware, NodeType):
     type_id = "check.support"
+    evidence_role = EvidenceRole("passes", inputs=("answer",))
     title = "Self-check"
     category = "Checks"
     description = (
@@ -126,6 +128,7 @@ class FallbackAnswer(NodeType):
 
 class SelectAnswer(NodeType):
     type_id = "answer.select"
+    evidence_role = EvidenceRole("passes")
     title = "Select answer"
     category = "Checks"
     description = "Merges branches: outputs the primary answer if it arrived, else the fallback."

@@ -27,6 +27,7 @@ from modrag_studio.engine.cache import stable_hash
 from modrag_studio.engine.cancel_scope import cancel_scope, check_cancelled, is_cancelled
 from modrag_studio.engine.datatypes import Document
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path as graph_path
 from modrag_studio.engine.ports import InputPort, OutputPort
@@ -381,6 +382,7 @@ def _unique_ids(docs: list[Document], seen: set[str], rel: str,
 
 class LoadFiles(NodeType):
     type_id = "load.files"
+    evidence_role = EvidenceRole("source")
     version = 1
     category = "Loading"
     title = "Load files"

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.ingest.spans import Span, make_chunks, recursive_spans, sentence_spans
 from modrag_studio.engine.datatypes import Chunk, Document
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -133,6 +134,7 @@ class SemanticParams(BaseModel):
 
 class SemanticSplitter(NodeType):
     type_id = "split.semantic"
+    evidence_role = EvidenceRole("splits", inputs=("documents",))
     category = "Chunking"
     title = "Semantic splitter"
     description = ("Cuts where the embeddings of consecutive sentences diverge (default "

@@ -26,6 +26,7 @@ from modrag_nodes.ingest.contracts import (
 )
 from modrag_nodes.ingest.splitters import split_with
 from modrag_studio.engine.datatypes import Chunk, Document
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -140,6 +141,7 @@ def smart_ingest(documents: list[Document], params: SmartParams,
 
 class SmartIngest(NodeType):
     type_id = "ingest.smart"
+    evidence_role = EvidenceRole("splits", outputs=("chunks",))
     category = "Chunking"
     title = "Smart ingest"
     description = ("Analyses each document (headings, lists, tables, code, paragraphs), picks "
@@ -193,6 +195,7 @@ class AnalyzeDocuments(NodeType):
 
 class SplitByPlan(NodeType):
     type_id = "ingest.split"
+    evidence_role = EvidenceRole("splits", inputs=("documents",), outputs=("chunks",))
     category = "Chunking"
     title = "Split by plan"
     description = "Splits documents with the strategy and chunk size of an ingest plan."

@@ -20,6 +20,7 @@ from modrag_nodes.ingest.spans import (
     sentence_spans,
 )
 from modrag_studio.engine.datatypes import Chunk, Document
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -129,6 +130,7 @@ class SizeParams(BaseModel):
 
 
 class _Splitter(NodeType):
+    evidence_role = EvidenceRole("splits")
     category = "Chunking"
     inputs = (InputPort("documents", list[Document], description="Documents to split"),)
     outputs = (OutputPort("chunks", list[Chunk], "Chunks with offsets into their document"),)

@@ -16,6 +16,7 @@ from modrag_nodes.kg.linking import store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -96,6 +97,7 @@ class CentralityParams(BaseModel):
 
 class CentralityRerank(NodeType):
     type_id = "kg.centrality_rerank"
+    evidence_role = EvidenceRole("reorders", top_param="top_k", inputs=("chunks",))
     title = "Centrality rerank"
     category = "Knowledge graph"
     description = ("Reorders chunks by blending their score with the PageRank or degree of "

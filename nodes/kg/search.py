@@ -31,6 +31,7 @@ from modrag_nodes.kg.linking import link_entities, store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
 from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -204,6 +205,7 @@ def search(store: KGStore, question: str, links: EntityLinks | None, params: Sea
 
 class GraphSearch(NodeType):
     type_id = "kg.search"
+    evidence_role = EvidenceRole("retrieves", top_param="top_k", outputs=("chunks",))
     title = "Graph search"
     category = "Knowledge graph"
     description = ("Walks the graph from the question's linked nodes (hop limit, neighbour "

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from modrag_nodes.llm.client import ChatResult, LLMSpec, backend_names, chat
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -162,6 +163,7 @@ class GenerateParams(BaseModel):
 
 class Generate(NodeType):
     type_id = "llm.generate"
+    evidence_role = EvidenceRole("passes", inputs=("prompt",))
     title = "Generate"
     category = "Generation"
     description = ("Sends the prompt to the chat model and returns the answer with the evidence "

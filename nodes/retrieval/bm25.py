@@ -30,6 +30,7 @@ from modrag_nodes.retrieval.ranking import retriever_id, top_indices, with_ranks
 from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
 from modrag_studio.engine.datatypes import Chunk, Contract, Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -217,6 +218,7 @@ class BM25IndexParams(BaseModel):
 
 class BM25IndexNode(NodeType):
     type_id = "bm25.index"
+    evidence_role = EvidenceRole("indexes")
     title = "BM25 index"
     category = "Indexing"
     description = ("Tokenizes chunks and fits a BM25 index (rank-bm25 or a fast sparse "
@@ -262,6 +264,7 @@ class BM25RetrieveParams(BaseModel):
 
 class BM25Retrieve(NodeType):
     type_id = "retrieve.bm25"
+    evidence_role = EvidenceRole("retrieves", top_param="top_k")
     title = "BM25 retriever"
     category = "Retrieval"
     description = "Ranks the indexed chunks by BM25 score for a query (and its variants)."

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -156,6 +157,7 @@ class RRFParams(_FusionParams):
 
 class RRFNode(NodeType):
     type_id = "fuse.rrf"
+    evidence_role = EvidenceRole("merges", top_param="top_k")
     title = "Reciprocal rank fusion"
     category = "Fusion & rerank"
     description = ("Merges rankings by sum of weight / (k + rank); de-duplicates chunks and "
@@ -182,6 +184,7 @@ class ConvexParams(_FusionParams):
 
 class ConvexNode(NodeType):
     type_id = "fuse.convex"
+    evidence_role = EvidenceRole("merges", top_param="top_k")
     title = "Convex score fusion"
     category = "Fusion & rerank"
     description = ("Merges rankings by a weighted sum of normalised scores; distances are "

@@ -28,6 +28,7 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_studio.engine.datatypes import Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -259,6 +260,7 @@ class CrossEncoderParams(_RerankParams):
 
 class CrossEncoderRerank(_Reranker):
     type_id = "rerank.cross_encoder"
+    evidence_role = EvidenceRole("reorders", top_param="top_n")
     title = "Cross-encoder reranker"
     description = ("Rescores candidates with a sentence-transformers CrossEncoder (e.g. "
                    "BAAI/bge-reranker-v2-m3); passes the input order through on failure.")
@@ -292,6 +294,7 @@ class FlagParams(_RerankParams):
 
 class FlagRerank(_Reranker):
     type_id = "rerank.flag"
+    evidence_role = EvidenceRole("reorders", top_param="top_n")
     title = "FlagEmbedding reranker"
     description = ("Rescores candidates with FlagEmbedding's FlagReranker (optional 'flag' "
                    "extra); passes the input order through on failure.")
@@ -321,6 +324,7 @@ class EmbeddingRerankParams(_RerankParams):
 
 class EmbeddingRerank(_Reranker):
     type_id = "rerank.embedding"
+    evidence_role = EvidenceRole("reorders", top_param="top_n")
     title = "Embedding reranker"
     description = ("Rescores candidates by cosine similarity between query and chunk "
                    "embeddings (offline with the packaged embedder).")

@@ -11,6 +11,7 @@ from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_studio.engine.datatypes import Query, ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -22,6 +23,7 @@ class VectorRetrieveParams(BaseModel):
 
 class VectorRetrieve(NodeType):
     type_id = "retrieve.vector"
+    evidence_role = EvidenceRole("retrieves", top_param="top_k")
     title = "Vector retriever"
     category = "Retrieval"
     description = (

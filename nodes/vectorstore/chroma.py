@@ -27,6 +27,7 @@ from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.write_lock import collection_lock
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path, work_home
 from modrag_studio.engine.ports import InputPort, OutputPort
@@ -86,6 +87,7 @@ def location(params: ChromaParams, work_dir: Path | None = None) -> tuple[Any, .
 
 class ChromaStore(NodeType):
     type_id = "store.chroma"
+    evidence_role = EvidenceRole("indexes", inputs=("chunks",))
     title = "Chroma vector store"
     category = "Retrieval"
     description = (

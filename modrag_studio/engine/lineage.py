@@ -1,0 +1,134 @@
+"""Evidence roles: how a node type's output chunks relate to its input chunks.
+
+A node type declares one ``evidence_role`` (a class attribute) and the evidence debugger
+(``engine.attribution``) follows the expected evidence through the run with it; a node type
+that declares nothing is not shown. The kinds:
+
+- ``source``: makes documents (loaders). ``splits``: documents in, chunks out (splitters).
+- ``indexes``: chunks in, an index out (BM25, vector stores): what came in is indexed.
+- ``retrieves``: searches an index and returns a ranking cut at ``top_param``.
+- ``merges``: several rankings in, one out (fusion); ``ScoredChunk.sources`` keeps the ranks.
+- ``reorders``: one ranking in, the same chunks re-scored and cut at ``top_param`` (rerankers).
+- ``filters``: keeps a subset in order; ``dropped_port`` names where rejected chunks go (graders).
+- ``gate``: passes the evidence on or fires ``stop_port`` instead (guards).
+- ``prompt``: builds a ``Prompt`` whose evidence blocks are numbered; ``Prompt.dropped``
+  lists what the token budget squeezed out.
+- ``passes``: carries its input on unchanged (answer selection, outputs, generation).
+- ``cites``: an ``Answer`` whose citations say which evidence was used (output parsers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.evidence import iter_chunks
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.document import GraphDocument
+    from modrag_studio.engine.executor import RunResult
+    from modrag_studio.engine.node import NodeType
+    from modrag_studio.engine.registry import NodeRegistry
+
+RoleKind = Literal["source", "splits", "indexes", "retrieves", "merges", "reorders", "filters",
+                   "gate", "prompt", "passes", "cites"]
+ROLE_KINDS: tuple[str, ...] = RoleKind.__args__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class EvidenceRole:
+    """How one node type's output chunks relate to its input chunks.
+
+    ``inputs`` / ``outputs`` name the ports that carry evidence (empty: all of them);
+    ``top_param`` is the param that cuts the output ranking (``top_k``, ``top_n``).
+    """
+
+    kind: RoleKind
+    top_param: str | None = None
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    dropped_port: str | None = None
+    stop_port: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROLE_KINDS:
+            raise ValueError(
+                f"evidence role kind {self.kind!r}: use one of {', '.join(ROLE_KINDS)}")
+
+    def in_ports(self, node_type: type[NodeType]) -> list[str]:
+        return list(self.inputs) or [p.name for p in node_type.inputs]
+
+    def out_ports(self, node_type: type[NodeType]) -> list[str]:
+        return list(self.outputs) or [p.name for p in node_type.outputs]
+
+
+def role_of(node_type: type[Any]) -> EvidenceRole | None:
+    """The evidence role a node type declares (None: it declares nothing)."""
+    role = getattr(node_type, "evidence_role", None)
+    return role if isinstance(role, EvidenceRole) else None
+
+
+@dataclass(frozen=True)
+class Appearance:
+    """A chunk seen in one node's output: the port, 1-based position and the rank it carries."""
+
+    node_id: str
+    port: str
+    position: int
+    rank: int
+    count: int
+
+    def describe(self) -> str:
+        return f"#{self.position} of {self.count}"
+
+
+def last_outputs(result: RunResult) -> dict[str, dict[str, Any]]:
+    """Each node's outputs of its last visit."""
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+    for (node_id, iteration), values in result.node_outputs.items():
+        if node_id not in latest or iteration >= latest[node_id][0]:
+            latest[node_id] = (iteration, values)
+    return {node_id: values for node_id, (_, values) in latest.items()}
+
+
+def last_inputs(result: RunResult) -> dict[str, dict[str, Any]]:
+    """Each node's inputs of its last visit."""
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+    for (node_id, iteration), values in result.node_inputs.items():
+        if node_id not in latest or iteration >= latest[node_id][0]:
+            latest[node_id] = (iteration, values)
+    return {node_id: values for node_id, (_, values) in latest.items()}
+
+
+def chunk_lineage(result: RunResult, doc: GraphDocument, chunk_id: str,
+                  registry: NodeRegistry | None = None) -> list[Appearance]:
+    """Every declared node whose output holds ``chunk_id``, with its position there."""
+    from modrag_studio.engine.registry import default_registry
+
+    registry = registry or default_registry()
+    found: list[Appearance] = []
+    outputs = last_outputs(result)
+    for node in doc.nodes:
+        if node.type not in registry or node.id not in outputs:
+            continue
+        node_type = registry.get(node.type)
+        role = role_of(node_type)
+        if role is None or role.kind == "indexes":
+            continue
+        for port in role.out_ports(node_type):
+            value = outputs[node.id].get(port)
+            entries = list(_chunks(value))
+            for position, (chunk, scored) in enumerate(entries, start=1):
+                if chunk.chunk_id == chunk_id:
+                    rank = scored.rank if scored is not None and scored.rank else position
+                    found.append(Appearance(node.id, port, position, rank, len(entries)))
+                    break
+    return found
+
+
+def _chunks(value: Any) -> Iterator[tuple[Chunk, ScoredChunk | None]]:
+    if value is None:
+        return iter(())
+    return iter_chunks(value)

@@ -1,0 +1,111 @@
+"""The evidence debugger in the window: badges, first-loss outline, lineage, forced prompt."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from modrag_nodes import register_builtin_nodes
+from modrag_nodes.llm.client import register_backend, unregister_backend
+from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.document import from_json_dict
+from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.ui.evidence_debugger import parse_specs
+from modrag_studio.ui.main_window import MainWindow
+from tests.generation.conftest import ScriptedBackend
+from tests.generation.test_counterfactual import DOCS, _graph, _reply
+
+pytestmark = pytest.mark.ui
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    backend = ScriptedBackend()
+    backend.respond_with(_reply)
+    register_backend("test-fake", lambda: backend)
+    monkeypatch.setenv("MODRAG_CACHE_DIR", str(tmp_path / "cache"))
+    for name, text in DOCS.items():
+        (tmp_path / name).write_text(text)
+    registry = NodeRegistry()
+    register_builtin_nodes(registry)
+    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
+    win = MainWindow(registry, settings=settings, offer_restore=False)
+    win.editor.reset(from_json_dict(_graph()))
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    win.run_features.run_bar.set_value("question", "press pump checked") \
+        if hasattr(win.run_features.run_bar, "set_value") else None
+    yield win, tmp_path
+    win.run_features.controller.shutdown()
+    unregister_backend("test-fake")
+
+
+def _run(qtbot, win, tmp_path) -> None:
+    features = win.run_features
+    controller = features.controller
+    assert controller.run(features.document(), {"question": "press pump checked",
+                                                "corpus": str(tmp_path)})
+    qtbot.waitUntil(lambda: not controller.busy and controller.last_result is not None,
+                    timeout=20_000)
+
+
+def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
+    win, tmp_path = window
+    debugger = win.evidence_debugger
+    debugger.set_expected("text:500 operating hours")
+    _run(qtbot, win, tmp_path)
+    qtbot.waitUntil(lambda: debugger.attribution is not None, timeout=5000)
+    found = debugger.attribution
+    assert found.first_loss == "bm25"
+    assert debugger.badges["bm25"].text == "retrieves: not retrieved"
+    assert debugger.badges["split"].text.startswith("splits: in chunk pump.md")
+    assert debugger.outline is not None and debugger.outline.parentItem() is \
+        win.canvas.node_item("bm25")
+    assert win.statusBar().currentMessage().startswith("Lost at bm25: ")
+    table = debugger.dock.table
+    rows = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
+    assert rows["bm25"] == "first loss" and rows["split"] == "reached"
+    assert "prompt" not in debugger.badges or debugger.badges["prompt"].text.endswith(
+        "not in the prompt")
+    assert "search (bm25) did not find it" in debugger.narration()
+
+
+def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
+    win, tmp_path = window
+    debugger = win.evidence_debugger
+    _run(qtbot, win, tmp_path)
+    assert debugger.attribution is None  # nothing declared: nothing drawn
+    retrieved = win.run_features.controller.last_result.output_of("bm25", "results")[0]
+    menu = debugger.row_menu(retrieved.chunk)
+    assert [a.text() for a in menu.actions()] == ["Mark as expected evidence",
+                                                  "Show where this chunk appears"]
+    menu.actions()[0].trigger()
+    assert debugger.dock.specs.text() == f"chunk:{retrieved.chunk_id}"
+    assert debugger.attribution is not None
+    assert debugger.attribution.first_loss == "parse"  # in the prompt, never cited
+    assert debugger.badges["parse"].text == "cites: not cited"
+    seen = debugger.show_lineage(retrieved.chunk_id)
+    assert {(a.node_id, a.position) for a in seen} >= {("bm25", 1), ("split", 1)} or \
+        {a.node_id for a in seen} >= {"bm25", "split", "prompt"}
+    assert debugger.badges["bm25"].text == f"{retrieved.chunk_id} #1 of 1"
+    assert win.statusBar().currentMessage().startswith(retrieved.chunk_id)
+
+
+def test_force_into_prompt_shows_both_answers(qtbot, window) -> None:
+    win, tmp_path = window
+    debugger = win.evidence_debugger
+    debugger.set_expected(["text:500 operating hours"])
+    _run(qtbot, win, tmp_path)
+    assert debugger.force()
+    qtbot.waitUntil(lambda: debugger.counterfactual is not None, timeout=20_000)
+    assert "The documents do not say." in debugger.dock.first_answer.toPlainText()
+    assert "Every 500 operating hours [pump.md]" in debugger.dock.forced_answer.toPlainText()
+    assert "pump.md" in win.statusBar().currentMessage()
+
+
+def test_bad_spec_is_named_and_chunks_parse() -> None:
+    assert parse_specs("doc:a; text:b\nre:c").specs == ["doc:a", "text:b", "re:c"]
+    with pytest.raises(ValueError, match="page:1"):
+        parse_specs("page:1")
+    assert Chunk(chunk_id="c", doc_id="d", text="t").chunk_id == "c"
