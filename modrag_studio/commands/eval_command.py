@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands import evalset_command
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 
 SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
@@ -16,10 +17,10 @@ SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10"
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev = subparsers.add_parser("eval", help="score retrieval outputs on a BEIR-layout dataset")
     ev.add_argument("graph", help="graph JSON file")
-    ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, "
+    ev.add_argument("--dataset", help="folder with corpus.jsonl, queries.jsonl, "
                     "qrels/<split>.tsv")
     ev.add_argument("--split", default="test", help="qrels split (default: test)")
-    ev.add_argument("--output", action="append", required=True, metavar="NODE.PORT",
+    ev.add_argument("--output", action="append", default=[], metavar="NODE.PORT",
                     help="a ranked output to score (repeatable: several nodes in one pass)")
     ev.add_argument("--k", type=int, default=10, help="k of Hit@k (default 10)")
     ev.add_argument("--limit", type=int, help="only the first N evaluated queries")
@@ -31,6 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
+    evalset_command.add_arguments(ev)
     ev.set_defaults(func=run_eval)
 
 
@@ -41,6 +43,12 @@ def run_eval(args: argparse.Namespace) -> int:
     from modrag_studio.engine.paths import cache_home
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
+    if args.evalset:
+        return evalset_command.run_evalset(args)
+    if not args.dataset or not args.output:
+        print("error: give --dataset and --output (BEIR ranking metrics) or --evalset",
+              file=sys.stderr)
+        return EXIT_INVALID
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
