@@ -25,6 +25,7 @@ from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.ui import exports, files
 from modrag_studio.ui.canvas_adapter import CanvasAdapter
 from modrag_studio.ui.canvas_items import GroupItem, LayoutItem, NoteItem
+from modrag_studio.ui.evalset_panel import install_evalset_panel
 from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._install_run_features()
         install_preflight(self)
+        install_evalset_panel(self)
 
     def _install_run_features(self) -> None:
         try:
