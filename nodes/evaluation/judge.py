@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import extract_json, parse_graded_lines
+from modrag_nodes.generation.self_check import _clip
 from modrag_nodes.llm.client import LLMSpec, chat
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Query
 from modrag_studio.engine.node import NodeContext, NodeType
@@ -140,11 +141,6 @@ def chat_asker(llm: LLMSpec, max_tokens: int = 96) -> Ask:
         return chat(spec, messages, stream=False).text
 
     return ask_model
-
-
-def _clip(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class JudgeParams(BaseModel):
