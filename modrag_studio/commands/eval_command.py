@@ -45,9 +45,9 @@ def run_eval(args: argparse.Namespace) -> int:
 
     if args.evalset:
         return evalset_command.run_evalset(args)
-    if not args.dataset or not args.output:
-        print("error: give --dataset and --output (BEIR ranking metrics) or --evalset",
-              file=sys.stderr)
+    if not args.dataset or not args.output or args.min:
+        print("error: give --evalset (answer metrics, --min gates) or --dataset and --output "
+              "(BEIR ranking metrics)", file=sys.stderr)
         return EXIT_INVALID
     doc = load_or_exit(args.graph)
     if doc is None:

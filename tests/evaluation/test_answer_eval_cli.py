@@ -121,3 +121,11 @@ def test_bad_gate_and_bad_set_are_invalid_input(graph, capsys):
     (graph / "set.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
     assert _eval(graph) == 2
     assert "set.jsonl line 1: field 'question'" in capsys.readouterr().err
+
+
+def test_min_without_evalset_and_a_missing_mode_are_refused(graph, capsys):
+    tiny = str(graph / "tiny.json")
+    assert main(["eval", tiny, "--dataset", str(graph), "--output", "retrieve.results",
+                 "--min", "fact_recall=0.5"]) == 2
+    assert main(["eval", tiny]) == 2
+    assert capsys.readouterr().err.count("give --evalset") == 2
