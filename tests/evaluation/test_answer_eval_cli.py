@@ -129,3 +129,16 @@ def test_min_without_evalset_and_a_missing_mode_are_refused(graph, capsys):
                  "--min", "fact_recall=0.5"]) == 2
     assert main(["eval", tiny]) == 2
     assert capsys.readouterr().err.count("give --evalset") == 2
+
+
+def test_judge_flag_judges_a_graph_without_a_judge_node(graph, capsys):
+    doc = json.loads((graph / "tiny.json").read_text(encoding="utf-8"))
+    doc["nodes"] = [n for n in doc["nodes"] if n["id"] != "judge"]
+    doc["edges"] = [e for e in doc["edges"] if "judge" not in e["from"] + e["to"]]
+    doc["edges"].append({"from": "parse.answer", "to": "answer.value"})
+    (graph / "tiny.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert _eval(graph, "--json") == 0
+    assert "faithfulness" not in json.loads(capsys.readouterr().out)["answers"]
+    assert _eval(graph, "--json", "--judge", "test-eval") == 0
+    answers = json.loads(capsys.readouterr().out)["answers"]
+    assert answers["faithfulness"] == 1.0 and answers["answer_relevance"] == 1.0
