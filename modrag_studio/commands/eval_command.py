@@ -14,6 +14,7 @@ from modrag_studio.commands.attribution_cli import (
     add_to_report,
     format_funnel,
 )
+from modrag_studio.commands import evalset_command
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 
 SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
@@ -22,10 +23,10 @@ SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10"
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev = subparsers.add_parser("eval", help="score retrieval outputs on a BEIR-layout dataset")
     ev.add_argument("graph", help="graph JSON file")
-    ev.add_argument("--dataset", required=True, help="folder with corpus.jsonl, queries.jsonl, "
+    ev.add_argument("--dataset", help="folder with corpus.jsonl, queries.jsonl, "
                     "qrels/<split>.tsv")
     ev.add_argument("--split", default="test", help="qrels split (default: test)")
-    ev.add_argument("--output", action="append", required=True, metavar="NODE.PORT",
+    ev.add_argument("--output", action="append", default=[], metavar="NODE.PORT",
                     help="a ranked output to score (repeatable: several nodes in one pass)")
     ev.add_argument("--k", type=int, default=10, help="k of Hit@k (default 10)")
     ev.add_argument("--limit", type=int, help="only the first N evaluated queries")
@@ -38,6 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
     add_attribute_option(ev)
+    evalset_command.add_arguments(ev)
     ev.set_defaults(func=run_eval)
 
 
@@ -48,6 +50,12 @@ def run_eval(args: argparse.Namespace) -> int:
     from modrag_studio.engine.paths import cache_home
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
+    if args.evalset:
+        return evalset_command.run_evalset(args)
+    if not args.dataset or not args.output or args.min:
+        print("error: give --evalset (answer metrics, --min gates) or --dataset and --output "
+              "(BEIR ranking metrics)", file=sys.stderr)
+        return EXIT_INVALID
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID

@@ -1,0 +1,148 @@
+"""``modrag eval GRAPH --evalset FILE.jsonl``: answer metrics per question, a summary, and
+``--min METRIC=VALUE`` gates that fail the command (exit 1) so CI can guard a pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+
+RANKING_SHOWN = ("hit@1", "hit@5", "recall@5", "mrr@10")
+
+
+def add_arguments(ev: argparse.ArgumentParser) -> None:
+    """The evaluation-set options of ``modrag eval``."""
+    ev.add_argument("--evalset", metavar="FILE.jsonl",
+                    help="evaluation set (JSON Lines, resources/evalset.schema.json): score "
+                         "answers, citations and refusals instead of a BEIR dataset")
+    ev.add_argument("--min", action="append", default=[], metavar="METRIC=VALUE",
+                    help="fail (exit 1) when a summary metric is below VALUE, e.g. "
+                         "fact_recall=0.6 or NODE.PORT:recall@5=0.8 (repeatable)")
+    ev.add_argument("--answer-output", metavar="NAME",
+                    help="--evalset: the graph output holding the answer (default: answer)")
+    ev.add_argument("--judge", metavar="BACKEND[:MODEL]",
+                    help="--evalset: judge faithfulness and relevance with this chat model "
+                         "(e.g. embedded, ollama:qwen2.5:1.5b); a graph with an eval.judge "
+                         "node needs no flag")
+
+
+def parse_gates(pairs: list[str]) -> dict[str, float]:
+    gates: dict[str, float] = {}
+    for name, raw in parse_pairs(pairs, "--min").items():
+        try:
+            gates[name] = float(raw)
+        except ValueError:
+            raise ValueError(f"--min {name}={raw}: the value must be a number") from None
+    return gates
+
+
+def check_gates(summary: dict[str, Any], ranking: dict[str, dict[str, float]],
+                gates: dict[str, float]) -> list[str]:
+    """A message for each gate that fails: the metric, its value and the minimum."""
+    failures: list[str] = []
+    for name, minimum in gates.items():
+        if ":" in name:
+            spec, _, metric = name.partition(":")
+            value = ranking.get(spec, {}).get(metric)
+        else:
+            value = summary.get(name)
+        if name not in summary and ":" not in name:
+            known = ", ".join(k for k, v in summary.items() if v is not None)
+            failures.append(f"--min {name}: no such metric in the summary (metrics: {known})")
+        elif value is None:
+            failures.append(f"--min {name}: no value (no question had this metric)")
+        elif value < minimum:
+            failures.append(f"{name} = {value:.4f} is below the minimum {minimum:.4f}")
+    return failures
+
+
+def _judge_from_flag(flag: str | None):
+    if not flag:
+        return None
+    from modrag_nodes.evaluation.judge import chat_asker, judge_answer
+    from modrag_nodes.llm.client import LLMSpec
+
+    backend, _, model = flag.partition(":")
+    ask_model = chat_asker(LLMSpec(backend=backend, model=model))
+    return lambda question, answer: judge_answer(ask_model, question, answer)
+
+
+def run_evalset(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.cache import NodeCache
+    from modrag_studio.engine.errors import ModragError
+    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.evaluation.answer_eval import evaluate_answers
+    from modrag_studio.evaluation.evalset import load_evalset
+
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+    try:
+        gates = parse_gates(args.min)
+        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
+        extra = parse_pairs(args.input, "--input")
+        evalset = load_evalset(args.evalset)
+        executor = Executor(cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+        executor.check(doc, {})
+
+        def progress(done: int, total: int, row) -> None:
+            mark = "error" if row.error else ("refused" if row.refused else "answered")
+            print(f"[{done}/{total}] {row.id}: {mark}, {row.metrics.get('latency_s', 0):.1f} s",
+                  file=sys.stderr, flush=True)
+
+        report = evaluate_answers(doc, evalset, executor=executor,
+                                  answer_output=args.answer_output,
+                                  judge=_judge_from_flag(args.judge), limit=args.limit,
+                                  query_input=args.query_input, corpus_input=args.corpus_input,
+                                  extra_inputs=extra, on_progress=progress)
+    except (ModragError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    data = report.to_dict()
+    if args.report:
+        Path(args.report).write_text(json.dumps(data, indent=2, ensure_ascii=False),
+                                     encoding="utf-8")
+    if args.json:
+        print(json.dumps({k: v for k, v in data.items() if k != "per_question"}, indent=2,
+                         ensure_ascii=False))
+    else:
+        print_summary(data)
+    failures = check_gates(data["answers"], data["nodes"], gates)
+    for message in failures:
+        print(f"gate failed: {message}", file=sys.stderr)
+    if data["failures"]:
+        first = data["failures"][0]
+        print(f"{len(data['failures'])} question runs failed; first: {first['id']}: "
+              f"{first['reason']}", file=sys.stderr)
+    return EXIT_RUN_FAILED if failures or data["failures"] else EXIT_OK
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def print_summary(data: dict[str, Any]) -> None:
+    print(f"{data['graph']['name']} on {Path(data['evalset']['path']).name}: "
+          f"{data['evalset']['questions']} questions, {data['seconds']:.1f} s")
+    print(f"{'id':<8}{'facts':>7}{'c.prec':>8}{'c.rec':>7}{'c.val':>7}{'refusal':>9}"
+          f"{'secs':>7}  answer")
+    for row in data["per_question"]:
+        m = row["metrics"]
+        answer = " ".join(row["answer"].split())[:60] or row["error"][:60]
+        print(f"{row['id']:<8}{_fmt(m.get('fact_recall')):>7}"
+              f"{_fmt(m.get('citation_precision')):>8}{_fmt(m.get('citation_recall')):>7}"
+              f"{_fmt(m.get('citation_validity')):>7}{_fmt(m.get('refusal_accuracy')):>9}"
+              f"{m.get('latency_s', 0):>7.1f}  {answer}")
+    print("answers: " + ", ".join(f"{k}={_fmt(v)}" for k, v in data["answers"].items()))
+    if data["nodes"]:
+        print(f"{'ranked output':<28}" + "".join(f"{n:>10}" for n in RANKING_SHOWN))
+        for spec, values in data["nodes"].items():
+            print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>10.3f}" for n in RANKING_SHOWN))
+    for item in data["judge_unparsed"]:
+        print(f"judge reply not understood ({item['id']}, {item['metric']}): {item['reply']!r}")

@@ -1,0 +1,246 @@
+"""Runs a graph once per question of an evaluation set and scores the answers.
+
+Per question: the answer metrics of ``answer_metrics`` (facts, citations, refusal, length,
+latency, tokens), the ranking metrics of every node output that is a ranked list, and the
+judge's scores when a judge is configured (an ``eval.judge`` node in the graph, or a judge
+model given to :func:`evaluate_answers`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from modrag_studio.engine.datatypes import Answer, ScoredChunk
+from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.executor import Executor, RunResult
+from modrag_studio.engine.node import CancelToken
+from modrag_studio.evaluation.answer_metrics import (
+    answer_length,
+    citation_scores,
+    evidence_ranking,
+    fact_recall,
+    is_refusal,
+    mean,
+    tokens_used,
+)
+from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet
+from modrag_studio.evaluation.runner import EvalError, _pick_inputs, graph_sha256
+
+ANSWER_METRICS = ("fact_recall", "citation_precision", "citation_recall", "citation_validity",
+                  "refusal_accuracy")
+JUDGE_METRICS = ("faithfulness", "answer_relevance")
+COST_METRICS = ("answer_length", "latency_s", "tokens")
+JUDGE_TYPE = "eval.judge"
+
+Judge = Callable[[str, Answer], dict[str, Any]]  # (question, answer) -> judgement
+
+
+@dataclass
+class QuestionResult:
+    """What one question's run gave and how it scored."""
+
+    id: str
+    question: str
+    answerable: bool
+    answer: str = ""
+    refused: bool = False
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    missed_facts: list[str] = field(default_factory=list)
+    citations: list[str] = field(default_factory=list)
+    invalid_citations: list[str] = field(default_factory=list)
+    ranking: dict[str, dict[str, float]] = field(default_factory=dict)
+    judge: dict[str, Any] | None = None
+    error: str = ""
+    run_id: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in vars(self).items() if k != "judge"}
+        if self.judge is not None:
+            data["judge"] = self.judge
+        return data
+
+
+@dataclass
+class AnswerReport:
+    graph_name: str
+    graph_sha256: str
+    evalset: str
+    evalset_sha256: str
+    answer_output: str
+    results: list[QuestionResult] = field(default_factory=list)
+    judge_configured: bool = False
+    seconds: float = 0.0
+
+    def answers_summary(self) -> dict[str, float | None]:
+        names = [*ANSWER_METRICS, *(JUDGE_METRICS if self.judge_configured else ())]
+        summary = {n: _round(mean(r.metrics.get(n) for r in self.results)) for n in names}
+        for name in COST_METRICS:
+            summary[f"mean_{name}"] = _round(mean(r.metrics.get(name) for r in self.results))
+        return summary
+
+    def ranking_summary(self) -> dict[str, dict[str, float]]:
+        specs = dict.fromkeys(s for r in self.results for s in r.ranking)
+        out: dict[str, dict[str, float]] = {}
+        for spec in specs:
+            rows = [r.ranking[spec] for r in self.results if spec in r.ranking]
+            out[spec] = {n: _round(mean(row.get(n) for row in rows)) or 0.0 for n in rows[0]}
+        return out
+
+    def unparsed_judge_replies(self) -> list[dict[str, str]]:
+        return [{"id": r.id, **item} for r in self.results if r.judge
+                for item in r.judge.get("unparsed", [])]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "graph": {"name": self.graph_name, "sha256": self.graph_sha256},
+            "evalset": {"path": self.evalset, "sha256": self.evalset_sha256,
+                        "questions": len(self.results)},
+            "answer_output": self.answer_output,
+            "seconds": round(self.seconds, 2),
+            "answers": self.answers_summary(),
+            "nodes": self.ranking_summary(),
+            "failures": [{"id": r.id, "reason": r.error} for r in self.results if r.error],
+            "judge_unparsed": self.unparsed_judge_replies(),
+            "per_question": [r.to_dict() for r in self.results],
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def answer_output_name(doc: GraphDocument, requested: str | None = None) -> str:
+    """The graph output holding the answer: ``requested``, else "answer", else the only one."""
+    names = [str(n.params.get("name", "")) for n in doc.nodes if n.type == "graph.output"]
+    if requested:
+        if requested not in names:
+            raise EvalError(f"--answer-output '{requested}': the graph has no output of that "
+                            f"name (outputs: {', '.join(names) or 'none'})")
+        return requested
+    if "answer" in names:
+        return "answer"
+    if len(names) == 1:
+        return names[0]
+    raise EvalError("cannot tell which graph output is the answer; use --answer-output "
+                    f"(outputs: {', '.join(names) or 'none'})")
+
+
+def score_question(question: EvalQuestion, answer: Answer | None, result: RunResult | None,
+                   seconds: float, judge: Judge | None = None) -> QuestionResult:
+    """Every metric of one question from its run (``answer`` None when none was produced)."""
+    row = QuestionResult(question.id, question.question, question.answerable)
+    if result is not None:
+        row.run_id = result.trace.run_id
+        row.ranking = ranked_outputs(result, question)
+    if answer is None:
+        row.refused = True  # no answer at all is a (bad) refusal
+        row.metrics = {"fact_recall": 0.0 if question.expected_facts else None,
+                       "refusal_accuracy": 0.0 if question.answerable else 1.0,
+                       "latency_s": round(seconds, 3)}
+        return row
+    row.answer = answer.text
+    row.refused = is_refusal(answer)
+    facts, row.missed_facts = fact_recall(question.expected_facts, answer.text)
+    if not question.answerable:
+        facts = None
+    cites = citation_scores(answer, question.expected_evidence)
+    row.citations, row.invalid_citations = cites.cited, cites.invalid
+    row.metrics = {
+        "fact_recall": facts,
+        "citation_precision": cites.precision if question.answerable else None,
+        "citation_recall": cites.recall if question.answerable else None,
+        "citation_validity": cites.validity,
+        "refusal_accuracy": 1.0 if row.refused != question.answerable else 0.0,
+        "answer_length": float(answer_length(answer.text)),
+        "latency_s": round(seconds, 3),
+        "tokens": float(tokens_used(v.details for v in result.trace.visits)) if result else None,
+    }
+    judgement = _graph_judgement(result) or (judge(question.question, answer) if judge else None)
+    if judgement is not None:
+        row.judge = judgement
+        for name in JUDGE_METRICS:
+            row.metrics[name] = judgement.get(name)
+    return row
+
+
+def ranked_outputs(result: RunResult, question: EvalQuestion) -> dict[str, dict[str, float]]:
+    """Ranking metrics at every node output that is a list of scored chunks."""
+    if not question.expected_evidence or not question.answerable:
+        return {}
+    last: dict[str, int] = {}
+    for node_id, iteration in result.node_outputs:
+        last[node_id] = max(iteration, last.get(node_id, iteration))
+    out: dict[str, dict[str, float]] = {}
+    for node_id, iteration in last.items():
+        for port, value in result.node_outputs[(node_id, iteration)].items():
+            if (isinstance(value, list) and value
+                    and all(isinstance(v, ScoredChunk) for v in value)):
+                out[f"{node_id}.{port}"] = evidence_ranking(value, question.expected_evidence)
+    return out
+
+
+def _graph_judgement(result: RunResult | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    judges = [v.node_id for v in result.trace.visits if v.type_id == JUDGE_TYPE]
+    for node_id in reversed(judges):
+        try:
+            value = result.output_of(node_id, "judgement")
+        except KeyError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def has_judge_node(doc: GraphDocument) -> bool:
+    return any(n.type == JUDGE_TYPE for n in doc.nodes)
+
+
+def evaluate_answers(
+    doc: GraphDocument,
+    evalset: EvalSet,
+    *,
+    executor: Executor,
+    answer_output: str | None = None,
+    judge: Judge | None = None,
+    limit: int | None = None,
+    query_input: str | None = None,
+    corpus_input: str | None = None,
+    extra_inputs: dict[str, str] | None = None,
+    cancel: CancelToken | None = None,
+    on_progress: Callable[[int, int, QuestionResult], None] | None = None,
+) -> AnswerReport:
+    """Run ``doc`` for each question and score its answer."""
+    output = answer_output_name(doc, answer_output)
+    query_name, _corpus = _pick_inputs(doc, query_input, corpus_input)
+    questions = evalset.questions[: limit or None]
+    report = AnswerReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
+                          evalset=evalset.path, evalset_sha256=evalset.sha256,
+                          answer_output=output,
+                          judge_configured=judge is not None or has_judge_node(doc))
+    started = time.perf_counter()
+    for index, question in enumerate(questions):
+        if cancel is not None and cancel.cancelled:
+            break
+        inputs = dict(extra_inputs or {})
+        inputs[query_name] = question.question
+        t0 = time.perf_counter()
+        result = executor.run(doc, inputs, cancel=cancel)
+        seconds = time.perf_counter() - t0
+        answer = result.shared_outputs.get(output)
+        if answer is not None and not isinstance(answer, Answer):
+            answer = Answer(text=str(answer))
+        row = score_question(question, answer, result, seconds, judge)
+        if answer is None:
+            failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
+                      if v.error is not None]
+            row.error = "; ".join(failed) or f"output '{output}' not produced"
+        report.results.append(row)
+        if on_progress is not None:
+            on_progress(index + 1, len(questions), row)
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,284 @@
+"""Answer metrics that need no model: facts stated, citations, refusals, length, cost.
+
+Every metric of one question is a float in [0, 1] or ``None`` when it does not apply (no
+facts expected, nothing cited, no expected evidence); means skip ``None`` values, so a
+summary never holds NaN.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
+from modrag_studio.engine.evidence import ExpectedEvidence
+
+# --- numbers and units -----------------------------------------------------------------
+
+_UNITS: dict[str, tuple[str, ...]] = {
+    "h": ("hours", "hour", "hrs", "hr", "h", "个小时", "小时", "钟头"),
+    "min": ("minutes", "minute", "mins", "min", "分钟"),
+    "s": ("seconds", "second", "secs", "sec", "s", "秒钟", "秒"),
+    "day": ("days", "day", "天", "日"),
+    "week": ("weeks", "week", "wks", "个星期", "星期", "周"),
+    "month": ("months", "month", "个月", "月"),
+    "year": ("years", "year", "yrs", "年"),
+    "km": ("kilometres", "kilometers", "kilometre", "kilometer", "km", "公里", "千米"),
+    "degc": ("degrees celsius", "degree celsius", "°c", "℃", "摄氏度", "度"),
+    "t": ("tonnes", "tonne", "tons", "ton", "t", "吨"),
+    "rpm": ("rpm", "revolutions per minute", "转每分钟", "转/分"),
+    "pct": ("percent", "per cent", "%", "％"),
+    "person": ("people", "persons", "employees", "staff", "人", "名员工", "名"),
+}
+# Words that may sit between a number and its unit ("500 operating hours").
+_UNIT_FILLERS = r"(?:operating|running|working|service|运行|工作)?\s*"
+_UNIT_ALTERNATIVES = sorted(
+    ((alias, unit) for unit, aliases in _UNITS.items() for alias in aliases),
+    key=lambda pair: -len(pair[0]),
+)
+_UNIT_OF = dict(_UNIT_ALTERNATIVES)
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5,
+              "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_SCALES = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+_EN_NUMBERS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+}
+_NUMBER = (r"(?P<num>(?<![a-z0-9.\-])\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+|\b(?:"
+           + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b)")
+_QUANTITY = re.compile(
+    _NUMBER + r"\s*" + _UNIT_FILLERS + r"(?P<unit>"
+    + "|".join(re.escape(alias) for alias, _ in _UNIT_ALTERNATIVES)
+    + r")(?![a-z])",
+)
+_BARE_NUMBER = re.compile(r"(?<![a-z0-9.\-])\d+(?:\.\d+)?(?![0-9a-z\-])")
+# Words a fact may carry that an answer need not repeat once the quantities match.
+_FILLERS = frozenset((
+    "every", "each", "per", "of", "the", "a", "an", "about", "approximately", "around",
+    "roughly", "is", "are", "at", "in", "on", "operating", "operation", "running", "working",
+    "service", "serviced", "interval", "after", "within", "每", "约", "大约", "个", "为", "的",
+    "是",
+))
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width digits and letters to ASCII), case-folded, thousands separators
+    removed, white space folded."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = re.sub(r"(?<=\d)[,，](?=\d{3}\b)", "", text)
+    return " ".join(text.split())
+
+
+def _cn_number(text: str) -> float | None:
+    total, current = 0, 0
+    for char in text:
+        if char in _CN_DIGITS:
+            current = _CN_DIGITS[char]
+        elif char in _CN_SCALES:
+            scale = _CN_SCALES[char]
+            total += (current or 1) * scale
+            current = 0
+        else:
+            return None
+    return float(total + current)
+
+
+def _number(token: str) -> float | None:
+    if token[0].isdigit():
+        return float(token)
+    if token in _EN_NUMBERS:
+        return float(_EN_NUMBERS[token])
+    return _cn_number(token)
+
+
+def quantities(text: str) -> list[tuple[float, str]]:
+    """(value, canonical unit) pairs in ``text``: "500 operating hours", "500小时",
+    "５００ h", "四个小时" and "every 3 months" / "每3个月" all read the same."""
+    found: list[tuple[float, str]] = []
+    for match in _QUANTITY.finditer(normalise(text)):
+        value = _number(match.group("num"))
+        if value is not None:
+            found.append((value, _UNIT_OF[match.group("unit")]))
+    return found
+
+
+def _content_words(text: str) -> list[str]:
+    """Words (Latin runs) and single CJK characters of ``text``, quantities removed."""
+    stripped = _QUANTITY.sub(" ", normalise(text))
+    words = re.findall(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]|[\u3400-\u9fff]", stripped)
+    return [w for w in words if w not in _FILLERS]
+
+
+def fact_found(fact: str, answer_text: str) -> bool:
+    """Whether ``answer_text`` states ``fact``.
+
+    A plain substring match after normalisation counts. Otherwise, a fact holding numbers
+    with units counts when each of its quantities appears in the answer (in any unit
+    spelling or language) and its remaining words do too; a bare number ("640") must appear
+    as a number.
+    """
+    fact_n, answer_n = normalise(fact), normalise(answer_text)
+    if fact_n and _contains(answer_n, fact_n):
+        return True
+    fact_quantities = quantities(fact)
+    if fact_quantities:
+        answer_quantities = quantities(answer_text)
+        if not all(q in answer_quantities for q in fact_quantities):
+            return False
+    else:
+        numbers = _BARE_NUMBER.findall(fact_n)
+        if not numbers:
+            return False
+        answer_numbers = {float(n) for n in _BARE_NUMBER.findall(answer_n)}
+        if not all(float(n) in answer_numbers for n in numbers):
+            return False
+    answer_words = set(_content_words(answer_text))
+    return all(word in answer_words for word in _content_words(fact))
+
+
+def _contains(text: str, phrase: str) -> bool:
+    """``phrase`` in ``text``, not inside a longer Latin word or number ("640" not in "6400")."""
+    left = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", phrase) else ""
+    right = r"(?![a-z0-9])" if re.search(r"[a-z0-9]$", phrase) else ""
+    return re.search(left + re.escape(phrase) + right, text) is not None
+
+
+def fact_recall(expected_facts: Sequence[Sequence[str]], answer_text: str
+                ) -> tuple[float | None, list[str]]:
+    """Share of expected facts stated (an item is stated when any alternative is), and the
+    facts missed (their first alternative)."""
+    if not expected_facts:
+        return None, []
+    missed = [alts[0] for alts in expected_facts
+              if not any(fact_found(alt, answer_text) for alt in alts)]
+    return 1 - len(missed) / len(expected_facts), missed
+
+
+# --- refusals --------------------------------------------------------------------------
+
+REFUSAL_PATTERNS = (
+    r"\bi (?:do not|don't) know\b", r"\b(?:cannot|can't|can ?not|unable to) (?:be )?"
+    r"(?:answer|determine|find|tell|say|provide)", r"\bnot (?:enough|sufficient) information\b",
+    r"\b(?:no|insufficient) (?:relevant )?(?:information|evidence|data)\b",
+    r"\b(?:does|do) not (?:contain|mention|say|support|provide|include|specify)",
+    r"\b(?:doesn't|don't) (?:contain|mention|say|support|provide|include|specify)",
+    r"\bnot (?:mentioned|stated|specified|provided|found|available|covered)\b",
+    r"\bthere is no (?:mention|information|record)\b", r"\bnone of the documents\b",
+    r"无法回答", r"无法确定", r"无法找到", r"不知道", r"没有(?:提到|提及|相关|找到|关于|足够)",
+    r"未(?:提及|提到|找到|说明|记载)", r"(?:文档|资料|材料)中?(?:没有|并未|未)", r"不清楚",
+    r"无相关", r"没有.{0,12}信息",
+)
+_REFUSAL = re.compile("|".join(REFUSAL_PATTERNS), re.IGNORECASE)
+
+
+def is_refusal(answer: Answer | str) -> bool:
+    """A fallback answer, or one whose text declines to answer (English or Chinese)."""
+    if isinstance(answer, Answer):
+        if answer.fallback:
+            return True
+        answer = answer.text
+    return bool(_REFUSAL.search(normalise(answer)))
+
+
+# --- citations -------------------------------------------------------------------------
+
+@dataclass
+class CitationScores:
+    validity: float | None
+    precision: float | None
+    recall: float | None
+    cited: list[str]
+    invalid: list[str]
+
+
+def cited_chunks(answer: Answer) -> tuple[list[list[Chunk]], list[str]]:
+    """For each citation, the evidence chunks it points at (a document id points at every
+    chunk of that document among the evidence), and the refs that point at nothing."""
+    evidence = answer.evidence
+    by_chunk = {item.chunk_id: item.chunk for item in evidence}
+    groups: list[list[Chunk]] = []
+    invalid = list(answer.invalid_citations)
+    for citation in answer.citations:
+        if not citation.valid:
+            if citation.ref not in invalid:
+                invalid.append(citation.ref)
+            continue
+        if citation.ref in by_chunk:
+            groups.append([by_chunk[citation.ref]])
+        elif citation.ref.isdigit() and citation.chunk_id in by_chunk:
+            groups.append([by_chunk[citation.chunk_id]])
+        else:
+            doc_id = citation.doc_id or citation.ref
+            chunks = [item.chunk for item in evidence if item.doc_id == doc_id]
+            if chunks:
+                groups.append(chunks)
+            elif citation.ref not in invalid:
+                invalid.append(citation.ref)
+    return groups, invalid
+
+
+def citation_scores(answer: Answer, expected: ExpectedEvidence) -> CitationScores:
+    """Validity (cited ids exist among the evidence), precision (cited chunks that are
+    expected evidence) and recall (expected items some cited chunk satisfies)."""
+    groups, invalid = cited_chunks(answer)
+    total = len(groups) + len(invalid)
+    cited = [c.ref for c in answer.citations]
+    validity = len(groups) / total if total else None
+    if not expected:
+        return CitationScores(validity, None, None, cited, invalid)
+    precision = (sum(any(expected.is_relevant(c) for c in g) for g in groups) / total
+                 if total else None)
+    cited_flat = [chunk for group in groups for chunk in group]
+    satisfied = sum(any(item.matches(c) for c in cited_flat) for item in expected.items)
+    recall = satisfied / len(expected.items)
+    return CitationScores(validity, precision, recall, cited, invalid)
+
+
+# --- ranking against expected evidence -------------------------------------------------
+
+def evidence_ranking(value: Sequence[ScoredChunk], expected: ExpectedEvidence,
+                     ks: Iterable[int] = (1, 5, 10)) -> dict[str, float]:
+    """hit@k, recall@k (expected items satisfied in the top k) and MRR@10 of one ranking."""
+    items = sorted(value, key=lambda r: r.rank) if all(r.rank > 0 for r in value) else value
+    chunks = [item.chunk for item in items]
+    relevant = [expected.is_relevant(c) for c in chunks]
+    scores: dict[str, float] = {}
+    for k in ks:
+        top = chunks[:k]
+        scores[f"hit@{k}"] = 1.0 if any(relevant[:k]) else 0.0
+        scores[f"recall@{k}"] = (sum(any(i.matches(c) for c in top) for i in expected.items)
+                                 / len(expected.items))
+    scores["mrr@10"] = next((1 / n for n, r in enumerate(relevant[:10], 1) if r), 0.0)
+    return scores
+
+
+# --- cost ------------------------------------------------------------------------------
+
+def answer_length(text: str) -> int:
+    """Words of Latin text plus CJK characters (a Chinese character counts as a word)."""
+    return len(re.findall(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+", text))
+
+
+def tokens_used(visit_details: Iterable[Mapping[str, Any]]) -> int:
+    """Prompt plus completion tokens noted by the model calls of a run."""
+    total = 0
+    for details in visit_details:
+        for key, value in details.items():
+            if key in ("prompt_tokens", "completion_tokens") and isinstance(value, int):
+                total += value
+            elif (key.endswith("_tokens") and isinstance(value, list | tuple)
+                  and all(isinstance(v, int) for v in value)):
+                total += sum(value)
+    return total
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    """Mean of the values that are not ``None`` (``None`` when there are none)."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None

@@ -1,0 +1,1 @@
+"""Evaluation nodes: the answer judge."""
