@@ -6,6 +6,7 @@ import gc
 import hashlib
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from modrag_studio.engine.executor import Executor, graph_input_names
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
+from modrag_studio.evaluation.query_batch import batched_query_embeddings
 
 
 class EvalError(ModragError):
@@ -37,8 +39,8 @@ class EvalReport:
     seconds: float = 0.0
 
     def comparable_with(self, other: EvalReport) -> bool:
-        """Two reports compare only when graph and qrels are the same."""
-        return (self.graph_sha256, self.qrels_sha256) == (other.graph_sha256, other.qrels_sha256)
+        """Two reports (of any two graphs) compare when split and qrels are the same."""
+        return (self.split, self.qrels_sha256) == (other.split, other.qrels_sha256)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,8 +95,11 @@ def evaluate_graph(
     extra_inputs: dict[str, str] | None = None,
     cancel: CancelToken | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    batch_queries: bool = True,
 ) -> EvalReport:
-    """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk)."""
+    """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk).
+
+    ``batch_queries``: embed all query texts in batches first (see ``query_batch``)."""
     targets = [_parse_output(spec, doc) for spec in outputs]
     if not targets:
         raise EvalError("give at least one --output node_id.port to score")
@@ -109,7 +114,14 @@ def evaluate_graph(
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
     frozen = False
+    batching = ExitStack()
     try:
+        if batch_queries:
+            base = {**({corpus_name: str(dataset.corpus_path)} if corpus_name else {}),
+                    **(extra_inputs or {})}
+            batching.enter_context(batched_query_embeddings(
+                doc, dataset, executor, query_ids=query_ids, query_name=query_name,
+                base_inputs=base))
         for index, query_id in enumerate(query_ids):
             if cancel is not None and cancel.cancelled:
                 break
@@ -123,6 +135,7 @@ def evaluate_graph(
             if on_progress is not None:
                 on_progress(index + 1, len(query_ids))
     finally:
+        batching.close()
         if frozen:
             gc.unfreeze()
     report.seconds = time.perf_counter() - started
