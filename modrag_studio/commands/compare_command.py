@@ -215,3 +215,45 @@ def _compare_one_question(args: argparse.Namespace, sides) -> int:
         Path(args.report).write_text(text, encoding="utf-8")
     print(text if args.json else format_run_diff(nodes, (label_a, label_b)))
     return EXIT_OK if result_a.ok and result_b.ok else EXIT_RUN_FAILED
+
+
+def run_eval_grid(args: argparse.Namespace) -> int:
+    """``modrag eval --grid``: every combination of the grid's values on one cache."""
+    from modrag_studio.commands.common import apply_overrides
+    from modrag_studio.engine.errors import ModragError
+    from modrag_studio.evaluation import load_beir
+    from modrag_studio.evaluation.grid import format_grid, parse_grid, plot_grid, run_grid
+
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+
+    def progress(done: int, total: int, cell) -> None:
+        print(f"cell {done}/{total} ({cell.label()}): {cell.seconds:.1f} s", file=sys.stderr,
+              flush=True)
+
+    try:
+        doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
+        axes = parse_grid(args.grid, doc, parse_value)
+        dataset = load_beir(args.dataset, args.split)
+        executor = _executor(args)
+        result = run_grid(doc, dataset, args.output, axes, executor=executor,
+                          from_scratch=args.grid_scratch, on_cell=progress, hit_k=args.k,
+                          limit=args.limit, query_input=args.query_input,
+                          corpus_input=args.corpus_input,
+                          extra_inputs=parse_pairs(args.input, "--input"))
+    except (ModragError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    folder = Path(args.grid_dir or f"grid-{doc.metadata.name}")
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"graph": doc.metadata.name, "dataset": str(dataset.root), "split": dataset.split,
+            "output": args.output[0], **result.to_dict()}
+    (folder / "grid.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    plots = plot_grid(result, args.output[0], folder)
+    if args.report:
+        Path(args.report).write_text(json.dumps(data, indent=2), encoding="utf-8")
+    print(json.dumps(data, indent=2) if args.json else format_grid(result, args.output[0]))
+    print(f"wrote {folder / 'grid.json'}" + (f" and {len(plots)} plots" if plots else
+          " (no plots: matplotlib is not installed; pip install '.[plots]')"), file=sys.stderr)
+    return EXIT_RUN_FAILED if any(c.failures for c in result.cells) else EXIT_OK

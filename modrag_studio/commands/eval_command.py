@@ -31,6 +31,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
+    ev.add_argument("--grid", action="append", default=[], metavar="NODE.PARAM=V1,V2",
+                    help="evaluate every combination on one cache (repeatable); a table, "
+                    "grid.json and a PNG per metric in --grid-dir")
+    ev.add_argument("--grid-dir", help="folder for the grid's plots and grid.json "
+                    "(default: grid-<graph name>)")
+    ev.add_argument("--grid-scratch", action="store_true", help="also time every cell on an "
+                    "empty cache, to show what the shared cache saves")
     ev.set_defaults(func=run_eval)
 
 
@@ -41,6 +48,9 @@ def run_eval(args: argparse.Namespace) -> int:
     from modrag_studio.engine.paths import cache_home
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
+    if args.grid:
+        from modrag_studio.commands.compare_command import run_eval_grid
+        return run_eval_grid(args)
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
