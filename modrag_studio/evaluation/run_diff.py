@@ -117,14 +117,16 @@ def _seconds(visit: NodeVisit | None) -> float | None:
 
 
 def badge(entry: dict[str, Any]) -> str:
-    """A short label of one node's difference: ``same``, ``+2 -2 ~3`` or ``answer differs``."""
+    """A short label of one node's difference: ``same``, ``+2 in -2 out 3 moved`` or
+    ``answer differs``."""
     if entry["status"] != "changed":
         return entry["status"]
     for port in entry["ports"].values():
         if port["kind"] == "ranking" and not port["same"]:
-            parts = [f"+{len(port['entered'])}", f"-{len(port['left'])}",
-                     f"~{len(port['moved'])}"]
-            return " ".join(parts) if any(p[1:] != "0" for p in parts) else "scores differ"
+            counts = ((len(port["entered"]), "+{} in"), (len(port["left"]), "-{} out"),
+                      (len(port["moved"]), "{} moved"))
+            parts = [form.format(n) for n, form in counts if n]
+            return " ".join(parts) or "scores differ"
         if port["kind"] == "answer" and not port["same"]:
             return "answer differs"
     return "changed"
