@@ -78,8 +78,7 @@ def dataset_identity(dataset: BeirDataset) -> dict[str, Any]:
 def variant_identity(label: str, doc: GraphDocument, report: EvalReport,
                      source: str | None = None) -> dict[str, Any]:
     """A variant is known by its graph hash (variants block and layout excluded)."""
-    runnable = doc.model_copy(update={"variants": None})
-    return {"name": label, "graph": doc.metadata.name, "graph_sha256": graph_sha256(runnable),
+    return {"name": label, "graph": doc.metadata.name, "graph_sha256": graph_sha256(doc),
             "file": source, "seconds": round(report.seconds, 2),
             "failures": len(report.failures)}
 

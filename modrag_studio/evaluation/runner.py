@@ -56,8 +56,9 @@ class EvalReport:
 
 
 def graph_sha256(doc: GraphDocument) -> str:
-    """Hash of the runnable part of the graph (layout excluded)."""
-    return hashlib.sha256(dumps(doc.without_layout()).encode("utf-8")).hexdigest()
+    """Hash of the runnable part of the graph (layout and stored variants excluded)."""
+    runnable = doc.without_layout().model_copy(update={"variants": None})
+    return hashlib.sha256(dumps(runnable).encode("utf-8")).hexdigest()
 
 
 def _parse_output(spec: str, doc: GraphDocument) -> tuple[str, str]:
