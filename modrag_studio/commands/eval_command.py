@@ -32,7 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
     ev.add_argument("--grid", action="append", default=[], metavar="NODE.PARAM=V1,V2",
-                    help="evaluate every combination on one cache (repeatable); a table, "
+                    help="evaluate every combination on one cache (repeatable; NODE=TYPE.A,TYPE.B "
+                    "swaps the node type); a table, "
                     "grid.json and a PNG per metric in --grid-dir")
     ev.add_argument("--grid-dir", help="folder for the grid's plots and grid.json "
                     "(default: grid-<graph name>)")

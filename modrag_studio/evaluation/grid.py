@@ -28,13 +28,15 @@ PLOTTED = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
 
 @dataclass(frozen=True)
 class Axis:
+    """One param of one node and its values; ``param`` None means the node's type."""
+
     node_id: str
-    param: str
+    param: str | None
     values: tuple[Any, ...]
 
     @property
     def name(self) -> str:
-        return f"{self.node_id}.{self.param}"
+        return f"{self.node_id}.{self.param}" if self.param else self.node_id
 
 
 @dataclass
@@ -72,28 +74,34 @@ class GridResult:
 
 def parse_grid(specs: list[str], doc: GraphDocument, parse_value: Callable[[str], Any]
                ) -> list[Axis]:
-    """``node.param=v1,v2`` strings to axes, upstream nodes first."""
+    """``node.param=v1,v2`` (or ``node=type.a,type.b``: node types) to axes, upstream first."""
     axes = []
     for spec in specs:
         target, eq, raw = spec.partition("=")
         node_id, dot, param = target.partition(".")
-        if not eq or not dot or not param or not raw:
-            raise ValueError(f"--grid '{spec}': expected node.param=v1,v2,...")
+        if not eq or (dot and not param) or not raw:
+            raise ValueError(f"--grid '{spec}': expected node.param=v1,v2,... or "
+                             "node=type.a,type.b")
         if node_id not in doc.node_ids():
             raise ValueError(f"--grid '{spec}': no node '{node_id}' in the graph")
-        axes.append(Axis(node_id, param, tuple(parse_value(v.strip()) for v in raw.split(","))))
+        values = tuple(parse_value(v.strip()) if param else v.strip() for v in raw.split(","))
+        axes.append(Axis(node_id, param or None, values))
     order = {node_id: i for i, node_id in enumerate(Topology.of(doc).order()[0])}
     return sorted(axes, key=lambda a: order.get(a.node_id, 0))
 
 
 def cell_graph(doc: GraphDocument, axes: list[Axis], values: tuple[Any, ...]) -> GraphDocument:
     params: dict[str, dict[str, Any]] = {}
+    swap: dict[str, str] = {}
     for axis, value in zip(axes, values, strict=True):
-        params.setdefault(axis.node_id, {})[axis.param] = value
-    name = "_".join(f"{a.param}{v}" for a, v in zip(axes, values, strict=True))
+        if axis.param is None:
+            swap[axis.node_id] = str(value)
+        else:
+            params.setdefault(axis.node_id, {})[axis.param] = value
+    name = "_".join(f"{a.param or a.node_id}{v}" for a, v in zip(axes, values, strict=True))
     safe = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in name)[:60] or "cell"
     try:
-        return apply_variant(doc, VariantSpec(name=f"g_{safe}", params=params))
+        return apply_variant(doc, VariantSpec(name=f"g_{safe}", params=params, swap=swap))
     except VariantError as exc:
         raise ValueError(f"--grid: {exc}") from None
 

@@ -17,16 +17,15 @@ def test_grid_runs_every_cell_and_writes_plots(tmp_path, capsys):
     save(two_bm25_graph(), graph)
     out = tmp_path / "grid"
     code = main(["eval", str(graph), "--dataset", str(data), "--output", "fusion.results",
-                 "--grid", "fusion.k=1,60", "--grid", "split.chunk_size=60,200",
+                 "--grid", "fusion=fuse.rrf,fuse.convex", "--grid", "split.chunk_size=60,200",
                  "--grid-dir", str(out), "--grid-scratch", "--cache-dir", str(tmp_path / "c")])
     assert code == 0
     text = capsys.readouterr().out
     grid = json.loads((out / "grid.json").read_text())
     # the upstream axis (split) varies slowest whatever the order on the command line
-    assert list(grid["axes"]) == ["split.chunk_size", "fusion.k"]
-    assert [c["settings"] for c in grid["cells"]] == [
-        {"split.chunk_size": 60, "fusion.k": 1}, {"split.chunk_size": 60, "fusion.k": 60},
-        {"split.chunk_size": 200, "fusion.k": 1}, {"split.chunk_size": 200, "fusion.k": 60}]
+    assert list(grid["axes"]) == ["split.chunk_size", "fusion"]
+    assert [tuple(c["settings"].values()) for c in grid["cells"]] == [
+        (60, "fuse.rrf"), (60, "fuse.convex"), (200, "fuse.rrf"), (200, "fuse.convex")]
     ndcg = [c["metrics"]["fusion.results"]["ndcg@10"] for c in grid["cells"]]
     assert all(0 < v <= 1 for v in ndcg)
     assert all(c["scratch_seconds"] > 0 for c in grid["cells"])
@@ -39,6 +38,7 @@ def test_grid_runs_every_cell_and_writes_plots(tmp_path, capsys):
 def test_bad_grid_specs_name_the_problem(tmp_path, capsys):
     doc = two_bm25_graph()
     for spec, message in (("fusion.k", "expected node.param=v1,v2"),
+                          ("fusion.=a", "expected node.param=v1,v2"),
                           ("nope.k=1,2", "no node 'nope'")):
         try:
             parse_grid([spec], doc, parse_value)
