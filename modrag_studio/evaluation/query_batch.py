@@ -1,10 +1,11 @@
 """Embed an evaluation's queries in batches up front, then run the graph per query as usual.
 
-Embedding one query per graph run is most of the query side's cost. Before the loop, one run
-of the first query builds (or loads) the indexes and yields the embedders the query side
-uses; all query texts are then embedded with each of them in batches into a memo that the
-per-query runs read (``modrag_nodes.embedding.memo``). A text the memo lacks (a rewritten
-query, say) is embedded as before, so results never depend on the memo.
+Embedding one query per graph run is most of the query side's cost. Before the loop, the
+first query runs up to each query-side node that takes an embedder or a vector index: that
+builds (or loads) the indexes and shows which embedders the query side uses. All query texts
+are then embedded with each of them in batches into a memo that the per-query runs read
+(``modrag_nodes.embedding.memo``). A text the memo lacks (a rewritten query, say) is embedded
+as before, so results never depend on the memo.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ def _query_side(doc: GraphDocument, query_name: str) -> set[str]:
     return side
 
 
-def _embeds_queries(doc: GraphDocument, side: set[str], executor: Executor) -> bool:
-    """Whether a query-side node takes an embedder or a vector index (checked on types)."""
+def _embedding_nodes(doc: GraphDocument, side: set[str], executor: Executor) -> list[str]:
+    """Query-side nodes that take an embedder or a vector index (checked on port types)."""
     from modrag_nodes.embedding.spec import EmbedderSpec
     from modrag_nodes.vectorstore.contracts import VectorIndex
 
+    found = []
     for node in doc.nodes:
         if node.id not in side:
             continue
@@ -46,17 +48,17 @@ def _embeds_queries(doc: GraphDocument, side: set[str], executor: Executor) -> b
         except Exception:  # validation reports unknown types
             continue
         if any(port.type in (EmbedderSpec, VectorIndex) for port in node_type.inputs):
-            return True
-    return False
+            found.append(node.id)
+    return found
 
 
-def _query_embedders(doc: GraphDocument, side: set[str], result: Any) -> list[Any]:
-    """Embedder specs flowing into query-side nodes (directly or inside a vector index)."""
+def _query_embedders(doc: GraphDocument, node_id: str, result: Any) -> list[Any]:
+    """Embedder specs flowing into ``node_id`` (directly or inside a vector index)."""
     from modrag_nodes.embedding.spec import EmbedderSpec
 
     specs: dict[str, Any] = {}
     for edge in doc.edges:
-        if edge.target_node not in side:
+        if edge.target_node != node_id:
             continue
         try:
             value = result.output_of(edge.source_node, edge.source_port)
@@ -84,14 +86,19 @@ def batched_query_embeddings(
         yield 0
         return
     side = _query_side(doc, query_name)
-    if not query_ids or not _embeds_queries(doc, side, executor):
+    targets = _embedding_nodes(doc, side, executor) if query_ids else []
+    specs: dict[str, Any] = {}
+    for target in targets:  # runs only up to the node: indexes, never an LLM after it
+        first = executor.run(doc, {**base_inputs, query_name: dataset.queries[query_ids[0]]},
+                             target=target)
+        if first.ok:
+            specs.update((s.model_dump_json(), s) for s in _query_embedders(doc, target, first))
+    if not specs:
         yield 0
         return
-    first = executor.run(doc, {**base_inputs, query_name: dataset.queries[query_ids[0]]})
-    specs = _query_embedders(doc, side, first) if first.ok else []
     texts = list(dict.fromkeys(dataset.queries[q] for q in query_ids))
     with query_vector_memo() as memo:
-        for spec in specs:
+        for spec in specs.values():
             try:
                 remember(memo, spec, texts, embed(spec, texts, role="query"))
             except Exception as exc:  # the per-query runs will embed (and report) themselves
