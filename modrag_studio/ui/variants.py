@@ -8,11 +8,20 @@ on every node; clicking a badge opens the side-by-side inspector.
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QComboBox, QInputDialog, QLabel, QMainWindow, QMessageBox
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+)
 
 from modrag_studio.commands.common import parse_value
 from modrag_studio.engine.document import GraphDocument, VariantSpec
@@ -29,6 +38,7 @@ from modrag_studio.engine.variants import (
 )
 from modrag_studio.evaluation.run_diff import diff_runs
 from modrag_studio.ui.compare_view import DiffBadge, SideBySideDialog
+from modrag_studio.ui.grid_table import GridDialog
 
 BASE = "(base)"
 
@@ -46,6 +56,7 @@ class VariantsController(QObject):
         self.diff_badges: dict[str, DiffBadge] = {}
         self.comparison: dict[str, Any] | None = None
         self.dialog: SideBySideDialog | None = None
+        self.grid_dialog: GridDialog | None = None
         self.cancel_token: CancelToken | None = None
         self.thread: threading.Thread | None = None
         self._executor: Executor | None = None
@@ -56,6 +67,8 @@ class VariantsController(QObject):
         menu.addSeparator()
         menu.addAction("&Compare with Base", self.compare_with_base)
         menu.addAction("C&lear Comparison", self.clear_comparison)
+        menu.addSeparator()
+        menu.addAction("Open &Grid Results…", self.open_grid_dialog)
         self.switcher = QComboBox()
         self.switcher.setObjectName("variant_switcher")
         self.switcher.setToolTip("Variant shown on the canvas (changed params in purple)")
@@ -137,6 +150,28 @@ class VariantsController(QObject):
             self.new_variant(name.strip(), text.splitlines())
         except (ModragError, ValueError) as exc:
             QMessageBox.warning(self.window, "New Variant", str(exc))
+
+    def open_grid(self, path: str | Path) -> GridDialog:
+        """Show a ``grid.json``; a double-clicked row becomes a variant of this graph."""
+        grid = json.loads(Path(path).read_text(encoding="utf-8"))
+        self.grid_dialog = GridDialog(grid, self._open_cell, self.window)
+        self.grid_dialog.show()
+        return self.grid_dialog
+
+    def open_grid_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open grid results", "",
+                                              "Grid results (grid.json);;JSON (*.json)")
+        if path:
+            try:
+                self.open_grid(path)
+            except (OSError, ValueError, KeyError) as exc:
+                QMessageBox.warning(self.window, "Open grid results", f"{path}: {exc}")
+
+    def _open_cell(self, name: str, changes: list[str]) -> None:
+        try:
+            self.new_variant(name, changes)
+        except (ModragError, ValueError) as exc:
+            QMessageBox.warning(self.window, "Open as variant", str(exc))
 
     def _clear(self, badges: dict[str, DiffBadge]) -> None:
         for badge in badges.values():

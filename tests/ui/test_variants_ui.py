@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -60,3 +61,23 @@ def test_a_bad_variant_is_refused_with_its_reason(main_window, tmp_path):
     with pytest.raises(Exception, match="no param 'kk'"):
         main_window.variants.new_variant("bad", ["fusion.kk=5"])
     assert main_window.editor.document().variants is None
+
+
+def test_a_grid_cell_opens_as_a_variant(main_window, qtbot, tmp_path):
+    graph = tmp_path / "g.json"
+    save(two_bm25_graph(), graph)
+    assert main_window.open_path(graph, offer_restore=False)
+    grid = {"graph": "two_bm25", "dataset": "/d", "output": "fusion.results",
+            "axes": {"split.chunk_size": [60, 200], "fusion": ["fuse.rrf", "fuse.convex"]},
+            "cells": [{"settings": {"split.chunk_size": c, "fusion": f},
+                       "metrics": {"fusion.results": {"ndcg@10": 0.5}}, "seconds": 1.0}
+                      for c in (60, 200) for f in ("fuse.rrf", "fuse.convex")]}
+    (tmp_path / "grid.json").write_text(json.dumps(grid))
+    dialog = main_window.variants.open_grid(tmp_path / "grid.json")
+    assert dialog.table.rowCount() == 4 and dialog.table.item(3, 1).text() == "fuse.convex"
+    dialog.open_row(3)
+    doc = main_window.editor.document()
+    assert doc.variants[0].name == "grid_4" and doc.variants[0].swap == {"fusion": "fuse.convex"}
+    assert doc.variants[0].params == {"split": {"chunk_size": 200}}
+    assert main_window.variants.active == "grid_4"
+    assert main_window.variants.change_badges["fusion"].text == "type fuse.rrf -> fuse.convex"
