@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "modrag_studio.commands.graph_commands",
     "modrag_studio.commands.run_command",
     "modrag_studio.commands.eval_command",
+    "modrag_studio.commands.compare_command",
     "modrag_studio.commands.serve_command",
     "modrag_studio.commands.cache_command",
 ]

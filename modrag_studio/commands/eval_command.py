@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands import evalset_command
 from modrag_studio.commands.attribution_cli import (
     EvalAttribution,
     add_attribute_option,
     add_to_report,
     format_funnel,
 )
-from modrag_studio.commands import evalset_command
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 
 SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
@@ -40,6 +40,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--cache-dir", help="node result cache folder")
     add_attribute_option(ev)
     evalset_command.add_arguments(ev)
+    ev.add_argument("--grid", action="append", default=[], metavar="NODE.PARAM=V1,V2",
+                    help="evaluate every combination on one cache (repeatable; NODE=TYPE.A,TYPE.B "
+                    "swaps the node type); a table, "
+                    "grid.json and a PNG per metric in --grid-dir")
+    ev.add_argument("--grid-dir", help="folder for the grid's plots and grid.json "
+                    "(default: grid-<graph name>)")
+    ev.add_argument("--grid-scratch", action="store_true", help="also time every cell on an "
+                    "empty cache, to show what the shared cache saves")
     ev.set_defaults(func=run_eval)
 
 
@@ -56,6 +64,9 @@ def run_eval(args: argparse.Namespace) -> int:
         print("error: give --evalset (answer metrics, --min gates) or --dataset and --output "
               "(BEIR ranking metrics)", file=sys.stderr)
         return EXIT_INVALID
+    if args.grid:
+        from modrag_studio.commands.compare_command import run_eval_grid
+        return run_eval_grid(args)
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID

@@ -109,6 +109,24 @@ class GraphMetadata(_Strict):
     description: str = ""
 
 
+class RewireSpec(_Strict):
+    """Feed input ``to`` from ``from`` (replacing the edge from ``instead_of``, or all)."""
+
+    source: str = Field(alias="from", pattern=_ENDPOINT_PATTERN)
+    target: str = Field(alias="to", pattern=_ENDPOINT_PATTERN)
+    instead_of: str | None = Field(None, pattern=_ENDPOINT_PATTERN)
+
+
+class VariantSpec(_Strict):
+    """A named variant of this graph: param overrides, node type swaps, re-wired inputs."""
+
+    name: str = Field(pattern=_ID_PATTERN)
+    description: str = ""
+    params: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    swap: dict[str, str] = Field(default_factory=dict)
+    rewire: list[RewireSpec] = Field(default_factory=list)
+
+
 class GraphDocument(_Strict):
     schema_version: int = SCHEMA_VERSION
     metadata: GraphMetadata = Field(default_factory=GraphMetadata)
@@ -129,6 +147,7 @@ class GraphDocument(_Strict):
         return type(self) is type(other) and self.__dict__ == other.__dict__
 
     __hash__ = None  # type: ignore[assignment]
+    variants: list[VariantSpec] | None = None
 
     @field_validator("schema_version")
     @classmethod

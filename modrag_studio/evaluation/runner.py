@@ -6,6 +6,7 @@ import gc
 import hashlib
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from modrag_studio.engine.executor import Executor, graph_input_names
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
+from modrag_studio.evaluation.query_batch import batched_query_embeddings
 
 
 class EvalError(ModragError):
@@ -37,8 +39,8 @@ class EvalReport:
     seconds: float = 0.0
 
     def comparable_with(self, other: EvalReport) -> bool:
-        """Two reports compare only when graph and qrels are the same."""
-        return (self.graph_sha256, self.qrels_sha256) == (other.graph_sha256, other.qrels_sha256)
+        """Two reports (of any two graphs) compare when split and qrels are the same."""
+        return (self.split, self.qrels_sha256) == (other.split, other.qrels_sha256)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,8 +56,9 @@ class EvalReport:
 
 
 def graph_sha256(doc: GraphDocument) -> str:
-    """Hash of the runnable part of the graph (layout excluded)."""
-    return hashlib.sha256(dumps(doc.without_layout()).encode("utf-8")).hexdigest()
+    """Hash of the runnable part of the graph (layout and stored variants excluded)."""
+    runnable = doc.without_layout().model_copy(update={"variants": None})
+    return hashlib.sha256(dumps(runnable).encode("utf-8")).hexdigest()
 
 
 def _parse_output(spec: str, doc: GraphDocument) -> tuple[str, str]:
@@ -94,10 +97,12 @@ def evaluate_graph(
     cancel: CancelToken | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[str, Any], None] | None = None,
+    batch_queries: bool = True,
 ) -> EvalReport:
     """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk).
 
-    ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution).
+    ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution);
+    ``batch_queries``: embed all query texts in batches first (see ``query_batch``).
     """
     targets = [_parse_output(spec, doc) for spec in outputs]
     if not targets:
@@ -113,7 +118,14 @@ def evaluate_graph(
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
     frozen = False
+    batching = ExitStack()
     try:
+        if batch_queries:
+            base = {**({corpus_name: str(dataset.corpus_path)} if corpus_name else {}),
+                    **(extra_inputs or {})}
+            batching.enter_context(batched_query_embeddings(
+                doc, dataset, executor, query_ids=query_ids, query_name=query_name,
+                base_inputs=base))
         for index, query_id in enumerate(query_ids):
             if cancel is not None and cancel.cancelled:
                 break
@@ -127,6 +139,7 @@ def evaluate_graph(
             if on_progress is not None:
                 on_progress(index + 1, len(query_ids))
     finally:
+        batching.close()
         if frozen:
             gc.unfreeze()
     report.seconds = time.perf_counter() - started

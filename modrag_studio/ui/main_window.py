@@ -26,13 +26,14 @@ from modrag_studio.ui import exports, files
 from modrag_studio.ui.cache_status import install_cache_status
 from modrag_studio.ui.canvas_adapter import CanvasAdapter
 from modrag_studio.ui.canvas_items import GroupItem, LayoutItem, NoteItem
-from modrag_studio.ui.evidence_debugger import install_evidence_debugger
 from modrag_studio.ui.evalset_panel import install_evalset_panel
+from modrag_studio.ui.evidence_debugger import install_evidence_debugger
 from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
 from modrag_studio.ui.properties import PropertiesPanel
 from modrag_studio.ui.trust_prompt import install_trust_prompt
+from modrag_studio.ui.variants import install_variants
 
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         install_cache_status(self)
         install_trust_prompt(self)
         install_evalset_panel(self)
+        install_variants(self)
 
     def _install_run_features(self) -> None:
         try:

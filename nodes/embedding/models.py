@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from modrag_nodes.embedding.memo import remembered
 from modrag_nodes.embedding.spec import DEFAULT_MODEL, EmbedderSpec
 from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.node import NodeContext
@@ -56,6 +57,8 @@ def embed(
     """
     import numpy as np
     texts = [str(t) for t in texts]
+    if role == "query" and texts and (held := remembered(spec, texts)) is not None:
+        return np.stack(held)
     prefix = spec.query_prefix if role == "query" else spec.passage_prefix
     if prefix:
         texts = [prefix + t for t in texts]

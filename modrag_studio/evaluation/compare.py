@@ -1,0 +1,188 @@
+"""Two variants on one evaluation set: metric deltas with paired statistics, per node.
+
+The comparison JSON (``modrag compare --json``)::
+
+    {"comparable": true, "test": {...}, "variants": {"a": {...}, "b": {...}},
+     "dataset": {...}, "output": {"a": "fusion.results", "b": "bm25.results"},
+     "metrics": {"ndcg@10": {"a", "b", "delta", "ci95": [lo, hi], "p_value", ...}, ...},
+     "queries": {"wins", "losses", "ties", "by": "ndcg@10"}, "flipped": [...],
+     "nodes": {"bm25.results": {"metrics": {...}, "queries": {...}}, ...}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.engine.datatypes import ScoredChunk
+from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.evaluation.beir import BeirDataset
+from modrag_studio.evaluation.runner import EvalReport, graph_sha256
+from modrag_studio.evaluation.statistics import (
+    CI_NAME,
+    DEFAULT_SEED,
+    PERMUTATIONS,
+    RESAMPLES,
+    TEST_NAME,
+    compare_paired,
+    wins_losses_ties,
+)
+
+PRIMARY = "ndcg@10"
+
+
+def compared_metrics(hit_k: int) -> list[str]:
+    return [PRIMARY, "recall@5", "recall@10", "recall@20", "recall@100", f"hit@{hit_k}",
+            "mrr@10"]
+
+
+def ranked_outputs(doc: GraphDocument, registry: NodeRegistry | None = None) -> list[str]:
+    """Every ``node.port`` of ``doc`` whose output is a ranked list of scored chunks."""
+    registry = registry or default_registry()
+    specs = []
+    for node in doc.nodes:
+        try:
+            node_type = registry.get(node.type)
+        except Exception:  # unknown types are reported by validation, not here
+            continue
+        specs.extend(f"{node.id}.{port.name}" for port in node_type.outputs
+                     if port.type == list[ScoredChunk])
+    return specs
+
+
+def shared_ranked_outputs(a: GraphDocument, b: GraphDocument,
+                          registry: NodeRegistry | None = None) -> list[str]:
+    """Ranked outputs both graphs have (same node id and port)."""
+    theirs = set(ranked_outputs(b, registry))
+    return [spec for spec in ranked_outputs(a, registry) if spec in theirs]
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def dataset_identity(dataset: BeirDataset) -> dict[str, Any]:
+    """What makes two evaluations comparable: the data's hashes and the split."""
+    return {"path": str(dataset.root), "split": dataset.split,
+            "corpus_sha256": _file_sha256(dataset.corpus_path),
+            "queries_sha256": _file_sha256(dataset.root / "queries.jsonl"),
+            "qrels_sha256": dataset.qrels_sha256}
+
+
+def variant_identity(label: str, doc: GraphDocument, report: EvalReport,
+                     source: str | None = None) -> dict[str, Any]:
+    """A variant is known by its graph hash (variants block and layout excluded)."""
+    return {"name": label, "graph": doc.metadata.name, "graph_sha256": graph_sha256(doc),
+            "file": source, "seconds": round(report.seconds, 2),
+            "failures": len(report.failures)}
+
+
+def _per_query(report: EvalReport, spec: str) -> dict[str, dict[str, Any]]:
+    return {row["query_id"]: row for row in report.per_query.get(spec, [])}
+
+
+def compare_output(report_a: EvalReport, report_b: EvalReport, spec_a: str, spec_b: str, *,
+                   seed: int = DEFAULT_SEED, permutations: int = PERMUTATIONS,
+                   resamples: int = RESAMPLES) -> dict[str, Any]:
+    """Metrics, wins/losses/ties and the paired statistics of one output of each variant."""
+    rows_a, rows_b = _per_query(report_a, spec_a), _per_query(report_b, spec_b)
+    query_ids = [q for q in rows_a if q in rows_b]
+    metrics = {}
+    for name in compared_metrics(report_a.hit_k):
+        values_a = [float(rows_a[q].get(name, 0.0)) for q in query_ids]
+        values_b = [float(rows_b[q].get(name, 0.0)) for q in query_ids]
+        metrics[name] = compare_paired(values_a, values_b, seed=seed, permutations=permutations,
+                                       resamples=resamples).to_dict()
+    primary_a = [float(rows_a[q][PRIMARY]) for q in query_ids]
+    primary_b = [float(rows_b[q][PRIMARY]) for q in query_ids]
+    return {"metrics": metrics,
+            "queries": {**wins_losses_ties(primary_a, primary_b), "by": PRIMARY,
+                        "n": len(query_ids)}}
+
+
+def flipped_queries(report_a: EvalReport, report_b: EvalReport, spec_a: str, spec_b: str,
+                    texts: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Queries whose outcome flipped: a relevant document in the top k for one variant only."""
+    hit = f"hit@{report_a.hit_k}"
+    rows_a, rows_b = _per_query(report_a, spec_a), _per_query(report_b, spec_b)
+    flipped = []
+    for query_id, row_a in rows_a.items():
+        row_b = rows_b.get(query_id)
+        if row_b is None or row_a.get(hit) == row_b.get(hit):
+            continue
+        flipped.append({
+            "query_id": query_id, "query": (texts or {}).get(query_id, ""),
+            "outcome": "gained" if row_b.get(hit) else "lost",
+            PRIMARY: {"a": round(row_a[PRIMARY], 4), "b": round(row_b[PRIMARY], 4)},
+            "top_a": row_a.get("top_docs", [])[:3], "top_b": row_b.get("top_docs", [])[:3],
+            "relevant": row_a.get("relevant", []),
+        })
+    return flipped
+
+
+def compare_evaluations(
+    report_a: EvalReport, report_b: EvalReport, *, output_a: str, output_b: str,
+    shared: list[str], identity_a: dict[str, Any], identity_b: dict[str, Any],
+    dataset_a: dict[str, Any], dataset_b: dict[str, Any], texts: dict[str, str] | None = None,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Any]:
+    """The comparison document of two evaluations (see the module docstring)."""
+    keys = ("corpus_sha256", "queries_sha256", "qrels_sha256", "split")
+    mismatched = [k for k in keys if dataset_a.get(k) != dataset_b.get(k)]
+    main = compare_output(report_a, report_b, output_a, output_b, seed=seed)
+    nodes = {spec: compare_output(report_a, report_b, spec, spec, seed=seed)
+             for spec in shared if spec in report_a.per_query and spec in report_b.per_query}
+    return {
+        "comparable": not mismatched,
+        "not_comparable_because": [f"{k} differs" for k in mismatched],
+        "test": {"name": TEST_NAME, "ci": CI_NAME, "seed": seed, "permutations": PERMUTATIONS,
+                 "resamples": RESAMPLES, "delta": "b - a"},
+        "variants": {"a": identity_a, "b": identity_b},
+        "dataset": dataset_a,
+        "output": {"a": output_a, "b": output_b},
+        "hit_k": report_a.hit_k,
+        "metrics": main["metrics"],
+        "queries": main["queries"],
+        "flipped": flipped_queries(report_a, report_b, output_a, output_b, texts),
+        "nodes": nodes,
+    }
+
+
+def report_from_dict(data: dict[str, Any]) -> EvalReport:
+    """An ``EvalReport`` back from its ``modrag eval --report`` JSON."""
+    graph, dataset = data["graph"], data["dataset"]
+    return EvalReport(
+        graph_name=graph["name"], graph_sha256=graph["sha256"], dataset=dataset["path"],
+        split=dataset["split"], qrels_sha256=dataset["qrels_sha256"],
+        queries=dataset["queries"], hit_k=data.get("hit_k", 10), outputs=data.get("nodes", {}),
+        per_query=data.get("per_query", {}), failures=data.get("failures", []),
+        seconds=data.get("seconds", 0.0))
+
+
+def format_comparison(result: dict[str, Any]) -> str:
+    """The comparison as a short text table."""
+    va, vb = result["variants"]["a"], result["variants"]["b"]
+    lines = [f"A = {va['name']} ({result['output']['a']}), B = {vb['name']} "
+             f"({result['output']['b']}); {result['queries']['n']} queries; "
+             f"delta = B - A; {result['test']['name']}"]
+    if not result["comparable"]:
+        lines.append("NOT COMPARABLE: " + ", ".join(result["not_comparable_because"]))
+    lines.append(f"{'metric':<12}{'A':>9}{'B':>9}{'delta':>9}{'CI95':>20}{'p':>9}")
+    for name, m in result["metrics"].items():
+        ci = f"[{m['ci95'][0]:+.4f}, {m['ci95'][1]:+.4f}]"
+        lines.append(f"{name:<12}{m['a']:>9.4f}{m['b']:>9.4f}{m['delta']:>+9.4f}{ci:>20}"
+                     f"{m['p_value']:>9.4f}")
+    q = result["queries"]
+    lines.append(f"queries by {q['by']}: B wins {q['wins']}, loses {q['losses']}, "
+                 f"ties {q['ties']}; hit@{result['hit_k']} flipped on {len(result['flipped'])}")
+    for spec, node in result["nodes"].items():
+        m = node["metrics"][PRIMARY]
+        lines.append(f"  node {spec:<24} {PRIMARY} {m['a']:.4f} -> {m['b']:.4f} "
+                     f"({m['delta']:+.4f}, p {m['p_value']:.4f})")
+    return "\n".join(lines)

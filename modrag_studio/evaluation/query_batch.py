@@ -1,0 +1,106 @@
+"""Embed an evaluation's queries in batches up front, then run the graph per query as usual.
+
+Embedding one query per graph run is most of the query side's cost. Before the loop, the
+first query runs up to each query-side node that takes an embedder or a vector index: that
+builds (or loads) the indexes and shows which embedders the query side uses. All query texts
+are then embedded with each of them in batches into a memo that the per-query runs read
+(``modrag_nodes.embedding.memo``). A text the memo lacks (a rewritten query, say) is embedded
+as before, so results never depend on the memo.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.topology import Topology
+from modrag_studio.evaluation.beir import BeirDataset
+
+log = logging.getLogger(__name__)
+INPUT_TYPE = "graph.input"
+
+
+def _query_side(doc: GraphDocument, query_name: str) -> set[str]:
+    """Nodes downstream of the graph input that takes the query."""
+    topology = Topology.of(doc)
+    side: set[str] = set()
+    for node in doc.nodes:
+        if node.type == INPUT_TYPE and node.params.get("name", node.id) == query_name:
+            side |= topology.downstream(node.id)
+    return side
+
+
+def _embedding_nodes(doc: GraphDocument, side: set[str], executor: Executor) -> list[str]:
+    """Query-side nodes that take an embedder or a vector index (checked on port types)."""
+    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_nodes.vectorstore.contracts import VectorIndex
+
+    found = []
+    for node in doc.nodes:
+        if node.id not in side:
+            continue
+        try:
+            node_type = executor.registry.get(node.type)
+        except Exception:  # validation reports unknown types
+            continue
+        if any(port.type in (EmbedderSpec, VectorIndex) for port in node_type.inputs):
+            found.append(node.id)
+    return found
+
+
+def _query_embedders(doc: GraphDocument, node_id: str, result: Any) -> list[Any]:
+    """Embedder specs flowing into ``node_id`` (directly or inside a vector index)."""
+    from modrag_nodes.embedding.spec import EmbedderSpec
+
+    specs: dict[str, Any] = {}
+    for edge in doc.edges:
+        if edge.target_node != node_id:
+            continue
+        try:
+            value = result.output_of(edge.source_node, edge.source_port)
+        except KeyError:
+            continue
+        spec = value if isinstance(value, EmbedderSpec) else getattr(value, "embedder", None)
+        if isinstance(spec, EmbedderSpec):
+            specs[spec.model_dump_json()] = spec
+    return list(specs.values())
+
+
+@contextmanager
+def batched_query_embeddings(
+    doc: GraphDocument, dataset: BeirDataset, executor: Executor, *, query_ids: list[str],
+    query_name: str, base_inputs: dict[str, Any],
+) -> Iterator[int]:
+    """Within the block, per-query runs find their query vectors already computed.
+
+    Yields the number of vectors embedded ahead (0 when the graph embeds no query).
+    """
+    try:
+        from modrag_nodes.embedding.memo import query_vector_memo, remember
+        from modrag_nodes.embedding.models import embed
+    except ImportError:  # the embedding nodes are not installed
+        yield 0
+        return
+    side = _query_side(doc, query_name)
+    targets = _embedding_nodes(doc, side, executor) if query_ids else []
+    specs: dict[str, Any] = {}
+    for target in targets:  # runs only up to the node: indexes, never an LLM after it
+        first = executor.run(doc, {**base_inputs, query_name: dataset.queries[query_ids[0]]},
+                             target=target)
+        if first.ok:
+            specs.update((s.model_dump_json(), s) for s in _query_embedders(doc, target, first))
+    if not specs:
+        yield 0
+        return
+    texts = list(dict.fromkeys(dataset.queries[q] for q in query_ids))
+    with query_vector_memo() as memo:
+        for spec in specs.values():
+            try:
+                remember(memo, spec, texts, embed(spec, texts, role="query"))
+            except Exception as exc:  # the per-query runs will embed (and report) themselves
+                log.warning("batched query embedding with %s failed: %s", spec.model_id, exc)
+        yield len(memo)

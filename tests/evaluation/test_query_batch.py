@@ -1,0 +1,53 @@
+"""Query embeddings batched up front: same vectors and scores, one encode call for all."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from modrag_nodes.embedding import models
+from modrag_nodes.embedding.memo import query_vector_memo, remember, remembered
+from modrag_nodes.embedding.spec import EmbedderSpec
+from modrag_studio.engine.cache import NodeCache
+from modrag_studio.engine.document import load
+from modrag_studio.engine.executor import Executor
+from modrag_studio.evaluation import evaluate_graph, load_beir
+from tests.evaluation.compare_helpers import QUERIES, write_dataset
+
+
+@pytest.mark.slow  # loads the MiniLM model and builds a Chroma index
+def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
+    dataset = load_beir(write_dataset(tmp_path / "data"), "test")
+    doc = load(root / "sample_graphs" / "scifact_hybrid.json")
+    calls: list[tuple[str, int]] = []
+    encoder = models._encoder
+
+    def spy(spec, role):
+        encode = encoder(spec, role)
+        return lambda batch: calls.append((role, len(batch))) or encode(batch)
+
+    monkeypatch.setattr(models, "_encoder", spy)
+    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
+    outputs = ["dense.results", "fusion.results"]
+    one_by_one = evaluate_graph(doc, dataset, outputs, executor=executor, batch_queries=False)
+    assert [c for c in calls if c[0] == "query"] == [("query", 1)] * len(QUERIES)
+    calls.clear()
+    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache2"), work_dir=tmp_path / "w")
+    batched = evaluate_graph(doc, dataset, outputs, executor=executor)
+    # the warm-up run embeds the first query alone, then all queries go in one batch
+    assert [c for c in calls if c[0] == "query"] == [("query", 1), ("query", len(QUERIES))]
+    for spec in outputs:
+        for row_a, row_b in zip(one_by_one.per_query[spec], batched.per_query[spec],
+                                strict=True):
+            assert row_a["top_docs"] == row_b["top_docs"]
+            assert row_a["ndcg@10"] == row_b["ndcg@10"]
+
+
+def test_memo_hands_back_vectors_only_for_the_same_embedder():
+    spec = EmbedderSpec(model="m")
+    with query_vector_memo() as memo:
+        remember(memo, spec, ["a", "b"], np.eye(2, dtype=np.float32))
+        assert np.array_equal(np.stack(remembered(spec, ["b", "a"])), np.eye(2)[::-1])
+        assert remembered(spec, ["a", "c"]) is None
+        assert remembered(EmbedderSpec(model="m", query_prefix="q: "), ["a"]) is None
+    assert remembered(spec, ["a"]) is None
