@@ -29,6 +29,7 @@ from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_fro
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
 from modrag_studio.ui.properties import PropertiesPanel
+from modrag_studio.ui.studio_ux import install_studio_ux
 
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._install_run_features()
         install_preflight(self)
+        install_studio_ux(self)
 
     def _install_run_features(self) -> None:
         try:

@@ -47,7 +47,7 @@ def resolve(schema: dict[str, Any], prop: dict[str, Any]) -> tuple[dict[str, Any
     return prop, nullable
 
 
-class _PlainText(QPlainTextEdit):
+class CommittingTextEdit(QPlainTextEdit):
     """A text box that commits when it loses focus."""
 
     def __init__(self, on_commit: Callable[[], None]) -> None:
@@ -116,9 +116,9 @@ class ParamField:
             line.editingFinished.connect(self._commit)
             return "str", line
         if tp == "string":
-            return "text", _PlainText(self._commit)
+            return "text", CommittingTextEdit(self._commit)
         if tp == "array" and prop.get("items", {}).get("type") == "string":
-            box = _PlainText(self._commit)
+            box = CommittingTextEdit(self._commit)
             box.setPlaceholderText("one item per line")
             return "lines", box
         if tp in ("integer", "number", "boolean"):
@@ -126,7 +126,7 @@ class ParamField:
             line.setPlaceholderText("(none)")
             line.editingFinished.connect(self._commit)
             return "json-scalar", line
-        box = _PlainText(self._commit)
+        box = CommittingTextEdit(self._commit)
         box.setPlaceholderText("JSON")
         return "json", box
 
