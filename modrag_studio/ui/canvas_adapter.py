@@ -22,12 +22,15 @@ from modrag_studio.engine.ports import type_name
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.render import type_color
 from modrag_studio.ui.canvas_items import (
+    LOD_SCALE,
     BadgeItem,
     GroupItem,
     LayoutItem,
     NoteItem,
     StateDecoration,
+    graph_titles,
     node_title,
+    port_labels,
 )
 from modrag_studio.ui.port_highlight import PortHighlight
 
@@ -48,12 +51,19 @@ class StudioNodeItem(NodeItem):
     in (presentation mode) drew empty title bars while the editor was zoomed out.
     """
 
+    on_zoom_level: Callable[[StudioNodeItem, bool], None] | None = None
+
     def auto_switch_mode(self) -> None:
         scene = self.scene()
         views = [v for v in scene.views() if v.isVisible()] if scene is not None else []
-        width = self.boundingRect().width()
-        shown = max((v.transform().m11() * width for v in views), default=width)
-        self.set_proxy_mode(shown < self._proxy_mode_threshold)
+        scale = max((v.transform().m11() for v in views), default=1.0)
+        zoomed_out = scale < LOD_SCALE
+        self.set_proxy_mode(zoomed_out
+                            or scale * self.boundingRect().width() < self._proxy_mode_threshold)
+        if zoomed_out != getattr(self, "zoomed_out", False):
+            self.zoomed_out = zoomed_out
+            if self.on_zoom_level is not None:
+                self.on_zoom_level(self, zoomed_out)
 
 
 class StudioNode(BaseNode):
@@ -89,6 +99,8 @@ class CanvasAdapter(PortHighlight):
         self.on_node_moved: list[Callable[[str], None]] = []
         self.on_message: list[Callable[[str], None]] = []
         self.on_edit_layout_item: list[Callable[[str], None]] = []
+        self.on_zoom_level: list[Callable[[bool], None]] = []  # zoomed out (level of detail)
+        self.zoomed_out = False
         self._nodes: dict[str, StudioNode] = {}
         self._ids: dict[str, str] = {}  # NodeGraphQt id -> our node id
         self._decorations: dict[str, StateDecoration] = {}
@@ -277,10 +289,11 @@ class CanvasAdapter(PortHighlight):
                 if before is not None:
                     self._remove_node(spec.id)
                 self._add_node(new, spec.id)
-            elif node_title(before, None) != node_title(spec, None):
-                self._set_title(spec.id, new)
             if new_layout.nodes.get(spec.id) != old_layout.nodes.get(spec.id):
                 self._place(spec.id, new)
+        titles = graph_titles(new, self._type_of)  # may change with params and other nodes
+        for node_id in self._nodes:
+            self._set_title(node_id, new, titles)
         self._sync_edges(new)
         if (new_layout.groups, new_layout.notes) != (old_layout.groups, old_layout.notes):
             self._sync_layout_items(new_layout)
@@ -295,13 +308,15 @@ class CanvasAdapter(PortHighlight):
     def _rebuild_items(self, doc: GraphDocument) -> None:
         for node_id in list(self._nodes):
             self._remove_node(node_id)
+        titles = graph_titles(doc, self._type_of)
         for spec in doc.nodes:
-            self._add_node(doc, spec.id)
+            self._add_node(doc, spec.id, titles)
         self._sync_edges(doc)
         self._sync_layout_items(doc.layout or Layout())
         self.graph.undo_stack().clear()
 
-    def _add_node(self, doc: GraphDocument, node_id: str) -> None:
+    def _add_node(self, doc: GraphDocument, node_id: str,
+                  titles: dict[str, str] | None = None) -> None:
         spec = doc.node(node_id)
         node = StudioNode()
         try:
@@ -329,23 +344,54 @@ class CanvasAdapter(PortHighlight):
         self.graph.add_node(node, selected=False, push_undo=False)
         self._nodes[node_id] = node
         self._ids[node.id] = node_id
-        self._set_title(node_id, doc)
+        self._set_title(node_id, doc, titles)
         self._place(node_id, doc)
         tip = f"{node_id} ({spec.type})"
         if node_type is not None and node_type.description:
             tip += f"\n{node_type.description}"
         node.view.setToolTip(tip)
         self._decorations[node_id] = StateDecoration(node.view)
+        node.view.on_zoom_level = self._zoom_level_changed
 
-    def _set_title(self, node_id: str, doc: GraphDocument) -> None:
+    def _zoom_level_changed(self, item: StudioNodeItem, zoomed_out: bool) -> None:
+        node_id = self._ids.get(getattr(item, "id", ""))
+        deco = self._decorations.get(node_id or "")
+        if deco is not None:
+            deco.set_zoomed_out(zoomed_out)
+        if zoomed_out != self.zoomed_out:
+            self.zoomed_out = zoomed_out
+            # not from inside a paint: listeners change the geometry of other items
+            QTimer.singleShot(0, self.view, self._announce_zoom_level)
+
+    def _announce_zoom_level(self) -> None:
+        for callback in list(self.on_zoom_level):
+            callback(self.zoomed_out)
+
+    def _set_title(self, node_id: str, doc: GraphDocument,
+                   titles: dict[str, str] | None = None) -> None:
         node = self._nodes[node_id]
-        spec = doc.node(node_id)
-        node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
-        title = node_title(spec, node_type) if node_type else spec.title or f"? {spec.type}"
+        titles = titles if titles is not None else graph_titles(doc, self._type_of)
+        title = titles.get(node_id, node_id)
+        redraw = self._label_ports(node, port_labels(doc.node(node_id), self._type_of(node_id)))
         if node.view.name != title:  # add_node may have made the name unique ("Upper 1")
             node.model.name = title
             node.view.name = title
+            redraw = True
+        if redraw:
             node.view.draw_node()
+
+    @staticmethod
+    def _label_ports(node: StudioNode, labels: dict[str, str]) -> bool:
+        """Show output ports under their labels (router routes by name); True if changed."""
+        changed = False
+        for port in node.output_ports():
+            text_item = node.view._output_items.get(port.view)
+            label = labels.get(port.name(), port.name())
+            if text_item is not None and text_item.toPlainText() != label:
+                text_item.setPlainText(label)
+                port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
+                changed = True
+        return changed
 
     def _place(self, node_id: str, doc: GraphDocument) -> None:
         entry = (doc.layout or Layout()).nodes.get(node_id)

@@ -64,7 +64,7 @@ def test_presentation_zoom_draws_titles_and_port_names(main_window, qtbot):
     shown.go(0)
     shown.grab()
     assert shown.view.transform().m11() > 0.8
-    assert item.text_item.isVisible() and item.text_item.toPlainText() == "Upper case"
+    assert item.text_item.isVisible() and item.text_item.toPlainText() == "Upper case · u5"
     port_labels = [item.get_input_text_item(p) for p in item.inputs]
     assert port_labels and all(label.isVisible() for label in port_labels)
     shown.close()
