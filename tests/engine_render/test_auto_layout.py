@@ -171,8 +171,9 @@ def test_dot_layout_crosses_fewer_wires_than_the_barycentre_layout(root):
 def test_layout_metrics_count_a_crossing_and_the_wire_length():
     from modrag_studio.engine.layout_metrics import Wire, measure
 
-    straight = Wire("a", "b", [(0.0, 0.0), (100.0, 100.0)])
-    other = Wire("c", "d", [(0.0, 100.0), (100.0, 0.0)])
+    steps = [i * 10.0 for i in range(11)]
+    straight = Wire("a", "b", [(t, t) for t in steps])
+    other = Wire("c", "d", [(t, 100.0 - t) for t in steps])
     found = measure([straight, other], {"e": (40.0, 40.0, 60.0, 60.0)})
     assert found.crossings == 1 and found.through_nodes == 2
     assert abs(found.wire_length - 2 * 141.42) < 0.1
