@@ -277,6 +277,17 @@ class DetailLabel(QGraphicsTextItem):
         self.setPos(rect.left() + 4, rect.top() + 2)
 
 
+def elapsed_text(seconds: float) -> str:
+    """"4.2 s", "1:05", "1:02:03"."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}:{secs:02d}"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -291,6 +302,9 @@ class StateDecoration:
     def __init__(self, node_item: QGraphicsItem) -> None:
         self.node_item = node_item
         self.zoomed_out = False
+        self.elapsed: float | None = None
+        self.busy = False
+        self.progress_fraction: float | None = None
         self.detail = DetailLabel(node_item)
         self.status = QGraphicsSimpleTextItem("", node_item)
         self.status.setBrush(QBrush(QColor(220, 220, 220)))
@@ -327,6 +341,31 @@ class StateDecoration:
         self.frame.setToolTip(tooltip)
         self._refresh_detail()
 
+    def set_elapsed(self, seconds: float | None) -> None:
+        """Show how long the node has been running next to its state (None: hide)."""
+        text = self.state if self.state != "idle" else ""
+        if seconds is not None:
+            text = f"{self.state} · {elapsed_text(seconds)}"
+        self.elapsed = seconds
+        self.status.setText(text)
+        rect = self._rect()
+        self.status.setPos(rect.right() - self.status.boundingRect().width(), rect.top() - 18)
+        self._refresh_detail()
+
+    def set_busy(self, busy: bool, phase: float = 0.0) -> None:
+        """A moving segment in the progress bar: running, no progress reported yet."""
+        self.busy = busy
+        if not busy:
+            if self.progress_fraction is None:
+                self.progress_back.setVisible(False)
+            return
+        rect = self._rect()
+        self.progress_back.setVisible(True)
+        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))
+        width = rect.width() * 0.25
+        left = rect.left() + (rect.width() - width) * phase
+        self.progress_bar.setRect(QRectF(left, rect.bottom() + 3, width, 5))
+
     def set_zoomed_out(self, zoomed_out: bool) -> None:
         """Large title and state only (zoomed out), or the full node (zoomed in)."""
         self.zoomed_out = zoomed_out
@@ -337,7 +376,10 @@ class StateDecoration:
     def _refresh_detail(self) -> None:
         self.detail.setVisible(self.zoomed_out)
         if self.zoomed_out:
-            self.detail.refresh(self.state, self.caption.text())
+            caption = self.caption.text()
+            if self.elapsed is not None:
+                caption = " · ".join(p for p in (elapsed_text(self.elapsed), caption) if p)
+            self.detail.refresh(self.state, caption)
 
     def set_caption(self, text: str) -> None:
         rect = self._rect()
@@ -346,6 +388,7 @@ class StateDecoration:
         self._refresh_detail()
 
     def set_progress(self, fraction: float | None) -> None:
+        self.progress_fraction = fraction
         rect = self._rect()
         self.progress_back.setVisible(fraction is not None)
         self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))

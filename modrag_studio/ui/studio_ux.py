@@ -111,6 +111,9 @@ class StudioUX:
 
 def install_studio_ux(window: Any) -> StudioUX:
     """Add the start page, graph settings and Help menu to ``window``."""
+    from modrag_studio.ui.live_run import install_live_run
+
     ux = StudioUX(window)
     window.studio_ux = ux
+    install_live_run(window)
     return ux
