@@ -43,6 +43,7 @@ class StudioUX:
         window.tabifyDockWidget(window.docks["properties"], dock)
         window.docks["properties"].raise_()
         self._build_help_menu()
+        self._developer_toggle()
         window.editor.subscribe(self._on_change)
         if self._graph_is_blank():
             self.start_page.show_over_canvas()
@@ -68,6 +69,19 @@ class StudioUX:
 
     def show_start_page(self) -> None:
         self.start_page.show_over_canvas()
+
+    def _developer_toggle(self) -> None:
+        """View > Developer Nodes: the palette's and the Tab search's hidden category."""
+        window = self.window
+        action = QAction("&Developer Nodes", window)
+        action.setCheckable(True)
+        action.setToolTip("Offer debug and test nodes (Fail, Sleep, Mutate input…)")
+        window.menus["View"].addAction(action)
+        window.actions["developer_nodes"] = action
+        action.toggled.connect(window.palette.set_show_developer)
+        window.palette.developer_box.toggled.connect(action.setChecked)
+        window.palette.developer_box.toggled.connect(
+            lambda shown: setattr(window.search_popup, "show_developer", shown))
 
     def _build_help_menu(self) -> None:
         window = self.window
