@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsSimpleTextItem
 
 from modrag_studio.engine.document import GraphDocument, Layout
 from modrag_studio.engine.editing import Change, GraphEditor
@@ -32,12 +31,14 @@ from modrag_studio.ui.canvas_items import (
     node_title,
     port_labels,
 )
+from modrag_studio.ui.canvas_view import HintBubble, fit_rect, label_output_ports
 from modrag_studio.ui.port_highlight import PortHighlight
 
 with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.startup)
     warnings.simplefilter("ignore")
     from NodeGraphQt import BaseNode, NodeGraph
     from NodeGraphQt.qgraphics.node_base import NodeItem
+    from NodeGraphQt.qgraphics.port import PortItem
 
 NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
 _IN, _OUT = "in", "out"
@@ -55,7 +56,8 @@ class StudioNodeItem(NodeItem):
 
     def auto_switch_mode(self) -> None:
         scene = self.scene()
-        views = [v for v in scene.views() if v.isVisible()] if scene is not None else []
+        views = [v for v in scene.views() if v.isVisible()
+                 and getattr(v, "sets_detail", True)] if scene is not None else []
         scale = max((v.transform().m11() for v in views), default=1.0)
         zoomed_out = scale < LOD_SCALE
         self.set_proxy_mode(zoomed_out
@@ -100,6 +102,8 @@ class CanvasAdapter(PortHighlight):
         self.on_message: list[Callable[[str], None]] = []
         self.on_edit_layout_item: list[Callable[[str], None]] = []
         self.on_zoom_level: list[Callable[[bool], None]] = []  # zoomed out (level of detail)
+        # a new wire released over empty canvas: (node id, port, "in"/"out", scene position)
+        self.on_wire_dropped: list[Callable[[str, str, str, QPointF], None]] = []
         self.zoomed_out = False
         self._nodes: dict[str, StudioNode] = {}
         self._ids: dict[str, str] = {}  # NodeGraphQt id -> our node id
@@ -107,11 +111,7 @@ class CanvasAdapter(PortHighlight):
         self._badges: dict[str, BadgeItem] = {}
         self._layout_items: dict[str, LayoutItem] = {}
         self._dimmed: list = []
-        self._hint: QGraphicsSimpleTextItem | None = None
-        self._hint_timer = QTimer(self.view)  # dies with the view, unlike a bare singleShot
-        self._hint_timer.setSingleShot(True)
-        self._hint_timer.setInterval(6000)
-        self._hint_timer.timeout.connect(self._clear_hint)
+        self.hint = HintBubble(self.scene, self.view)
         self._rewire_signals()
         # NodeGraphQt's own undo/redo actions would make Ctrl+Z ambiguous: ours is the editor's
         for action in (self.view._undo_action, self.view._redo_action):
@@ -153,6 +153,26 @@ class CanvasAdapter(PortHighlight):
 
         v.start_live_connection = start_live
         v.end_live_connection = end_live
+        apply = v.apply_live_connection
+
+        def apply_live(event):
+            dropped = self._empty_drop(event.scenePos())
+            apply(event)
+            if dropped is not None:
+                for callback in list(self.on_wire_dropped):
+                    callback(*dropped, event.scenePos())
+
+        v.apply_live_connection = apply_live
+
+    def _empty_drop(self, scene_pos: QPointF) -> tuple[str, str, str] | None:
+        """(node, port, "in"/"out") of a new wire released over empty canvas, else None."""
+        v = self.view
+        if not v._LIVE_PIPE.isVisible() or v._detached_port is not None \
+                or v._start_port is None:
+            return None
+        if any(isinstance(i, NodeItem | PortItem) for i in self.scene.items(scene_pos)):
+            return None
+        return self._port_ref(v._start_port)
 
     def _port_ref(self, port_item) -> tuple[str, str, str] | None:
         node_id = self._ids.get(port_item.node.id)
@@ -236,31 +256,11 @@ class CanvasAdapter(PortHighlight):
         if node is not None:
             found = node.get_input(port) if port else None
             pos = (found.view if found is not None else node.view).scenePos()
-        self._show_hint(message, pos)
-
-    def _show_hint(self, message: str, pos: QPointF) -> None:
-        self._clear_hint()
-        hint = QGraphicsSimpleTextItem(message)
-        hint.setBrush(QColor(255, 150, 130))
-        hint.setZValue(1000)
-        back = QGraphicsRectItem(hint.boundingRect().adjusted(-6, -4, 6, 4), hint)
-        back.setBrush(QColor(30, 20, 20, 230))
-        back.setPen(QColor(200, 80, 70))
-        back.setFlag(back.GraphicsItemFlag.ItemStacksBehindParent)
-        hint.setPos(pos + QPointF(-20, -44))
-        self.scene.addItem(hint)
-        self._hint = hint
-        self._hint_timer.start()
-
-    def _clear_hint(self) -> None:
-        if self._hint is not None and self._hint.scene() is not None:
-            self.scene.removeItem(self._hint)
-        self._hint = None
+        self.hint.show(message, pos)
 
     def current_hint(self) -> str:
         """The transient message shown on the canvas ("" when none)."""
-        hint = self._hint
-        return hint.text() if hint is not None and hint.scene() is not None else ""
+        return self.hint.text()
 
     # --- mirroring the editor ------------------------------------------------------------
 
@@ -372,26 +372,13 @@ class CanvasAdapter(PortHighlight):
         node = self._nodes[node_id]
         titles = titles if titles is not None else graph_titles(doc, self._type_of)
         title = titles.get(node_id, node_id)
-        redraw = self._label_ports(node, port_labels(doc.node(node_id), self._type_of(node_id)))
+        redraw = label_output_ports(node, port_labels(doc.node(node_id), self._type_of(node_id)))
         if node.view.name != title:  # add_node may have made the name unique ("Upper 1")
             node.model.name = title
             node.view.name = title
             redraw = True
         if redraw:
             node.view.draw_node()
-
-    @staticmethod
-    def _label_ports(node: StudioNode, labels: dict[str, str]) -> bool:
-        """Show output ports under their labels (router routes by name); True if changed."""
-        changed = False
-        for port in node.output_ports():
-            text_item = node.view._output_items.get(port.view)
-            label = labels.get(port.name(), port.name())
-            if text_item is not None and text_item.toPlainText() != label:
-                text_item.setPlainText(label)
-                port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
-                changed = True
-        return changed
 
     def _place(self, node_id: str, doc: GraphDocument) -> None:
         entry = (doc.layout or Layout()).nodes.get(node_id)
@@ -552,19 +539,7 @@ class CanvasAdapter(PortHighlight):
 
     def fit_all(self, max_scale: float = 1.0) -> None:
         """Show every node, group and note (never zooming in beyond ``max_scale``)."""
-        rect = self.items_rect()
-        if rect.isNull():
-            return
-        rect = rect.adjusted(-60, -60, 60, 60)
-        vw, vh = max(self.view.width(), 1), max(self.view.height(), 1)
-        w, h = max(rect.width(), vw / max_scale), max(rect.height(), vh / max_scale)
-        if w / h < vw / vh:
-            w = h * vw / vh
-        else:
-            h = w * vh / vw
-        center = rect.center()
-        self.view._scene_range = QRectF(center.x() - w / 2, center.y() - h / 2, w, h)
-        self.view._update_scene()
+        fit_rect(self.view, self.items_rect(), max_scale)
 
     def items_rect(self) -> QRectF:
         """The scene rectangle covering nodes, groups, notes and shown cards (``FIT_IN_VIEW``)."""

@@ -299,9 +299,22 @@ class MainWindow(QMainWindow):
         self.delete_selection()
 
     def paste(self) -> None:
-        new = self.editor.paste(QApplication.clipboard().text())
+        """Paste the copied nodes at the mouse cursor (over the canvas), else beside them."""
+        text = QApplication.clipboard().text()
+        new = self.editor.paste(text, offset=self._paste_offset(text))
         if new:
             self.canvas.select_nodes(new)
+
+    def _paste_offset(self, text: str) -> tuple[float, float]:
+        from modrag_studio.ui.editor_extras import fragment_corner
+
+        view = self.canvas.view
+        cursor = view.mapFromGlobal(QCursor.pos())
+        corner = fragment_corner(text)
+        if corner is None or not view.rect().contains(cursor):
+            return (40.0, 40.0)
+        target = view.mapToScene(cursor)
+        return (target.x() - corner[0], target.y() - corner[1])
 
     def duplicate(self) -> None:
         new = self.editor.duplicate(self.canvas.selected_node_ids())

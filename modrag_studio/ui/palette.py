@@ -212,6 +212,7 @@ class _SearchLine(QLineEdit):
             return
         if key == Qt.Key.Key_Escape:
             self.popup.hide()
+            self.popup.allowed = None
             return
         super().keyPressEvent(event)
 
@@ -225,6 +226,7 @@ class NodeSearchPopup(QFrame):
         self.setAutoFillBackground(True)
         self.registry = registry
         self.show_developer = False
+        self.allowed: dict[str, str] | None = None  # type id -> port, when a wire is dropped
         self.on_chosen: Callable[[str], None] | None = None
         self.line = _SearchLine(self)
         self.line.setPlaceholderText("Add node…")
@@ -253,7 +255,10 @@ class NodeSearchPopup(QFrame):
 
     def _filter(self, text: str) -> None:
         self.results.clear()
-        for node_type in ranked(self.registry, text, self.show_developer):
+        allowed = self.allowed
+        for node_type in ranked(self.registry, text, self.show_developer or bool(allowed)):
+            if allowed is not None and node_type.type_id not in allowed:
+                continue
             item = QListWidgetItem(f"{node_type.display_title()}   · {shown_category(node_type)}")
             item.setData(TYPE_ROLE, node_type.type_id)
             item.setToolTip(_tooltip(node_type))

@@ -125,9 +125,11 @@ class StudioUX:
 
 def install_studio_ux(window: Any) -> StudioUX:
     """Add the start page, graph settings and Help menu to ``window``."""
+    from modrag_studio.ui.editor_extras import install_editor_extras
     from modrag_studio.ui.live_run import install_live_run
 
     ux = StudioUX(window)
     window.studio_ux = ux
     install_live_run(window)
+    install_editor_extras(window)
     return ux
