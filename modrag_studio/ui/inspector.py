@@ -226,10 +226,28 @@ class Inspector(QDockWidget):
             outputs = {"(streaming)": self.streams[node_id]}
         self._fill_ports(self.outputs_tabs, outputs)
         self._fill_ports(self.inputs_tabs, inputs)
+        self._add_chunk_map(outputs, inputs)
         self.params_view.setPlainText(json.dumps(self.params.get(node_id, {}), indent=2,
                                                  ensure_ascii=False, default=repr))
         self.history_view.setPlainText(self._history_text(node_id))
         self._show_error(visit)
+
+    def _add_chunk_map(self, outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
+        """A splitter's or store's chunks drawn over their documents (see chunk_map)."""
+        from modrag_studio.ui.chunk_map import ChunkMapView, chunks_in, embedder_model
+
+        chunks = chunks_in(outputs) or chunks_in(inputs)
+        if not chunks:
+            return
+        result = self.result
+
+        def find_text(doc_id: str) -> str | None:
+            doc = find_document(result, doc_id)
+            return doc.text if doc is not None else None
+
+        view = ChunkMapView(chunks, embedder_model(inputs), find_text)
+        self.outputs_tabs.addTab(view, "Chunk map")
+        self.chunk_map = view
 
     def _title_html(self, node_id: str, visit: NodeVisit | None) -> str:
         if visit is None:
