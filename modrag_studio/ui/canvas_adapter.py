@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsSimpleTextItem
+from PySide6.QtWidgets import QGraphicsItem
 
 from modrag_studio.engine.document import GraphDocument, Layout
 from modrag_studio.engine.editing import Change, GraphEditor
@@ -22,19 +22,24 @@ from modrag_studio.engine.ports import type_name
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.render import type_color
 from modrag_studio.ui.canvas_items import (
+    LOD_SCALE,
     BadgeItem,
     GroupItem,
     LayoutItem,
     NoteItem,
     StateDecoration,
+    graph_titles,
     node_title,
+    port_labels,
 )
+from modrag_studio.ui.canvas_view import HintBubble, fit_rect, label_output_ports
 from modrag_studio.ui.port_highlight import PortHighlight
 
 with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.startup)
     warnings.simplefilter("ignore")
     from NodeGraphQt import BaseNode, NodeGraph
     from NodeGraphQt.qgraphics.node_base import NodeItem
+    from NodeGraphQt.qgraphics.port import PortItem
 
 NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
 _IN, _OUT = "in", "out"
@@ -48,12 +53,20 @@ class StudioNodeItem(NodeItem):
     in (presentation mode) drew empty title bars while the editor was zoomed out.
     """
 
+    on_zoom_level: Callable[[StudioNodeItem, bool], None] | None = None
+
     def auto_switch_mode(self) -> None:
         scene = self.scene()
-        views = [v for v in scene.views() if v.isVisible()] if scene is not None else []
-        width = self.boundingRect().width()
-        shown = max((v.transform().m11() * width for v in views), default=width)
-        self.set_proxy_mode(shown < self._proxy_mode_threshold)
+        views = [v for v in scene.views() if v.isVisible()
+                 and getattr(v, "sets_detail", True)] if scene is not None else []
+        scale = max((v.transform().m11() for v in views), default=1.0)
+        zoomed_out = scale < LOD_SCALE
+        self.set_proxy_mode(zoomed_out
+                            or scale * self.boundingRect().width() < self._proxy_mode_threshold)
+        if zoomed_out != getattr(self, "zoomed_out", False):
+            self.zoomed_out = zoomed_out
+            if self.on_zoom_level is not None:
+                self.on_zoom_level(self, zoomed_out)
 
 
 class StudioNode(BaseNode):
@@ -89,17 +102,17 @@ class CanvasAdapter(PortHighlight):
         self.on_node_moved: list[Callable[[str], None]] = []
         self.on_message: list[Callable[[str], None]] = []
         self.on_edit_layout_item: list[Callable[[str], None]] = []
+        self.on_zoom_level: list[Callable[[bool], None]] = []  # zoomed out (level of detail)
+        # a new wire released over empty canvas: (node id, port, "in"/"out", scene position)
+        self.on_wire_dropped: list[Callable[[str, str, str, QPointF], None]] = []
+        self.zoomed_out = False
         self._nodes: dict[str, StudioNode] = {}
         self._ids: dict[str, str] = {}  # NodeGraphQt id -> our node id
         self._decorations: dict[str, StateDecoration] = {}
         self._badges: dict[str, BadgeItem] = {}
         self._layout_items: dict[str, LayoutItem] = {}
         self._dimmed: list = []
-        self._hint: QGraphicsSimpleTextItem | None = None
-        self._hint_timer = QTimer(self.view)  # dies with the view, unlike a bare singleShot
-        self._hint_timer.setSingleShot(True)
-        self._hint_timer.setInterval(6000)
-        self._hint_timer.timeout.connect(self._clear_hint)
+        self.hint = HintBubble(self.scene, self.view)
         self._rewire_signals()
         # NodeGraphQt's own undo/redo actions would make Ctrl+Z ambiguous: ours is the editor's
         for action in (self.view._undo_action, self.view._redo_action):
@@ -141,6 +154,26 @@ class CanvasAdapter(PortHighlight):
 
         v.start_live_connection = start_live
         v.end_live_connection = end_live
+        apply = v.apply_live_connection
+
+        def apply_live(event):
+            dropped = self._empty_drop(event.scenePos())
+            apply(event)
+            if dropped is not None:
+                for callback in list(self.on_wire_dropped):
+                    callback(*dropped, event.scenePos())
+
+        v.apply_live_connection = apply_live
+
+    def _empty_drop(self, scene_pos: QPointF) -> tuple[str, str, str] | None:
+        """(node, port, "in"/"out") of a new wire released over empty canvas, else None."""
+        v = self.view
+        if not v._LIVE_PIPE.isVisible() or v._detached_port is not None \
+                or v._start_port is None:
+            return None
+        if any(isinstance(i, NodeItem | PortItem) for i in self.scene.items(scene_pos)):
+            return None
+        return self._port_ref(v._start_port)
 
     def _port_ref(self, port_item) -> tuple[str, str, str] | None:
         node_id = self._ids.get(port_item.node.id)
@@ -224,31 +257,11 @@ class CanvasAdapter(PortHighlight):
         if node is not None:
             found = node.get_input(port) if port else None
             pos = (found.view if found is not None else node.view).scenePos()
-        self._show_hint(message, pos)
-
-    def _show_hint(self, message: str, pos: QPointF) -> None:
-        self._clear_hint()
-        hint = QGraphicsSimpleTextItem(message)
-        hint.setBrush(QColor(255, 150, 130))
-        hint.setZValue(1000)
-        back = QGraphicsRectItem(hint.boundingRect().adjusted(-6, -4, 6, 4), hint)
-        back.setBrush(QColor(30, 20, 20, 230))
-        back.setPen(QColor(200, 80, 70))
-        back.setFlag(back.GraphicsItemFlag.ItemStacksBehindParent)
-        hint.setPos(pos + QPointF(-20, -44))
-        self.scene.addItem(hint)
-        self._hint = hint
-        self._hint_timer.start()
-
-    def _clear_hint(self) -> None:
-        if self._hint is not None and self._hint.scene() is not None:
-            self.scene.removeItem(self._hint)
-        self._hint = None
+        self.hint.show(message, pos)
 
     def current_hint(self) -> str:
         """The transient message shown on the canvas ("" when none)."""
-        hint = self._hint
-        return hint.text() if hint is not None and hint.scene() is not None else ""
+        return self.hint.text()
 
     # --- mirroring the editor ------------------------------------------------------------
 
@@ -277,11 +290,11 @@ class CanvasAdapter(PortHighlight):
                 if before is not None:
                     self._remove_node(spec.id)
                 self._add_node(new, spec.id)
-            elif node_title(before, self._type_of(spec.id)) != node_title(
-                    spec, self._type_of(spec.id)):
-                self._set_title(spec.id, new)
             if new_layout.nodes.get(spec.id) != old_layout.nodes.get(spec.id):
                 self._place(spec.id, new)
+        titles = graph_titles(new, self._type_of)  # may change with params and other nodes
+        for node_id in self._nodes:
+            self._set_title(node_id, new, titles)
         self._sync_edges(new)
         if (new_layout.groups, new_layout.notes) != (old_layout.groups, old_layout.notes):
             self._sync_layout_items(new_layout)
@@ -296,13 +309,15 @@ class CanvasAdapter(PortHighlight):
     def _rebuild_items(self, doc: GraphDocument) -> None:
         for node_id in list(self._nodes):
             self._remove_node(node_id)
+        titles = graph_titles(doc, self._type_of)
         for spec in doc.nodes:
-            self._add_node(doc, spec.id)
+            self._add_node(doc, spec.id, titles)
         self._sync_edges(doc)
         self._sync_layout_items(doc.layout or Layout())
         self.graph.undo_stack().clear()
 
-    def _add_node(self, doc: GraphDocument, node_id: str) -> None:
+    def _add_node(self, doc: GraphDocument, node_id: str,
+                  titles: dict[str, str] | None = None) -> None:
         spec = doc.node(node_id)
         node = StudioNode()
         try:
@@ -330,22 +345,40 @@ class CanvasAdapter(PortHighlight):
         self.graph.add_node(node, selected=False, push_undo=False)
         self._nodes[node_id] = node
         self._ids[node.id] = node_id
-        self._set_title(node_id, doc)
+        self._set_title(node_id, doc, titles)
         self._place(node_id, doc)
         tip = f"{node_id} ({spec.type})"
         if node_type is not None and node_type.description:
             tip += f"\n{node_type.description}"
         node.view.setToolTip(tip)
         self._decorations[node_id] = StateDecoration(node.view)
+        node.view.on_zoom_level = self._zoom_level_changed
 
-    def _set_title(self, node_id: str, doc: GraphDocument) -> None:
+    def _zoom_level_changed(self, item: StudioNodeItem, zoomed_out: bool) -> None:
+        node_id = self._ids.get(getattr(item, "id", ""))
+        deco = self._decorations.get(node_id or "")
+        if deco is not None:
+            deco.set_zoomed_out(zoomed_out)
+        if zoomed_out != self.zoomed_out:
+            self.zoomed_out = zoomed_out
+            # not from inside a paint: listeners change the geometry of other items
+            QTimer.singleShot(0, self.view, self._announce_zoom_level)
+
+    def _announce_zoom_level(self) -> None:
+        for callback in list(self.on_zoom_level):
+            callback(self.zoomed_out)
+
+    def _set_title(self, node_id: str, doc: GraphDocument,
+                   titles: dict[str, str] | None = None) -> None:
         node = self._nodes[node_id]
-        spec = doc.node(node_id)
-        node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
-        title = node_title(spec, node_type) if node_type else spec.title or f"? {spec.type}"
+        titles = titles if titles is not None else graph_titles(doc, self._type_of)
+        title = titles.get(node_id, node_id)
+        redraw = label_output_ports(node, port_labels(doc.node(node_id), self._type_of(node_id)))
         if node.view.name != title:  # add_node may have made the name unique ("Upper 1")
             node.model.name = title
             node.view.name = title
+            redraw = True
+        if redraw:
             node.view.draw_node()
 
     def _place(self, node_id: str, doc: GraphDocument) -> None:
@@ -516,19 +549,7 @@ class CanvasAdapter(PortHighlight):
 
     def fit_all(self, max_scale: float = 1.0) -> None:
         """Show every node, group and note (never zooming in beyond ``max_scale``)."""
-        rect = self.items_rect()
-        if rect.isNull():
-            return
-        rect = rect.adjusted(-60, -60, 60, 60)
-        vw, vh = max(self.view.width(), 1), max(self.view.height(), 1)
-        w, h = max(rect.width(), vw / max_scale), max(rect.height(), vh / max_scale)
-        if w / h < vw / vh:
-            w = h * vw / vh
-        else:
-            h = w * vh / vw
-        center = rect.center()
-        self.view._scene_range = QRectF(center.x() - w / 2, center.y() - h / 2, w, h)
-        self.view._update_scene()
+        fit_rect(self.view, self.items_rect(), max_scale)
 
     def items_rect(self) -> QRectF:
         """The scene rectangle covering nodes, groups, notes and shown cards (``FIT_IN_VIEW``)."""

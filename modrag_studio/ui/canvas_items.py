@@ -33,11 +33,73 @@ STATE_COLORS: dict[str, tuple[int, int, int]] = {
 }
 
 
+# Types whose role is one param: the node is titled by its value ("Rewrite", "Decompose").
+ROLE_PARAMS = {"query.transform": "mode"}
+ROLE_WORDS = {"hyde": "HyDE", "passthrough": "Pass-through"}
+
+
+def role_title(spec: Any) -> str | None:
+    """The title saying a node's role, from its role param (see ``ROLE_PARAMS``)."""
+    param = ROLE_PARAMS.get(spec.type)
+    value = spec.params.get(param) if param else None
+    if not isinstance(value, str) or not value:
+        return None
+    return ROLE_WORDS.get(value, value.replace("_", " ").capitalize())
+
+
+def graph_titles(doc: Any, type_of: Callable[[str], Any]) -> dict[str, str]:
+    """Every node's drawn title; nodes that would share one also name their id.
+
+    ``type_of(node_id)`` gives the node's type (None when unknown).
+    """
+    titles = {}
+    for spec in doc.nodes:
+        node_type = type_of(spec.id)
+        titles[spec.id] = node_title(spec, node_type) if node_type is not None \
+            else spec.title or f"? {spec.type}"
+    seen: dict[str, int] = {}
+    for title in titles.values():
+        seen[title] = seen.get(title, 0) + 1
+    for spec in doc.nodes:
+        title = titles[spec.id]
+        label = spec.id.replace("_", " ")
+        if seen[title] > 1 and not spec.title and label.lower() != title.lower():
+            titles[spec.id] = f"{title} · {label}"
+    return titles
+
+
+def port_labels(spec: Any, node_type: Any = None) -> dict[str, str]:
+    """Output port name -> label for routers: ``route_N`` by its route's name, ``default`` by
+    ``default_route`` (the ports are static; the ``routes`` param names them)."""
+    params = dict(spec.params)
+    if node_type is not None and "routes" in getattr(node_type.Params, "model_fields", {}):
+        for name in ("routes", "default_route"):
+            if name not in params:
+                default = node_type.Params.model_fields[name].default if \
+                    name in node_type.Params.model_fields else None
+                params[name] = default
+    routes = params.get("routes")
+    if not isinstance(routes, list):
+        return {}
+    labels = {}
+    for index, route in enumerate(routes, start=1):
+        name = route.get("name") if isinstance(route, dict) else getattr(route, "name", None)
+        if name:
+            labels[f"route_{index}"] = str(name)
+    default = params.get("default_route")
+    if isinstance(default, str) and default and default != "default":
+        labels["default"] = f"{default} (default)"
+    return labels
+
+
 def node_title(spec: Any, node_type: Any = None) -> str:
     """The title drawn on a node: the user's title, else "Input: question" for a graph input
-    or output (its ``name``), else the type's title."""
+    or output (its ``name``), else its role (``role_title``), else the type's title."""
     if spec.title:
         return spec.title
+    role = role_title(spec)
+    if role is not None:
+        return role
     port = port_of_node(spec, node_type) if node_type is not None else None
     if port is not None and port.name:
         return f"{NAMED_ENDS[port.role]}: {port.name}"
@@ -171,11 +233,76 @@ class BadgeItem(QGraphicsRectItem):
         painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "!")
 
 
+LOD_SCALE = 0.6         # below this zoom nodes show only a large title and their state
+LOD_TITLE_PX = 27       # scene pixels: about 12 px on screen at the zoom of a large "fit"
+LOD_STATE_PX = 22
+LOD_MIN_WIDTH = 190.0   # the label may reach into the gap between columns
+
+
+class DetailLabel(QGraphicsTextItem):
+    """The zoomed-out face of a node: its title in large type and its state underneath."""
+
+    def __init__(self, node_item: QGraphicsItem) -> None:
+        super().__init__(node_item)
+        self.node_item = node_item
+        self.setZValue(5)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setVisible(False)
+        option = self.document().defaultTextOption()
+        option.setWrapMode(option.WrapMode.WordWrap)  # never break inside a word
+        self.document().setDefaultTextOption(option)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        painter.fillRect(self.boundingRect(), QColor(20, 22, 28, 150))
+        super().paint(painter, option, widget)
+
+    def refresh(self, state: str, caption: str) -> None:
+        rect = self.node_item.boundingRect()
+        title = str(getattr(self.node_item, "name", ""))
+        color = QColor(*STATE_COLORS.get(state, STATE_COLORS["idle"])).lighter(130).name()
+        status = "" if state == "idle" else state
+        if caption and state != "idle":
+            status += f" · {caption}"
+        html = (f"<div style='font-size:{LOD_TITLE_PX}px; font-weight:bold; color:#f0f2f6'>"
+                f"{_html(title)}</div>")
+        if status:
+            html += (f"<div style='font-size:{LOD_STATE_PX}px; color:{color}'>"
+                     f"{_html(status)}</div>")
+        self.setTextWidth(max(rect.width() - 8, LOD_MIN_WIDTH))
+        self.setHtml(html)
+        self.setPos(rect.left() + 4, rect.top() + 2)
+
+
+def elapsed_text(seconds: float) -> str:
+    """"4.2 s", "1:05", "1:02:03"."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}:{secs:02d}"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 class StateDecoration:
-    """Status text, caption, progress bar and a coloured frame attached to one node item."""
+    """Status text, caption, progress bar and a coloured frame attached to one node item.
+
+    Zoomed out (``set_zoomed_out``), the small status and caption hide and a
+    :class:`DetailLabel` shows the title and state in large type instead.
+    """
 
     def __init__(self, node_item: QGraphicsItem) -> None:
         self.node_item = node_item
+        self.zoomed_out = False
+        self.elapsed: float | None = None
+        self.busy = False
+        self.progress_fraction: float | None = None
+        self.detail = DetailLabel(node_item)
         self.status = QGraphicsSimpleTextItem("", node_item)
         self.status.setBrush(QBrush(QColor(220, 220, 220)))
         self.caption = QGraphicsSimpleTextItem("", node_item)
@@ -209,13 +336,56 @@ class StateDecoration:
         self.status.setPos(rect.right() - self.status.boundingRect().width(), rect.top() - 18)
         self.status.setToolTip(tooltip)
         self.frame.setToolTip(tooltip)
+        self._refresh_detail()
+
+    def set_elapsed(self, seconds: float | None) -> None:
+        """Show how long the node has been running next to its state (None: hide)."""
+        text = self.state if self.state != "idle" else ""
+        if seconds is not None:
+            text = f"{self.state} · {elapsed_text(seconds)}"
+        self.elapsed = seconds
+        self.status.setText(text)
+        rect = self._rect()
+        self.status.setPos(rect.right() - self.status.boundingRect().width(), rect.top() - 18)
+        self._refresh_detail()
+
+    def set_busy(self, busy: bool, phase: float = 0.0) -> None:
+        """A moving segment in the progress bar: running, no progress reported yet."""
+        self.busy = busy
+        if not busy:
+            if self.progress_fraction is None:
+                self.progress_back.setVisible(False)
+            return
+        rect = self._rect()
+        self.progress_back.setVisible(True)
+        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))
+        width = rect.width() * 0.25
+        left = rect.left() + (rect.width() - width) * phase
+        self.progress_bar.setRect(QRectF(left, rect.bottom() + 3, width, 5))
+
+    def set_zoomed_out(self, zoomed_out: bool) -> None:
+        """Large title and state only (zoomed out), or the full node (zoomed in)."""
+        self.zoomed_out = zoomed_out
+        self.status.setVisible(not zoomed_out)
+        self.caption.setVisible(not zoomed_out)
+        self._refresh_detail()
+
+    def _refresh_detail(self) -> None:
+        self.detail.setVisible(self.zoomed_out)
+        if self.zoomed_out:
+            caption = self.caption.text()
+            if self.elapsed is not None:
+                caption = " · ".join(p for p in (elapsed_text(self.elapsed), caption) if p)
+            self.detail.refresh(self.state, caption)
 
     def set_caption(self, text: str) -> None:
         rect = self._rect()
         self.caption.setText(text)
         self.caption.setPos(rect.left() + 2, rect.bottom() + 10)
+        self._refresh_detail()
 
     def set_progress(self, fraction: float | None) -> None:
+        self.progress_fraction = fraction
         rect = self._rect()
         self.progress_back.setVisible(fraction is not None)
         self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))

@@ -76,6 +76,12 @@ class Inspector(QDockWidget):
         self.node_id: str | None = None
         self.iteration: int | None = None
         self.streams: dict[str, str] = {}
+        # the run in progress (see begin_live): nothing from an earlier run is shown meanwhile
+        self.live_run = False
+        self.live_started: dict[str, float] = {}          # node id -> monotonic start
+        self.live_visits: dict[str, NodeVisit] = {}
+        self.live_outputs: dict[str, dict[str, Any]] = {}
+        self.live_queued: set[str] = set()
         body = QWidget(self)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(6, 4, 6, 4)
@@ -118,7 +124,65 @@ class Inspector(QDockWidget):
         self.setMinimumWidth(360)
 
     # data --------------------------------------------------------------------------
+    def begin_live(self, node_ids: list[str]) -> None:
+        """A run started: show its queued, running and finished nodes only."""
+        self.live_run = True
+        self.live_started, self.live_visits, self.live_outputs = {}, {}, {}
+        self.live_queued = set(node_ids)
+        self.result = None
+        if self.node_id:
+            self.show_node(self.node_id)
+
+    def live_started_node(self, node_id: str, started: float) -> None:
+        self.live_started[node_id] = started
+        self.live_visits.pop(node_id, None)
+        if node_id == self.node_id:
+            self.show_node(node_id)
+
+    def live_finished_node(self, visit: NodeVisit, outputs: dict[str, Any]) -> None:
+        self.live_started.pop(visit.node_id, None)
+        self.live_visits[visit.node_id] = visit
+        self.live_outputs[visit.node_id] = dict(outputs or {})
+        if visit.node_id == self.node_id:
+            self.show_node(visit.node_id)
+
+    def end_live(self) -> None:
+        """The run ended without a result (cancelled or broken off): keep what it recorded."""
+        for node_id in self.live_queued - set(self.live_visits):
+            self.live_started.pop(node_id, None)
+        self.live_queued = set(self.live_visits)
+        if self.node_id:
+            self.show_node(self.node_id)
+
+    def live_title(self, node_id: str) -> str:
+        import time
+
+        started = self.live_started.get(node_id)
+        if started is not None:
+            return f"<b>{node_id}</b> · running · {time.monotonic() - started:.1f} s"
+        if node_id in self.live_queued:
+            return f"<b>{node_id}</b> · queued in this run"
+        return f"<b>{node_id}</b> · not in this run"
+
+    def _show_live(self, node_id: str) -> None:
+        visit = self.live_visits.get(node_id)
+        self.iterations.setVisible(False)
+        self.title.setText(self._title_html(node_id, visit) if visit else
+                           self.live_title(node_id))
+        outputs = self.live_outputs.get(node_id, {}) if visit else {}
+        if not outputs and self.streams.get(node_id):
+            outputs = {"(streaming)": self.streams[node_id]}
+        self._fill_ports(self.outputs_tabs, outputs)
+        self._fill_ports(self.inputs_tabs, {})
+        self.params_view.setPlainText(json.dumps(self.params.get(node_id, {}), indent=2,
+                                                 ensure_ascii=False, default=repr))
+        self.history_view.setPlainText(self._history_text(node_id))
+        self._show_error(visit)
+
     def set_run(self, result: RunResult | None, history: list[Trace] | None = None) -> None:
+        self.live_run = False
+        self.live_started, self.live_visits, self.live_outputs = {}, {}, {}
+        self.live_queued = set()
         self.result = result
         if history is not None:
             self.history = history
@@ -138,6 +202,9 @@ class Inspector(QDockWidget):
             self.title.setText("Click a node to inspect it.")
             self._fill_ports(self.outputs_tabs, {})
             self._fill_ports(self.inputs_tabs, {})
+            return
+        if self.live_run:
+            self._show_live(node_id)
             return
         visits = [v for v in self.visits(node_id) if v.status != "cancelled" or v.started_at]
         iterations = sorted({v.iteration for v in visits})
@@ -161,10 +228,28 @@ class Inspector(QDockWidget):
             outputs = {"(streaming)": self.streams[node_id]}
         self._fill_ports(self.outputs_tabs, outputs)
         self._fill_ports(self.inputs_tabs, inputs)
+        self._add_chunk_map(outputs, inputs)
         self.params_view.setPlainText(json.dumps(self.params.get(node_id, {}), indent=2,
                                                  ensure_ascii=False, default=repr))
         self.history_view.setPlainText(self._history_text(node_id))
         self._show_error(visit)
+
+    def _add_chunk_map(self, outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
+        """A splitter's or store's chunks drawn over their documents (see chunk_map)."""
+        from modrag_studio.ui.chunk_map import ChunkMapView, chunks_in, embedder_model
+
+        chunks = chunks_in(outputs) or chunks_in(inputs)
+        if not chunks:
+            return
+        result = self.result
+
+        def find_text(doc_id: str) -> str | None:
+            doc = find_document(result, doc_id)
+            return doc.text if doc is not None else None
+
+        view = ChunkMapView(chunks, embedder_model(inputs), find_text)
+        self.outputs_tabs.addTab(view, "Chunk map")
+        self.chunk_map = view
 
     def _title_html(self, node_id: str, visit: NodeVisit | None) -> str:
         if visit is None:

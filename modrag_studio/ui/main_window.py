@@ -32,6 +32,7 @@ from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_fro
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
 from modrag_studio.ui.properties import PropertiesPanel
+from modrag_studio.ui.studio_ux import install_studio_ux
 from modrag_studio.ui.trust_prompt import install_trust_prompt
 from modrag_studio.ui.variants import install_variants
 
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
         install_trust_prompt(self)
         install_evalset_panel(self)
         install_variants(self)
+        install_studio_ux(self)
 
     def _install_run_features(self) -> None:
         try:
@@ -307,9 +309,22 @@ class MainWindow(QMainWindow):
         self.delete_selection()
 
     def paste(self) -> None:
-        new = self.editor.paste(QApplication.clipboard().text())
+        """Paste the copied nodes at the mouse cursor (over the canvas), else beside them."""
+        text = QApplication.clipboard().text()
+        new = self.editor.paste(text, offset=self._paste_offset(text))
         if new:
             self.canvas.select_nodes(new)
+
+    def _paste_offset(self, text: str) -> tuple[float, float]:
+        from modrag_studio.ui.editor_extras import fragment_corner
+
+        view = self.canvas.view
+        cursor = view.mapFromGlobal(QCursor.pos())
+        corner = fragment_corner(text)
+        if corner is None or not view.rect().contains(cursor):
+            return (40.0, 40.0)
+        target = view.mapToScene(cursor)
+        return (target.x() - corner[0], target.y() - corner[1])
 
     def duplicate(self) -> None:
         new = self.editor.duplicate(self.canvas.selected_node_ids())

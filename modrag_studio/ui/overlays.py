@@ -20,6 +20,8 @@ from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
 from modrag_studio.engine.formatting import short as _short
 
 PAGE = 4
+MIDDLE = Qt.TextElideMode.ElideMiddle  # ids keep their start and their distinctive end
+COLLAPSED_FONT_PT = 20.0  # the one-line summary of a card on a zoomed-out canvas
 PAD = 8.0
 CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
 GAP = 8.0           # between a card and anything else
@@ -42,6 +44,7 @@ class Cell:
     bold: bool = False
     lines: int = 1
     align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft
+    elide: Qt.TextElideMode = Qt.TextElideMode.ElideRight  # ids: ElideMiddle
 
 
 @dataclass
@@ -79,14 +82,14 @@ def content_for(value: Any, port: str = "") -> CardContent | None:
 
 def chunk_content(chunks: list[Chunk]) -> CardContent:
     def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(c.doc_id, 60, ACCENTS["chunks"], bold=True),
+        return [[Cell(c.doc_id, 60, ACCENTS["chunks"], bold=True, elide=MIDDLE),
                  Cell(_short(c.text, 90), 180, lines=2)] for c in chunks[start:start + count]]
     return CardContent("chunks", f"{len(chunks):,} chunks", len(chunks), rows)
 
 
 def document_content(docs: list[Document]) -> CardContent:
     def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(d.doc_id, 60, ACCENTS["documents"], bold=True),
+        return [[Cell(d.doc_id, 60, ACCENTS["documents"], bold=True, elide=MIDDLE),
                  Cell(_short(d.title or d.text, 90), 180, lines=2)]
                 for d in docs[start:start + count]]
     return CardContent("documents", f"{len(docs):,} documents", len(docs), rows)
@@ -182,6 +185,9 @@ class OverlayCard(QGraphicsObject):
         self.fm = QFontMetricsF(self.font)
         self.line_h = self.fm.height() + 2
         self.expanded = False
+        self.collapsed = False
+        self.big = QFont(self.bold)
+        self.big.setPointSizeF(COLLAPSED_FONT_PT)
         self._cols, self._scale = 0, 1.0
         self._prev = self._next = QRectF()
         self.on_row_clicked: Callable[[str, str, int], None] | None = None
@@ -217,6 +223,20 @@ class OverlayCard(QGraphicsObject):
             self._layout()
             self.update()
 
+    def set_collapsed(self, collapsed: bool) -> None:
+        """One line (a summary in large type, for a zoomed-out canvas) or the full card."""
+        if collapsed != self.collapsed:
+            self.prepareGeometryChange()
+            self.collapsed = collapsed
+            self._layout()
+            self.update()
+
+    def summary(self) -> str:
+        """The card in one line: its title and the first row's first cell."""
+        rows = self.content.rows(0, 1)
+        first = rows[0][0].text if rows and rows[0] else ""
+        return f"{self.content.title} · {first}" if first else self.content.title
+
     def _fit_columns(self, rows: list[list[Cell]], inner: float) -> float:
         """Keep the columns that (nearly) fit ``inner`` and the scale that makes them fit."""
         cells = [self.content.header] if self.content.header else []
@@ -232,6 +252,10 @@ class OverlayCard(QGraphicsObject):
         return used * self._scale
 
     def _layout(self) -> None:
+        if self.collapsed and not self.expanded:
+            self._row_h, self._pager, self._rows_top = [], False, 0.0
+            self._size = (CARD_WIDTH, QFontMetricsF(self.big).height() + 2 * PAD)
+            return
         rows = self.visible_rows()
         compact = not self.expanded
         inner = CARD_WIDTH - 2 * PAD
@@ -270,6 +294,14 @@ class OverlayCard(QGraphicsObject):
         painter.setBrush(QBrush(QColor(24, 27, 33, 238)))
         painter.drawRoundedRect(rect.adjusted(0.5, 0.5, -0.5, -0.5), 6, 6)
         painter.fillRect(QRectF(0, 0, 4, rect.height()).adjusted(0, 6, 0, -6), accent)
+        if self.collapsed and not self.expanded:
+            painter.setFont(self.big)
+            painter.setPen(accent)
+            text = QFontMetricsF(self.big).elidedText(self.summary(), MIDDLE,
+                                                      rect.width() - 2 * PAD)
+            painter.drawText(rect.adjusted(PAD, 0, -PAD, 0),
+                             int(Qt.AlignmentFlag.AlignVCenter), text)
+            return
         y = PAD
         painter.setFont(self.bold)
         painter.setPen(accent)
@@ -308,7 +340,7 @@ class OverlayCard(QGraphicsObject):
             flags = int(cell.align) | (int(Qt.TextFlag.TextWordWrap) if cell.lines > 1
                                        else int(Qt.AlignmentFlag.AlignVCenter))
             room = (width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
-            text = self.fm.elidedText(cell.text, Qt.TextElideMode.ElideRight, room)
+            text = self.fm.elidedText(cell.text, cell.elide, room)
             painter.save()
             painter.setClipRect(QRectF(x, y, width - 4, height))
             painter.drawText(QRectF(x, y, width - 6, height), flags, text)
@@ -369,9 +401,21 @@ class OverlayManager:
         self.visible = True
         self.cards: dict[str, dict[str, OverlayCard]] = {}
         self.on_row_clicked: list[Callable[[str, str, int], None]] = []
+        self.collapsed = False
         moved = getattr(canvas, "on_node_moved", None)
         if isinstance(moved, list):
             moved.append(lambda *args: self.reposition())
+        zoom = getattr(canvas, "on_zoom_level", None)
+        if isinstance(zoom, list):
+            zoom.append(self.set_collapsed)
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        """Every card as a one-line summary (zoomed out) or in full."""
+        self.collapsed = collapsed
+        for slots in self.cards.values():
+            for card in slots.values():
+                card.set_collapsed(collapsed)
+        self.reposition()
 
     def _scene(self) -> Any:
         return self.canvas.scene
@@ -387,6 +431,7 @@ class OverlayManager:
             return
         if card is None:
             card = OverlayCard(node_id, content)
+            card.set_collapsed(self.collapsed)
             card.on_row_clicked = self._row_clicked
             card.setVisible(self.visible)
             self._scene().addItem(card)

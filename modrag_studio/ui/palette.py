@@ -7,6 +7,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QMimeData, QPoint, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFrame,
     QLineEdit,
     QListWidget,
@@ -34,11 +35,51 @@ def node_type_from_mime(mime: QMimeData) -> str | None:
     return text[len(TEXT_PREFIX):] if text.startswith(TEXT_PREFIX) else None
 
 
+DEVELOPER = "Developer"
+DEVELOPER_CATEGORIES = frozenset({"Debug", "Test"})  # test-only nodes: Fail, Sleep, Mutate…
+
+
+def is_developer(node_type: type[NodeType]) -> bool:
+    return node_type.category in DEVELOPER_CATEGORIES
+
+
+def shown_category(node_type: type[NodeType]) -> str:
+    """The palette category: debug and test nodes all go to "Developer"."""
+    return DEVELOPER if is_developer(node_type) else node_type.category
+
+
 def matches(node_type: type[NodeType], query: str) -> bool:
     """Every word of ``query`` appears in the type's id, title, category or description."""
-    haystack = " ".join([node_type.type_id, node_type.display_title(), node_type.category,
-                         node_type.description]).lower()
-    return all(word in haystack for word in query.lower().split())
+    return rank(node_type, query) is not None
+
+
+def rank(node_type: type[NodeType], query: str) -> int | None:
+    """How well ``query`` names the type (lower is better; None: no match).
+
+    0 the title starts with the query, 1 every word is in the title, 2 in the title or
+    type id, 3 only with the category and description.
+    """
+    words = query.lower().split()
+    title = node_type.display_title().lower()
+    name = f"{title} {node_type.type_id.lower()}"
+    if not words:
+        return 0
+    if title.startswith(query.strip().lower()):
+        return 0
+    if all(word in title for word in words):
+        return 1
+    if all(word in name for word in words):
+        return 2
+    haystack = " ".join([name, node_type.category, node_type.description]).lower()
+    return 3 if all(word in haystack for word in words) else None
+
+
+def ranked(types, query: str, developer: bool) -> list[type[NodeType]]:
+    """Types matching ``query`` best first (then by title); developer nodes only if asked."""
+    found = [(rank(t, query), t.display_title(), t) for t in types
+             if developer or not is_developer(t)]
+    return [t for score, _title, t in sorted((f for f in found if f[0] is not None),
+                                             key=lambda f: (f[0], f[1]))]
 
 
 def _tooltip(node_type: type[NodeType]) -> str:
@@ -81,10 +122,16 @@ class NodePalette(QWidget):
         self.tree.setHeaderHidden(True)
         self.tree.setDragEnabled(True)
         self.tree.setDragDropMode(QTreeWidget.DragDropMode.DragOnly)
+        self.show_developer = False
+        self.developer_box = QCheckBox("Developer nodes (debug, test)")
+        self.developer_box.setToolTip("Show nodes meant for testing graphs: Fail, Sleep, "
+                                      "Mutate input, Counter…")
+        self.developer_box.toggled.connect(self.set_show_developer)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.search)
         layout.addWidget(self.tree)
+        layout.addWidget(self.developer_box)
         self.search.textChanged.connect(self.refresh)
         self.search.returnPressed.connect(self._activate_first)
         self.tree.itemActivated.connect(self._activate_item)
@@ -95,14 +142,15 @@ class NodePalette(QWidget):
         query = self.search.text().strip()
         self.tree.clear()
         groups: dict[str, QTreeWidgetItem] = {}
-        for node_type in self.registry:
-            if query and not matches(node_type, query):
-                continue
-            group = groups.get(node_type.category)
+        types = ranked(self.registry, query, self.show_developer) if query else [
+            t for t in self.registry if self.show_developer or not is_developer(t)]
+        for node_type in types:
+            category = shown_category(node_type)
+            group = groups.get(category)
             if group is None:
-                group = QTreeWidgetItem([node_type.category])
+                group = QTreeWidgetItem([category])
                 group.setFlags(Qt.ItemFlag.ItemIsEnabled)
-                groups[node_type.category] = group
+                groups[category] = group
                 self.tree.addTopLevelItem(group)
             item = QTreeWidgetItem([node_type.display_title()])
             item.setData(0, TYPE_ROLE, node_type.type_id)
@@ -111,6 +159,13 @@ class NodePalette(QWidget):
                           | Qt.ItemFlag.ItemIsDragEnabled)
             group.addChild(item)
         self.tree.expandAll()
+
+    def set_show_developer(self, shown: bool) -> None:
+        """Offer (or hide) the "Developer" category of debug and test nodes."""
+        self.show_developer = bool(shown)
+        if self.developer_box.isChecked() != self.show_developer:
+            self.developer_box.setChecked(self.show_developer)
+        self.refresh()
 
     def visible_type_ids(self) -> list[str]:
         found = []
@@ -157,6 +212,7 @@ class _SearchLine(QLineEdit):
             return
         if key == Qt.Key.Key_Escape:
             self.popup.hide()
+            self.popup.allowed = None
             return
         super().keyPressEvent(event)
 
@@ -169,6 +225,8 @@ class NodeSearchPopup(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAutoFillBackground(True)
         self.registry = registry
+        self.show_developer = False
+        self.allowed: dict[str, str] | None = None  # type id -> port, when a wire is dropped
         self.on_chosen: Callable[[str], None] | None = None
         self.line = _SearchLine(self)
         self.line.setPlaceholderText("Add node…")
@@ -197,10 +255,11 @@ class NodeSearchPopup(QFrame):
 
     def _filter(self, text: str) -> None:
         self.results.clear()
-        for node_type in self.registry:
-            if text.strip() and not matches(node_type, text):
+        allowed = self.allowed
+        for node_type in ranked(self.registry, text, self.show_developer or bool(allowed)):
+            if allowed is not None and node_type.type_id not in allowed:
                 continue
-            item = QListWidgetItem(f"{node_type.display_title()}   · {node_type.category}")
+            item = QListWidgetItem(f"{node_type.display_title()}   · {shown_category(node_type)}")
             item.setData(TYPE_ROLE, node_type.type_id)
             item.setToolTip(_tooltip(node_type))
             self.results.addItem(item)

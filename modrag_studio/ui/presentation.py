@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPen
 from PySide6.QtWidgets import (
     QGraphicsRectItem,
@@ -22,12 +22,38 @@ from modrag_studio.ui.narrate import story
 STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
                 "cancelled": "stopped"}
 GLOW = QColor("#ffd166")
+NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down,
+             Qt.Key.Key_Return, Qt.Key.Key_Enter)
+MIN_SCALE = 0.45  # a step never draws its node smaller than this
+PREVIOUS_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace)
+
+
+def graph_description(canvas: Any) -> str:
+    """The graph's ``metadata.description`` when the canvas shows an editor's graph."""
+    editor = getattr(canvas, "editor", None)
+    return editor.document().metadata.description if editor is not None else ""
+
+
+def neighbours(canvas: Any, node_id: str) -> list[str]:
+    """Nodes wired directly to ``node_id`` in the canvas's graph."""
+    editor = getattr(canvas, "editor", None)
+    if editor is None:
+        return []
+    found = []
+    for edge in editor.document().edges:
+        if edge.source_node == node_id and edge.target_node != node_id:
+            found.append(edge.target_node)
+        elif edge.target_node == node_id and edge.source_node != node_id:
+            found.append(edge.source_node)
+    return list(dict.fromkeys(found))
 
 
 class PresentationWindow(QWidget):
     """Replays ``trace`` one node at a time over a second view of the canvas scene.
 
-    Keys: Right/Space/PageDown next, Left/PageUp previous, Home first, Escape closes.
+    Keys (also when the canvas view has the focus, so a slide clicker works): Right, Down,
+    Space, PageDown, Enter next; Left, Up, PageUp, Backspace previous; Home, End; Escape.
+    Each step zooms to its node and the nodes wired to it.
     """
 
     step_changed = Signal(int)
@@ -54,6 +80,14 @@ class PresentationWindow(QWidget):
         self.heading.setObjectName("presentationHeading")
         self.heading.setFont(_font(26, bold=True))
         layout.addWidget(self.heading)
+        self.description = QLabel(graph_description(canvas), self)
+        self.description.setObjectName("presentationDescription")
+        self.description.setWordWrap(True)
+        self.description.setFont(_font(15))
+        self.description.setStyleSheet("color: #aab3c5;")
+        self.description.setMaximumHeight(110)
+        self.description.setVisible(bool(self.description.text()))
+        layout.addWidget(self.description)
         self.view: QGraphicsView | None = None
         if canvas is not None and getattr(canvas, "scene", None) is not None:
             self.view = QGraphicsView(canvas.scene, self)
@@ -62,6 +96,9 @@ class PresentationWindow(QWidget):
             self.view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             self.view.setStyleSheet("border: none;")
+            # the view never takes the keys: a clicker's arrows and PageUp/Down step the replay
+            self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            self.view.installEventFilter(self)
             # its own unbounded scene rect: a node at the edge of the graph can be centred
             self.view.setSceneRect(QRectF(-1e6, -1e6, 2e6, 2e6))
             layout.addWidget(self.view, 1)
@@ -130,15 +167,39 @@ class PresentationWindow(QWidget):
             self.highlight.setZValue(900)
             self.canvas.scene.addItem(self.highlight)
         self.highlight.setRect(rect.adjusted(-10, -10, 10, 10))
-        self.view.fitInView(QRectF(rect).adjusted(-420, -260, 420, 300),
-                            Qt.AspectRatioMode.KeepAspectRatio)
+        self.view.fitInView(self.focus_rect(node_id), Qt.AspectRatioMode.KeepAspectRatio)
+
+    def focus_rect(self, node_id: str) -> QRectF:
+        """The node centred with its direct neighbours (wired in or out), with a margin.
+
+        A neighbour so far away that the node would be drawn smaller than ``MIN_SCALE`` is
+        left out of the picture (the node stays readable).
+        """
+        node = QRectF(self.canvas.node_scene_rect(node_id))
+        centre = node.center()
+        half_w, half_h = node.width() / 2 + 300, node.height() / 2 + 200
+        for other in neighbours(self.canvas, node_id):
+            near = self.canvas.node_scene_rect(other)
+            if near is None:
+                continue
+            w = max(abs(near.left() - centre.x()), abs(near.right() - centre.x())) + 60
+            h = max(abs(near.top() - centre.y()), abs(near.bottom() - centre.y())) + 120
+            if self._scale_for(2 * max(w, half_w), 2 * max(h, half_h)) >= MIN_SCALE:
+                half_w, half_h = max(w, half_w), max(h, half_h)
+        return QRectF(centre.x() - half_w, centre.y() - half_h, 2 * half_w, 2 * half_h)
+
+    def _scale_for(self, width: float, height: float) -> float:
+        viewport = self.view.viewport().rect() if self.view is not None else None
+        if viewport is None or viewport.width() < 10:
+            return 1.0
+        return min(viewport.width() / width, viewport.height() / height)
 
     # keys and closing ---------------------------------------------------------------
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
-        key = event.key()
-        if key in (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down):
+    def step_key(self, key: int) -> bool:
+        """Step for a navigation key (True when the key was one)."""
+        if key in NEXT_KEYS:
             self.next()
-        elif key in (Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace):
+        elif key in PREVIOUS_KEYS:
             self.previous()
         elif key == Qt.Key.Key_Home:
             self.go(0)
@@ -147,7 +208,17 @@ class PresentationWindow(QWidget):
         elif key == Qt.Key.Key_Escape:
             self.close()
         else:
+            return False
+        return True
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if not self.step_key(event.key()):
             super().keyPressEvent(event)
+
+    def eventFilter(self, watched: Any, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.KeyPress and self.step_key(event.key()):
+            return True
+        return super().eventFilter(watched, event)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if self.highlight is not None and self.highlight.scene() is not None:

@@ -47,7 +47,7 @@ def resolve(schema: dict[str, Any], prop: dict[str, Any]) -> tuple[dict[str, Any
     return prop, nullable
 
 
-class _PlainText(QPlainTextEdit):
+class CommittingTextEdit(QPlainTextEdit):
     """A text box that commits when it loses focus."""
 
     def __init__(self, on_commit: Callable[[], None]) -> None:
@@ -116,9 +116,9 @@ class ParamField:
             line.editingFinished.connect(self._commit)
             return "str", line
         if tp == "string":
-            return "text", _PlainText(self._commit)
+            return "text", CommittingTextEdit(self._commit)
         if tp == "array" and prop.get("items", {}).get("type") == "string":
-            box = _PlainText(self._commit)
+            box = CommittingTextEdit(self._commit)
             box.setPlaceholderText("one item per line")
             return "lines", box
         if tp in ("integer", "number", "boolean"):
@@ -126,7 +126,7 @@ class ParamField:
             line.setPlaceholderText("(none)")
             line.editingFinished.connect(self._commit)
             return "json-scalar", line
-        box = _PlainText(self._commit)
+        box = CommittingTextEdit(self._commit)
         box.setPlaceholderText("JSON")
         return "json", box
 
@@ -183,8 +183,44 @@ class ParamField:
             raise ValueError(f"not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
     def show_error(self, message: str) -> None:
+        self.error.setStyleSheet("color: #ff7a6a;")
         self.error.setText(message)
         self.error.setVisible(bool(message))
+        self.missing = False
+
+    def show_missing(self, message: str) -> None:
+        """A required value is empty (shown unless an error is already shown)."""
+        if self.error.isVisible() and not getattr(self, "missing", False):
+            return
+        self.error.setStyleSheet("color: #f0b050;")
+        self.error.setText(message)
+        self.error.setVisible(bool(message))
+        self.missing = bool(message)
+
+
+def missing_values(node_type: Any, spec: Any, doc: Any) -> dict[str, str]:
+    """Param name -> why it must be filled in, for params that are required and empty.
+
+    Required means: required by the Params schema, a ``minLength`` of 1 or more, or a text
+    param named like one of the node's inputs (the input overrides it, e.g. a loader's
+    ``path``) while that input is not wired.
+    """
+    schema = node_type.Params.model_json_schema()
+    required = set(schema.get("required", []))
+    wired = {e.target_port for e in doc.edges if e.target_node == spec.id}
+    inputs = {p.name for p in node_type.inputs}
+    found = {}
+    for name, raw in schema.get("properties", {}).items():
+        prop, _nullable = resolve(schema, raw)
+        value = spec.params.get(name, prop.get("default"))
+        empty = value is None or (isinstance(value, str | list | dict) and not value)
+        if not empty:
+            continue
+        if name in required or prop.get("minLength", 0) >= 1:
+            found[name] = "required: fill in a value"
+        elif name in inputs and name not in wired and prop.get("type") == "string":
+            found[name] = f"required: fill in a value or wire the '{name}' input"
+    return found
 
 
 class PropertiesPanel(QWidget):
@@ -271,6 +307,17 @@ class PropertiesPanel(QWidget):
             value = spec.params.get(name, defaults.get(name))
             field.set_value(value)
             field.show_error("")
+        self._flag_missing()
+
+    def _flag_missing(self) -> None:
+        """Mark required params that are empty right away (not only when the graph runs)."""
+        if self.node_id is None:
+            return
+        doc = self.editor.document()
+        spec = doc.node(self.node_id)
+        missing = missing_values(self.editor.registry.get(spec.type), spec, doc)
+        for name, field in self.fields.items():
+            field.show_missing(missing.get(name, ""))
 
     def _commit(self, field: ParamField) -> None:
         if self.node_id is None:
@@ -285,6 +332,7 @@ class PropertiesPanel(QWidget):
             field.show_error("")
             return
         if field.name not in spec.params and getattr(field, "_shown", object()) == value:
+            field.show_error("")  # back to the value shown: nothing is wrong any more
             return
         try:
             self.editor.set_param(self.node_id, field.name, value)
@@ -315,3 +363,5 @@ class PropertiesPanel(QWidget):
         if change.old.node(self.node_id) != change.new.node(self.node_id):
             self.title_edit.setText(change.new.node(self.node_id).title or "")
             self._load_values()
+        elif change.old.edges != change.new.edges:
+            self._flag_missing()

@@ -28,10 +28,32 @@ Level = Literal["paragraph", "line", "sentence", "word"]
 
 
 # plain functions -------------------------------------------------------------------
-def split_fixed(doc: Document, size: int, overlap: int, unit: str = "chars") -> list[Chunk]:
-    spans = (fixed_token_spans(doc.text, size, overlap) if unit == "tokens"
-             else fixed_char_spans(doc.text, size, overlap))
+def split_fixed(doc: Document, size: int, overlap: int, unit: str = "chars",
+                embedder_model: str = "") -> list[Chunk]:
+    if unit == "embedder":
+        spans = embedder_token_spans(doc.text, size, overlap, embedder_model)
+    else:
+        spans = (fixed_token_spans(doc.text, size, overlap) if unit == "tokens"
+                 else fixed_char_spans(doc.text, size, overlap))
     return make_chunks(doc, spans, splitter=f"fixed-{unit}")
+
+
+def embedder_token_spans(text: str, size: int, overlap: int, model: str = "") -> list[Span]:
+    """Windows of ``size`` word pieces of an embedder's tokenizer (its two special tokens
+    counted), moving by ``size - overlap``: no chunk is longer than the model reads."""
+    from modrag_nodes.embedding.spec import DEFAULT_MODEL
+    from modrag_nodes.embedding.tokens import token_offsets
+
+    pieces = token_offsets(text, model or DEFAULT_MODEL)
+    room = max(1, size - 2)
+    step = max(1, room - overlap)
+    spans = []
+    for begin in range(0, len(pieces), step):
+        window = pieces[begin:begin + room]
+        spans.append((window[0][0], window[-1][1]))
+        if begin + room >= len(pieces):
+            break
+    return spans
 
 
 def split_recursive(doc: Document, size: int, overlap: int,
@@ -145,9 +167,13 @@ class _Splitter(NodeType):
 
 
 class FixedParams(SizeParams):
-    unit: Literal["chars", "tokens"] = Field(
-        "chars", description="Count characters, or tokens (whitespace-separated words, each "
-                             "CJK character one token)")
+    unit: Literal["chars", "tokens", "embedder"] = Field(
+        "chars", description="Count characters, tokens (whitespace-separated words, each "
+                             "CJK character one token), or the word pieces of the embedder "
+                             "named in 'embedder_model'")
+    embedder_model: str = Field(
+        "", description="With unit 'embedder': the sentence-transformers model whose tokens "
+                        "are counted (empty: all-MiniLM-L6-v2, window 256)")
 
 
 class FixedSplitter(_Splitter):
@@ -158,7 +184,8 @@ class FixedSplitter(_Splitter):
     Params = FixedParams
 
     def split_one(self, params: FixedParams, doc: Document) -> list[Chunk]:
-        return split_fixed(doc, params.chunk_size, params.overlap, params.unit)
+        return split_fixed(doc, params.chunk_size, params.overlap, params.unit,
+                           params.embedder_model)
 
 
 class RecursiveParams(SizeParams):

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from modrag_nodes.embedding.contracts import EmbeddedChunks, content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.embedding.tokens import warn_over_window
 from modrag_nodes.ingest.loaders import recently_unreadable
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.contracts import VectorIndex
@@ -172,6 +173,7 @@ def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], c
         vectors = {chunk_id: given.vectors[rows[chunk_id]] for chunk_id in to_embed}
     elif to_embed:
         by_id = {c.chunk_id: c for c in chunks}
+        warn_over_window(ctx, spec, [by_id[i].text for i in to_embed])
         matrix = embed_texts(spec, [by_id[i].text for i in to_embed], role="passage", ctx=ctx)
         vectors = dict(zip(to_embed, matrix, strict=True))
     embed_s = time.perf_counter() - started

@@ -140,6 +140,42 @@ def test_barycentre_sweeps_uncross_wires():
     })
     columns = order_columns(doc, layer_of(doc))
     assert columns == [["a", "b"], ["z", "y"]]
-    pos = auto_layout(doc, default_registry())
+    pos = auto_layout(doc, default_registry(), engine="layers")
     assert pos["z"][1] < pos["y"][1]
     assert_no_overlap(boxes(doc, pos))
+    pos = auto_layout(doc, default_registry())  # dot (when installed): uncrossed as well
+    assert (pos["a"][1] < pos["b"][1]) == (pos["z"][1] < pos["y"][1])
+    assert_no_overlap(boxes(doc, pos))
+
+
+def test_dot_layout_crosses_fewer_wires_than_the_barycentre_layout(root):
+    import shutil
+
+    from modrag_studio.engine.document import load
+    from modrag_studio.engine.layout_metrics import layout_metrics
+
+    reg = default_registry()
+    doc = load(root / "sample_graphs" / "corrective_rag.json")
+    before = layout_metrics(doc, auto_layout(doc, reg, engine="layers"), reg)
+    positions = auto_layout(doc, reg)
+    after = layout_metrics(doc, positions, reg)
+    assert set(positions) == set(doc.node_ids())
+    assert_no_overlap(boxes(doc, positions))
+    if shutil.which("dot") is None:  # without graphviz: the barycentre layout itself
+        assert after == before
+    else:
+        assert after.crossings < before.crossings
+        assert after.crossings + after.through_nodes < before.crossings + before.through_nodes
+
+
+def test_layout_metrics_count_a_crossing_and_the_wire_length():
+    from modrag_studio.engine.layout_metrics import Wire, measure
+
+    steps = [i * 10.0 for i in range(11)]
+    straight = Wire("a", "b", [(t, t) for t in steps])
+    other = Wire("c", "d", [(t, 105.0 - t) for t in steps])
+    found = measure([straight, other], {"e": (40.0, 40.0, 60.0, 60.0)})
+    assert found.crossings == 1 and found.through_nodes == 2
+    assert abs(found.wire_length - 2 * 141.42) < 0.1  # both diagonals of the square
+    apart = measure([straight, Wire("c", "d", [(200.0, 0.0), (300.0, 100.0)])], {})
+    assert apart.crossings == 0

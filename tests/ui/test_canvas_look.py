@@ -64,7 +64,7 @@ def test_presentation_zoom_draws_titles_and_port_names(main_window, qtbot):
     shown.go(0)
     shown.grab()
     assert shown.view.transform().m11() > 0.8
-    assert item.text_item.isVisible() and item.text_item.toPlainText() == "Upper case"
+    assert item.text_item.isVisible() and item.text_item.toPlainText() == "Upper case · u5"
     port_labels = [item.get_input_text_item(p) for p in item.inputs]
     assert port_labels and all(label.isVisible() for label in port_labels)
     shown.close()
@@ -141,3 +141,31 @@ def test_a_card_opens_under_the_mouse_and_keeps_its_pages(main_window):
     assert card.pages() == 3
     card.set_page(2)
     assert card.visible_rows()[-1][0].text == "d9"
+
+
+def test_presentation_steps_with_clicker_keys_and_shows_neighbours(main_window, qtbot):
+    from PySide6.QtCore import Qt
+
+    main_window.editor.reset(chain(6))
+    main_window.editor.set_metadata(description="Upper-cases the question six times.")
+    canvas = main_window.canvas
+    visits = [NodeVisit(node_id=n, type_id="text.upper", status="done")
+              for n in ("u1", "u2", "u3")]
+    shown = PresentationWindow(Trace(run_id="r", graph_name="chain", visits=visits), canvas)
+    qtbot.addWidget(shown)
+    shown.resize(1200, 800)
+    shown.show()
+    qtbot.waitExposed(shown)
+    assert shown.description.text() == "Upper-cases the question six times."
+    shown.go(1)
+    visible = shown.view.mapToScene(shown.view.viewport().rect()).boundingRect()
+    for node_id in ("u1", "u2", "u3"):  # the step's node and both neighbours
+        assert visible.contains(canvas.node_scene_rect(node_id))
+    start = shown.view.transform()
+    for key, expected in ((Qt.Key.Key_Right, 2), (Qt.Key.Key_PageUp, 1),
+                          (Qt.Key.Key_PageDown, 2), (Qt.Key.Key_Left, 1),
+                          (Qt.Key.Key_Space, 2)):
+        qtbot.keyClick(shown.view, key)  # keys reach the replay even from the view
+        assert shown.index == expected
+    assert shown.view.transform().m11() == pytest.approx(start.m11(), rel=0.3)
+    shown.close()

@@ -1,0 +1,47 @@
+"""Readability of the automatic layout: crossings, wire length, wires over nodes, fit scale.
+
+    .venv/bin/python bench/bench_layout.py [GRAPH.json ...]
+
+For each sample graph (default: modular_rag and corrective_rag) prints the barycentre
+layout used before graphviz (``layers``) and the current one (``auto``: graphviz ``dot``
+candidates and the barycentre layout, the most readable by ``layout_cost``). Wires are the
+curves the canvas draws between estimated port positions (``engine/layout_metrics.py``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from modrag_studio.engine import default_registry  # noqa: E402
+from modrag_studio.engine.auto_layout import auto_layout  # noqa: E402
+from modrag_studio.engine.document import load  # noqa: E402
+from modrag_studio.engine.layout_metrics import layout_metrics  # noqa: E402
+
+DEFAULT = ["modular_rag", "corrective_rag"]
+
+
+def main(argv: list[str]) -> int:
+    registry = default_registry()
+    paths = [Path(a) for a in argv] or [ROOT / "sample_graphs" / f"{n}.json" for n in DEFAULT]
+    for path in paths:
+        doc = load(path)
+        for engine in ("layers", "auto"):
+            started = time.perf_counter()
+            positions = auto_layout(doc, registry, engine=engine)
+            took = time.perf_counter() - started
+            found = layout_metrics(doc, positions, registry)
+            xs = [x for x, _ in positions.values()]
+            ys = [y for _, y in positions.values()]
+            print(f"{path.stem:16s} {engine:6s} {found.line()}   "
+                  f"extent {max(xs) - min(xs):5.0f} x {max(ys) - min(ys):5.0f}   "
+                  f"{took * 1000:4.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

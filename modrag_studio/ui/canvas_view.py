@@ -1,0 +1,201 @@
+"""Moving around the canvas: fit, zoom, pan, a minimap and on-canvas zoom buttons.
+
+NodeGraphQt's viewer keeps the shown scene rectangle in ``_scene_range``; these helpers
+work through it so its own wheel zoom and panning stay consistent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
+from PySide6.QtWidgets import (
+    QGraphicsRectItem,
+    QGraphicsSimpleTextItem,
+    QGraphicsView,
+    QHBoxLayout,
+    QToolButton,
+    QWidget,
+)
+
+ZOOM_STEP = 1.25
+MINIMAP_SIZE = (230, 150)
+
+
+def fit_rect(view: Any, rect: QRectF, max_scale: float = 1.0) -> None:
+    """Show ``rect`` (plus a margin) whole, never zooming in beyond ``max_scale``."""
+    if rect.isNull():
+        return
+    rect = rect.adjusted(-60, -60, 60, 60)
+    vw, vh = max(view.width(), 1), max(view.height(), 1)
+    w, h = max(rect.width(), vw / max_scale), max(rect.height(), vh / max_scale)
+    if w / h < vw / vh:
+        w = h * vw / vh
+    else:
+        h = w * vh / vw
+    center = rect.center()
+    view._scene_range = QRectF(center.x() - w / 2, center.y() - h / 2, w, h)
+    view._update_scene()
+
+
+def label_output_ports(node: Any, labels: dict[str, str]) -> bool:
+    """Show a node's output ports under ``labels`` (router routes by name); True if changed."""
+    changed = False
+    for port in node.output_ports():
+        text_item = node.view._output_items.get(port.view)
+        label = labels.get(port.name(), port.name())
+        if text_item is not None and text_item.toPlainText() != label:
+            text_item.setPlainText(label)
+            port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
+            changed = True
+    return changed
+
+
+def zoom_by(view: Any, factor: float) -> None:
+    """Zoom in (factor > 1) or out around the centre of the view."""
+    view.scale(factor, factor)
+
+
+def pan_to(view: Any, scene_point: QPointF) -> None:
+    """Centre the view on ``scene_point`` at the same zoom."""
+    shown = QRectF(view._scene_range)
+    shown.moveCenter(scene_point)
+    view._scene_range = shown
+    view._update_scene()
+
+
+def visible_rect(view: Any) -> QRectF:
+    return view.mapToScene(view.viewport().rect()).boundingRect()
+
+
+class HintBubble:
+    """A transient message near a port (a refused connection), gone after six seconds."""
+
+    def __init__(self, scene: Any, owner: QObject) -> None:
+        self.scene = scene
+        self.item: QGraphicsSimpleTextItem | None = None
+        self.timer = QTimer(owner)  # dies with the view, unlike a bare singleShot
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(6000)
+        self.timer.timeout.connect(self.clear)
+
+    def show(self, message: str, pos: QPointF) -> None:
+        self.clear()
+        hint = QGraphicsSimpleTextItem(message)
+        hint.setBrush(QColor(255, 150, 130))
+        hint.setZValue(1000)
+        back = QGraphicsRectItem(hint.boundingRect().adjusted(-6, -4, 6, 4), hint)
+        back.setBrush(QColor(30, 20, 20, 230))
+        back.setPen(QColor(200, 80, 70))
+        back.setFlag(back.GraphicsItemFlag.ItemStacksBehindParent)
+        hint.setPos(pos + QPointF(-20, -44))
+        self.scene.addItem(hint)
+        self.item = hint
+        self.timer.start()
+
+    def clear(self) -> None:
+        if self.item is not None and self.item.scene() is not None:
+            self.scene.removeItem(self.item)
+        self.item = None
+
+    def text(self) -> str:
+        item = self.item
+        return item.text() if item is not None and item.scene() is not None else ""
+
+
+class Minimap(QGraphicsView):
+    """The whole graph in a corner of the canvas; the frame is what the canvas shows.
+
+    Click or drag in it to move the canvas there.
+    """
+
+    sets_detail = False  # nodes keep the level of detail of the canvas, not of the minimap
+
+    def __init__(self, canvas: Any) -> None:
+        super().__init__(canvas.scene, canvas.view)
+        self.canvas = canvas
+        self.setObjectName("minimap")
+        self.setInteractive(False)
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setFixedSize(*MINIMAP_SIZE)
+        self.setStyleSheet("border: 1px solid #5a6070; background: #1b1d22;")
+        self.setToolTip("Minimap: click or drag to move the canvas")
+        self._refit = QTimer(self)
+        self._refit.setSingleShot(True)
+        self._refit.setInterval(300)
+        self._refit.timeout.connect(self.refit)
+        canvas.scene.changed.connect(lambda *_: self._refit.start())
+        canvas.view.viewport().installEventFilter(self)
+        canvas.view.installEventFilter(self)
+        self.place()
+
+    def refit(self) -> None:
+        rect = self.canvas.items_rect()
+        if not rect.isNull():
+            self.setSceneRect(rect.adjusted(-200, -200, 200, 200))
+            self.fitInView(self.sceneRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        self.viewport().update()
+
+    def place(self) -> None:
+        parent = self.canvas.view
+        self.move(parent.width() - self.width() - 12, parent.height() - self.height() - 12)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Resize:
+            self.place()
+        elif event.type() == QEvent.Type.Paint:
+            self.viewport().update()  # the frame follows the canvas's pan and zoom
+        return False
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        painter.setPen(QPen(QColor("#ffd166"), 0))
+        painter.setBrush(QColor(255, 209, 102, 30))
+        painter.drawRect(visible_rect(self.canvas.view))
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        pan_to(self.canvas.view, self.mapToScene(event.position().toPoint()))
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            pan_to(self.canvas.view, self.mapToScene(event.position().toPoint()))
+
+
+class ZoomControls(QWidget):
+    """"−", "+" and "Fit" buttons over the canvas's bottom-left corner."""
+
+    def __init__(self, canvas: Any) -> None:
+        super().__init__(canvas.view)
+        self.canvas = canvas
+        self.setObjectName("zoomControls")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.buttons: dict[str, QToolButton] = {}
+        for key, text, tip, slot in (
+                ("out", "−", "Zoom out (Ctrl+-)", lambda: zoom_by(canvas.view, 1 / ZOOM_STEP)),
+                ("in", "+", "Zoom in (Ctrl+=)", lambda: zoom_by(canvas.view, ZOOM_STEP)),
+                ("fit", "Fit", "Fit the graph (F)", canvas.fit_all)):
+            button = QToolButton(self)
+            button.setText(text)
+            button.setToolTip(tip)
+            button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+            button.setStyleSheet("QToolButton { min-width: 26px; min-height: 22px;"
+                                 " font-weight: bold; }")
+            button.clicked.connect(slot)
+            layout.addWidget(button)
+            self.buttons[key] = button
+        self.adjustSize()
+        canvas.view.installEventFilter(self)
+        self.place()
+
+    def place(self) -> None:
+        self.move(12, self.canvas.view.height() - self.height() - 12)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Resize:
+            self.place()
+        return False
