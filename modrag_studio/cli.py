@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "modrag_studio.commands.run_command",
     "modrag_studio.commands.eval_command",
     "modrag_studio.commands.serve_command",
+    "modrag_studio.commands.index_command",
 ]
 
 

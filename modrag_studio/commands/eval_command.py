@@ -31,6 +31,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
+    ev.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                    help="spread the queries over Ray actors: 'local' (when the value is left "
+                    "out), 'auto' or HOST:PORT (needs the 'distributed' extra)")
+    ev.add_argument("--ray-actors", type=int, default=2, metavar="N",
+                    help="Ray actors holding the graph's query side (default 2)")
     ev.set_defaults(func=run_eval)
 
 
@@ -56,6 +61,12 @@ def run_eval(args: argparse.Namespace) -> int:
                 print(f"\r{done}/{total} queries", end="" if done < total else "\n",
                       file=sys.stderr, flush=True)
 
+        if args.ray:
+            from functools import partial
+
+            from modrag_studio.distributed.ray_eval import evaluate_on_ray
+
+            evaluate_graph = partial(evaluate_on_ray, args.ray, actors=args.ray_actors)
         report = evaluate_graph(doc, dataset, args.output, executor=executor, hit_k=args.k,
                                 limit=args.limit, query_input=args.query_input,
                                 corpus_input=args.corpus_input, extra_inputs=extra,
