@@ -6,6 +6,7 @@ imported when asked for, and a missing Ray says how to install it.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,6 +58,7 @@ def ray_session(address: str) -> Iterator[Any]:
     try:
         try:
             ray.init(address=target, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING,
                      runtime_env={"env_vars": env} if env and cluster is None else None)
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise RayUnavailable(f"--ray {address}: cannot join the Ray cluster: "
