@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "modrag_studio.commands.compare_command",
     "modrag_studio.commands.serve_command",
     "modrag_studio.commands.cache_command",
+    "modrag_studio.commands.index_command",
 ]
 
 

@@ -48,6 +48,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "(default: grid-<graph name>)")
     ev.add_argument("--grid-scratch", action="store_true", help="also time every cell on an "
                     "empty cache, to show what the shared cache saves")
+    ev.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                    help="spread the queries over Ray actors: 'local' (when the value is left "
+                    "out), 'auto' or HOST:PORT (needs the 'distributed' extra)")
+    ev.add_argument("--ray-actors", type=int, default=2, metavar="N",
+                    help="Ray actors holding the graph's query side (default 2)")
     ev.set_defaults(func=run_eval)
 
 
@@ -84,6 +89,12 @@ def run_eval(args: argparse.Namespace) -> int:
 
         funnel = (EvalAttribution(doc, dataset.qrels, [o.partition(".")[0] for o in args.output])
                   if args.attribute else None)
+        if args.ray:
+            from functools import partial
+
+            from modrag_studio.distributed.ray_eval import evaluate_on_ray
+
+            evaluate_graph = partial(evaluate_on_ray, args.ray, actors=args.ray_actors)
         report = evaluate_graph(doc, dataset, args.output, executor=executor, hit_k=args.k,
                                 limit=args.limit, query_input=args.query_input,
                                 corpus_input=args.corpus_input, extra_inputs=extra,

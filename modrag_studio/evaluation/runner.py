@@ -143,6 +143,11 @@ def evaluate_graph(
         if frozen:
             gc.unfreeze()
     report.seconds = time.perf_counter() - started
+    return finish_report(report, scored)
+
+
+def finish_report(report: EvalReport, scored: dict[str, list[QueryMetrics]]) -> EvalReport:
+    """Fill the report's means and per-query rows from each output's metrics (query order)."""
     for spec, per_query in scored.items():
         report.outputs[spec] = mean_metrics(per_query)
         report.per_query[spec] = [

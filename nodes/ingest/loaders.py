@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -280,8 +280,14 @@ def _load_pdf(path: Path, rel: str, source: str, base: dict[str, Any],
 
 def _load_beir(path: Path, rel: str, source: str, params: LoadParams) -> Iterator[Document]:
     text = read_text(path, params.encoding)
+    return beir_documents(enumerate(text.split("\n"), start=1), rel, source, params)
+
+
+def beir_documents(lines: Iterable[tuple[int, str]], rel: str, source: str,
+                   params: LoadParams) -> Iterator[Document]:
+    """Documents of numbered BEIR corpus lines (all of a file, or a block of it)."""
     seen: set[str] = set()
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in lines:
         if not line.strip():
             continue
         try:

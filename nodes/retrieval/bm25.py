@@ -78,6 +78,18 @@ class BM25Index(Contract):
             raise ValueError("cannot build a BM25 index from an empty chunk list")
         tokenizer = tokenizer or Tokenizer()
         corpus = tokenizer.tokenize_many([chunk_text(c, fields) for c in chunks])
+        return cls.from_tokens(chunks, corpus, tokenizer=tokenizer, engine=engine, k1=k1, b=b,
+                               epsilon=epsilon, fields=fields)
+
+    @classmethod
+    def from_tokens(cls, chunks: list[Chunk], corpus: list[list[str]], *, tokenizer: Tokenizer,
+                    engine: Engine = "fast", k1: float = 1.5, b: float = 0.75,
+                    epsilon: float = 0.25, fields: TextField = "text") -> BM25Index:
+        """An index of chunks already tokenized by ``tokenizer`` (one token list per chunk,
+        same order), e.g. shards tokenized on several machines and concatenated."""
+        if not chunks or len(corpus) != len(chunks):
+            raise ValueError(f"need one token list per chunk ({len(chunks)} chunks, "
+                             f"{len(corpus)} token lists)")
         fitted = _fit(engine, corpus, k1=k1, b=b, epsilon=epsilon)
         lengths = [len(tokens) for tokens in corpus]
         vocab = len({t for tokens in corpus for t in tokens})

@@ -1,0 +1,78 @@
+"""Running the ingest part of a graph and evaluations on a Ray cluster (optional extra).
+
+``modrag index GRAPH --ray ADDRESS`` and ``modrag eval ... --ray ADDRESS`` use it; Ray is only
+imported when asked for, and a missing Ray says how to install it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from modrag_studio.engine.errors import ModragError
+
+INSTALL_HINT = ("Ray is not installed: install the 'distributed' extra "
+                "(pip install 'modrag-studio[distributed]', or pip install 'ray[data]==2.60.0')")
+
+
+class RayUnavailable(ModragError):
+    """Ray is not installed or the cluster cannot be joined (the message says what to do)."""
+
+
+def require_ray() -> Any:
+    """The ``ray`` module, or RayUnavailable with the install command."""
+    try:
+        import ray
+        import ray.data  # noqa: F401  (the ingest pipeline needs Ray Data)
+    except ImportError as exc:
+        raise RayUnavailable(f"{INSTALL_HINT} ({exc})") from None
+    return ray
+
+
+@contextmanager
+def ray_session(address: str) -> Iterator[Any]:
+    """Connected to Ray for the ``with`` block: ``local`` starts a head node on 127.0.0.1
+    owned by this process (as ``ray.init(address="local")`` would, but with fixed ports, see
+    ``local_cluster``) and stops it afterwards; ``auto`` or ``HOST:PORT`` join a running
+    cluster. A process already connected (tests) keeps its connection."""
+    if address == "local":
+        # The head node started below uses Ray's token authentication; the driver must know
+        # before Ray is imported.
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
+    ray = require_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    cluster = None
+    target = address
+    if address == "local":
+        from modrag_studio.distributed.local_cluster import start_head
+
+        cpus = os.environ.get("MODRAG_RAY_CPUS")
+        cluster = start_head(num_cpus=int(cpus) if cpus else None)
+        target = cluster.address
+    env = {k: v for k in _FORWARDED_ENV if (v := os.environ.get(k)) is not None}
+    try:
+        try:
+            ray.init(address=target, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING,
+                     runtime_env={"env_vars": env} if env and cluster is None else None)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise RayUnavailable(f"--ray {address}: cannot join the Ray cluster: "
+                                 f"{str(exc).splitlines()[0]}; use 'local', 'auto' or the "
+                                 "head node's HOST:PORT") from exc
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+#: Settings a worker must see like the driver (offline models, model folders).
+_FORWARDED_ENV = ("MODRAG_MODEL_DIR", "MODRAG_CACHE_DIR", "MODRAG_DATA_DIR", "HF_HUB_OFFLINE",
+                  "TRANSFORMERS_OFFLINE", "HF_HOME", "OLLAMA_HOST")

@@ -1,0 +1,112 @@
+"""``modrag eval --ray``: the queries of an evaluation spread over Ray actors.
+
+Each actor holds the graph, an executor (so the query side of the graph: loaded models and
+indexes stay in memory between its queries) and the dataset; it runs slices of the query list
+with the evaluation runner's own per-query code, and the driver puts the slices back in query
+order, so the metrics and the report are those of a local run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.distributed import ray_session
+from modrag_studio.engine.document import GraphDocument, dumps, loads
+from modrag_studio.engine.errors import RunCancelled
+from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.node import CancelToken
+from modrag_studio.evaluation.beir import BeirDataset
+
+
+class QueryWorker:
+    """One Ray actor: runs slices of the evaluation's queries through its own executor."""
+
+    def __init__(self, graph_json: str, dataset_root: str, split: str, outputs: list[str],
+                 options: dict[str, Any], cache_dir: str | None, work_dir: str) -> None:
+        from modrag_studio.engine.cache import NodeCache
+        from modrag_studio.evaluation.beir import load_beir
+        from modrag_studio.evaluation.runner import _parse_output
+
+        self.doc = loads(graph_json)
+        self.dataset = load_beir(dataset_root, split)
+        self.outputs = outputs
+        self.targets = [_parse_output(spec, self.doc) for spec in outputs]
+        self.options = options
+        self.executor = Executor(cache=NodeCache(disk_dir=Path(cache_dir) if cache_dir
+                                                 else None), work_dir=work_dir)
+
+    def run(self, query_ids: list[str]) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
+        from modrag_studio.evaluation.runner import EvalReport, _run_query
+
+        report = EvalReport(graph_name="", graph_sha256="", dataset="", split="",
+                            qrels_sha256="", queries=0, hit_k=self.options["hit_k"])
+        scored: dict[str, list[Any]] = {spec: [] for spec in self.outputs}
+        for query_id in query_ids:
+            _run_query(report, scored, self.outputs, self.targets, self.executor, self.doc,
+                       self.dataset, query_id, self.options["query_name"],
+                       self.options["corpus_name"], self.options["extra_inputs"], None,
+                       self.options["hit_k"])
+        return scored, report.failures
+
+
+def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outputs: list[str],
+                    *, executor: Executor, actors: int = 2, slice_size: int = 8,
+                    hit_k: int = 10, limit: int | None = None, query_input: str | None = None,
+                    corpus_input: str | None = None, extra_inputs: dict[str, str] | None = None,
+                    cancel: CancelToken | None = None,
+                    on_progress: Callable[[int, int], None] | None = None) -> Any:
+    """``evaluate_graph`` with the queries run by ``actors`` Ray actors (same report)."""
+    from modrag_studio.evaluation.runner import (
+        EvalError,
+        EvalReport,
+        _parse_output,
+        _pick_inputs,
+        finish_report,
+        graph_sha256,
+    )
+
+    if not outputs:
+        raise EvalError("give at least one --output node_id.port to score")
+    for spec in outputs:
+        _parse_output(spec, doc)
+    query_name, corpus_name = _pick_inputs(doc, query_input, corpus_input)
+    query_ids = dataset.evaluated_query_ids()[: limit or None]
+    if not query_ids:
+        raise EvalError(f"no query of {dataset.root} has relevant documents in split "
+                        f"'{dataset.split}'")
+    report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
+                        dataset=str(dataset.root), split=dataset.split,
+                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
+    options = {"hit_k": hit_k, "query_name": query_name, "corpus_name": corpus_name,
+               "extra_inputs": dict(extra_inputs or {})}
+    slices = [query_ids[i:i + slice_size] for i in range(0, len(query_ids), slice_size)]
+    scored: dict[str, list[Any]] = {spec: [] for spec in outputs}
+    started = time.perf_counter()
+    cache_dir = executor.cache.disk_dir
+    with ray_session(address) as ray:
+        from ray.util import ActorPool
+
+        worker = ray.remote(QueryWorker).options(max_restarts=2, max_task_retries=2)
+        pool = ActorPool([worker.remote(dumps(doc), str(dataset.root), dataset.split, outputs,
+                                        options, str(cache_dir) if cache_dir else None,
+                                        str(executor.work_dir))
+                          for _ in range(max(1, actors))])
+        done = 0
+        try:
+            for part, failures in pool.map(lambda actor, ids: actor.run.remote(ids), slices):
+                if cancel is not None and cancel.cancelled:
+                    raise RunCancelled("evaluation cancelled")
+                for spec, metrics in part.items():
+                    scored[spec].extend(metrics)
+                report.failures.extend(failures)
+                done += len(next(iter(part.values()), []))
+                if on_progress is not None:
+                    on_progress(done, len(query_ids))
+        except KeyboardInterrupt:
+            raise RunCancelled("evaluation cancelled (Ctrl-C)") from None
+    report.seconds = time.perf_counter() - started
+    finish_report(report, scored)
+    return report

@@ -1,0 +1,276 @@
+"""The ingest part of a graph as a Ray Data pipeline.
+
+read (files, or JSONL in blocks of lines) -> split (the graph's splitter nodes) -> embed (an
+actor pool, one model per actor) -> write (idempotent upserts to a Chroma server by chunk id,
+with the content hash in the metadata; a local Chroma folder is written by the driver, its
+only writer) -> the driver merges the BM25 shards and stamps the collection like
+``store.chroma`` does, so a later local run of the graph finds the store in sync.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.distributed import require_ray
+from modrag_studio.distributed.plan import IngestPlan, StepSpec
+from modrag_studio.distributed.stages import (
+    COUNTER_NAME,
+    EmbedActor,
+    ProgressCounter,
+    bm25_tokenizer,
+    read_units,
+    split_block,
+    upsert_rows,
+    write_block,
+)
+from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
+from modrag_studio.engine.node import CancelToken
+
+STAGES = ("read", "split", "embed", "write")
+
+
+class RayIndexError(ModragError):
+    """The Ray pipeline failed (the message names the stage or node)."""
+
+
+@dataclass
+class RayIndexOptions:
+    embed_actors: int = 1
+    actor_cpus: float = 1.0
+    block_lines: int = 500  # JSONL lines per read block
+    embed_batch: int = 64  # chunks per embedding call
+    progress_bars: bool = False  # Ray Data's own per-operator bars
+    pid_file: str | None = None  # embedding actors append their pid (tests kill one)
+
+
+@dataclass
+class IndexSummary:
+    """What an indexing run did, for the CLI, the tests and the benchmark."""
+
+    documents: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    stages: dict[str, list[int]] = field(default_factory=dict)  # stage -> [blocks, rows]
+    store_count: int | None = None
+    bm25: Any = None
+    chunk_list: list[Chunk] = field(default_factory=list, repr=False)
+
+
+def work_units(root: Path, loader: StepSpec, block_lines: int) -> list[dict[str, Any]]:
+    """Files to read, a JSONL corpus cut into byte ranges of ``block_lines`` lines."""
+    from modrag_nodes.ingest.loaders import LoadParams, match_files
+
+    params = LoadParams.model_validate(loader.params)
+    files, _ = match_files(root, params)
+    units: list[dict[str, Any]] = []
+    for path in files:
+        rel = path.name if root.is_file() else path.relative_to(root).as_posix()
+        base = {"file": str(path.resolve()), "rel": rel, "source": str(path)}
+        if path.suffix.lower() != ".jsonl":
+            units.append(base)
+            continue
+        start = position = 0
+        first = line = 1
+        with path.open("rb") as fh:
+            for raw in fh:
+                position += len(raw)
+                line += 1
+                if line - first == block_lines:
+                    units.append({**base, "start": start, "end": position, "first_line": first})
+                    start, first = position, line
+        if position > start:
+            units.append({**base, "start": start, "end": position, "first_line": first})
+    return units
+
+
+def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexOptions, *,
+                 cancel: CancelToken | None = None,
+                 on_progress: Callable[[dict[str, list[int]]], None] | None = None
+                 ) -> IndexSummary:
+    """Run ``plan`` on the connected Ray cluster; ``embedder`` is the store's EmbedderSpec."""
+    ray = require_ray()
+    from ray.data import ActorPoolStrategy, DataContext
+
+    started = time.perf_counter()
+    run_key = uuid.uuid4().hex[:12]
+    context = DataContext.get_current()
+    context.execution_options.preserve_order = True  # the local chunk order, for BM25 ties
+    context.enable_progress_bars = options.progress_bars
+    units = work_units(root, plan.loader, options.block_lines)
+    if not units:
+        raise NodeConfigError(f"node '{plan.loader.node_id}': no file to load under {root}")
+    store = _StoreTarget(plan.store, embedder) if plan.store is not None else None
+    counter = ray.remote(ProgressCounter).options(
+        name=f"{COUNTER_NAME}-{run_key}", num_cpus=0).remote()
+
+    ds = ray.data.from_items([{"unit": json.dumps(u)} for u in units],
+                             override_num_blocks=min(len(units), 2000))
+    ds = ds.map_batches(read_units, batch_size=None, fn_kwargs={
+        "loader": plan.loader, "root": str(root), "run_key": run_key})
+    ds = ds.map_batches(split_block, batch_size=None, fn_kwargs={
+        "chain": plan.chain, "bm25": plan.bm25, "run_key": run_key})
+    if store is not None:
+        ds = ds.map_batches(
+            EmbedActor, batch_size=options.embed_batch, batch_format="numpy",
+            compute=ActorPoolStrategy(size=options.embed_actors), num_cpus=options.actor_cpus,
+            fn_constructor_kwargs={
+                "embedder_json": embedder.model_dump_json(),
+                "store": store.info if store.remote else None,
+                "stored": None if store.remote else store.initial,
+                "run_key": run_key, "threads": max(1, int(options.actor_cpus)),
+                "pid_file": options.pid_file})  # Ray Data restarts dead actors, retries blocks
+        if store.remote:
+            ds = ds.map_batches(write_block, batch_size=None, batch_format="numpy",
+                                fn_kwargs={"store": store.info, "run_key": run_key})
+
+    summary = IndexSummary()
+    tokens: list[list[str]] = []
+    stop = threading.Event()
+    poller = threading.Thread(target=_poll, args=(ray, counter, on_progress, stop), daemon=True)
+    poller.start()
+    batches = iter(ds.iter_batches(batch_size=None, batch_format="numpy"))
+    try:
+        for batch in batches:
+            if cancel is not None and cancel.cancelled:
+                raise RunCancelled("indexing cancelled")
+            if store is not None and not store.remote:
+                upsert_rows(store.collection, batch)
+            if store is not None:
+                summary.embedded += int(batch["embedded"].sum())
+                store.note_dim(batch)
+            summary.chunk_list.extend(Chunk.model_validate_json(c) for c in batch["chunk"])
+            if plan.bm25 is not None:
+                tokens.extend(json.loads(t) for t in batch["tokens"])
+    except KeyboardInterrupt:
+        raise RunCancelled("indexing cancelled (Ctrl-C)") from None
+    except (RunCancelled, ModragError):
+        raise
+    except Exception as exc:
+        raise RayIndexError(f"the Ray indexing job failed: {type(exc).__name__}: "
+                            f"{_first_line(exc)}") from exc
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()  # stops the streaming job: its pending blocks are cancelled
+        stop.set()
+        poller.join(timeout=5)
+        summary.stages = _snapshot(ray, counter)
+        ray.kill(counter)
+
+    chunks = summary.chunk_list
+    _check_unique(chunks)
+    summary.chunks = len(chunks)
+    summary.documents = len({c.doc_id for c in chunks})
+    if store is not None:
+        summary.store_count = store.finish(chunks)
+    if plan.bm25 is not None:
+        summary.bm25 = merge_bm25(plan.bm25, chunks, tokens)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def merge_bm25(step: StepSpec, chunks: list[Chunk], tokens: list[list[str]]) -> Any:
+    """One BM25 index from the shards' token lists (in the local chunk order)."""
+    from modrag_nodes.retrieval.bm25 import BM25Index
+
+    p = step.params
+    return BM25Index.from_tokens(chunks, tokens, tokenizer=bm25_tokenizer(step),
+                                 engine=p["engine"], k1=p["k1"], b=p["b"],
+                                 epsilon=p["epsilon"], fields=p["fields"])
+
+
+class _StoreTarget:
+    """The graph's Chroma collection, opened and stamped through the store node's code."""
+
+    def __init__(self, step: StepSpec, embedder: Any) -> None:
+        from modrag_nodes.vectorstore import chroma_store as cs
+        from modrag_nodes.vectorstore.chroma import ChromaParams, location
+
+        self.params = ChromaParams.model_validate(step.params)
+        self.step = step
+        self.spec = embedder
+        self.key = location(self.params)
+        self.remote = self.key[0] == "chroma-http"
+        self.info = {"key": list(self.key), "collection": self.params.collection}
+        self.dim = 0
+        client = cs.client_for(self.key)
+        collection = cs.get_collection(client, self.params.collection)
+        stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID) if collection else None
+        if collection is not None and stored_id not in (None, "", embedder.model_id):
+            if self.params.on_embedder_change == "refuse":
+                raise NodeConfigError(
+                    f"node '{step.node_id}': collection '{self.params.collection}' was built "
+                    f"with embedder {stored_id}, but the graph embeds with {embedder.model_id};"
+                    " use another param 'collection' or set param 'on_embedder_change' to "
+                    "'rebuild'")
+            client.delete_collection(self.params.collection)
+            collection = None
+        if collection is None:
+            collection = cs.create_collection(client, self.params.collection, embedder, None)
+        self.collection = collection
+        self.initial = {} if self.remote else cs.stored_state(collection)
+        dim = (collection.metadata or {}).get(cs.META_DIM)
+        collection.modify(metadata=cs.embedder_metadata(embedder, dim, "", "writing"))
+
+    def note_dim(self, batch: Mapping[str, Any]) -> None:
+        if not self.dim and batch["embedded"].any():
+            self.dim = int(batch["vector"].shape[1])
+
+    def finish(self, chunks: list[Chunk]) -> int:
+        """Delete what the input no longer has (param 'delete_missing') and stamp the
+        collection as ``store.chroma`` would after synchronising these chunks."""
+        from modrag_nodes.vectorstore import chroma_store as cs
+
+        collection = self.collection
+        present = {c.chunk_id for c in chunks}
+        stored = cs.stored_state(collection)
+        if self.params.delete_missing:
+            gone = sorted(i for i in stored if i not in present)
+            for ids in cs.batches(gone, cs.max_batch(cs.client_for(self.key))):
+                collection.delete(ids=ids)
+            stored = {i: h for i, h in stored.items() if i in present}
+        dim = self.dim or int((collection.metadata or {}).get(cs.META_DIM) or 0)
+        if not dim:
+            from modrag_nodes.embedding.models import embedding_dim
+
+            dim = embedding_dim(self.spec)
+        count = collection.count()
+        collection.modify(metadata=cs.embedder_metadata(
+            self.spec, dim, cs.content_stamp(stored, self.spec.model_id),
+            cs.input_stamp(chunks, self.spec.model_id, self.params.delete_missing), count))
+        return count
+
+
+def _check_unique(chunks: list[Chunk]) -> None:
+    seen: set[str] = set()
+    twice = sorted({c.chunk_id for c in chunks if c.chunk_id in seen or seen.add(c.chunk_id)})
+    if twice:
+        raise NodeConfigError(f"chunk ids occur in more than one file: {', '.join(twice[:5])}; "
+                              "document ids must be unique across the corpus files")
+
+
+def _snapshot(ray: Any, counter: Any) -> dict[str, list[int]]:
+    try:
+        return ray.get(counter.snapshot.remote(), timeout=10)
+    except Exception:
+        return {}
+
+
+def _poll(ray: Any, counter: Any, on_progress: Callable[[dict[str, list[int]]], None] | None,
+          stop: threading.Event) -> None:
+    while on_progress is not None and not stop.wait(1.0):
+        on_progress(_snapshot(ray, counter))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__

@@ -1,0 +1,51 @@
+"""``modrag index`` without Ray: finding the ingest part, local indexing, the missing-Ray hint."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from modrag_studio.cli import main
+from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
+from modrag_studio.engine.document import from_json_dict, save
+from tests.distributed.helpers import index_graph, write_corpus
+
+
+def test_plan_finds_loader_splitter_store_and_bm25(tmp_path):
+    plan = ingest_plan(index_graph({"path": str(tmp_path / "chroma"), "collection": "c20"}))
+    assert (plan.loader.node_id, plan.loader_input) == ("load", "corpus")
+    assert [s.node_id for s in plan.chain] == ["split"]
+    assert plan.chain[0].params["chunk_size"] == 120
+    assert (plan.store.node_id, plan.embedder_node, plan.bm25.node_id) == (
+        "store", "embedder", "bm25_index")
+    assert plan.describe() == "load -> split -> store + bm25_index"
+
+
+def test_plan_refuses_graphs_without_an_ingest_part():
+    doc = from_json_dict({"schema_version": 1, "metadata": {"name": "none"}, "nodes": [
+        {"id": "q", "type": "graph.input", "params": {"name": "query"}}], "edges": []})
+    with pytest.raises(IngestGraphError, match="no store.chroma or bm25.index node"):
+        ingest_plan(doc)
+
+
+def test_local_index_command_builds_the_bm25_index(tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "beir") / "corpus.jsonl"
+    graph = tmp_path / "g.json"
+    save(index_graph(None), graph)
+    code = main(["index", str(graph), "--input", f"corpus={corpus}", "--quiet",
+                 "--cache-dir", str(tmp_path / "cache")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "indexed (local" in out and "20 documents" in out and "BM25 over" in out
+
+
+def test_ray_option_without_ray_says_how_to_install(tmp_path, capsys, monkeypatch):
+    corpus = write_corpus(tmp_path / "beir") / "corpus.jsonl"
+    graph = tmp_path / "g.json"
+    save(index_graph(None), graph)
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
+    code = main(["index", str(graph), "--input", f"corpus={corpus}", "--ray"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "modrag-studio[distributed]" in err and "ray[data]==2.60.0" in err

@@ -1,0 +1,165 @@
+"""``modrag index --ray`` and ``modrag eval --ray`` on a real Ray head node (127.0.0.1, free
+ports) and a real Chroma server: the same collection, BM25 results and metrics as a local run,
+also when an embedding actor is killed mid-job."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from modrag_nodes.vectorstore import chroma_store
+from modrag_studio.cli import main
+from modrag_studio.distributed.plan import embedder_of_plan, index_locally, ingest_plan
+from modrag_studio.distributed.ray_index import RayIndexOptions, index_on_ray
+from modrag_studio.engine.cache import NodeCache
+from modrag_studio.engine.document import save
+from modrag_studio.engine.executor import Executor
+from tests.dense.test_chroma_server import chroma_server  # noqa: F401  (fixture)
+from tests.distributed.helpers import TOPICS, collection_records, index_graph, write_corpus
+
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory) -> Iterator[str]:
+    """One head node for the module (Ray start-up costs seconds)."""
+    os.environ.setdefault("RAY_AUTH_MODE", "token")  # before Ray is imported
+    import ray
+
+    from modrag_studio.distributed.local_cluster import start_head
+
+    cluster = start_head(num_cpus=4, log_dir=tmp_path_factory.mktemp("ray-head"))
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        yield cluster.address
+    finally:
+        ray.shutdown()
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    return write_corpus(tmp_path_factory.mktemp("beir"))
+
+
+def _store(port: int, collection: str) -> dict:
+    return {"backend": "http", "host": "127.0.0.1", "port": port, "collection": collection}
+
+
+@pytest.fixture(scope="module")
+def reference(chroma_server, corpus, tmp_path_factory):  # noqa: F811
+    """The local run: collection 'local20' on the server and the BM25 index."""
+    chroma_store.forget_clients()
+    doc = index_graph(_store(chroma_server, "local20"))
+    executor = Executor(cache=NodeCache(), work_dir=tmp_path_factory.mktemp("work"))
+    results = index_locally(doc, ingest_plan(doc), {"corpus": str(corpus / "corpus.jsonl")},
+                            executor)
+    assert all(r.ok for r in results.values())
+    index = results["store"].output_of("store", "index")
+    records = collection_records(chroma_store.get_collection(
+        chroma_store.client_for(index), "local20"))
+    return records, results["bm25_index"].output_of("bm25_index", "index")
+
+
+def _ray_index(port: int, corpus: Path, collection: str, options: RayIndexOptions):
+    doc = index_graph(_store(port, collection))
+    plan = ingest_plan(doc)
+    summary = index_on_ray(plan, corpus / "corpus.jsonl", embedder_of_plan(doc, plan, {}),
+                           options)
+    client = chroma_store.client_for(("chroma-http", "127.0.0.1", port, False))
+    return doc, summary, collection_records(chroma_store.get_collection(client, collection))
+
+
+def _assert_same_records(got: dict, expected: dict) -> None:
+    assert sorted(got) == sorted(expected)
+    for chunk_id, (text, meta, vector) in expected.items():
+        assert got[chunk_id][0] == text
+        assert got[chunk_id][1] == meta  # doc id, offsets, content and record hashes
+        np.testing.assert_allclose(got[chunk_id][2], vector, atol=1e-5)
+
+
+def test_ray_index_gives_the_local_collection_and_bm25(ray_cluster, chroma_server, corpus,  # noqa: F811
+                                                        reference, tmp_path):
+    expected, local_bm25 = reference
+    doc, summary, got = _ray_index(chroma_server, corpus, "ray20",
+                                   RayIndexOptions(embed_actors=2, block_lines=5,
+                                                   embed_batch=8))
+    _assert_same_records(got, expected)
+    assert summary.stages["read"] == [4, 20]  # 20 JSONL lines in blocks of 5
+    assert summary.stages["write"][1] == summary.embedded == len(expected)
+    for topic in TOPICS:
+        query = f"what changed about the {topic}"
+        ours = [(summary.bm25.chunks[i].chunk_id, round(s, 9))
+                for i, s in summary.bm25.search(query, 10)]
+        theirs = [(local_bm25.chunks[i].chunk_id, round(s, 9))
+                  for i, s in local_bm25.search(query, 10)]
+        assert ours == theirs
+    # The collection is stamped like store.chroma stamps it: a local run embeds nothing.
+    run = Executor(cache=NodeCache(), work_dir=tmp_path).run(
+        doc, {"corpus": str(corpus / "corpus.jsonl"), "query": "coral samples"})
+    assert run.ok and run.trace.last_visit("store").details["embedded"] == 0
+    assert run.outputs["dense"][0].chunk.doc_id == "d2"
+
+
+def test_a_killed_embedding_actor_still_gives_the_exact_collection(
+        ray_cluster, chroma_server, corpus, reference, tmp_path):  # noqa: F811
+    expected, _ = reference
+    pids = tmp_path / "pids"
+    killed: list[int] = []
+
+    def kill_first_actor() -> None:
+        deadline = time.monotonic() + 120
+        while not killed and time.monotonic() < deadline:
+            lines = pids.read_text().split() if pids.exists() else []
+            if lines:
+                os.kill(int(lines[0]), signal.SIGKILL)
+                killed.append(int(lines[0]))
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_first_actor, daemon=True)
+    killer.start()
+    _, summary, got = _ray_index(chroma_server, corpus, "killed20",
+                                 RayIndexOptions(embed_actors=1, block_lines=5, embed_batch=4,
+                                                 pid_file=str(pids)))
+    killer.join(timeout=5)
+    assert killed, "the embedding actor never started"
+    assert len(set(pids.read_text().split())) >= 2  # Ray started a replacement actor
+    _assert_same_records(got, expected)  # nothing missing, nothing twice
+    assert summary.chunks == len(expected)
+
+
+def test_eval_with_ray_reports_what_a_local_eval_reports(ray_cluster, corpus, tmp_path,
+                                                         capsys):
+    graph = tmp_path / "g.json"
+    save(index_graph(None), graph)
+    reports = {}
+    for mode, extra in (("local", []), ("ray", ["--ray", "--ray-actors", "2"])):
+        path = tmp_path / f"{mode}.json"
+        code = main(["eval", str(graph), "--dataset", str(corpus), "--output", "bm25.results",
+                     "--report", str(path), "--cache-dir", str(tmp_path / mode), *extra])
+        assert code == 0, capsys.readouterr().err
+        reports[mode] = json.loads(path.read_text())
+        reports[mode].pop("seconds")
+    assert reports["ray"] == reports["local"]
+    assert reports["local"]["dataset"]["queries"] == 12
+    assert reports["local"]["nodes"]["bm25.results"]["ndcg@10"] > 0.5
+
+
+def test_index_command_with_ray_prints_the_stages(ray_cluster, corpus, tmp_path, capsys):
+    graph = tmp_path / "g.json"
+    save(index_graph(None), graph)
+    code = main(["index", str(graph), "--input", f"corpus={corpus / 'corpus.jsonl'}", "--ray",
+                 "--block-lines", "10", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert summary["documents"] == 20 and summary["stages"]["read"] == [2, 20]
+    assert summary["bm25_chunks"] == summary["chunks"] == summary["stages"]["split"][1]
