@@ -91,3 +91,20 @@ def test_cli_input_paths_mean_the_working_directory(tmp_path, monkeypatch, capsy
     assert code == 0, out.err
     chunks = json.loads(out.out)["outputs"]["chunks"]
     assert {c["doc_id"] for c in chunks} == {"en_one.md"}
+
+
+def test_server_resolves_against_the_graph_folder(tmp_path, monkeypatch):
+    import httpx
+
+    from modrag_studio.server import ServerSettings
+    from tests.server.conftest import serve
+
+    path = cheap_sample(tmp_path / "project")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with serve(load(path), ServerSettings(cache_dir=tmp_path / "cache")) as url, \
+            httpx.Client(base_url=url, timeout=60) as http:
+        body = http.post("/run", json={}).json()
+    assert body["status"] == "ok", body["errors"]
+    assert len(body["outputs"]["chunks"]) >= 3
