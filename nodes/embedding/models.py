@@ -141,6 +141,11 @@ def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:
         return model.query if role == "query" else model.passage
     if spec.kind == "ollama":
         return _ollama_encoder(spec)
+    if spec.kind == "openai":  # an OpenAI-compatible server's /v1/embeddings
+        from modrag_nodes.llm.openai_backend import embed_texts as openai_embed
+
+        timeout = float(spec.extra.get("timeout_s", 120.0))
+        return lambda batch: openai_embed(spec.host, spec.model, batch, timeout_s=timeout)
     raise NodeConfigError(f"unknown embedder kind '{spec.kind}'")
 
 

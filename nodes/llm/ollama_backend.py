@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec
+from modrag_nodes.llm.retry import retry_on_connect
 from modrag_studio.engine.datatypes import ChatMessage
 from modrag_studio.engine.errors import ModragError, NodeConfigError
 from modrag_studio.engine.node import CancelToken
@@ -59,30 +60,13 @@ def options_for(spec: LLMSpec) -> dict[str, Any]:
     return options
 
 
-def _is_connect_error(exc: BaseException) -> bool:
-    import httpx
-
-    return isinstance(exc, ConnectionError | httpx.ConnectError | httpx.ConnectTimeout)
-
-
 def with_retries(spec: LLMSpec, host: str, cancel: CancelToken, call: Callable[[], Any]) -> Any:
     """``call()``, retried on connection failures with exponential backoff."""
-    delay = float(spec.extra.get("retry_backoff_s", 0.5))
-    attempts = max(0, spec.retries) + 1
-    for attempt in range(attempts):
-        try:
-            return call()
-        except Exception as exc:
-            if not _is_connect_error(exc):
-                raise
-            if attempt == attempts - 1:
-                raise OllamaUnreachable(
-                    f"Ollama is not reachable at {host} (tried {attempts} times; start it with "
-                    "'ollama serve' or set the host param / OLLAMA_HOST)"
-                ) from None
-            if cancel.wait(delay * 2**attempt):
-                cancel.raise_if_cancelled()
-    raise AssertionError("unreachable")
+    return retry_on_connect(
+        call, retries=spec.retries, backoff_s=float(spec.extra.get("retry_backoff_s", 0.5)),
+        cancel=cancel, unreachable=lambda attempts: OllamaUnreachable(
+            f"Ollama is not reachable at {host} (tried {attempts} times; start it with "
+            "'ollama serve' or set the host param / OLLAMA_HOST)"))
 
 
 def list_models(client: Any) -> list[str]:

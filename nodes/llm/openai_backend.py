@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec
+from modrag_nodes.llm.retry import retry_on_connect
 from modrag_studio.engine.datatypes import ChatMessage
 from modrag_studio.engine.errors import ModragError, NodeConfigError
 from modrag_studio.engine.node import CancelToken
@@ -72,31 +73,14 @@ def _key_for(spec_extra: dict[str, Any]) -> str | None:
                    str(spec_extra.get("api_key_file") or ""))
 
 
-def _is_connect_error(exc: BaseException) -> bool:
-    import httpx
-
-    return isinstance(exc, ConnectionError | httpx.ConnectError | httpx.ConnectTimeout)
-
-
 def with_retries(url: str, retries: int, backoff_s: float, cancel: CancelToken | None,
                  call: Callable[[], Any]) -> Any:
     """``call()``, retried on connection failures with exponential backoff."""
-    attempts = max(0, retries) + 1
-    for attempt in range(attempts):
-        try:
-            return call()
-        except Exception as exc:
-            if not _is_connect_error(exc):
-                raise
-            if attempt == attempts - 1:
-                raise ServerUnreachable(
-                    f"the OpenAI-compatible server is not reachable at {url} (tried {attempts} "
-                    "times; start it or set the host param / OPENAI_BASE_URL)") from None
-            if cancel is not None and cancel.wait(backoff_s * 2**attempt):
-                cancel.raise_if_cancelled()
-            elif cancel is None:
-                time.sleep(backoff_s * 2**attempt)
-    raise AssertionError("unreachable")
+    return retry_on_connect(
+        call, retries=retries, backoff_s=backoff_s, cancel=cancel,
+        unreachable=lambda attempts: ServerUnreachable(
+            f"the OpenAI-compatible server is not reachable at {url} (tried {attempts} "
+            "times; start it or set the host param / OPENAI_BASE_URL)"))
 
 
 def _http_error(url: str, response: Any, model: str, key_env: str) -> ModragError:

@@ -120,3 +120,23 @@ def test_parser_schema_file(run_node, evidence, tmp_path) -> None:
 def test_builtin_schema_subset_agrees_with_jsonschema(data, problems) -> None:
     assert len(schema_check._check(data, SCHEMA, "$")) == problems
     assert len(schema_check.schema_errors(data, SCHEMA)) == problems
+
+
+@pytest.mark.parametrize(("text", "refs"), [
+    ("Serviced every 500 hours [1][2].", ["1", "2"]),
+    ("Serviced every 500 hours [1, 2].", ["1", "2"]),
+    ("Serviced every 500 hours (2).", ["2"]),
+    ("保养周期为每1个月【1】。", ["1"]),
+    ("保养周期为每1个月［2］（1）。", ["2", "1"]),
+    ("See [Evidence 2] and [^1].", ["2", "1"]),
+    ("Both say so [1-2].", ["1", "2"]),
+    ("Cited by file [warranty.md].", ["warranty.md"]),
+])
+def test_citation_forms_small_models_write(evidence, text, refs) -> None:
+    citations = extract_citations(text, evidence)
+    assert [c.ref for c in citations] == refs and all(c.valid for c in citations)
+
+
+def test_parenthesised_numbers_that_are_not_citations(evidence) -> None:
+    text = "Steps:\n(1) open the cover (at 20 °C)\n(2) check it (5 times) within (3) days."
+    assert extract_citations(text, evidence) == []

@@ -130,3 +130,32 @@ def test_budget_capped_by_connected_model(run_node, make_chunk) -> None:
     assert run_node.ctx.details["budget"] == 400
     assert prompt.token_estimate <= 400 and len(prompt.evidence) == 1
     assert prompt.dropped == ["d5#0", "d4#0", "d3#0", "d2#0", "d1#0"]
+
+
+def test_small_model_preset_plain_blocks_and_refusal(run_node, make_chunk) -> None:
+    from modrag_nodes.generation.prompt import REFUSAL
+
+    evidence = [make_chunk("warranty", 0.91, text="Two years.", page=3),
+                make_chunk("returns", 0.52, text="Thirty days.")]
+    prompt = run_node(PromptBuilder, {"preset": "small_model"}, query=Q,
+                      evidence=evidence)["prompt"]
+    assert prompt.user.startswith("Evidence:\n[1] Two years.\n\n[2] Thirty days.\n\nQuestion: ")
+    assert "doc_id" not in prompt.user and "score" not in prompt.user
+    assert REFUSAL in prompt.system and "[1]" in prompt.system
+    custom = run_node(PromptBuilder, {"preset": "small_model", "system": "Be terse."}, query=Q,
+                      evidence=evidence)["prompt"]
+    assert custom.system == "Be terse." and "[1] Two years." in custom.user
+
+
+@pytest.mark.parametrize(("backend", "model", "small"), [
+    ("embedded", "", True), ("ollama", "qwen2.5:1.5b", True), ("ollama", "llama3.1:70b", False),
+    ("openai", "gpt-4o", False), ("openai", "phi-3-mini", True)])
+def test_auto_preset_follows_the_model(run_node, make_chunk, backend, model, small) -> None:
+    from modrag_nodes.llm.client import LLMSpec
+
+    llm = LLMSpec(backend=backend, model=model)
+    prompt = run_node(PromptBuilder, {"preset": "auto"}, query=Q,
+                      evidence=[make_chunk("warranty", 0.9, text="Two years.")],
+                      llm=llm)["prompt"]
+    assert (prompt.user.startswith("Evidence:\n[1] Two years.")) is small
+    assert ("Evidence 1 [warranty]" in prompt.user) is not small

@@ -28,9 +28,9 @@ def test_sample_graph_runs_with_scripted_model(root, fake_llm) -> None:
             return verdicts.pop(0)
         if user.startswith("Rewrite the question"):
             return "LP-07 pump service interval"
-        first = re.search(r"Evidence 1 \[([^\]]+)\]", user)
-        assert first is not None, user
-        return f"According to the schedule, it is serviced regularly [{first.group(1)}]."
+        assert re.search(r"^\[1\] \S", user, re.MULTILINE), user  # small-model preset
+        assert "doc_id:" not in user  # no header lines for the model to copy
+        return "According to the schedule, it is serviced regularly [1]."
 
     backend.respond_with(responder)
     doc = _doc(root)

@@ -85,7 +85,8 @@ def test_readme_main_job_runs_with_no_network(model_env):
             "from modrag_studio.cli import main; code = main(sys.argv[1:]); "
             "print('ATTEMPTS', netguard.attempts, file=sys.stderr); sys.exit(code)")
     done = _no_network_run([PYTHON, "-c", code, "run", "sample_graphs/basic_rag.json",
-                            "--input", f"question={QUESTION}", "--json"], model_env)
+                            "--input", f"question={QUESTION}", "--json",
+                            "--set", "llm.model=SmolLM2-135M-Instruct"], model_env)  # fast
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ATTEMPTS []" in done.stderr
     body = json.loads(done.stdout)

@@ -29,8 +29,44 @@ def test_packaged_defaults_are_ready_offline():
     report = check_health(_models_graph({}, {}), default_registry())
     assert report.ok, report
     assert "SmolLM2-135M-Instruct" in report.nodes["llm"].detail
-    assert report.nodes["llm"].detail.endswith(".gguf")
+    assert ".gguf; runtime " in report.nodes["llm"].detail
     assert "all-MiniLM-L6-v2" in report.nodes["embedder"].detail
+
+
+def test_runtime_and_threads_are_reported():
+    graph = _models_graph({"engine": "xllamacpp", "threads": 3}, {})
+    detail = check_health(graph, default_registry()).nodes["llm"].detail
+    assert detail.endswith("runtime llama.cpp (xllamacpp), 3 threads")
+    graph = _models_graph({"engine": "transformers"}, {})
+    assert check_health(graph, default_registry()).nodes["llm"].detail.endswith(
+        "runtime transformers")
+
+
+def test_qwen_parts_are_checked_without_assembling(monkeypatch, tmp_path):
+    from modrag_nodes.llm import qwen_model
+
+    target = tmp_path / qwen_model.FILE_NAME
+    monkeypatch.setattr(qwen_model, "default_target", lambda: target)
+    graph = _models_graph({"model": "qwen2.5-coder-1.5b-instruct"}, {})
+    monkeypatch.setattr(qwen_model, "find_parts", lambda: ([], [7, 8]))
+    report = check_health(graph, default_registry())
+    assert not report.ok and "parts 7, 8 of 22 are not installed" in report.nodes["llm"].detail
+    monkeypatch.setattr(qwen_model, "find_parts", lambda: ([tmp_path / "p"] * 22, []))
+    report = check_health(graph, default_registry())
+    assert report.ok and "assembled into" in report.nodes["llm"].detail
+    assert not target.exists()  # the check never writes the 1.1 GB file
+
+
+def test_openai_server_model_is_looked_up(monkeypatch):
+    from tests.llm.openai_fixture_server import OpenAIFixtureServer
+
+    with OpenAIFixtureServer(models=["served"]) as server:
+        ok = check_health(_models_graph({"backend": "openai", "host": server.base_url,
+                                         "model": "served"}, {}), default_registry())
+        missing = check_health(_models_graph({"backend": "openai", "host": server.base_url,
+                                              "model": "other"}, {}), default_registry())
+    assert ok.nodes["llm"].ok and "has model 'served'" in ok.nodes["llm"].detail
+    assert not missing.ok and "models it has: served" in missing.nodes["llm"].detail
 
 
 def test_ollama_models_are_looked_up_on_the_server(ollama_server: OllamaFixtureServer):

@@ -43,8 +43,13 @@ def test_chat_model_builds_the_spec():
 
 
 def test_chat_model_rejects_unknown_backend_naming_the_param():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=r"backend\n.*unknown LLM backend 'gpt'"):
+        ChatModelParams(backend="gpt")
+    params = ChatModelParams.model_construct(backend="gpt")  # unregistered after validation
     with pytest.raises(NodeConfigError, match="param backend: unknown LLM backend 'gpt'"):
-        ChatModel().run(Recorder().context(), ChatModelParams(backend="gpt"))
+        ChatModel().run(Recorder().context(), params)
 
 
 def _prompt() -> Prompt:

@@ -131,3 +131,15 @@ def test_key_is_never_in_the_graph_params(monkeypatch):
         assert chat(spec, user("q")).text
     assert "top-secret" not in json.dumps(params.model_dump())
     assert "top-secret" not in spec.model_dump_json()
+
+
+def test_embedding_model_node_embeds_through_the_server():
+    from modrag_nodes.embedding.models import embed
+    from modrag_nodes.embedding.spec import EmbedderSpec
+
+    with OpenAIFixtureServer(models=["fixture-embed"]) as server:
+        spec = EmbedderSpec(kind="openai", model="fixture-embed", host=server.base_url,
+                            normalize=False)
+        vectors = embed(spec, ["alpha", "beta"])
+    assert vectors.shape == (2, 8)
+    assert vectors[1].tolist() == pytest.approx(vector_for("beta", 8))

@@ -1,0 +1,98 @@
+"""The embedded backend on llama.cpp (xllamacpp) with the packaged SmolLM2-135M-Instruct."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from modrag_nodes.llm import embedded, xllamacpp_runtime
+from modrag_nodes.llm.client import LLMSpec, chat
+from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from tests.llm.helpers import Recorder, user
+
+pytestmark = pytest.mark.skipif(not xllamacpp_runtime.available(),
+                                reason="xllamacpp is not installed")
+
+LONG = "Tell a long story about a dragon."
+FAST = {"engine": "xllamacpp", "threads": 1}
+
+
+def spec(**changes) -> LLMSpec:
+    return LLMSpec(**{"max_tokens": 6, "extra": dict(FAST), **changes})
+
+
+def test_auto_picks_llama_cpp_for_gguf_files():
+    path = embedded.packaged_gguf()
+    assert embedded.pick_engine(path) == "xllamacpp"
+    assert embedded.pick_engine(path, "transformers") == "transformers"
+    with pytest.raises(NodeConfigError, match="param engine"):
+        embedded.pick_engine(path, "vllm")
+
+
+def test_streams_and_counts_tokens_exactly():
+    rec = Recorder()
+    result = chat(spec(), user(LONG), ctx=rec.context())
+    assert rec.tokens and "".join(rec.tokens) == result.text
+    # cut at max_tokens: the server's count, one streamed piece per token
+    assert result.stopped == "length"
+    assert result.completion_tokens == 6 == len(rec.tokens)
+    assert result.prompt_tokens > len(LONG.split())  # the chat template's tokens are counted
+    assert result.model == "embedded:SmolLM2-135M-Instruct.Q4_1"
+    assert 0 < result.time_to_first_token_s <= result.duration_s
+
+
+def test_one_engine_per_model_and_load_time_reported_once():
+    chat(spec(max_tokens=1), user("hi"))
+    engine = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1)
+    assert engine.reported and engine.load_time_s > 0 and engine.threads == 1
+    again = chat(spec(max_tokens=1), user("hi"))
+    assert again.load_time_s is None
+    assert xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1) is engine
+
+
+def test_greedy_is_repeatable_and_thread_safe():
+    results: list[str] = []
+    threads = [threading.Thread(target=lambda: results.append(chat(spec(), user(LONG)).text))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(results) == 2 and results[0] == results[1] != ""
+
+
+def test_cancel_stops_between_tokens():
+    rec = Recorder(cancel_after=2)
+    with pytest.raises(RunCancelled):
+        chat(spec(max_tokens=40), user(LONG), ctx=rec.context())
+    assert len(rec.tokens) == 2
+    rec = Recorder(cancel_after=1)
+    result = chat(spec(max_tokens=40), user(LONG), ctx=rec.context(), raise_on_cancel=False)
+    assert result.stopped == "cancelled" and result.completion_tokens == 1
+    assert result.text == "".join(rec.tokens)
+
+
+def test_failing_stream_consumer_stops_generation_and_raises():
+    calls: list[str] = []
+
+    def broken(piece: str) -> None:
+        calls.append(piece)
+        raise ValueError("display went away")
+
+    engine = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1)
+    from modrag_studio.engine.node import CancelToken
+
+    with pytest.raises(ValueError, match="display went away"):
+        xllamacpp_runtime.chat(engine, spec(max_tokens=20), user(LONG), on_token=broken,
+                               cancel=CancelToken())
+    assert len(calls) == 1
+
+
+def test_default_threads_fit_the_machine(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert xllamacpp_runtime.default_threads() == 4
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert xllamacpp_runtime.default_threads() == 1
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert xllamacpp_runtime.default_threads() == 1
