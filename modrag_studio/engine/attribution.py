@@ -348,8 +348,9 @@ def _prompt(ctx: _Context) -> NodeEvidence:
                       found, count)
     dropped = {cid for p in prompts for cid in p.dropped}
     if any(f.chunk.chunk_id in dropped for f in before):
-        return _state(arrived, False, "dropped by the token budget", "dropped by the budget",
-                      found, count)
+        cut = f" ({ctx.cut})" if ctx.cut else ""
+        return _state(arrived, False, f"dropped by the token budget{cut}",
+                      "dropped by the budget", found, count)
     return _state(arrived, False, "not in the prompt", "not in the prompt", found, count)
 
 

@@ -376,3 +376,9 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
     if view_menu is not None:
         view_menu.addAction(debugger.dock.toggleViewAction())
     return debugger
+
+
+def narration_for(window: QMainWindow) -> str:
+    """Presentation mode's sentence about the expected evidence ("" when none is declared)."""
+    debugger = getattr(window, "evidence_debugger", None)
+    return debugger.narration() if debugger is not None else ""

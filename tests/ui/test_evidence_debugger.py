@@ -10,7 +10,7 @@ from modrag_nodes.llm.client import register_backend, unregister_backend
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.document import from_json_dict
 from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.ui.evidence_debugger import parse_specs
+from modrag_studio.ui.evidence_debugger import narration_for, parse_specs
 from modrag_studio.ui.main_window import MainWindow
 from tests.generation.conftest import ScriptedBackend
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
@@ -69,6 +69,7 @@ def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
     assert "prompt" not in debugger.badges or debugger.badges["prompt"].text.endswith(
         "not in the prompt")
     assert "search (bm25) did not find it" in debugger.narration()
+    assert narration_for(win) == debugger.narration()
 
 
 def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
