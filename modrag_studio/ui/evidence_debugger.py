@@ -211,7 +211,8 @@ class EvidenceDebugger(QObject):
                 if col == 1:
                     item.setForeground(QBrush(LOSS_OUTLINE if first else color))
                 table.setItem(row, col, item)
-            self._badge(node.node_id, f"{node.kind}: {node.short}", color)
+            shown = node.text if node.status == "lost" else node.short
+            self._badge(node.node_id, _clip(f"{node.kind}: {shown}"), color)
         table.resizeColumnsToContents()
         if found.first_loss:
             self._outline(found.first_loss)
@@ -335,8 +336,11 @@ class EvidenceDebugger(QObject):
         self.dock.first_answer.setHtml(_answer_html("First answer", outcome.first))
         self.dock.forced_answer.setHtml(_answer_html(
             f"With {', '.join(outcome.inserted)} forced in", outcome.second))
-        self._say(f"Forced {', '.join(outcome.inserted)} into {outcome.prompt_node}: "
+        forced = (f"Forced {', '.join(outcome.inserted)} into {outcome.prompt_node}: "
                   f"{outcome.attribution.verdict}")
+        before = self.attribution.verdict if self.attribution is not None else ""
+        self.dock.verdict.setText("\n".join(t for t in (before, forced) if t))
+        self.window.statusBar().showMessage(forced)
 
     def _force_failed(self, message: str) -> None:
         self._done()
@@ -353,6 +357,10 @@ class EvidenceDebugger(QObject):
     def narration(self) -> str:
         """The last check in plain words (for presentation mode)."""
         return narrate(self.attribution) if self.attribution is not None else ""
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _answer_html(title: str, value: Any) -> str:
@@ -375,6 +383,7 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
     view_menu = getattr(window, "menus", {}).get("View")
     if view_menu is not None:
         view_menu.addAction(debugger.dock.toggleViewAction())
+    window.resizeDocks([debugger.dock], [260], Qt.Orientation.Vertical)
     return debugger
 
 

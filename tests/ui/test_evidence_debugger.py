@@ -58,7 +58,7 @@ def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
     qtbot.waitUntil(lambda: debugger.attribution is not None, timeout=5000)
     found = debugger.attribution
     assert found.first_loss == "bm25"
-    assert debugger.badges["bm25"].text == "retrieves: not retrieved"
+    assert debugger.badges["bm25"].text == "retrieves: not in the top 1 (top_k=1)"
     assert debugger.badges["split"].text.startswith("splits: in chunk pump.md")
     assert debugger.outline is not None and debugger.outline.parentItem() is \
         win.canvas.node_item("bm25")
@@ -85,7 +85,7 @@ def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
     assert debugger.dock.specs.text() == f"chunk:{retrieved.chunk_id}"
     assert debugger.attribution is not None
     assert debugger.attribution.first_loss == "parse"  # in the prompt, never cited
-    assert debugger.badges["parse"].text == "cites: not cited"
+    assert debugger.badges["parse"].text == "cites: not cited (given as block [1])"
     seen = debugger.show_lineage(retrieved.chunk_id)
     assert {(a.node_id, a.position) for a in seen} >= {("bm25", 1), ("split", 1)} or \
         {a.node_id for a in seen} >= {"bm25", "split", "prompt"}
@@ -103,6 +103,8 @@ def test_force_into_prompt_shows_both_answers(qtbot, window) -> None:
     assert "The documents do not say." in debugger.dock.first_answer.toPlainText()
     assert "Every 500 operating hours [pump.md]" in debugger.dock.forced_answer.toPlainText()
     assert "pump.md" in win.statusBar().currentMessage()
+    verdict = debugger.dock.verdict.text()
+    assert verdict.startswith("Lost at bm25: ") and "\nForced pump.md" in verdict
 
 
 def test_bad_spec_is_named_and_chunks_parse() -> None:
