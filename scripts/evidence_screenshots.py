@@ -75,8 +75,10 @@ def main() -> int:
     settings = QSettings(str(OUT / ".shots.ini"), QSettings.Format.IniFormat)
     base = load(ROOT / "sample_graphs" / "basic_rag.json")
     OUT.mkdir(parents=True, exist_ok=True)
+    wanted = set(sys.argv[1:])
     for example in EXAMPLES:
-        shoot(app, settings, base, *example)
+        if not wanted or example[0] in wanted:
+            shoot(app, settings, base, *example)
     (OUT / ".shots.ini").unlink(missing_ok=True)
     return 0
 

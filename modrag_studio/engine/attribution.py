@@ -438,10 +438,8 @@ def _verdict(attribution: Attribution) -> str:
 
 
 def _last_reached_before(nodes: list[NodeEvidence], loss: NodeEvidence) -> NodeEvidence | None:
-    earlier = [n for n in nodes[: nodes.index(loss)] if n.reached]
-    ranked = [n for n in earlier if n.kind in _RANKED_KINDS]
-    pool = ranked or earlier
-    return pool[-1] if pool else None
+    ranked = [n for n in nodes[: nodes.index(loss)] if n.reached and n.kind in _RANKED_KINDS]
+    return ranked[-1] if ranked else None
 
 
 _PLAIN = {
