@@ -353,6 +353,38 @@ class EvidenceDebugger(QObject):
             self._thread.join(5)
             self._thread = None
 
+    # funnel over a dataset -----------------------------------------------------------------
+    def show_funnel(self, path: str) -> dict[str, dict[str, int]]:
+        """Badge each node with its ``attribution`` counts from an ``eval --attribute`` report."""
+        import json
+        from pathlib import Path
+
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        funnel = data.get("attribution")
+        if not isinstance(funnel, dict):
+            self._say(f"{path}: no attribution in this report (run modrag eval --attribute)")
+            return {}
+        self._clear_items()
+        for node_id, counts in funnel.items():
+            lost = counts.get("lost_here", 0)
+            text = (f"reached {counts.get('reached', 0)} · lost here {lost} · "
+                    f"never {counts.get('never_reached', 0)}")
+            self._badge(node_id, text, STATUS_COLORS["lost" if lost else "reached"])
+        worst = max(funnel, key=lambda n: funnel[n].get("lost_here", 0), default=None)
+        if worst is not None and funnel[worst].get("lost_here", 0):
+            self._outline(worst)
+            self._say(f"Most queries are lost at {worst}: {funnel[worst]['lost_here']} of "
+                      f"{sum(funnel[worst].values())}")
+        return funnel
+
+    def show_funnel_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self.window, "Evaluation report with attribution",
+                                              "", "Report JSON (*.json)")
+        if path:
+            self.show_funnel(path)
+
     # presentation --------------------------------------------------------------------------
     def narration(self) -> str:
         """The last check in plain words (for presentation mode)."""
@@ -383,6 +415,11 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
     view_menu = getattr(window, "menus", {}).get("View")
     if view_menu is not None:
         view_menu.addAction(debugger.dock.toggleViewAction())
+    run_menu = getattr(window, "menus", {}).get("Run")
+    if run_menu is not None:
+        action = QAction("Show evidence funnel from a report…", window)
+        action.triggered.connect(lambda _checked=False: debugger.show_funnel_dialog())
+        run_menu.addAction(action)
     window.resizeDocks([debugger.dock], [260], Qt.Orientation.Vertical)
     return debugger
 

@@ -112,3 +112,22 @@ def test_bad_spec_is_named_and_chunks_parse() -> None:
     with pytest.raises(ValueError, match="page:1"):
         parse_specs("page:1")
     assert Chunk(chunk_id="c", doc_id="d", text="t").chunk_id == "c"
+
+
+def test_funnel_from_a_report_badges_the_nodes(qtbot, window) -> None:
+    import json
+
+    win, tmp_path = window
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"attribution": {
+        "load": {"reached": 3, "lost_here": 0, "never_reached": 0},
+        "bm25": {"reached": 2, "lost_here": 1, "never_reached": 0}}}))
+    debugger = win.evidence_debugger
+    funnel = debugger.show_funnel(str(report))
+    assert funnel["bm25"]["lost_here"] == 1
+    assert debugger.badges["bm25"].text == "reached 2 · lost here 1 · never 0"
+    assert debugger.outline is not None
+    assert win.statusBar().currentMessage() == "Most queries are lost at bm25: 1 of 3"
+    report.write_text("{}")
+    assert debugger.show_funnel(str(report)) == {}
+    assert "no attribution" in win.statusBar().currentMessage()
