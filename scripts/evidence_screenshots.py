@@ -1,6 +1,6 @@
 """Screenshots of the three worked examples of docs/debugging.md (the demo corpus, basic_rag).
 
-Run offscreen from the repository root:
+Run offscreen from the repository root (the corpus path is relative to it):
     QT_QPA_PLATFORM=offscreen MODRAG_RUN_MODE=thread \
         .venv/bin/python scripts/evidence_screenshots.py
 """
@@ -53,9 +53,12 @@ def shoot(app: QApplication, settings: QSettings, base, name: str, question: str
     debugger = window.evidence_debugger
     debugger.set_expected(EXPECT)
     controller = window.run_features.controller
-    inputs = {"question": question, "corpus": str(ROOT / "resources" / "sample_corpus")}
+    inputs = {"question": question, "corpus": "resources/sample_corpus"}  # as modrag run
     controller.run(doc, inputs, target=target)
-    wait(app, lambda: not controller.busy and controller.last_result is not None)
+    wait(app, lambda: not controller.busy and (controller.last_result is not None
+                                               or bool(window.run_features.last_error)))
+    if controller.last_result is None:
+        raise RuntimeError(f"{name}: {window.run_features.last_error}")
     wait(app, lambda: debugger.attribution is not None)
     if force:
         debugger.force()
