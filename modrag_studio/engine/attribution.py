@@ -149,6 +149,13 @@ class _Context:
             total += len(self.finder.entries(value))
         return found, total
 
+    def flow(self) -> tuple[list[Found], int, list[Found], bool]:
+        """Relevant chunks out (and the output's length), relevant chunks in, and whether the
+        evidence arrived (in the inputs, or the declared upstream node reached it)."""
+        found, count = self.find(self.out_values())
+        before, _ = self.find(self.in_values())
+        return found, count, before, bool(before) or bool(self.upstream_reached)
+
     def in_values(self) -> list[Any]:
         return [self.inputs[p] for p in self.in_ports if self.inputs.get(p) is not None]
 
@@ -237,9 +244,7 @@ def _source(ctx: _Context) -> NodeEvidence:
 
 
 def _splits(ctx: _Context) -> NodeEvidence:
-    found, count = ctx.find(ctx.out_values())
-    docs_in, _ = ctx.find(ctx.in_values())
-    arrived = bool(docs_in) or bool(ctx.upstream_reached)
+    found, count, _, arrived = ctx.flow()
     if found:
         ids = list(dict.fromkeys(f.chunk.chunk_id for f in found))
         more = f" (+{len(ids) - 3} more)" if len(ids) > 3 else ""
@@ -301,9 +306,7 @@ def _input_ranks(ctx: _Context) -> str:
 
 
 def _reorders(ctx: _Context) -> NodeEvidence:
-    found, count = ctx.find(ctx.out_values())
-    before, _ = ctx.find(ctx.in_values())
-    arrived = bool(before) or bool(ctx.upstream_reached)
+    found, count, before, arrived = ctx.flow()
     was = f", was #{before[0].position}" if before else ""
     if found:
         return _state(arrived, True, f"{_at(found, count)}{was}", f"#{found[0].position}",
@@ -313,9 +316,7 @@ def _reorders(ctx: _Context) -> NodeEvidence:
 
 
 def _filters(ctx: _Context) -> NodeEvidence:
-    found, count = ctx.find(ctx.out_values())
-    before, _ = ctx.find(ctx.in_values())
-    arrived = bool(before) or bool(ctx.upstream_reached)
+    found, count, before, arrived = ctx.flow()
     if found:
         return _state(arrived, True, f"kept, {_at(found, count)}", "kept", found, count)
     port = ctx.role.dropped_port
@@ -325,9 +326,7 @@ def _filters(ctx: _Context) -> NodeEvidence:
 
 
 def _gate(ctx: _Context) -> NodeEvidence:
-    found, count = ctx.find(ctx.out_values())
-    before, _ = ctx.find(ctx.in_values())
-    arrived = bool(before) or bool(ctx.upstream_reached)
+    found, count, before, arrived = ctx.flow()
     stopped = ctx.role.stop_port is not None and ctx.role.stop_port in ctx.outputs \
         and not ctx.out_values()
     if stopped:
@@ -348,15 +347,14 @@ def _prompt(ctx: _Context) -> NodeEvidence:
                       found, count)
     dropped = {cid for p in prompts for cid in p.dropped}
     if any(f.chunk.chunk_id in dropped for f in before):
-        return _state(arrived, False, "dropped by the token budget", "dropped by the budget",
-                      found, count)
+        cut = f" ({ctx.cut})" if ctx.cut else ""
+        return _state(arrived, False, f"dropped by the token budget{cut}",
+                      "dropped by the budget", found, count)
     return _state(arrived, False, "not in the prompt", "not in the prompt", found, count)
 
 
 def _passes(ctx: _Context) -> NodeEvidence:
-    found, count = ctx.find(ctx.out_values())
-    before, _ = ctx.find(ctx.in_values())
-    arrived = bool(before) or bool(ctx.upstream_reached)
+    found, count, before, arrived = ctx.flow()
     if found and ctx.upstream_reached is False and all(
             isinstance(v, Answer) for v in ctx.out_values()):
         # an answer carries the evidence it was given; what counts is whether it was cited
@@ -437,10 +435,8 @@ def _verdict(attribution: Attribution) -> str:
 
 
 def _last_reached_before(nodes: list[NodeEvidence], loss: NodeEvidence) -> NodeEvidence | None:
-    earlier = [n for n in nodes[: nodes.index(loss)] if n.reached]
-    ranked = [n for n in earlier if n.kind in _RANKED_KINDS]
-    pool = ranked or earlier
-    return pool[-1] if pool else None
+    ranked = [n for n in nodes[: nodes.index(loss)] if n.reached and n.kind in _RANKED_KINDS]
+    return ranked[-1] if ranked else None
 
 
 _PLAIN = {

@@ -86,20 +86,20 @@ class Appearance:
 
 def last_outputs(result: RunResult) -> dict[str, dict[str, Any]]:
     """Each node's outputs of its last visit."""
-    latest: dict[str, tuple[int, dict[str, Any]]] = {}
-    for (node_id, iteration), values in result.node_outputs.items():
-        if node_id not in latest or iteration >= latest[node_id][0]:
-            latest[node_id] = (iteration, values)
-    return {node_id: values for node_id, (_, values) in latest.items()}
+    return _last_visit(result.node_outputs)
 
 
 def last_inputs(result: RunResult) -> dict[str, dict[str, Any]]:
     """Each node's inputs of its last visit."""
+    return _last_visit(result.node_inputs)
+
+
+def _last_visit(values: dict[tuple[str, int], dict[str, Any]]) -> dict[str, dict[str, Any]]:
     latest: dict[str, tuple[int, dict[str, Any]]] = {}
-    for (node_id, iteration), values in result.node_inputs.items():
+    for (node_id, iteration), value in values.items():
         if node_id not in latest or iteration >= latest[node_id][0]:
-            latest[node_id] = (iteration, values)
-    return {node_id: values for node_id, (_, values) in latest.items()}
+            latest[node_id] = (iteration, value)
+    return {node_id: value for node_id, (_, value) in latest.items()}
 
 
 def chunk_lineage(result: RunResult, doc: GraphDocument, chunk_id: str,

@@ -211,7 +211,8 @@ class EvidenceDebugger(QObject):
                 if col == 1:
                     item.setForeground(QBrush(LOSS_OUTLINE if first else color))
                 table.setItem(row, col, item)
-            self._badge(node.node_id, f"{node.kind}: {node.short}", color)
+            shown = node.text if node.status == "lost" else node.short
+            self._badge(node.node_id, _clip(f"{node.kind}: {shown}"), color)
         table.resizeColumnsToContents()
         if found.first_loss:
             self._outline(found.first_loss)
@@ -335,8 +336,11 @@ class EvidenceDebugger(QObject):
         self.dock.first_answer.setHtml(_answer_html("First answer", outcome.first))
         self.dock.forced_answer.setHtml(_answer_html(
             f"With {', '.join(outcome.inserted)} forced in", outcome.second))
-        self._say(f"Forced {', '.join(outcome.inserted)} into {outcome.prompt_node}: "
+        forced = (f"Forced {', '.join(outcome.inserted)} into {outcome.prompt_node}: "
                   f"{outcome.attribution.verdict}")
+        before = self.attribution.verdict if self.attribution is not None else ""
+        self.dock.verdict.setText("\n".join(t for t in (before, forced) if t))
+        self.window.statusBar().showMessage(forced)
 
     def _force_failed(self, message: str) -> None:
         self._done()
@@ -349,10 +353,46 @@ class EvidenceDebugger(QObject):
             self._thread.join(5)
             self._thread = None
 
+    # funnel over a dataset -----------------------------------------------------------------
+    def show_funnel(self, path: str) -> dict[str, dict[str, int]]:
+        """Badge each node with its ``attribution`` counts from an ``eval --attribute`` report."""
+        import json
+        from pathlib import Path
+
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        funnel = data.get("attribution")
+        if not isinstance(funnel, dict):
+            self._say(f"{path}: no attribution in this report (run modrag eval --attribute)")
+            return {}
+        self._clear_items()
+        for node_id, counts in funnel.items():
+            lost = counts.get("lost_here", 0)
+            text = (f"reached {counts.get('reached', 0)} · lost here {lost} · "
+                    f"never {counts.get('never_reached', 0)}")
+            self._badge(node_id, text, STATUS_COLORS["lost" if lost else "reached"])
+        worst = max(funnel, key=lambda n: funnel[n].get("lost_here", 0), default=None)
+        if worst is not None and funnel[worst].get("lost_here", 0):
+            self._outline(worst)
+            self._say(f"Most queries are lost at {worst}: {funnel[worst]['lost_here']} of "
+                      f"{sum(funnel[worst].values())}")
+        return funnel
+
+    def show_funnel_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self.window, "Evaluation report with attribution",
+                                              "", "Report JSON (*.json)")
+        if path:
+            self.show_funnel(path)
+
     # presentation --------------------------------------------------------------------------
     def narration(self) -> str:
         """The last check in plain words (for presentation mode)."""
         return narrate(self.attribution) if self.attribution is not None else ""
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _answer_html(title: str, value: Any) -> str:
@@ -375,4 +415,16 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
     view_menu = getattr(window, "menus", {}).get("View")
     if view_menu is not None:
         view_menu.addAction(debugger.dock.toggleViewAction())
+    run_menu = getattr(window, "menus", {}).get("Run")
+    if run_menu is not None:
+        action = QAction("Show evidence funnel from a report…", window)
+        action.triggered.connect(lambda _checked=False: debugger.show_funnel_dialog())
+        run_menu.addAction(action)
+    window.resizeDocks([debugger.dock], [260], Qt.Orientation.Vertical)
     return debugger
+
+
+def narration_for(window: QMainWindow) -> str:
+    """Presentation mode's sentence about the expected evidence ("" when none is declared)."""
+    debugger = getattr(window, "evidence_debugger", None)
+    return debugger.narration() if debugger is not None else ""

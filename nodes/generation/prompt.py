@@ -184,7 +184,7 @@ class PromptParams(BaseModel):
 
 class PromptBuilder(NodeType):
     type_id = "prompt.build"
-    evidence_role = EvidenceRole("prompt", inputs=("evidence",))
+    evidence_role = EvidenceRole("prompt", top_param="context_budget_tokens", inputs=("evidence",))
     title = "Prompt builder"
     category = "Generation"
     description = (

@@ -202,7 +202,8 @@ def test_guard_stop_grader_and_budget() -> None:
     squeezed = attribute(_run(prompt=({"evidence": reranked}, {"prompt": budget}),
                               parse=({"prompt": budget}, {"answer": Answer(text="x")}),
                               out=({}, {})), GRAPH_DOC, DOC7)
-    assert squeezed.node("prompt").text == "dropped by the token budget"
+    assert squeezed.node("prompt").text == \
+        "dropped by the token budget (context_budget_tokens=1700)"
     assert squeezed.first_loss == "prompt"
 
 

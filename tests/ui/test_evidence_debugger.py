@@ -10,7 +10,7 @@ from modrag_nodes.llm.client import register_backend, unregister_backend
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.document import from_json_dict
 from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.ui.evidence_debugger import parse_specs
+from modrag_studio.ui.evidence_debugger import narration_for, parse_specs
 from modrag_studio.ui.main_window import MainWindow
 from tests.generation.conftest import ScriptedBackend
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
@@ -58,7 +58,7 @@ def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
     qtbot.waitUntil(lambda: debugger.attribution is not None, timeout=5000)
     found = debugger.attribution
     assert found.first_loss == "bm25"
-    assert debugger.badges["bm25"].text == "retrieves: not retrieved"
+    assert debugger.badges["bm25"].text == "retrieves: not in the top 1 (top_k=1)"
     assert debugger.badges["split"].text.startswith("splits: in chunk pump.md")
     assert debugger.outline is not None and debugger.outline.parentItem() is \
         win.canvas.node_item("bm25")
@@ -69,6 +69,7 @@ def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
     assert "prompt" not in debugger.badges or debugger.badges["prompt"].text.endswith(
         "not in the prompt")
     assert "search (bm25) did not find it" in debugger.narration()
+    assert narration_for(win) == debugger.narration()
 
 
 def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
@@ -84,7 +85,7 @@ def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
     assert debugger.dock.specs.text() == f"chunk:{retrieved.chunk_id}"
     assert debugger.attribution is not None
     assert debugger.attribution.first_loss == "parse"  # in the prompt, never cited
-    assert debugger.badges["parse"].text == "cites: not cited"
+    assert debugger.badges["parse"].text == "cites: not cited (given as block [1])"
     seen = debugger.show_lineage(retrieved.chunk_id)
     assert {(a.node_id, a.position) for a in seen} >= {("bm25", 1), ("split", 1)} or \
         {a.node_id for a in seen} >= {"bm25", "split", "prompt"}
@@ -102,6 +103,8 @@ def test_force_into_prompt_shows_both_answers(qtbot, window) -> None:
     assert "The documents do not say." in debugger.dock.first_answer.toPlainText()
     assert "Every 500 operating hours [pump.md]" in debugger.dock.forced_answer.toPlainText()
     assert "pump.md" in win.statusBar().currentMessage()
+    verdict = debugger.dock.verdict.text()
+    assert verdict.startswith("Lost at bm25: ") and "\nForced pump.md" in verdict
 
 
 def test_bad_spec_is_named_and_chunks_parse() -> None:
@@ -109,3 +112,22 @@ def test_bad_spec_is_named_and_chunks_parse() -> None:
     with pytest.raises(ValueError, match="page:1"):
         parse_specs("page:1")
     assert Chunk(chunk_id="c", doc_id="d", text="t").chunk_id == "c"
+
+
+def test_funnel_from_a_report_badges_the_nodes(qtbot, window) -> None:
+    import json
+
+    win, tmp_path = window
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"attribution": {
+        "load": {"reached": 3, "lost_here": 0, "never_reached": 0},
+        "bm25": {"reached": 2, "lost_here": 1, "never_reached": 0}}}))
+    debugger = win.evidence_debugger
+    funnel = debugger.show_funnel(str(report))
+    assert funnel["bm25"]["lost_here"] == 1
+    assert debugger.badges["bm25"].text == "reached 2 · lost here 1 · never 0"
+    assert debugger.outline is not None
+    assert win.statusBar().currentMessage() == "Most queries are lost at bm25: 1 of 3"
+    report.write_text("{}")
+    assert debugger.show_funnel(str(report)) == {}
+    assert "no attribution" in win.statusBar().currentMessage()
