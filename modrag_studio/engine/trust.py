@@ -28,7 +28,9 @@ APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
 _PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
                          r"_(file|path|dir|folder)$")
 _HOST_PARAM = re.compile(r"^(host|base_url|url|endpoint|server)$")
-_PATH_INPUT = re.compile(r"(^|_)(path|file|folder|dir|corpus|source|root|dataset)($|_)")
+#: Names (of inputs or ports) that say the value is a file or folder.
+PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
+                        r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
 
 
 @dataclass
@@ -107,7 +109,7 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
         params = _param_values(spec, registry)
         if spec.type == INPUT_TYPE:
             name, default = str(params.get("name", "")), params.get("default")
-            if isinstance(default, str) and default and _PATH_INPUT.search(name):
+            if isinstance(default, str) and default and PATH_WORDS.search(name):
                 _add_file(found, f"{spec.id} default of input '{name}'", default, base, folder)
             continue
         remote_backend = params.get("backend") not in ("persistent", "embedded")

@@ -10,7 +10,6 @@ is confined to the declared data root.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +17,7 @@ from typing import Any
 
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import INPUT_TYPE, graph_input_names
-
-PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
-                        r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
+from modrag_studio.engine.trust import PATH_WORDS
 
 
 class ExposureError(ValueError):
