@@ -15,6 +15,7 @@ from modrag_studio.commands.common import load_with_overrides, parse_pairs
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.serialize import to_jsonable
 from modrag_studio.engine.store_mode import allow_large_deletes
+from modrag_studio.engine.trust import normalise_path_inputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -104,7 +105,7 @@ def run_graph(args: argparse.Namespace) -> int:
     if doc is None:
         return EXIT_INVALID
     try:
-        inputs = parse_pairs(args.input, "--input")
+        inputs = normalise_path_inputs(doc, parse_pairs(args.input, "--input"))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
