@@ -175,6 +175,9 @@ def _tidy(path: str) -> str:
 
 # approved hosts ------------------------------------------------------------------------------
 def config_dir() -> Path:
+    """``$MODRAG_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/modrag`` (``~/.config/modrag``)."""
+    if os.environ.get("MODRAG_CONFIG_DIR"):
+        return Path(os.environ["MODRAG_CONFIG_DIR"])
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "modrag"
 
