@@ -27,8 +27,8 @@ import sys, uvicorn
 sys.path.insert(0, {root!r})
 from modrag_studio.server import ServerSettings, create_app
 from tests.server.conftest import echo_graph, make_registry
-app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_concurrent_runs=16),
-                 registry=make_registry())
+app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_concurrent_runs=16,
+                                             max_queued_runs=64), registry=make_registry())
 uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
 """
 

@@ -25,6 +25,7 @@ def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     base = tmp_path_factory.mktemp("modrag-home")
     monkeypatch.setenv("MODRAG_CACHE_DIR", str(base / "cache"))
     monkeypatch.setenv("MODRAG_DATA_DIR", str(base / "data"))
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(base / "config"))  # cache key, trusted graphs
     yield
 
 

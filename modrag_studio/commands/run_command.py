@@ -22,6 +22,7 @@ from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.paths import absolute_if_exists
 from modrag_studio.engine.serialize import to_jsonable
 from modrag_studio.engine.store_mode import allow_large_deletes
+from modrag_studio.engine.trust import normalise_path_inputs
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -113,8 +114,9 @@ def run_graph(args: argparse.Namespace) -> int:
     if doc is None:
         return EXIT_INVALID
     try:
-        inputs = {name: absolute_if_exists(value)  # shell paths mean the working directory
-                  for name, value in parse_pairs(args.input, "--input").items()}
+        raw = {name: absolute_if_exists(value)  # shell paths mean the working directory
+               for name, value in parse_pairs(args.input, "--input").items()}
+        inputs = normalise_path_inputs(doc, raw)
         expected = expected_from_args(args.expect)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

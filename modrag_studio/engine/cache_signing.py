@@ -1,8 +1,8 @@
 """Signed cache pickles: an entry is ``MAGIC + HMAC-SHA256(key, pickle) + pickle``.
 
 The key is per user, kept 0600 outside the cache folder (``$MODRAG_CACHE_KEY_FILE`` or
-``~/.config/modrag/cache.key``), so a pickle someone else planted in the cache folder fails
-the check and is refused before it is unpickled.
+``cache.key`` in ``trust.config_dir()``), so a pickle someone else planted in the cache
+folder fails the check and is refused before it is unpickled.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ class BadSignature(ValueError):
 
 
 def key_path() -> Path:
+    from modrag_studio.engine.trust import config_dir
+
     env = os.environ.get(KEY_ENV)
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "modrag" / "cache.key"
+    return Path(env) if env else config_dir() / "cache.key"
 
 
 def signing_key() -> bytes:

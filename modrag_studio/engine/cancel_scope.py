@@ -4,24 +4,18 @@
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from modrag_studio.engine.errors import RunCancelled
+from modrag_studio.engine.store_mode import scoped
 
 _token: contextvars.ContextVar[Any] = contextvars.ContextVar("modrag_cancel_token",
                                                              default=None)
 
 
-@contextmanager
-def cancel_scope(token: Any) -> Iterator[None]:
+def cancel_scope(token: Any):
     """Work in this block may check ``token`` (a CancelToken) through ``check_cancelled``."""
-    previous = _token.set(token)
-    try:
-        yield
-    finally:
-        _token.reset(previous)
+    return scoped(_token, token)
 
 
 def is_cancelled() -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from modrag_studio.engine.errors import NodeConfigError
 
@@ -21,17 +22,31 @@ class StoreReadOnly(NodeConfigError):
 
 
 @contextmanager
-def read_only_stores() -> Iterator[None]:
-    """Stores are read-only in this thread/context until the block ends."""
-    token = _read_only.set(True)
+def scoped(var: contextvars.ContextVar[Any], value: Any) -> Iterator[None]:
+    """``var`` is ``value`` in this thread/context until the block ends."""
+    token = var.set(value)
     try:
         yield
     finally:
-        _read_only.reset(token)
+        var.reset(token)
+
+
+def read_only_stores():
+    """Stores are read-only in this thread/context until the block ends."""
+    return scoped(_read_only, True)
+
+
+def allow_large_deletes(allowed: bool = True):
+    """Let store synchronisations delete any share of a collection (``--allow-delete``)."""
+    return scoped(_deletes_allowed, allowed)
 
 
 def stores_read_only() -> bool:
     return _read_only.get()
+
+
+def deletes_allowed() -> bool:
+    return _deletes_allowed.get()
 
 
 def refuse_write(what: str) -> None:
@@ -40,17 +55,3 @@ def refuse_write(what: str) -> None:
         raise StoreReadOnly(
             f"{what}; the served index is read-only: requests never change it. Index at "
             "server start-up (inputs fixed by the operator) or with 'modrag run' beforehand")
-
-
-@contextmanager
-def allow_large_deletes(allowed: bool = True) -> Iterator[None]:
-    """Let store synchronisations delete any share of a collection (``--allow-delete``)."""
-    token = _deletes_allowed.set(allowed)
-    try:
-        yield
-    finally:
-        _deletes_allowed.reset(token)
-
-
-def deletes_allowed() -> bool:
-    return _deletes_allowed.get()

@@ -28,7 +28,9 @@ APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
 _PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
                          r"_(file|path|dir|folder)$")
 _HOST_PARAM = re.compile(r"^(host|base_url|url|endpoint|server)$")
-_PATH_INPUT = re.compile(r"(^|_)(path|file|folder|dir|corpus|source|root|dataset)($|_)")
+#: Names (of inputs or ports) that say the value is a file or folder.
+PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
+                        r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
 
 
 @dataclass
@@ -103,11 +105,12 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
     folder = Path(os.path.realpath(Path(graph_path).parent)) if graph_path else None
     base = base or Path.cwd()
     found = Reach()
+    path_inputs = path_like_inputs(doc)
     for spec in doc.nodes:
         params = _param_values(spec, registry)
         if spec.type == INPUT_TYPE:
             name, default = str(params.get("name", "")), params.get("default")
-            if isinstance(default, str) and default and _PATH_INPUT.search(name):
+            if isinstance(default, str) and default and name in path_inputs:
                 _add_file(found, f"{spec.id} default of input '{name}'", default, base, folder)
             continue
         remote_backend = params.get("backend") not in ("persistent", "embedded")
@@ -130,8 +133,51 @@ def _add_file(found: Reach, where: str, value: str, base: Path, folder: Path | N
         found.files.append((where, str(resolved)))
 
 
+def path_like_inputs(doc: GraphDocument) -> set[str]:
+    """Names of the graph inputs whose value may end up used as a file or folder path."""
+    downstream: dict[str, list[tuple[str, str]]] = {}
+    for edge in doc.edges:
+        downstream.setdefault(edge.source_node, []).append((edge.target_node, edge.target_port))
+    found: set[str] = set()
+    for spec in doc.nodes:
+        if spec.type != INPUT_TYPE:
+            continue
+        name = str(spec.params.get("name", "query"))
+        if PATH_WORDS.search(name):
+            found.add(name)
+            continue
+        seen, stack = {spec.id}, [spec.id]
+        while stack and name not in found:
+            for target, port in downstream.get(stack.pop(), []):
+                if PATH_WORDS.search(port):
+                    found.add(name)
+                    break
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+    return found
+
+
+def normalise_path_inputs(doc: GraphDocument, inputs: dict[str, Any]) -> dict[str, Any]:
+    """``inputs`` with path-like values written one way (``a/./b/`` and ``a//b`` -> ``a/b``),
+    so one folder is one cache key whatever its spelling. ``..`` is kept: through a symlink
+    it need not undo the step before it."""
+    paths = path_like_inputs(doc)
+    return {name: _tidy(value) if name in paths and isinstance(value, str) and value
+            else value for name, value in inputs.items()}
+
+
+def _tidy(path: str) -> str:
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    tidy = ("/" if path.startswith("/") else "") + "/".join(parts)
+    return tidy or "."
+
+
 # approved hosts ------------------------------------------------------------------------------
 def config_dir() -> Path:
+    """``$MODRAG_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/modrag`` (``~/.config/modrag``)."""
+    if os.environ.get("MODRAG_CONFIG_DIR"):
+        return Path(os.environ["MODRAG_CONFIG_DIR"])
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "modrag"
 

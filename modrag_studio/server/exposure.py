@@ -10,7 +10,6 @@ is confined to the declared data root.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +17,7 @@ from typing import Any
 
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import INPUT_TYPE, graph_input_names
-
-PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
-                        r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
+from modrag_studio.engine.trust import path_like_inputs
 
 
 class ExposureError(ValueError):
@@ -29,31 +26,6 @@ class ExposureError(ValueError):
 
 class PathOutsideRoot(ValueError):
     """A client gave a path that leaves the data root."""
-
-
-def path_like_inputs(doc: GraphDocument) -> set[str]:
-    """Names of the graph inputs whose value may end up used as a file or folder path."""
-    downstream: dict[str, list[tuple[str, str]]] = {}
-    for edge in doc.edges:
-        downstream.setdefault(edge.source_node, []).append((edge.target_node, edge.target_port))
-    found: set[str] = set()
-    for spec in doc.nodes:
-        if spec.type != INPUT_TYPE:
-            continue
-        name = str(spec.params.get("name", "query"))
-        if PATH_WORDS.search(name):
-            found.add(name)
-            continue
-        seen, stack = {spec.id}, [spec.id]
-        while stack and name not in found:
-            for target, port in downstream.get(stack.pop(), []):
-                if PATH_WORDS.search(port):
-                    found.add(name)
-                    break
-                if target not in seen:
-                    seen.add(target)
-                    stack.append(target)
-    return found
 
 
 def input_defaults(doc: GraphDocument) -> dict[str, str | None]:

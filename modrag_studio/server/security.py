@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import json
 import os
 from pathlib import Path
+
+from modrag_studio.engine.trust import host_of, is_loopback_host
 
 API_KEY_ENV = "MODRAG_API_KEY"
 
 
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(host)
 
 
 def resolve_api_key(key_file: str | None) -> str | None:
@@ -51,14 +47,6 @@ def bound_host_names(host: str) -> set[str]:
             with contextlib.suppress(OSError):
                 names |= {info[4][0].lower() for info in socket.getaddrinfo(name, None)}
     return names
-
-
-def host_of(header: str) -> str:
-    """The host part of a ``Host`` header (port and IPv6 brackets removed), lower-case."""
-    header = header.strip().lower()
-    if header.startswith("["):
-        return header[1:].split("]", 1)[0]
-    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
 def check_api_key_text(key: str) -> str:

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.trust import Reach, approve_host, is_trusted, reach, trust
+from modrag_studio.ui.delete_guard import install_delete_guard
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_graphs"
 
@@ -81,4 +82,5 @@ def install_trust_prompt(window: QMainWindow) -> TrustPrompt | None:
     controller.run = guarded_run
     window.save_to = save_and_trust
     window.trust_prompt = prompt
+    install_delete_guard(window)
     return prompt

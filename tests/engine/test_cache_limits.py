@@ -114,3 +114,16 @@ def test_served_path_inputs_are_normalised_before_they_become_keys(tmp_path):
     exposure = Exposure.plan(doc, expose=["corpus"], data_root=tmp_path / "data")
     spellings = ["a/b", "a/./b", "a//b", "a/b/", "./a/../a/b", str(tmp_path / "data/a/b")]
     assert len({exposure.run_inputs({"corpus": s})["corpus"] for s in spellings}) == 1
+
+
+def test_cli_path_inputs_are_written_one_way():
+    from modrag_studio.engine.trust import normalise_path_inputs
+    from tests.server.test_exposure import rag_graph
+
+    doc = rag_graph("corpus", "chroma")
+    spellings = ["a/b", "a/./b", "a//b", "a/b/", "./a/b"]
+    assert {normalise_path_inputs(doc, {"corpus": s, "question": "a/./b"})["corpus"]
+            for s in spellings} == {"a/b"}
+    assert normalise_path_inputs(doc, {"question": "a/./b"}) == {"question": "a/./b"}
+    assert normalise_path_inputs(doc, {"corpus": "a/c/../b"})["corpus"] == "a/c/../b"
+    assert normalise_path_inputs(doc, {"corpus": "/x//y/."})["corpus"] == "/x/y"

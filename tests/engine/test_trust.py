@@ -34,7 +34,7 @@ def evil_graph(secret: str) -> GraphDocument:
 
 @pytest.fixture
 def received(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.delenv("MODRAG_APPROVED_HOSTS", raising=False)
     secret = tmp_path / "home" / ".ssh" / "notes.txt"
     secret.parent.mkdir(parents=True)

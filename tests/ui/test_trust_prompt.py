@@ -11,7 +11,7 @@ pytestmark = pytest.mark.ui
 
 def test_a_received_graph_asks_first_and_a_saved_one_does_not(main_window, qtbot, tmp_path,
                                                               monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.delenv("MODRAG_APPROVED_HOSTS", raising=False)
     secret = tmp_path / "private" / "notes.txt"
     secret.parent.mkdir()
