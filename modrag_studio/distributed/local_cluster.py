@@ -52,8 +52,21 @@ class LocalCluster:
 
 
 def start_head(num_cpus: int | None = None, log_dir: Path | None = None,
-               timeout: float = 180.0) -> LocalCluster:
-    """Start a head node on 127.0.0.1 with free ports; returns once it accepts drivers."""
+               timeout: float = 180.0, attempts: int = 2) -> LocalCluster:
+    """Start a head node on 127.0.0.1 with free ports; returns once it accepts drivers.
+    A node whose raylet still timed out waiting for an agent (a very busy machine) is
+    started again, ``attempts`` times in all."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return _start_head_once(num_cpus, log_dir, timeout)
+        except RayUnavailable:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_head_once(num_cpus: int | None, log_dir: Path | None,
+                     timeout: float) -> LocalCluster:
     require_ray()
     port, grpc, export, listen, runtime_env, client = free_ports(6)
     ray_cli = Path(sys.executable).with_name("ray")

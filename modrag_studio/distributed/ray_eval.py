@@ -59,27 +59,10 @@ def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outp
                     cancel: CancelToken | None = None,
                     on_progress: Callable[[int, int], None] | None = None) -> Any:
     """``evaluate_graph`` with the queries run by ``actors`` Ray actors (same report)."""
-    from modrag_studio.evaluation.runner import (
-        EvalError,
-        EvalReport,
-        _parse_output,
-        _pick_inputs,
-        finish_report,
-        graph_sha256,
-    )
+    from modrag_studio.evaluation.runner import finish_report, start_report
 
-    if not outputs:
-        raise EvalError("give at least one --output node_id.port to score")
-    for spec in outputs:
-        _parse_output(spec, doc)
-    query_name, corpus_name = _pick_inputs(doc, query_input, corpus_input)
-    query_ids = dataset.evaluated_query_ids()[: limit or None]
-    if not query_ids:
-        raise EvalError(f"no query of {dataset.root} has relevant documents in split "
-                        f"'{dataset.split}'")
-    report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
-                        dataset=str(dataset.root), split=dataset.split,
-                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
+    _, query_name, corpus_name, query_ids, report = start_report(
+        doc, dataset, outputs, hit_k, limit, query_input, corpus_input)
     options = {"hit_k": hit_k, "query_name": query_name, "corpus_name": corpus_name,
                "extra_inputs": dict(extra_inputs or {})}
     slices = [query_ids[i:i + slice_size] for i in range(0, len(query_ids), slice_size)]

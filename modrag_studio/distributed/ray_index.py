@@ -223,7 +223,7 @@ class _StoreTarget:
 
     def note_dim(self, batch: Mapping[str, Any]) -> None:
         if not self.dim and batch["embedded"].any():
-            self.dim = int(batch["vector"].shape[1])
+            self.dim = int(batch["dim"].max() if "dim" in batch else batch["vector"].shape[1])
 
     def finish(self, chunks: list[Chunk]) -> int:
         """Delete what the input no longer has (param 'delete_missing') and stamp the

@@ -151,10 +151,7 @@ class EmbedActor:
         self.store = store  # a Chroma server: asked per block
         self.stored = stored  # a local folder: what it held when the job started
         self.run_key = run_key
-        self.pid = os.getpid()
-        if pid_file:  # tests kill this process to check that Ray retries its blocks
-            with open(pid_file, "a", encoding="utf-8") as fh:
-                fh.write(f"{self.pid}\n")
+        self.pid_file = pid_file  # tests kill this process to check that Ray retries blocks
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
@@ -162,6 +159,10 @@ class EmbedActor:
         from modrag_nodes.embedding.contracts import content_hash, record_hash
         from modrag_nodes.embedding.nodes import EmbedChunks, EmbedChunksParams
 
+        if self.pid_file:  # announced when busy with a block, i.e. mid-job
+            with open(self.pid_file, "a", encoding="utf-8") as fh:
+                fh.write(f"{os.getpid()}\n")
+            self.pid_file = None
         chunks = [Chunk.model_validate_json(c) for c in batch["chunk"]]
         stored = self._stored([c.chunk_id for c in chunks])
         todo = [i for i, c in enumerate(chunks)
@@ -207,9 +208,13 @@ def open_store_collection(store: dict[str, Any]) -> Any:
 def write_block(batch: dict[str, Any], store: dict[str, Any], run_key: str) -> dict[str, Any]:
     """Upsert the embedded rows of a block by chunk id (metadata holds the content hash), then
     drop the vectors: only ids and texts go on to the driver."""
+    import numpy as np
+
     upsert_rows(open_store_collection(store), batch)
     count("write", int(batch["embedded"].sum()), run_key)
-    return {k: v for k, v in batch.items() if k != "vector"}
+    dim = batch["vector"].shape[1] if batch["embedded"].any() else 0
+    return {**{k: v for k, v in batch.items() if k != "vector"},
+            "dim": np.full(len(batch["embedded"]), dim)}
 
 
 def upsert_rows(collection: Any, batch: dict[str, Any]) -> int:

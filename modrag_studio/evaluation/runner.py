@@ -83,6 +83,25 @@ def _pick_inputs(doc: GraphDocument, query_input: str | None,
     return query, corpus
 
 
+def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], hit_k: int,
+                 limit: int | None, query_input: str | None, corpus_input: str | None
+                 ) -> tuple[list[tuple[str, str]], str, str | None, list[str], EvalReport]:
+    """What an evaluation needs before its first query: the outputs as (node, port), the
+    query and corpus inputs, the query ids and the empty report."""
+    targets = [_parse_output(spec, doc) for spec in outputs]
+    if not targets:
+        raise EvalError("give at least one --output node_id.port to score")
+    query_name, corpus_name = _pick_inputs(doc, query_input, corpus_input)
+    query_ids = dataset.evaluated_query_ids()[: limit or None]
+    if not query_ids:
+        raise EvalError(f"no query of {dataset.root} has relevant documents in split "
+                        f"'{dataset.split}'")
+    report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
+                        dataset=str(dataset.root), split=dataset.split,
+                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
+    return targets, query_name, corpus_name, query_ids, report
+
+
 def evaluate_graph(
     doc: GraphDocument,
     dataset: BeirDataset,
@@ -104,17 +123,8 @@ def evaluate_graph(
     ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution);
     ``batch_queries``: embed all query texts in batches first (see ``query_batch``).
     """
-    targets = [_parse_output(spec, doc) for spec in outputs]
-    if not targets:
-        raise EvalError("give at least one --output node_id.port to score")
-    query_name, corpus_name = _pick_inputs(doc, query_input, corpus_input)
-    query_ids = dataset.evaluated_query_ids()[: limit or None]
-    if not query_ids:
-        raise EvalError(f"no query of {dataset.root} has relevant documents in split "
-                        f"'{dataset.split}'")
-    report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
-                        dataset=str(dataset.root), split=dataset.split,
-                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
+    targets, query_name, corpus_name, query_ids, report = start_report(
+        doc, dataset, outputs, hit_k, limit, query_input, corpus_input)
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
     frozen = False
