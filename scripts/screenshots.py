@@ -7,6 +7,13 @@ Graph inputs without a default get demo values (the bundled sample corpus and a 
 For each graph: ``<name>.png`` (window after the run, output node inspected),
 ``<name>-inspector.png`` (a ranked or chunk output in the inspector) and
 ``<name>-presentation.png`` (presentation mode on the last step).
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py --studio
+
+saves the studio's own pictures instead: ``studio-start.png`` (start page),
+``modular_rag-fit.png`` (modular_rag at fit), ``studio-progress.png`` (basic_rag while a
+node runs, with its bar and elapsed time), ``studio-chunk-map.png`` (the splitter's chunk
+map) and ``studio-presentation.png`` (presentation mode with the graph's description).
 """
 
 from __future__ import annotations
@@ -122,6 +129,81 @@ def _telling_step(steps) -> int:
     return max(0, len(steps) - 1)
 
 
+def _settle(app, seconds: float = 0.3) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.02)
+
+
+def studio_shots(app, window, out: Path, timeout: float) -> list[Path]:
+    """The pictures of the studio itself (see the module docstring)."""
+    shots = []
+    ux, features = window.studio_ux, window.run_features
+    window._autosave_timer.stop()  # the edits below are for the pictures only
+    window.new_document()
+    ux.show_start_page()
+    _settle(app, 1.0)
+    shots.append(out / "studio-start.png")
+    window.grab().save(str(shots[-1]))
+    window.open_path(ROOT / "sample_graphs" / "modular_rag.json", offer_restore=False)
+    _settle(app, 0.5)
+    window.canvas.fit_all()
+    _settle(app, 0.5)
+    window.grab()  # the first paint switches the level of detail
+    _settle(app, 0.5)
+    shots.append(out / "modular_rag-fit.png")
+    window.grab().save(str(shots[-1]))
+    window.editor.mark_saved()
+    window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
+    window.editor.set_param("split", "chunk_size", 1400)  # long enough to pass 256 tokens
+    _settle(app, 0.5)
+    window.canvas.fit_all()
+    features.run()
+    _wait(app, features, timeout)
+    features.run(rerun=["generate"])  # again, to catch the model writing: bar and time
+    end = time.monotonic() + timeout
+    deco = window.canvas._decorations["generate"]
+    while time.monotonic() < end and features.controller.busy:
+        app.processEvents()
+        if window.canvas.node_state("generate") == "running" and (deco.elapsed or 0) > 2.5:
+            break
+        time.sleep(0.02)
+    window.canvas.select_nodes(["generate"])
+    _settle(app, 0.3)
+    shots.append(out / "studio-progress.png")
+    window.grab().save(str(shots[-1]))
+    _wait(app, features, timeout)
+    window.canvas.select_nodes(["split"])
+    inspector = features.inspector
+    tabs = inspector.outputs_tabs
+    for index in range(tabs.count()):
+        if tabs.tabText(index) == "Chunk map":
+            tabs.setCurrentIndex(index)
+    view = getattr(inspector, "chunk_map", None)
+    if view is not None:
+        over = [s.chunk.doc_id for s in view.sizes if s.over]
+        for doc_id in view.by_doc:
+            if doc_id not in over and view.picker.findText(doc_id) >= 0 and over:
+                continue
+            view.picker.setCurrentText(doc_id)
+            break
+    inspector.raise_()
+    _settle(app, 0.5)
+    shots.append(out / "studio-chunk-map.png")
+    window.grab().save(str(shots[-1]))
+    shown = features.present(full_screen=False)
+    if shown is not None:
+        shown.resize(1400, 860)
+        shown.go(_telling_step(shown.steps))
+        _settle(app, 0.5)
+        shots.append(out / "studio-presentation.png")
+        shown.grab().save(str(shots[-1]))
+        shown.close()
+    window.editor.mark_saved()
+    return shots
+
+
 def _input_node(doc, name: str) -> str:
     return next(n.id for n in doc.nodes
                 if n.type == "graph.input" and n.params.get("name") == name)
@@ -133,7 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per graph")
+    parser.add_argument("--studio", action="store_true",
+                        help="the studio's own pictures (start page, fit, progress, chunk map, "
+                             "presentation) instead of one set per graph")
     args = parser.parse_args(argv)
+    if args.studio:  # a fresh cache and store: the run really embeds (progress to show)
+        fresh = Path(tempfile.mkdtemp(prefix="modrag-studio-shots-"))
+        os.environ["MODRAG_CACHE_DIR"] = str(fresh / "cache")
+        os.environ["MODRAG_DATA_DIR"] = str(fresh / "data")
     os.chdir(ROOT)  # sample graphs give corpus paths relative to the project
     extra = dict(item.split("=", 1) for item in args.input)
     graphs = args.graphs or sorted((ROOT / "sample_graphs").glob("*.json"))
@@ -151,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     window.resize(1600, 960)
     window.show()
     try:
+        if args.studio:
+            graphs = []
+            for shot in studio_shots(app, window, args.out, args.timeout):
+                print(f"  saved {shot}")
         for path in graphs:
             for shot in shoot(app, window, path.resolve(), args.out, extra, args.timeout):
                 print(f"  saved {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")

@@ -300,6 +300,9 @@ class CanvasAdapter(PortHighlight):
             self._sync_layout_items(new_layout)
 
     def _rebuild(self, doc: GraphDocument) -> None:
+        if self.zoomed_out:  # new items start in full detail; the first paint says otherwise
+            self.zoomed_out = False
+            self._announce_zoom_level()
         self.view.setUpdatesEnabled(False)
         try:
             self._rebuild_items(doc)

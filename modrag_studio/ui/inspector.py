@@ -174,6 +174,7 @@ class Inspector(QDockWidget):
             outputs = {"(streaming)": self.streams[node_id]}
         self._fill_ports(self.outputs_tabs, outputs)
         self._fill_ports(self.inputs_tabs, {})
+        self._add_chunk_map(outputs, {})
         self.params_view.setPlainText(json.dumps(self.params.get(node_id, {}), indent=2,
                                                  ensure_ascii=False, default=repr))
         self.history_view.setPlainText(self._history_text(node_id))

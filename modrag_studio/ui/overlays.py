@@ -21,7 +21,7 @@ from modrag_studio.engine.formatting import short as _short
 
 PAGE = 4
 MIDDLE = Qt.TextElideMode.ElideMiddle  # ids keep their start and their distinctive end
-COLLAPSED_FONT_PT = 20.0  # the one-line summary of a card on a zoomed-out canvas
+COLLAPSED_FONT_PT = 15.0  # the one-line summary of a card on a zoomed-out canvas
 PAD = 8.0
 CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
 GAP = 8.0           # between a card and anything else

@@ -124,7 +124,11 @@ def fixed_char_spans(text: str, size: int, overlap: int) -> list[Span]:
 
 def fixed_token_spans(text: str, size: int, overlap: int) -> list[Span]:
     """Windows of ``size`` tokens (see :func:`token_spans`) moving by ``size - overlap``."""
-    tokens = token_spans(text)
+    return token_windows(token_spans(text), size, overlap)
+
+
+def token_windows(tokens: Sequence[Span], size: int, overlap: int) -> list[Span]:
+    """Spans of ``size`` consecutive tokens, each starting ``size - overlap`` tokens later."""
     step = max(1, size - overlap)
     spans = []
     for begin in range(0, len(tokens), step):

@@ -18,6 +18,7 @@ from modrag_nodes.ingest.spans import (
     make_chunks,
     recursive_spans,
     sentence_spans,
+    token_windows,
 )
 from modrag_studio.engine.datatypes import Chunk, Document
 from modrag_studio.engine.lineage import EvidenceRole
@@ -44,16 +45,7 @@ def embedder_token_spans(text: str, size: int, overlap: int, model: str = "") ->
     from modrag_nodes.embedding.spec import DEFAULT_MODEL
     from modrag_nodes.embedding.tokens import token_offsets
 
-    pieces = token_offsets(text, model or DEFAULT_MODEL)
-    room = max(1, size - 2)
-    step = max(1, room - overlap)
-    spans = []
-    for begin in range(0, len(pieces), step):
-        window = pieces[begin:begin + room]
-        spans.append((window[0][0], window[-1][1]))
-        if begin + room >= len(pieces):
-            break
-    return spans
+    return token_windows(token_offsets(text, model or DEFAULT_MODEL), max(1, size - 2), overlap)
 
 
 def split_recursive(doc: Document, size: int, overlap: int,

@@ -7,6 +7,7 @@ from PySide6.QtCore import QSettings
 
 from modrag_studio.engine import default_registry
 from modrag_studio.ui.main_window import MainWindow
+from tests.ui.test_run_features import make_window  # noqa: F401 (windows on the toy nodes)
 
 
 @pytest.fixture(autouse=True)

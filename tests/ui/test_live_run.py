@@ -3,32 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.ui.main_window import MainWindow
-from tests.ui.run_helpers import rag_graph, slow_graph, toy_registry
+from tests.ui.run_helpers import rag_graph, slow_graph
 
 pytestmark = pytest.mark.ui
-
-
-@pytest.fixture
-def make_window(qtbot, tmp_path):
-    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
-    made = []
-
-    def make(doc: GraphDocument) -> MainWindow:
-        window = MainWindow(toy_registry(), settings=settings, offer_restore=False)
-        window.editor.reset(doc)
-        qtbot.addWidget(window)
-        window.resize(1400, 900)
-        window.show()
-        made.append(window)
-        return window
-
-    yield make
-    for window in made:
-        window.run_features.controller.shutdown()
 
 
 def test_running_node_shows_elapsed_time_and_its_progress(qtbot, make_window):
