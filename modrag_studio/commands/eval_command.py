@@ -89,16 +89,20 @@ def run_eval(args: argparse.Namespace) -> int:
 
         funnel = (EvalAttribution(doc, dataset.qrels, [o.partition(".")[0] for o in args.output])
                   if args.attribute else None)
+        common = dict(executor=executor, hit_k=args.k, limit=args.limit,
+                      query_input=args.query_input, corpus_input=args.corpus_input,
+                      extra_inputs=extra, on_progress=progress)
         if args.ray:
-            from functools import partial
-
+            if funnel is not None:
+                raise ValueError("--attribute needs each query's run in this process: "
+                                 "run it without --ray")
             from modrag_studio.distributed.ray_eval import evaluate_on_ray
 
-            evaluate_graph = partial(evaluate_on_ray, args.ray, actors=args.ray_actors)
-        report = evaluate_graph(doc, dataset, args.output, executor=executor, hit_k=args.k,
-                                limit=args.limit, query_input=args.query_input,
-                                corpus_input=args.corpus_input, extra_inputs=extra,
-                                on_progress=progress, on_result=funnel and funnel.add)
+            report = evaluate_on_ray(args.ray, doc, dataset, args.output,
+                                     actors=args.ray_actors, **common)
+        else:
+            report = evaluate_graph(doc, dataset, args.output,
+                                    on_result=funnel and funnel.add, **common)
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
