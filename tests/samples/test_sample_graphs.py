@@ -77,7 +77,8 @@ class Scripted:
             return "The vibration on CNC-A01 was caused by a worn bearing."
         if kind == "answer":
             first = re.search(r"Evidence 1 \[([^\]]+)\]", user)
-            ref = f" [{first.group(1)}]" if first else ""
+            plain = re.search(r"^\[1\] ", user, flags=re.MULTILINE)  # small-model preset
+            ref = f" [{first.group(1)}]" if first else " [1]" if plain else ""
             return f"According to the evidence, this is the answer{ref}."
         return "Hello! How can I help you today?"
 
