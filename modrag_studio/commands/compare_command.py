@@ -229,8 +229,9 @@ def run_eval_grid(args: argparse.Namespace) -> int:
         return EXIT_INVALID
 
     def progress(done: int, total: int, cell) -> None:
-        print(f"cell {done}/{total} ({cell.label()}): {cell.seconds:.1f} s", file=sys.stderr,
-              flush=True)
+        ndcg = cell.metrics.get(args.output[0], {}).get("ndcg@10", 0.0)
+        print(f"cell {done}/{total} ({cell.label()}): nDCG@10 {ndcg:.4f}, {cell.seconds:.1f} s",
+              file=sys.stderr, flush=True)
 
     try:
         doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
