@@ -10,6 +10,7 @@ resolved; ``from pkg import name`` points at ``pkg.name`` when that is a module,
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -171,13 +172,16 @@ def code_extraction(root: Path, package: str = "") -> tuple[GraphExtraction, lis
     extraction = GraphExtraction(extractor="code-imports/1",
                                  relation_labels={"imports": "imports"})
     chunks: list[Chunk] = []
+    shorts = Counter(m.name.rsplit(".", 1)[-1] for m in modules.values())
     for module in modules.values():
         chunk = module_chunk(module)
         chunks.append(chunk)
         short = module.name.rsplit(".", 1)[-1]
+        # a short name two modules share ("variants") would merge them into one node
+        aliases = [module.rel, short, f"{short} module"] if shorts[short] == 1 else [module.rel]
         extraction.entities.append(Entity(
             name=module.name, type="package" if module.is_package else "module",
-            aliases=[module.rel, short, f"{short} module"], chunk_ids=[chunk.chunk_id],
+            aliases=aliases, chunk_ids=[chunk.chunk_id],
             attributes={"path": module.rel, "lines": module.lines}))
         extraction.chunk_hashes[chunk.chunk_id] = text_hash(module.source)
         extraction.chunks[chunk.chunk_id] = chunk.model_dump(mode="json")

@@ -75,7 +75,7 @@ def test_forced_prompt_turns_a_retrieval_loss_into_a_cited_answer(fake_llm, tmp_
     assert outcome.to_dict()["second"] == outcome.second.text
 
 
-def test_pinned_graph_is_valid_and_rewires_only_the_evidence_input() -> None:
+def test_pinned_graph_is_valid_and_rewires_only_the_evidence_input(fake_llm) -> None:
     doc = from_json_dict(_graph())
     chunk = ScoredChunk.model_validate({"chunk": {"chunk_id": "c", "doc_id": "d", "text": "t"},
                                         "score": 1.0})

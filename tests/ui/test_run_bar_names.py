@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel
 
 from modrag_nodes.graph_io import GraphInput, GraphOutput
 from modrag_studio.engine.editing import GraphEditor
+from modrag_studio.engine.trust import trust
 from modrag_studio.ui.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
@@ -82,6 +83,7 @@ def test_studio_runs_a_sample_opened_from_another_folder(qtbot, window, tmp_path
     from tests.foundations.test_graph_paths import cheap_sample
 
     path = cheap_sample(tmp_path / "project")
+    trust(path)  # it reaches the bundled corpus outside its folder: the user trusted it before
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
