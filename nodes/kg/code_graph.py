@@ -44,11 +44,23 @@ class Module:
     def tree(self) -> ast.Module:
         """The parsed source (None on a syntax error), parsed once."""
         if self._tree is None:
-            try:
-                self._tree = ast.parse(self.source, filename=str(self.path))
-            except (SyntaxError, ValueError):
-                self._tree = ast.Module(body=[], type_ignores=[])
+            self._tree = _parse(self.source, str(self.path))
         return self._tree
+
+
+def _parse(source: str, filename: str, attempts: int = 3) -> ast.Module:
+    """``ast.parse``, empty on a syntax error. CPython 3.11 counts the AST recursion depth in
+    one per-interpreter variable, so a parse in another thread at the same moment can raise a
+    spurious ``SystemError`` ("AST constructor recursion depth mismatch"): parse again."""
+    for attempt in range(attempts):
+        try:
+            return ast.parse(source, filename=filename)
+        except (SyntaxError, ValueError):
+            break
+        except SystemError:
+            if attempt == attempts - 1:
+                raise
+    return ast.Module(body=[], type_ignores=[])
 
 
 def discover(root: Path, package: str = "") -> dict[str, Module]:

@@ -442,6 +442,7 @@ def test_kg_samples_run(run, llm) -> None:
 def test_basic_rag_end_to_end_on_the_embedded_model(run) -> None:
     doc = load(SAMPLES / "basic_rag.json")
     doc.node("corpus").params["default"] = str(CORPUS)
+    doc.node("llm").params["model"] = "SmolLM2-135M-Instruct"  # the suite's fast model
     result = run(doc, question="How often is the lubrication pump LP-07 serviced?")
     answer = result.outputs["answer"]
     assert isinstance(answer, Answer) and answer.text.strip()
