@@ -19,22 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from modrag_studio.evaluation.answer_metrics import fact_found, is_refusal
+
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = Path(__file__).with_name("answer_quality_questions.jsonl")
 GRAPHS = ("basic_rag", "modular_rag", "corrective_rag")
 MODELS = {"qwen": "qwen2.5-coder-1.5b-instruct", "smollm2": "SmolLM2-135M-Instruct"}
-REFUSAL = re.compile(
-    r"does not say|do(?:es)? not (?:contain|mention|provide|support|specify)|not (?:mentioned|"
-    r"stated|specified|provided|available)|no information|cannot (?:be )?(?:answer|determin)|"
-    r"none of the documents|not relevant|don't know|do not know|没有(?:提到|提及|说明|相关|信息)|"
-    r"未(?:提及|提到|说明)|无法(?:回答|确定)|不知道", re.IGNORECASE)
 
 
 def load_questions() -> list[dict[str, Any]]:
@@ -45,11 +41,11 @@ def load_questions() -> list[dict[str, Any]]:
 def score(question: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
     """Facts, citations and refusal verdicts for one answer."""
     text = answer.get("text", "")
-    refused = bool(REFUSAL.search(text)) or not text.strip()
+    refused = is_refusal(text) or not text.strip()
     answerable = bool(question.get("facts"))
     cited_docs = {c.get("doc_id") for c in answer.get("citations", []) if c.get("valid")}
     if answerable:
-        fact = not refused and any(f.lower() in text.lower() for f in question["facts"])
+        fact = not refused and any(fact_found(f, text) for f in question["facts"])
         citations = (bool(cited_docs) and not answer.get("invalid_citations")
                      and bool(cited_docs & set(question["docs"])))
     else:
