@@ -14,7 +14,8 @@ from typing import Any
 
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.errors import ModragError
-from modrag_studio.engine.executor import INPUT_TYPE, Executor, RunResult
+from modrag_studio.engine.executor import Executor, RunResult
+from modrag_studio.engine.graph_io import graph_interface
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.engine.registry import NodeRegistry, default_registry
@@ -138,11 +139,11 @@ def _chain(doc: GraphDocument, registry: NodeRegistry, last: str,
     path_sources = _sources(doc, node_id).get("path", [])
     loader_input = None
     if path_sources:
-        source = doc.node(path_sources[0])
-        if source.type != INPUT_TYPE:
+        source = graph_interface(doc, registry).port_of(path_sources[0])
+        if source is None or source.role != "input":
             raise IngestGraphError(f"node '{node_id}': input 'path' must come from a graph "
                                    "input (or be left unconnected to use the param)")
-        loader_input = str(source.params.get("name", ""))
+        loader_input = source.name
     if not chain:
         raise IngestGraphError(f"node '{sink}' takes documents straight from '{node_id}'; "
                                "put a splitter between them")

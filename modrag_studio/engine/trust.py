@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from modrag_studio.engine.document import GraphDocument, NodeSpec
+from modrag_studio.engine.graph_io import graph_interface
 from modrag_studio.engine.registry import NodeRegistry
 
-INPUT_TYPE = "graph.input"
 APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
 _PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
                          r"_(file|path|dir|folder)$")
@@ -105,14 +105,17 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
     folder = Path(os.path.realpath(Path(graph_path).parent)) if graph_path else None
     base = base or Path.cwd()
     found = Reach()
-    path_inputs = path_like_inputs(doc)
+    path_inputs = path_like_inputs(doc, registry)
+    interface = graph_interface(doc, registry)
+    for port in interface.inputs:
+        if port.default and port.name in path_inputs:
+            _add_file(found, f"{port.node_id} default of input '{port.name}'", port.default,
+                      base, folder)
     for spec in doc.nodes:
-        params = _param_values(spec, registry)
-        if spec.type == INPUT_TYPE:
-            name, default = str(params.get("name", "")), params.get("default")
-            if isinstance(default, str) and default and name in path_inputs:
-                _add_file(found, f"{spec.id} default of input '{name}'", default, base, folder)
+        port = interface.port_of(spec.id)
+        if port is not None and port.role == "input":
             continue
+        params = _param_values(spec, registry)
         remote_backend = params.get("backend") not in ("persistent", "embedded")
         for name, text in _walk(params, ""):
             if not text.strip():
@@ -133,20 +136,18 @@ def _add_file(found: Reach, where: str, value: str, base: Path, folder: Path | N
         found.files.append((where, str(resolved)))
 
 
-def path_like_inputs(doc: GraphDocument) -> set[str]:
+def path_like_inputs(doc: GraphDocument, registry: NodeRegistry | None = None) -> set[str]:
     """Names of the graph inputs whose value may end up used as a file or folder path."""
     downstream: dict[str, list[tuple[str, str]]] = {}
     for edge in doc.edges:
         downstream.setdefault(edge.source_node, []).append((edge.target_node, edge.target_port))
     found: set[str] = set()
-    for spec in doc.nodes:
-        if spec.type != INPUT_TYPE:
-            continue
-        name = str(spec.params.get("name", "query"))
+    for port in graph_interface(doc, registry).inputs:
+        name = port.name
         if PATH_WORDS.search(name):
             found.add(name)
             continue
-        seen, stack = {spec.id}, [spec.id]
+        seen, stack = {port.node_id}, [port.node_id]
         while stack and name not in found:
             for target, port in downstream.get(stack.pop(), []):
                 if PATH_WORDS.search(port):

@@ -16,6 +16,7 @@ from typing import Any
 from modrag_studio.engine.datatypes import Answer, ScoredChunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import Executor, RunResult
+from modrag_studio.engine.graph_io import graph_interface
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.evaluation.answer_metrics import (
     answer_length,
@@ -114,7 +115,7 @@ def _round(value: float | None) -> float | None:
 
 def answer_output_name(doc: GraphDocument, requested: str | None = None) -> str:
     """The graph output holding the answer: ``requested``, else "answer", else the only one."""
-    names = [str(n.params.get("name", "")) for n in doc.nodes if n.type == "graph.output"]
+    names = graph_interface(doc).output_names
     if requested:
         if requested not in names:
             raise EvalError(f"--answer-output '{requested}': the graph has no output of that "

@@ -17,20 +17,20 @@ from typing import Any
 
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.graph_io import graph_interface
 from modrag_studio.engine.topology import Topology
 from modrag_studio.evaluation.beir import BeirDataset
 
 log = logging.getLogger(__name__)
-INPUT_TYPE = "graph.input"
 
 
 def _query_side(doc: GraphDocument, query_name: str) -> set[str]:
     """Nodes downstream of the graph input that takes the query."""
     topology = Topology.of(doc)
     side: set[str] = set()
-    for node in doc.nodes:
-        if node.type == INPUT_TYPE and node.params.get("name", node.id) == query_name:
-            side |= topology.downstream(node.id)
+    for port in graph_interface(doc).inputs:
+        if port.name == query_name:
+            side |= topology.downstream(port.node_id)
     return side
 
 

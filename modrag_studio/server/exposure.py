@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import INPUT_TYPE, graph_input_names
+from modrag_studio.engine.executor import graph_input_names
+from modrag_studio.engine.graph_io import graph_interface
 from modrag_studio.engine.trust import path_like_inputs
 
 
@@ -29,8 +30,7 @@ class PathOutsideRoot(ValueError):
 
 
 def input_defaults(doc: GraphDocument) -> dict[str, str | None]:
-    return {str(s.params.get("name", "query")): s.params.get("default")
-            for s in doc.nodes if s.type == INPUT_TYPE}
+    return {port.name: port.default for port in graph_interface(doc).inputs}
 
 
 @dataclass
