@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_answer_metrics.py [--evalset FILE.jsonl]
         [--graphs basic_rag modular_rag corrective_rag] [--out bench_answers.jsonl] [--limit N]
+        [--model qwen|smollm2] [--set NODE.PARAM=VALUE ...]
 
 Each question is run on every graph before the next question starts, in a fixed shuffled
 order, and each scored row is appended to ``--out`` at once; a run stopped early therefore
@@ -17,6 +18,7 @@ import random
 import sys
 from pathlib import Path
 
+from modrag_studio.commands.common import apply_overrides, parse_pairs
 from modrag_studio.engine.cache import NodeCache
 from modrag_studio.engine.document import load
 from modrag_studio.engine.executor import Executor
@@ -27,12 +29,14 @@ from modrag_studio.evaluation.evalset import EvalSet, load_evalset
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = (*ANSWER_METRICS, "answer_length", "latency_s", "tokens")
+MODELS = {"qwen": "qwen2.5-coder-1.5b-instruct", "smollm2": "SmolLM2-135M-Instruct"}
 
 
 def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed: int,
-        cache_dir: Path) -> None:
+        cache_dir: Path, sets: dict[str, str]) -> None:
     executor = Executor(cache=NodeCache(disk_dir=cache_dir))
-    docs = {name: load(ROOT / "sample_graphs" / f"{name}.json") for name in graphs}
+    docs = {name: apply_overrides(load(ROOT / "sample_graphs" / f"{name}.json"), sets)
+            for name in graphs}
     order = list(evalset.questions)
     random.Random(seed).shuffle(order)
     done = {(r["graph"], r["id"]) for r in _rows(out)}
@@ -79,13 +83,20 @@ def main() -> None:
     parser.add_argument("--out", default="bench_answers.jsonl")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--model", choices=sorted(MODELS),
+                        help="the embedded chat model (sets llm.model); default: the graphs' own")
+    parser.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE",
+                        help="a param override applied to every graph (repeatable)")
     parser.add_argument("--cache-dir", help="node result cache (default: the user cache)")
     parser.add_argument("--table", action="store_true", help="only print the summary of --out")
     args = parser.parse_args()
     out = Path(args.out)
+    sets = parse_pairs(args.set, "--set")
+    if args.model:
+        sets["llm.model"] = MODELS[args.model]
     if not args.table:
         run(load_evalset(args.evalset), args.graphs, out, args.limit, args.seed,
-            Path(args.cache_dir) if args.cache_dir else cache_home())
+            Path(args.cache_dir) if args.cache_dir else cache_home(), sets)
     print(table(out))
 
 
