@@ -8,6 +8,10 @@ Each question is run on every graph before the next question starts, in a fixed 
 order, and each scored row is appended to ``--out`` at once; a run stopped early therefore
 still gives every graph the same questions. ``--table`` prints the summary of an ``--out``
 file (the same means as ``modrag eval --evalset``) without running anything.
+``--verdicts FILE ...`` prints, per model and graph, how many answers were right: facts right
+(every expected fact found, not refused), citations right (at least one citation, none invalid,
+one of them on expected evidence), refusals right (refused exactly when unanswerable), split by
+language; the model is the row's ``model`` (or the file's name).
 """
 
 from __future__ import annotations
@@ -46,11 +50,16 @@ def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed:
                 continue
             single = EvalSet(evalset.path, [question], evalset.sha256)
             report = evaluate_answers(doc, single, executor=executor)
-            row = {"graph": name, **report.results[0].to_dict()}
+            row = {"graph": name, "model": _model(doc), **report.results[0].to_dict()}
             with out.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(f"[{n}/{len(order)}] {name} {question.id}: "
                   f"{row['metrics'].get('latency_s')} s", file=sys.stderr, flush=True)
+
+
+def _model(doc) -> str:
+    models = [n.params.get("model", "") for n in doc.nodes if n.type == "llm.model"]
+    return models[0] if models else ""
 
 
 def _rows(out: Path) -> list[dict]:
@@ -74,6 +83,46 @@ def table(out: Path) -> str:
     return "\n".join(lines)
 
 
+def _verdict(row: dict) -> dict[str, bool | None]:
+    m = row["metrics"]
+    answerable = bool(row.get("answerable", True))
+    facts = m.get("fact_recall") == 1.0 and not row.get("refused") if answerable else None
+    citations = ((m.get("citation_validity") == 1.0 and (m.get("citation_recall") or 0) > 0)
+                 if answerable else None)
+    return {"facts": facts, "citations": citations, "refusal": m.get("refusal_accuracy") == 1.0}
+
+
+def verdicts(files: list[Path], languages: dict[str, str]) -> str:
+    """The right/total table per model, graph and language over the questions every graph of a
+    model answered."""
+    by_model: dict[str, list[dict]] = {}
+    for file in files:
+        for row in _rows(file):
+            by_model.setdefault(row.get("model") or file.stem, []).append(row)
+    lines = ["| model | graph | questions (en/zh) | facts right | citations right "
+             "| refusals right | median s |", "|---|---|---|---|---|---|---|"]
+    for model, rows in by_model.items():
+        graphs = list(dict.fromkeys(r["graph"] for r in rows))
+        common = set.intersection(*({r["id"] for r in rows if r["graph"] == g} for g in graphs))
+        for graph in graphs:
+            picked = [r for r in rows if r["graph"] == graph and r["id"] in common]
+            cells = []
+            for key in ("facts", "citations", "refusal"):
+                parts = []
+                for lang in ("en", "zh"):
+                    judged = [v for r in picked if languages.get(r["id"]) == lang
+                              for v in [_verdict(r)[key]] if v is not None]
+                    parts.append(f"{sum(judged)}/{len(judged)}")
+                cells.append(" · ".join(parts))
+            secs = sorted(r["metrics"].get("latency_s") or 0 for r in picked)
+            n_en = sum(languages.get(r["id"]) == "en" for r in picked)
+            lines.append(f"| {model} | {graph} | {len(picked)} ({n_en}/{len(picked) - n_en}) | "
+                         + " | ".join(cells) + f" | {secs[len(secs) // 2]:.0f} |")
+    lines.append("cells: English · Chinese, right/judged (facts and citations: answerable "
+                 "questions only)")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evalset", default=str(ROOT / "resources/sample_corpus/"
@@ -89,8 +138,14 @@ def main() -> None:
                         help="a param override applied to every graph (repeatable)")
     parser.add_argument("--cache-dir", help="node result cache (default: the user cache)")
     parser.add_argument("--table", action="store_true", help="only print the summary of --out")
+    parser.add_argument("--verdicts", nargs="+", type=Path, metavar="FILE",
+                        help="only print the right/total table of these --out files")
     args = parser.parse_args()
     out = Path(args.out)
+    if args.verdicts:
+        evalset = load_evalset(args.evalset)
+        print(verdicts(args.verdicts, {q.id: q.language or "en" for q in evalset.questions}))
+        return
     sets = parse_pairs(args.set, "--set")
     if args.model:
         sets["llm.model"] = MODELS[args.model]
