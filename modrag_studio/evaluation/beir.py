@@ -31,7 +31,7 @@ class BeirDataset:
 
 
 def load_beir(root: str | Path, split: str = "test") -> BeirDataset:
-    root = Path(root)
+    root = Path(root).absolute()  # the graph resolves relative paths against its own folder
     corpus = root / "corpus.jsonl"
     queries_path = root / "queries.jsonl"
     qrels_path = root / "qrels" / f"{split}.tsv"

@@ -19,14 +19,30 @@ DOCS = {"d1": "Aspirin lowers the risk of heart attack.",
 QUERIES = {"1": "aspirin heart attack", "2": "vitamin D deficiency", "3": "lung oxygen therapy"}
 
 
-def test_indexes_are_built_once_and_every_query_is_scored(tmp_path, monkeypatch):
-    (tmp_path / "qrels").mkdir()
-    (tmp_path / "corpus.jsonl").write_text("".join(
+def write_dataset(folder: Path) -> None:
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(
         json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in DOCS.items()))
-    (tmp_path / "queries.jsonl").write_text("".join(
+    (folder / "queries.jsonl").write_text("".join(
         json.dumps({"_id": k, "text": v}) + "\n" for k, v in QUERIES.items()))
-    (tmp_path / "qrels" / "test.tsv").write_text(
+    (folder / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\n1\td1\t1\n2\td2\t1\n3\td3\t1\n")
+
+
+def test_a_dataset_path_relative_to_the_shell_is_not_read_from_the_graph_folder(
+        tmp_path, monkeypatch):
+    write_dataset(tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    dataset = load_beir("data", "test")
+    assert dataset.corpus_path == tmp_path / "data" / "corpus.jsonl"
+    report = evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"), dataset,
+                            ["bm25.results"],
+                            executor=Executor(cache=NodeCache(disk_dir=tmp_path / "cache")))
+    assert not report.failures and report.outputs["bm25.results"]["ndcg@10"] == 1.0
+
+
+def test_indexes_are_built_once_and_every_query_is_scored(tmp_path, monkeypatch):
+    write_dataset(tmp_path)
     ran: list[str] = []
 
     class Spy(RunHook):
