@@ -40,6 +40,9 @@ class CheckParams(BaseModel):
         "unsupported", description="Verdict when the judge's reply has no yes or no")
     max_reply_tokens: int = Field(24, ge=1, description="Token cap of the judge's reply")
     max_chars_per_chunk: int = Field(800, ge=50, description="Evidence text shown per chunk")
+    check_against: Literal["cited", "all"] = Field(
+        "cited", description="Evidence shown to the judge: the chunks the answer cites (all "
+                             "of them when it cites none), or every evidence chunk")
     pass_fallback_answers: bool = Field(
         True, description="A fallback answer (fallback=True) claims nothing: pass it as "
                           "supported without asking")
@@ -79,9 +82,10 @@ class SupportCheck(SamplingAware, NodeType):
             ctx.note(attempt=attempt, verdict="unsupported", route="unsupported",
                      reason="no evidence to support the answer")
             return {"unsupported": answer}
+        shown = _shown_evidence(items, answer, params.check_against)
         blocks = "\n\n".join(
             f"[{n}] ({item.doc_id}) {_clip(item.chunk.text, params.max_chars_per_chunk)}"
-            for n, item in enumerate(items, start=1))
+            for n, item in shown)
         prompt = (params.prompt.replace("{evidence}", blocks)
                   .replace("{answer}", answer.text).replace("{question}", answer.query))
         reply = ask(ctx, llm, params.system, prompt, purpose="judge",
@@ -94,8 +98,21 @@ class SupportCheck(SamplingAware, NodeType):
         else:
             port = "supported" if verdict else "unsupported"
             reason = f"the judge said {'yes' if verdict else 'no'}"
-        ctx.note(attempt=attempt, verdict=port, route=port, reason=reason)
+        ctx.note(attempt=attempt, verdict=port, route=port, reason=reason,
+                 checked_blocks=[n for n, _ in shown])
         return {port: answer}
+
+
+def _shown_evidence(items: list[ScoredChunk], answer: Answer,
+                    mode: str) -> list[tuple[int, ScoredChunk]]:
+    """The evidence blocks the judge sees, keeping their numbers so the answer's ``[n]`` still
+    point at them: the cited ones (all when none of the citations names a given chunk)."""
+    numbered = list(enumerate(items, start=1))
+    if mode == "all":
+        return numbered
+    cited = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
+    picked = [(n, item) for n, item in numbered if item.chunk.chunk_id in cited]
+    return picked or numbered
 
 
 class FallbackParams(BaseModel):

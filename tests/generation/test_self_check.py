@@ -60,3 +60,24 @@ def test_select_answer(run_node, answer) -> None:
     assert run_node(SelectAnswer, fallback=other)["answer"] == other
     with pytest.raises(ValueError, match="neither input"):
         run_node(SelectAnswer)
+
+
+def test_the_judge_sees_the_cited_chunks_with_their_block_numbers(run_node, fake_llm,
+                                                                   make_chunk) -> None:
+    from modrag_studio.engine.datatypes import Citation
+
+    backend, llm = fake_llm
+    evidence = [make_chunk("a", 0.9, text="Pumps are serviced every 500 operating hours."),
+                make_chunk("b", 0.8, text="Presses are inspected weekly.")]
+    cited = Answer(text="Every 500 operating hours [2].", query="How often?", evidence=evidence,
+                   citations=[Citation(ref="2", doc_id="b", chunk_id=evidence[1].chunk.chunk_id)])
+    backend.script("no", "no", "no")
+    run_node(SupportCheck, {}, answer=cited, llm=llm)
+    prompt = backend.calls[0][-1].content
+    assert "[2] (b) Presses are inspected weekly." in prompt and "Pumps are" not in prompt
+    assert run_node.ctx.details["checked_blocks"] == [2]
+    run_node(SupportCheck, {"check_against": "all"}, answer=cited, llm=llm)
+    assert "[1] (a) Pumps are serviced" in backend.calls[1][-1].content
+    uncited = cited.model_copy(update={"citations": []})
+    run_node(SupportCheck, {}, answer=uncited, llm=llm)
+    assert run_node.ctx.details["checked_blocks"] == [1, 2]
