@@ -36,9 +36,19 @@ COLUMNS = (*ANSWER_METRICS, "answer_length", "latency_s", "tokens")
 MODELS = {"qwen": "qwen2.5-coder-1.5b-instruct", "smollm2": "SmolLM2-135M-Instruct"}
 
 
+class RecordingExecutor(Executor):
+    """An executor that keeps its last run, for the per-node times of each row."""
+
+    last = None
+
+    def run(self, *args, **kwargs):
+        self.last = super().run(*args, **kwargs)
+        return self.last
+
+
 def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed: int,
         cache_dir: Path, sets: dict[str, str]) -> None:
-    executor = Executor(cache=NodeCache(disk_dir=cache_dir))
+    executor = RecordingExecutor(cache=NodeCache(disk_dir=cache_dir))
     docs = {name: apply_overrides(load(ROOT / "sample_graphs" / f"{name}.json"), sets)
             for name in graphs}
     order = list(evalset.questions)
@@ -50,7 +60,9 @@ def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed:
                 continue
             single = EvalSet(evalset.path, [question], evalset.sha256)
             report = evaluate_answers(doc, single, executor=executor)
-            row = {"graph": name, "model": _model(doc), **report.results[0].to_dict()}
+            row = {"graph": name, "model": _model(doc), **report.results[0].to_dict(),
+                   "node_seconds": {v.node_id: round(v.duration_s, 1)
+                                    for v in executor.last.trace.visits if v.duration_s >= 1}}
             with out.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(f"[{n}/{len(order)}] {name} {question.id}: "
