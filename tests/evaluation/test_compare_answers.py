@@ -154,3 +154,36 @@ def test_null_metrics_stay_out_of_pairs_and_flips_need_a_change():
     failed = flip_of(_row("z", {"fact_recall": 0.0}), _row("z", {"fact_recall": 0.0},
                                                            error="llm: boom"))
     assert failed is not None and failed["error_in"] == "b" and failed["outcome"] == "lost"
+
+
+def test_the_variant_reruns_only_what_it_changed(folder, monkeypatch):
+    from modrag_studio.commands.common import parse_value
+    from modrag_studio.engine.cache import NodeCache
+    from modrag_studio.engine.document import load
+    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.variants import parse_variant_args, resolve_variant
+    from modrag_studio.evaluation.compare_answers import run_variants_on_evalset
+    from modrag_studio.evaluation.evalset import load_evalset
+
+    base = load(folder / "tiny.json")
+    spec = parse_variant_args(["b:llm.backend=test-eval-b"], parse_value)["b"]
+    executor = Executor(cache=NodeCache(disk_dir=folder / "cache2"))
+    ran: list[tuple[str, set[str]]] = []
+    run = executor.run
+
+    def recording_run(doc, inputs, **kwargs):
+        result = run(doc, inputs, **kwargs)
+        ran.append((doc.metadata.name, set(result.trace.ran())))
+        return result
+
+    monkeypatch.setattr(executor, "run", recording_run)
+    reports = run_variants_on_evalset(
+        [("base", base), ("b", resolve_variant(base, spec))], load_evalset(folder / "set.jsonl"),
+        executor=executor)
+    assert [len(r.results) for r in reports] == [3, 3]
+    variant_runs = [nodes - {"corpus", "question"} for nodes in (r for _, r in ran[3:])]
+    per_question = {"generate", "parse", "judge", "answer"}
+    # the variant's model node once, then only what depends on its answers; the retrieval
+    # side (load, split, index, retrieve) comes from the base's runs
+    assert variant_runs == [per_question | {"llm"}, per_question, per_question]
+    assert {"load", "split", "index", "retrieve", "llm"} <= ran[0][1]
