@@ -205,11 +205,11 @@ def format_answer_comparison(result: dict[str, Any]) -> str:
     lines = [f"A = {va['name']}, B = {vb['name']} on {result['evalset']['path']}; "
              f"{result['evalset']['questions']} questions; delta = B - A; "
              f"{result['test']['name']}",
-             f"{'metric':<20}{'A':>9}{'B':>9}{'delta':>9}{'CI95':>20}{'p':>9}{'n':>5}"]
+             f"{'metric':<20}{'A':>10}{'B':>10}{'delta':>10}{'CI95':>24}{'p':>8}{'n':>5}"]
     for name, m in result["metrics"].items():
         ci = "-" if m["ci95"] is None else f"[{m['ci95'][0]:+.4f}, {m['ci95'][1]:+.4f}]"
-        lines.append(f"{name:<20}{_fmt(m['a']):>9}{_fmt(m['b']):>9}"
-                     f"{_fmt(m['delta'], True):>9}{ci:>20}{_fmt(m['p_value']):>9}{m['n']:>5}")
+        lines.append(f"{name:<20}{_fmt(m['a']):>10}{_fmt(m['b']):>10}"
+                     f"{_fmt(m['delta'], True):>10}{ci:>24}{_fmt(m['p_value']):>8}{m['n']:>5}")
     lines.append(f"questions by {q['by']}: B wins {q['wins']}, loses {q['losses']}, "
                  f"ties {q['ties']}; {len(result['flipped'])} flipped")
     for flip in result["flipped"]:
