@@ -58,6 +58,9 @@ def _as_report(path: str) -> dict[str, Any] | None:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if isinstance(data, dict) and {"test", "variants", "metrics"} <= data.keys():
+        raise ValueError(f"{path} is the output of modrag compare; give two graphs or two "
+                         "modrag eval --report files")
     if not isinstance(data, dict) or "graph" not in data:
         return None
     return data if "per_query" in data or "per_question" in data else None

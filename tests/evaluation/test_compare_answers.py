@@ -93,6 +93,8 @@ def test_variant_on_an_evalset_prints_the_contract_nulls_and_flips(folder, capsy
     node = result["nodes"]["retrieve.results"]
     assert node["metrics"]["hit@1"]["delta"] == 0.0 and node["queries"]["n"] == 2
     assert json.loads((folder / "cmp.json").read_text(encoding="utf-8")) == result
+    assert main(["compare", str(folder / "cmp.json"), str(folder / "cmp.json")]) == 2
+    assert "cmp.json is the output of modrag compare" in capsys.readouterr().err
 
 
 def test_two_evalset_reports_compare_without_running_and_refuse_other_sets(folder, capsys):
