@@ -133,9 +133,14 @@ def flip_of(row_a: dict[str, Any], row_b: dict[str, Any]) -> dict[str, Any] | No
 
 
 def _node_comparison(pairs: list[tuple[dict, dict]], spec: str, seed: int) -> dict[str, Any]:
-    rows = [(ra["ranking"][spec], rb["ranking"][spec]) for ra, rb in pairs
-            if spec in ra.get("ranking", {}) and spec in rb.get("ranking", {})]
-    names = list(rows[0][0]) if rows else []
+    """One ranked output of both variants over the questions either side scored; a side
+    without a ranking there (an empty list, or the node failed) scores 0."""
+    scored = [(ra.get("ranking", {}).get(spec), rb.get("ranking", {}).get(spec))
+              for ra, rb in pairs]
+    scored = [(a, b) for a, b in scored if a is not None or b is not None]
+    names = list(next(a or b for a, b in scored)) if scored else []
+    zeros = dict.fromkeys(names, 0.0)
+    rows = [(a or zeros, b or zeros) for a, b in scored]
     metrics = {n: _paired([(a.get(n), b.get(n)) for a, b in rows], seed) for n in names}
     return {"metrics": metrics,
             "queries": _wins([(a.get(RANKING_PRIMARY), b.get(RANKING_PRIMARY))

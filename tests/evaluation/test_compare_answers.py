@@ -135,9 +135,13 @@ def test_null_metrics_stay_out_of_pairs_and_flips_need_a_change():
     both = {"fact_recall": 1.0, "refusal_accuracy": 1.0, "citation_validity": None}
     a = [_row("x", both), _row("y", {"fact_recall": 0.5, "refusal_accuracy": 1.0,
                                      "citation_validity": 1.0}, missed=["f2"])]
+    a[0]["ranking"] = {"fuse.results": {"hit@1": 1.0, "mrr@10": 1.0}}
+    a[1]["ranking"] = {"fuse.results": {"hit@1": 0.0, "mrr@10": 0.5}}
+    b_ranking = {"fuse.results": {"hit@1": 1.0, "mrr@10": 1.0}}
     b = [_row("x", {**both, "citation_validity": 0.0}),
          _row("y", {"fact_recall": 0.5, "refusal_accuracy": 1.0, "citation_validity": 0.5},
               missed=["f1"])]
+    b[1]["ranking"] = b_ranking  # x: B ranked nothing there (an empty list scores 0)
 
     def report(rows):
         return {"evalset": {"path": "s.jsonl", "sha256": "abc"}, "answers": {},
@@ -149,6 +153,9 @@ def test_null_metrics_stay_out_of_pairs_and_flips_need_a_change():
     assert (validity["n"], validity["a"], validity["b"]) == (1, 1.0, 0.5)
     assert result["metrics"]["tokens"] == {"a": None, "b": None, "delta": None, "ci95": None,
                                            "p_value": None, "n": 0, "exact": True}
+    node = result["nodes"]["fuse.results"]
+    assert (node["metrics"]["mrr@10"]["a"], node["metrics"]["mrr@10"]["b"]) == (0.75, 0.5)
+    assert node["queries"] == {"wins": 1, "losses": 1, "ties": 0, "by": "mrr@10", "n": 2}
     # same fact recall on y, but a different fact found: a mixed flip; x did not flip
     assert [(f["id"], f["outcome"], f["facts_gained"], f["facts_lost"])
             for f in result["flipped"]] == [("y", "mixed", ["f2"], ["f1"])]
