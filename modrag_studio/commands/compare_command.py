@@ -40,6 +40,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     cp.add_argument("--corpus-input", help="graph input that takes the corpus path")
     cp.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
                     help="graph input; without --dataset: run one question through both")
+    cp.add_argument("--evalset", metavar="FILE.jsonl", help="evaluation set: compare the "
+                    "variants' answers (facts, citations, refusals, cost) and ranked outputs")
+    cp.add_argument("--answer-output", metavar="NAME",
+                    help="--evalset: the graph output holding the answer (default: answer)")
+    cp.add_argument("--judge", metavar="BACKEND[:MODEL]", help="--evalset: judge "
+                    "faithfulness and relevance of both variants' answers with this chat model")
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     cp.add_argument("--report", metavar="FILE", help="write the comparison as JSON")
     cp.add_argument("--cache-dir", help="node result cache folder")
@@ -52,7 +58,12 @@ def _as_report(path: str) -> dict[str, Any] | None:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and "per_query" in data and "graph" in data else None
+    if isinstance(data, dict) and {"test", "variants", "metrics"} <= data.keys():
+        raise ValueError(f"{path} is the output of modrag compare; give two graphs or two "
+                         "modrag eval --report files")
+    if not isinstance(data, dict) or "graph" not in data:
+        return None
+    return data if "per_query" in data or "per_question" in data else None
 
 
 def _variants(args: argparse.Namespace) -> list[tuple[str, Any, str | None]]:
@@ -89,13 +100,15 @@ def run_compare(args: argparse.Namespace) -> int:
             result = _compare_report_files(args, reports)
         else:
             sides = _variants(args)
-            if args.dataset:
+            if args.evalset:
+                result = _compare_on_evalset(args, sides)
+            elif args.dataset:
                 result = _compare_on_dataset(args, sides)
             elif args.input:
                 return _compare_one_question(args, sides)
             else:
-                raise ValueError("give --dataset DIR (evaluation set) or --input NAME=VALUE "
-                                 "(one question)")
+                raise ValueError("give --dataset DIR (BEIR dataset), --evalset FILE.jsonl "
+                                 "(answers) or --input NAME=VALUE (one question)")
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -104,11 +117,13 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def _emit(args: argparse.Namespace, result: dict[str, Any]) -> int:
     from modrag_studio.evaluation.compare import format_comparison
+    from modrag_studio.evaluation.compare_answers import format_answer_comparison
 
-    text = json.dumps(result, indent=2)
+    text = json.dumps(result, indent=2, ensure_ascii=False)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
-    print(text if args.json else format_comparison(result))
+    formatted = (format_answer_comparison if "evalset" in result else format_comparison)(result)
+    print(text if args.json else formatted)
     failures = sum(v.get("failures", 0) for v in result["variants"].values())
     if failures:
         print(f"{failures} query runs failed (see the eval reports)", file=sys.stderr)
@@ -123,7 +138,23 @@ def _seed_kwargs(args: argparse.Namespace) -> dict[str, int]:
 def _compare_report_files(args: argparse.Namespace,
                           reports: list[dict[str, Any] | None]) -> dict[str, Any]:
     from modrag_studio.evaluation.compare import compare_evaluations, report_from_dict
+    from modrag_studio.evaluation.compare_answers import (
+        compare_answer_reports,
+        is_answer_report,
+        report_identity,
+    )
 
+    kinds = [is_answer_report(r) for r in reports]
+    if kinds[0] != kinds[1]:
+        which = args.a if kinds[0] else args.b
+        raise ValueError(f"{which} is a modrag eval --evalset report and the other a dataset "
+                         "report: compare reports of the same kind")
+    if all(kinds):
+        return compare_answer_reports(
+            reports[0], reports[1], identity_a=report_identity(Path(args.a).stem, reports[0],
+                                                               args.a),
+            identity_b=report_identity(Path(args.b).stem, reports[1], args.b),
+            **_seed_kwargs(args))
     a, b = (report_from_dict(r) for r in reports if r is not None)
     output_a = args.output or next(iter(a.per_query), "")
     output_b = args.output_b or output_a
@@ -187,6 +218,32 @@ def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:
         identity_a=variant_identity(label_a, doc_a, reports[0], file_a),
         identity_b=variant_identity(label_b, doc_b, reports[1], file_b),
         dataset_a=identity, dataset_b=identity, texts=dataset.queries, **_seed_kwargs(args))
+
+
+def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
+    from modrag_studio.commands.evalset_command import judge_from_flag
+    from modrag_studio.evaluation.compare_answers import (
+        compare_answer_reports,
+        report_identity,
+        run_variants_on_evalset,
+    )
+    from modrag_studio.evaluation.evalset import load_evalset
+
+    evalset = load_evalset(args.evalset)
+
+    def progress(label: str, done: int, total: int, row) -> None:
+        mark = "error" if row.error else ("refused" if row.refused else "answered")
+        print(f"{label} [{done}/{total}] {row.id}: {mark}", file=sys.stderr, flush=True)
+
+    reports = [r.to_dict() for r in run_variants_on_evalset(
+        [(label, doc) for label, doc, _ in sides], evalset, executor=_executor(args),
+        answer_output=args.answer_output, judge=judge_from_flag(args.judge), limit=args.limit,
+        query_input=args.query_input, corpus_input=args.corpus_input,
+        extra_inputs=parse_pairs(args.input, "--input"), on_progress=progress)]
+    (label_a, _, file_a), (label_b, _, file_b) = sides
+    return compare_answer_reports(
+        reports[0], reports[1], identity_a=report_identity(label_a, reports[0], file_a),
+        identity_b=report_identity(label_b, reports[1], file_b), **_seed_kwargs(args))
 
 
 def _progress(done: int, total: int) -> None:

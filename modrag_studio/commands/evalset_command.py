@@ -61,7 +61,7 @@ def check_gates(summary: dict[str, Any], ranking: dict[str, dict[str, float]],
     return failures
 
 
-def _judge_from_flag(flag: str | None):
+def judge_from_flag(flag: str | None):
     if not flag:
         return None
     from modrag_nodes.evaluation.judge import chat_asker, judge_answer
@@ -98,7 +98,7 @@ def run_evalset(args: argparse.Namespace) -> int:
 
         report = evaluate_answers(doc, evalset, executor=executor,
                                   answer_output=args.answer_output,
-                                  judge=_judge_from_flag(args.judge), limit=args.limit,
+                                  judge=judge_from_flag(args.judge), limit=args.limit,
                                   query_input=args.query_input, corpus_input=args.corpus_input,
                                   extra_inputs=extra, on_progress=progress)
     except (ModragError, ValueError) as exc:

@@ -126,6 +126,12 @@ def flipped_queries(report_a: EvalReport, report_b: EvalReport, spec_a: str, spe
     return flipped
 
 
+def test_description(seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """The paired test, interval and seed a comparison used (named in its JSON)."""
+    return {"name": TEST_NAME, "ci": CI_NAME, "seed": seed, "permutations": PERMUTATIONS,
+            "resamples": RESAMPLES, "delta": "b - a"}
+
+
 def compare_evaluations(
     report_a: EvalReport, report_b: EvalReport, *, output_a: str, output_b: str,
     shared: list[str], identity_a: dict[str, Any], identity_b: dict[str, Any],
@@ -141,8 +147,7 @@ def compare_evaluations(
     return {
         "comparable": not mismatched,
         "not_comparable_because": [f"{k} differs" for k in mismatched],
-        "test": {"name": TEST_NAME, "ci": CI_NAME, "seed": seed, "permutations": PERMUTATIONS,
-                 "resamples": RESAMPLES, "delta": "b - a"},
+        "test": test_description(seed),
         "variants": {"a": identity_a, "b": identity_b},
         "dataset": dataset_a,
         "output": {"a": output_a, "b": output_b},

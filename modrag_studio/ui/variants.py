@@ -3,7 +3,9 @@
 A Variants menu and a switcher in the run toolbar. The active variant's changed params are
 shown in a purple badge under each changed node. "Compare with Base" runs the base graph and
 the variant on the run bar's inputs (one cache, off the GUI thread), then puts a diff badge
-on every node; clicking a badge opens the side-by-side inspector.
+on every node; clicking a badge opens the side-by-side inspector. "Compare on Evaluation
+Set…" runs both on every question of a ``.jsonl`` set (worker thread, progress, Cancel) and
+shows the answer-metric table with paired statistics and the flipped questions.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from modrag_studio.engine.variants import (
     with_variant,
 )
 from modrag_studio.evaluation.run_diff import diff_runs
-from modrag_studio.ui.compare_view import DiffBadge, SideBySideDialog
+from modrag_studio.ui.compare_view import AnswerComparisonDialog, DiffBadge, SideBySideDialog
 from modrag_studio.ui.grid_table import GridDialog
 
 BASE = "(base)"
@@ -47,6 +49,8 @@ class VariantsController(QObject):
     """Owns the Variants menu, the switcher, the badges and the comparison thread."""
 
     compared = Signal(object)  # {"labels", "nodes"} or {"error"}; emitted from the worker
+    evalset_progress = Signal(str, int, int)  # label, question runs done, total
+    evalset_compared = Signal(object)  # the answer comparison, or {"error"} / {"cancelled"}
 
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
@@ -56,6 +60,7 @@ class VariantsController(QObject):
         self.diff_badges: dict[str, DiffBadge] = {}
         self.comparison: dict[str, Any] | None = None
         self.dialog: SideBySideDialog | None = None
+        self.answers_dialog: AnswerComparisonDialog | None = None
         self.grid_dialog: GridDialog | None = None
         self.cancel_token: CancelToken | None = None
         self.thread: threading.Thread | None = None
@@ -66,6 +71,7 @@ class VariantsController(QObject):
         menu.addAction("&Delete Variant", self.delete_active)
         menu.addSeparator()
         menu.addAction("&Compare with Base", self.compare_with_base)
+        menu.addAction("Compare on &Evaluation Set…", self.compare_on_evalset_dialog)
         menu.addAction("C&lear Comparison", self.clear_comparison)
         menu.addSeparator()
         menu.addAction("Open &Grid Results…", self.open_grid_dialog)
@@ -77,6 +83,8 @@ class VariantsController(QObject):
         window.run_toolbar.addWidget(self.switcher)
         self.switcher.currentTextChanged.connect(self._switched)
         self.compared.connect(self._show_comparison)
+        self.evalset_progress.connect(self._evalset_progress)
+        self.evalset_compared.connect(self._show_answer_comparison)
         self.editor.subscribe(lambda _change: self.refresh())
         self.refresh()
 
@@ -211,16 +219,10 @@ class VariantsController(QObject):
 
     def compare_with_base(self, inputs: dict[str, str] | None = None) -> bool:
         """Run base and active variant on ``inputs`` (the run bar's by default) off-thread."""
-        if self.active is None:
-            self.window.statusBar().showMessage("Choose or create a variant first.", 5000)
+        pair = self._variant_pair()
+        if pair is None:
             return False
-        if self.thread is not None and self.thread.is_alive():
-            return False
-        try:
-            doc_a, doc_b = base_of(self.document()), self.applied()
-        except ModragError as exc:
-            self.window.statusBar().showMessage(str(exc), 8000)
-            return False
+        doc_a, doc_b = pair
         inputs = dict(self.run_inputs() if inputs is None else inputs)
         labels = ("base", self.active)
         token = self.cancel_token = CancelToken()
@@ -239,6 +241,105 @@ class VariantsController(QObject):
         self.thread = threading.Thread(target=work, name="variant-compare", daemon=True)
         self.thread.start()
         return True
+
+    def _variant_pair(self) -> tuple[GraphDocument, GraphDocument] | None:
+        """(base, active variant), or None with the reason in the status bar."""
+        if self.active is None:
+            self.window.statusBar().showMessage("Choose or create a variant first.", 5000)
+            return None
+        if self.thread is not None and self.thread.is_alive():
+            self.window.statusBar().showMessage("A comparison is still running.", 5000)
+            return None
+        try:
+            return base_of(self.document()), self.applied()
+        except ModragError as exc:
+            self.window.statusBar().showMessage(str(exc), 8000)
+            return None
+
+    def compare_on_evalset_dialog(self) -> None:
+        if self.active is None:
+            self.window.statusBar().showMessage("Choose or create a variant first.", 5000)
+            return
+        path, _ = QFileDialog.getOpenFileName(self.window, "Compare on an evaluation set", "",
+                                              "Evaluation sets (*.jsonl)")
+        if path:
+            self.compare_on_evalset(path)
+
+    def compare_on_evalset(self, path: str | Path,
+                           inputs: dict[str, str] | None = None) -> bool:
+        """Run base and the active variant on every question of the set ``path`` off-thread
+        (one cache: the variant re-runs only what it changed) and show their answers."""
+        from modrag_studio.evaluation.compare_answers import (
+            compare_answer_reports,
+            report_identity,
+            run_variants_on_evalset,
+        )
+        from modrag_studio.evaluation.evalset import EvalSetError, load_evalset
+
+        pair = self._variant_pair()
+        if pair is None:
+            return False
+        try:
+            evalset = load_evalset(path)
+        except EvalSetError as exc:
+            QMessageBox.warning(self.window, "Compare on an evaluation set", str(exc))
+            return False
+        labels = ("base", self.active)
+        sides = list(zip(labels, pair, strict=True))
+        inputs = dict(self.run_inputs() if inputs is None else inputs)
+        token = self.cancel_token = CancelToken()
+        executor, total = self.executor(), 2 * len(evalset)
+        if self.answers_dialog is not None:
+            self.answers_dialog.close()
+        self.answers_dialog = AnswerComparisonDialog(labels, Path(path).name, token.cancel,
+                                                     self.window)
+        self.answers_dialog.set_progress(labels[0], 0, total)
+        self.answers_dialog.show()
+
+        def progress(label: str, done: int, _n: int, _row: Any) -> None:
+            self.evalset_progress.emit(label, done + (len(evalset) if label != labels[0]
+                                                      else 0), total)
+
+        def work() -> None:
+            try:
+                reports = [r.to_dict() for r in run_variants_on_evalset(
+                    sides, evalset, executor=executor, extra_inputs=inputs, cancel=token,
+                    on_progress=progress)]
+                if token.cancelled:
+                    self.evalset_compared.emit({"cancelled": True})
+                    return
+                self.evalset_compared.emit(compare_answer_reports(
+                    reports[0], reports[1], identity_a=report_identity(labels[0], reports[0]),
+                    identity_b=report_identity(labels[1], reports[1])))
+            except Exception as exc:  # shown in the dialog, never lost in the thread
+                self.evalset_compared.emit({"error": f"{type(exc).__name__}: {exc}"})
+
+        self.thread = threading.Thread(target=work, name="variant-evalset", daemon=True)
+        self.thread.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel_token.cancel()
+
+    def _evalset_progress(self, label: str, done: int, total: int) -> None:
+        if self.answers_dialog is not None:
+            self.answers_dialog.set_progress(label, done, total)
+
+    def _show_answer_comparison(self, payload: dict[str, Any]) -> None:
+        dialog = self.answers_dialog
+        if dialog is None:
+            return
+        if "cancelled" in payload:
+            dialog.finish("Cancelled: no comparison (both variants must answer every question).")
+        elif "error" in payload:
+            dialog.finish(f"The comparison failed: {payload['error']}")
+        else:
+            dialog.show_result(payload)
+            flips = len(payload["flipped"])
+            self.window.statusBar().showMessage(
+                f"{payload['variants']['a']['name']} vs {payload['variants']['b']['name']}: "
+                f"{flips} questions flipped.", 15000)
 
     def _show_comparison(self, payload: dict[str, Any]) -> None:
         self._clear(self.diff_badges)
