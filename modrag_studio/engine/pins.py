@@ -53,6 +53,11 @@ def graph_key(doc: GraphDocument | None = None, path: str | os.PathLike[str] | N
     return f"name:{doc.metadata.name if doc is not None else name}"
 
 
+def pins_of(graph: str | None) -> dict[str, Pin] | None:
+    """The pins of ``graph`` in the default store (None for None: a run without pins)."""
+    return PinStore().load(graph) if graph is not None else None
+
+
 class PinStore:
     """Reads and writes pins under ``root`` (default: ``data_home()/pins``)."""
 

@@ -41,7 +41,8 @@ with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.st
     from NodeGraphQt.qgraphics.node_base import NodeItem
     from NodeGraphQt.qgraphics.port import PortItem
 
-NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
+NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled",
+               "bypassed", "pinned")
 _IN, _OUT = "in", "out"
 _CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
 

@@ -30,6 +30,8 @@ STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "skipped": (110, 110, 110),
     "failed": (235, 70, 70),
     "cancelled": (230, 160, 60),
+    "bypassed": (150, 150, 165),
+    "pinned": (190, 120, 230),
 }
 
 

@@ -20,7 +20,7 @@ from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.narrate import story
 
 STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
-                "cancelled": "stopped"}
+                "cancelled": "stopped", "bypassed": "bypassed", "pinned": "pinned"}
 GLOW = QColor("#ffd166")
 NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down,
              Qt.Key.Key_Return, Qt.Key.Key_Enter)

@@ -21,9 +21,10 @@ from modrag_studio.ui.run_controller import RunController
 from modrag_studio.ui.run_protocols import RunCanvas
 from modrag_studio.ui.timeline import TimelineDock
 
-CANVAS_STATES = {"done", "cached", "skipped", "failed", "cancelled", "running", "queued"}
+CANVAS_STATES = {"done", "cached", "skipped", "failed", "cancelled", "running", "queued",
+                 "bypassed", "pinned"}
 CAPTIONS = {"cached": "from cache", "skipped": "skipped", "failed": "failed",
-            "cancelled": "cancelled"}
+            "cancelled": "cancelled", "bypassed": "bypassed", "pinned": "pinned output"}
 
 
 class NodeCaptions:
@@ -130,6 +131,8 @@ class RunMirror:
             "skipped": f"skipped: {visit.skip_reason}",
             "failed": failure(visit),
             "cancelled": "cancelled",
+            "bypassed": "bypassed: inputs passed on unchanged",
+            "pinned": f"pinned: {visit.details.get('pinned', 'pinned output')}",
         }.get(visit.status, visit.status)
         self._state(node_id, visit.status, tooltip)
         loops = f"×{count} · " if count > 1 else ""

@@ -189,3 +189,56 @@ def test_reroute_refuses_what_the_direct_wire_would_refuse(executor):
     assert len(problems) == 1
     assert "through reroute point 'r': it carries int" in problems[0].message
     assert problems[0].node_id == "up" and problems[0].field == "text"
+
+
+# editing ----------------------------------------------------------------------------------
+
+def editor_with(doc):
+    from modrag_studio.engine.editing import GraphEditor
+
+    editor = GraphEditor(default_registry())
+    editor.reset(doc)
+    return editor
+
+
+def wires(doc):
+    return sorted((e.source, e.target) for e in doc.edges)
+
+
+def test_bypass_is_one_undoable_edit():
+    editor = editor_with(chain_graph())
+    editor.set_bypass(["up"], True)
+    assert editor.document().node("up").bypass and editor.dirty
+    editor.undo()
+    assert not editor.document().node("up").bypass and not editor.dirty
+
+
+def test_insert_reroute_then_delete_it_restores_the_wire():
+    editor = editor_with(chain_graph())
+    before = wires(editor.document())
+    r1 = editor.insert_reroute("up", "text", "join", "texts", (10, 20))
+    r2 = editor.insert_reroute(r1, "value", "join", "texts", (30, 20))
+    doc = editor.document()
+    assert ("up.text", f"{r1}.value") in wires(doc)
+    assert (f"{r1}.value", f"{r2}.value") in wires(doc)
+    assert (f"{r2}.value", "join.texts") in wires(doc)
+    assert ("up.text", "join.texts") not in wires(doc)
+    assert Executor().run(doc, {"question": "hi"}).outputs == {"answer": "HI!"}
+    editor.remove_nodes([r1, r2])  # a whole chain at once
+    assert wires(editor.document()) == before
+    editor.undo()
+    assert wires(editor.document()) == wires(doc)
+    editor.remove_nodes([r2])
+    assert ("up.text", f"{r1}.value") in wires(editor.document())
+    assert (f"{r1}.value", "join.texts") in wires(editor.document())
+
+
+def test_an_action_outside_the_document_undoes_without_dirtying_it():
+    editor = editor_with(chain_graph())
+    pinned: list[str] = []
+    editor.push_action("pin up", lambda: pinned.append("up"), lambda: pinned.remove("up"))
+    assert pinned == ["up"] and not editor.dirty and editor.undo_label() == "pin up"
+    editor.undo()
+    assert pinned == [] and not editor.dirty
+    editor.redo()
+    assert pinned == ["up"]
