@@ -80,8 +80,15 @@ class PinStore:
         pin = Pin(node_id, type_id, dict(outputs),
                   stable_hash(["pin", graph, node_id, source_key or secrets.token_hex(8)]),
                   time.time())
-        envelope = {"format": _FORMAT, "graph": graph, "node_id": node_id, "type_id": type_id,
-                    "key": pin.key, "pinned_at": pin.pinned_at, "outputs": pin.outputs}
+        self.put(graph, pin)
+        return pin
+
+    def put(self, graph: str, pin: Pin) -> None:
+        """Store ``pin`` as it is (undoing an unpin puts the same pin back)."""
+        node_id = pin.node_id
+        envelope = {"format": _FORMAT, "graph": graph, "node_id": node_id,
+                    "type_id": pin.type_id, "key": pin.key, "pinned_at": pin.pinned_at,
+                    "outputs": pin.outputs}
         path = self._path(graph, node_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         (path.parent / "graph.txt").write_text(graph + "\n", encoding="utf-8")
@@ -93,7 +100,6 @@ class PinStore:
         except Exception as exc:
             Path(tmp).unlink(missing_ok=True)
             raise ModragError(f"cannot pin '{node_id}': {exc}") from None
-        return pin
 
     def unpin(self, graph: str, node_id: str) -> bool:
         """Remove ``node_id``'s pin; False when it had none."""

@@ -24,7 +24,7 @@ from modrag_studio.ui.timeline import TimelineDock
 CANVAS_STATES = {"done", "cached", "skipped", "failed", "cancelled", "running", "queued",
                  "bypassed", "pinned"}
 CAPTIONS = {"cached": "from cache", "skipped": "skipped", "failed": "failed",
-            "cancelled": "cancelled", "bypassed": "bypassed", "pinned": "pinned output"}
+            "cancelled": "cancelled", "bypassed": "passed on unchanged", "pinned": "pinned output"}
 
 
 class NodeCaptions:
@@ -139,7 +139,7 @@ class RunMirror:
         text = duration(self.times[node_id]) if visit.status == "done" else \
             CAPTIONS.get(visit.status, visit.status)
         self.captions.set_run(node_id, loops + text)
-        if outputs:
+        if outputs and not self.canvas.is_reroute(node_id):
             is_output = role_of(visit.type_id, self.controller.registry) == "output"
             self.overlays.show_outputs(node_id, outputs, answers_only=is_output)
         if self.inspector.node_id == node_id and self.controller.streams.get(node_id):
