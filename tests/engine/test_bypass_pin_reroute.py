@@ -242,3 +242,29 @@ def test_an_action_outside_the_document_undoes_without_dirtying_it():
     assert pinned == [] and not editor.dirty
     editor.redo()
     assert pinned == ["up"]
+
+
+# every entry point honours the flag ---------------------------------------------------------
+
+def test_cli_runs_a_bypassed_node_as_a_pass_through(tmp_path, capsys):
+    from modrag_studio.cli import main
+
+    path = tmp_path / "bypassed.json"
+    save(bypassed(chain_graph(), "up"), path)
+    assert main(["run", str(path), "--input", "question=hi", "--json", "--no-cache", "-q",
+                 "--trace-out", str(tmp_path / "trace.json")]) == 0
+    assert json.loads(capsys.readouterr().out)["outputs"] == {"answer": "hi!"}
+    visits = json.loads((tmp_path / "trace.json").read_text())["visits"]
+    assert {v["node_id"]: v["status"] for v in visits}["up"] == "bypassed"
+
+
+def test_server_runs_a_bypassed_node_as_a_pass_through(tmp_path):
+    import httpx
+
+    from modrag_studio.server import ServerSettings
+    from tests.server.conftest import echo_graph, serve
+
+    settings = ServerSettings(cache_dir=tmp_path / "cache")
+    with serve(bypassed(echo_graph(), "up"), settings) as url:
+        body = httpx.post(f"{url}/run", json={"question": "hello world"}, timeout=30).json()
+    assert body["outputs"] == {"answer": "hello world / calm"}  # not upper-cased
