@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF
+from PySide6.QtGui import QAction, QKeySequence
 
 from modrag_studio.engine.errors import ModragError
 from modrag_studio.engine.pins import PinStore, graph_key
@@ -26,7 +27,38 @@ class NodeFlags(QObject):
         self.canvas = window.canvas
         self.editor.subscribe(lambda _change: self.refresh())
         self.canvas.view.viewport().installEventFilter(self)
+        self._edit_actions()
         self.refresh()
+
+    def _edit_actions(self) -> None:
+        """Edit → Bypass / Enable (Ctrl+B) and Pin / Unpin Output (Ctrl+Shift+B), for the
+        selected nodes."""
+        menu = self.window.menus["Edit"]
+        menu.addSeparator()
+        for key, text, shortcut, slot in (
+                ("bypass", "&Bypass / Enable", "Ctrl+B", self.toggle_bypass_selected),
+                ("pin", "&Pin / Unpin Output", "Ctrl+Shift+B", self.toggle_pin_selected)):
+            action = QAction(text, self.window)
+            action.setShortcut(QKeySequence(shortcut))
+            action.triggered.connect(lambda _c=False, s=slot: s())
+            menu.addAction(action)
+            self.window.actions[key] = action
+
+    def _selected(self) -> list[str]:
+        return [n for n in self.canvas.selected_node_ids() if not self.canvas.is_reroute(n)]
+
+    def toggle_bypass_selected(self) -> None:
+        """Bypass the selected nodes, or enable them when all are bypassed (one undo step)."""
+        ids = self._selected()
+        if ids:
+            self.editor.set_bypass(ids, not all(self.is_bypassed(n) for n in ids))
+
+    def toggle_pin_selected(self) -> None:
+        for node_id in self._selected():
+            if node_id in self.pinned_ids():
+                self.unpin(node_id)
+            else:
+                self.pin(node_id)
 
     # state --------------------------------------------------------------------------------
     def graph(self) -> str:

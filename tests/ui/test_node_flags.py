@@ -137,3 +137,21 @@ def test_wire_context_menu_adds_a_reroute_point(qtbot, make_window):
     assert len(dots) == 1
     window.editor.undo()
     assert [n for n in window.editor.document().nodes if n.type == "flow.reroute"] == []
+
+
+def test_edit_menu_keys_bypass_and_pin_the_selection(qtbot, make_window):
+    window = make_window(flag_graph())
+    canvas, editor = window.canvas, window.editor
+    canvas.select_nodes(["normalise", "words"])
+    window.actions["bypass"].trigger()
+    doc = editor.document()
+    assert doc.node("normalise").bypass and doc.node("words").bypass
+    window.actions["bypass"].trigger()  # all bypassed: enable them again
+    assert not editor.document().node("words").bypass
+    assert window.actions["bypass"].shortcut().toString() == "Ctrl+B"
+    run_and_wait(qtbot, window)
+    canvas.select_nodes(["split"])
+    window.actions["pin"].trigger()
+    assert canvas.node_flags("split") == {"pinned"}
+    window.actions["pin"].trigger()
+    assert canvas.node_flags("split") == set()
