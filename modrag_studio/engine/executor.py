@@ -181,7 +181,16 @@ class _Run:
         state = self.states[node_id]
         visit = NodeVisit(node_id=node_id, type_id=node_type.type_id, iteration=state.visits)
         state.visits += 1
-        if (pin := self.pins.get(node_id)) is not None:
+        pin = self.pins.get(node_id)
+        gathered = Gathered()
+        if pin is None or self._upstream_visited(node_id):  # a branch not taken stays skipped
+            gathered = gather_inputs(self.state, self.delivery, node_id, node_type)
+        if gathered.skip_reason:
+            state.status, state.skip_cause = "skipped", gathered.skip_cause
+            visit.status, visit.skip_reason = "skipped", gathered.skip_reason
+            self._record(visit, {}, {})
+            return None
+        if pin is not None:
             visit.status, visit.cache_key = "pinned", pin.key
             visit.details["pinned"] = ("pinned output from "
                                        + time.strftime("%Y-%m-%d %H:%M:%S",
@@ -189,12 +198,6 @@ class _Run:
             outputs = {p.name: pin.outputs[p.name] for p in node_type.outputs
                        if p.name in pin.outputs}
             return self._serve(visit, outputs, {p: f"{pin.key}:{p}" for p in outputs}, {})
-        gathered = gather_inputs(self.state, self.delivery, node_id, node_type)
-        if gathered.skip_reason:
-            state.status, state.skip_cause = "skipped", gathered.skip_cause
-            visit.status, visit.skip_reason = "skipped", gathered.skip_reason
-            self._record(visit, {}, {})
-            return None
         if spec.bypass:
             return self._bypass(node_type, visit, gathered)
         params = node_type.Params.model_validate(spec.params)
@@ -235,6 +238,13 @@ class _Run:
         visit.outputs = {p: summarize(v) for p, v in outputs.items()}
         self._record(visit, gathered.values, outputs)
         return self._follow_loops(node_id, visit)
+
+    def _upstream_visited(self, node_id: str) -> bool:
+        """Whether every node feeding ``node_id`` was visited in this run (not left out
+        because it only feeds pinned nodes)."""
+        edges = self.topology.incoming.get(node_id, [])
+        return bool(edges) and all(self.states[e.source_node].status != "pending"
+                                   for e in edges)
 
     def _bypass(self, node_type: type[NodeType], visit: NodeVisit,
                 gathered: Gathered) -> str | None:

@@ -268,3 +268,27 @@ def test_server_runs_a_bypassed_node_as_a_pass_through(tmp_path):
     with serve(bypassed(echo_graph(), "up"), settings) as url:
         body = httpx.post(f"{url}/run", json={"question": "hello world"}, timeout=30).json()
     assert body["outputs"] == {"answer": "hello world / calm"}  # not upper-cased
+
+
+def test_a_pinned_node_on_a_branch_not_taken_stays_skipped(tmp_path, executor):
+    from modrag_studio.engine.document import load
+
+    doc = graph(
+        [node("q", "graph.input", name="question"),
+         node("route", "debug.match_route", pattern="pump"),
+         node("up", "text.upper"),
+         node("out", "graph.output", name="answer"),
+         node("other", "graph.output", name="other")],
+        [edge("q.value", "route.text"), edge("route.match", "up.text"),
+         edge("up.text", "out.value"), edge("route.other", "other.value")])
+    path = tmp_path / "routed.json"
+    save(doc, path)
+    doc = load(path)
+    store = PinStore(tmp_path / "pins")
+    store.pin(graph_key(doc), "up", "text.upper", {"text": "PINNED"})
+    taken = executor.run(doc, {"question": "pump"}, pins=store.load(graph_key(doc)))
+    assert taken.outputs == {"answer": "PINNED"}  # the router runs: it feeds 'other' too
+    assert taken.trace.last_visit("up").status == "pinned"
+    other = executor.run(doc, {"question": "hello"}, pins=store.load(graph_key(doc)))
+    assert other.trace.last_visit("up").status == "skipped"
+    assert other.outputs == {"other": "hello"}
