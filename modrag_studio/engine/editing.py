@@ -30,7 +30,7 @@ from modrag_studio.engine.document import (
 )
 from modrag_studio.engine.errors import ConnectionRefused, ModragError, UnknownNodeType
 from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.engine.validation import connection_problem
+from modrag_studio.engine.validation import carried_problem, connection_problem
 
 CLIPBOARD_KIND = "modrag-studio/fragment"
 
@@ -401,7 +401,17 @@ class GraphEditor:
             target_type = self.registry.get(self._doc.node(target).type)
         except UnknownNodeType as exc:
             return str(exc)
-        return connection_problem(source_type, source_port, target_type, target_port)
+        reason = connection_problem(source_type, source_port, target_type, target_port)
+        if reason is None and source_type.passes_through:  # a reroute carries its input's type
+            edge = EdgeSpec(source=f"{source}.{source_port}", target=f"{target}.{target_port}")
+            reason = carried_problem(self._doc, self._type_or_none, edge, target_type)
+        return reason
+
+    def _type_or_none(self, node_id: str) -> Any:
+        try:
+            return self.registry.get(self._doc.node(node_id).type)
+        except (KeyError, UnknownNodeType):
+            return None
 
     def connect(self, source: str, source_port: str, target: str, target_port: str) -> None:
         """Connect ``source.source_port -> target.target_port``.

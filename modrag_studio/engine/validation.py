@@ -12,7 +12,7 @@ from modrag_studio.engine.document import EdgeSpec, GraphDocument
 from modrag_studio.engine.errors import UnknownNodeType
 from modrag_studio.engine.graph_io import port_of_node
 from modrag_studio.engine.node import NodeType
-from modrag_studio.engine.passthrough import bypass_routes, carried_type, edges_into
+from modrag_studio.engine.passthrough import TypeOf, bypass_routes, carried_type, edges_into
 from modrag_studio.engine.ports import check_types, type_name
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.topology import Topology
@@ -176,7 +176,7 @@ def _edge_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list
             continue
         reason = connection_problem(source_type, edge.source_port, target_type, edge.target_port)
         if reason is None and source_type.passes_through:
-            reason = _carried_problem(doc, types, edge, target_type)
+            reason = carried_problem(doc, types.get, edge, target_type)
         if reason is not None:
             problems.append(
                 Problem("bad-connection", reason, node_id=edge.target_node, field=edge.target_port)
@@ -184,10 +184,10 @@ def _edge_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list
     return problems
 
 
-def _carried_problem(doc: GraphDocument, types: dict[str, type[NodeType]], edge: EdgeSpec,
-                     target_type: type[NodeType]) -> str | None:
-    """Why the value a reroute point carries does not fit the input it feeds, or None."""
-    carried = carried_type(edge.source_node, edge.source_port, types.get, edges_into(doc.edges))
+def carried_problem(doc: GraphDocument, type_of: TypeOf, edge: EdgeSpec,
+                    target_type: type[NodeType]) -> str | None:
+    """Why the value a reroute point carries does not fit the input ``edge`` feeds, or None."""
+    carried = carried_type(edge.source_node, edge.source_port, type_of, edges_into(doc.edges))
     port = target_type.input_port(edge.target_port)
     if port is None or check_types(carried, port.type).ok:
         return None

@@ -292,3 +292,17 @@ def test_a_pinned_node_on_a_branch_not_taken_stays_skipped(tmp_path, executor):
     other = executor.run(doc, {"question": "hello"}, pins=store.load(graph_key(doc)))
     assert other.trace.last_visit("up").status == "skipped"
     assert other.outputs == {"other": "hello"}
+
+
+def test_the_editor_refuses_a_wire_out_of_a_reroute_that_its_type_does_not_fit():
+    from modrag_studio.engine.errors import ConnectionRefused
+
+    editor = editor_with(graph([node("c", "debug.counter"), node("r", "flow.reroute"),
+                                node("up", "text.upper"), node("q", "graph.input")],
+                               [edge("c.count", "r.value")]))
+    with pytest.raises(ConnectionRefused, match="carries int, input 'text' takes str"):
+        editor.connect("r", "value", "up", "text")
+    editor.disconnect("c", "count", "r", "value")
+    editor.connect("q", "value", "r", "value")
+    editor.connect("r", "value", "up", "text")  # str fits
+    assert ("r.value", "up.text") in wires(editor.document())
