@@ -157,6 +157,9 @@ class RunMirror:
         failed = trace.with_status("failed")
         text = (f"Run {trace.status} in {duration(trace.duration_s)}: {ran} ran, "
                 f"{cached} from cache")
+        for status in ("pinned", "bypassed"):
+            if found := trace.with_status(status):
+                text += f", {len(found)} {status}"
         if failed:
             visit = trace.last_visit(failed[0])
             text += f"; {failed[0]} failed: {failure(visit, with_type=False) if visit else ''}"

@@ -43,6 +43,7 @@ def test_bypass_from_the_node_menu_dims_the_card_runs_through_and_undoes(qtbot, 
     run_and_wait(qtbot, window)
     result = window.run_features.controller.last_result
     assert result.ok and result.trace.last_visit("normalise").status == "bypassed"
+    assert ", 1 bypassed" in window.statusBar().currentMessage()
     assert result.outputs["answer"].query == "what lowers blood pressure"  # not upper-cased
     assert canvas.node_state("normalise") == "bypassed"
     editor.undo()
