@@ -66,7 +66,8 @@ class PresentationWindow(QWidget):
         self.setWindowTitle(f"ModRAG Studio — {trace.graph_name}")
         self.trace = trace
         self.canvas = canvas
-        self.steps = story(trace, titles)
+        is_dot = getattr(canvas, "is_reroute", lambda _node_id: False)
+        self.steps = [s for s in story(trace, titles) if not is_dot(s[0].node_id)]  # no dots
         self.index = -1
         self.highlight: QGraphicsRectItem | None = None
         self.setStyleSheet("QWidget#presentationWindow { background: #14161b; }"

@@ -6,6 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from modrag_studio.ui.canvas_items import BYPASS_OPACITY
+from modrag_studio.ui.presentation import PresentationWindow
 from tests.ui.run_helpers import flag_graph
 from tests.ui.test_run_features import run_and_wait
 
@@ -117,7 +118,12 @@ def test_double_click_on_a_wire_adds_a_reroute_point_and_delete_joins_it(qtbot, 
     assert not canvas.node_item(dot).text_item.isVisible()
     assert ("fuse.results", f"{dot}.value") in [(e.source, e.target) for e in doc.edges]
     run_and_wait(qtbot, window)
-    assert window.run_features.controller.last_result.ok
+    trace = window.run_features.controller.last_result.trace
+    assert trace.status == "ok" and trace.last_visit(dot).status == "done"
+    shown = PresentationWindow(trace, canvas)  # a dot is not a step of the replay
+    assert dot not in [visit.node_id for visit, _ in shown.steps]
+    assert "answer" in [visit.node_id for visit, _ in shown.steps]
+    shown.close()
     canvas.select_nodes([dot])
     window.delete_selection()
     assert sorted((e.source, e.target) for e in editor.document().edges) == before
