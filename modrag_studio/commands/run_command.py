@@ -42,6 +42,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     run.add_argument("--allow-delete", action="store_true",
                      help="let a store synchronisation delete more than its set share")
+    run.add_argument("--use-pins", action="store_true",
+                     help="use the outputs pinned in the studio for this graph file instead of "
+                          "running those nodes (off by default: a graph never runs pinned "
+                          "values by surprise)")
     add_expect_option(run)
     run.set_defaults(func=run_graph)
 
@@ -127,10 +131,11 @@ def run_graph(args: argparse.Namespace) -> int:
     hooks = [] if args.quiet else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    pins = load_pins(args.graph) if args.use_pins else None
     try:
         with allow_large_deletes(args.allow_delete):
             result = executor.run(doc, inputs, hooks=hooks, cancel=cancel, target=args.to,
-                                  rerun=args.rerun)
+                                  rerun=args.rerun, pins=pins)
     except GraphInvalid as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -162,6 +167,16 @@ def run_graph(args: argparse.Namespace) -> int:
     if args.trace_out and not write_trace(Path(args.trace_out), result.trace.to_json()):
         return EXIT_INVALID
     return EXIT_OK if result.ok else EXIT_RUN_FAILED
+
+
+def load_pins(graph_path: str) -> dict[str, Any]:
+    """The pins of the graph file at ``graph_path``, announced on stderr."""
+    from modrag_studio.engine.pins import PinStore, graph_key
+
+    pins = PinStore().load(graph_key(path=graph_path))
+    named = ", ".join(sorted(pins)) or "none"
+    print(f"--use-pins: pinned outputs used for: {named}", file=sys.stderr)
+    return pins
 
 
 def write_trace(path: Path, text: str) -> bool:

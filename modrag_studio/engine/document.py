@@ -40,6 +40,8 @@ class NodeSpec(_Strict):
     version: int = Field(1, ge=1)
     title: str | None = Field(None, max_length=200)
     params: dict[str, Any] = Field(default_factory=dict)
+    bypass: bool = Field(False, description="Disabled: each input passes to the output of a "
+                         "compatible type and the node does not run (saved only when true)")
 
 
 class LoopSpec(_Strict):
@@ -179,6 +181,8 @@ def to_json_dict(doc: GraphDocument) -> dict[str, Any]:
     data = doc.model_dump(mode="json", by_alias=True, exclude_none=True)
     for node in data["nodes"]:
         node["params"] = _sorted(node["params"])
+        if not node.get("bypass"):
+            node.pop("bypass", None)
     return data
 
 

@@ -30,7 +30,7 @@ from modrag_studio.engine.document import (
 )
 from modrag_studio.engine.errors import ConnectionRefused, ModragError, UnknownNodeType
 from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.engine.validation import connection_problem
+from modrag_studio.engine.validation import carried_problem, connection_problem
 
 CLIPBOARD_KIND = "modrag-studio/fragment"
 
@@ -60,6 +60,9 @@ class _Command:
     label: str
     before: GraphDocument
     after: GraphDocument
+    # an action outside the document (pinning an output): what undo and redo call
+    undo_action: Callable[[], None] | None = None
+    redo_action: Callable[[], None] | None = None
 
 
 @dataclass
@@ -111,7 +114,8 @@ class GraphEditor:
         self._emit(Change("saved", "save", self._doc, self._doc))
 
     def _marker(self) -> object | None:
-        return self._undo[-1] if self._undo else None
+        edits = [c for c in self._undo if c.undo_action is None]  # actions leave the file
+        return edits[-1] if edits else None
 
     def reset(self, doc: GraphDocument, path: Path | None = None, *, dirty: bool = False) -> None:
         """Replace the document (New, Open, restore); clears the undo history."""
@@ -147,6 +151,8 @@ class GraphEditor:
             return
         cmd = self._undo.pop()
         self._redo.append(cmd)
+        if cmd.undo_action is not None:
+            cmd.undo_action()
         self._doc = cmd.before
         self._emit(Change("undo", cmd.label, cmd.after, cmd.before))
 
@@ -155,8 +161,18 @@ class GraphEditor:
             return
         cmd = self._redo.pop()
         self._undo.append(cmd)
+        if cmd.redo_action is not None:
+            cmd.redo_action()
         self._doc = cmd.after
         self._emit(Change("redo", cmd.label, cmd.before, cmd.after))
+
+    def push_action(self, label: str, do: Callable[[], None], undo: Callable[[], None]) -> None:
+        """Do an undoable action that lives outside the document (pin an output): ``do`` now
+        and on redo, ``undo`` on undo. The document and its saved state do not change."""
+        do()
+        self._undo.append(_Command(label, self._doc, self._doc, undo, do))
+        self._redo.clear()
+        self._emit(Change("edit", label, self._doc, self._doc))
 
     @contextmanager
     def macro(self, label: str) -> Iterator[None]:
@@ -242,15 +258,70 @@ class GraphEditor:
             return
         layout = self._layout()
         nodes = {k: v for k, v in layout.nodes.items() if k not in gone}
+        bridges = self._bridges(gone)
+        edges = [bridges.get((e.source, e.target), e) for e in self._doc.edges
+                 if (e.source_node not in gone or (e.source, e.target) in bridges)
+                 and e.target_node not in gone]
         self._apply(
             f"delete {len(gone)} node(s)" if len(gone) > 1 else f"delete {next(iter(gone))}",
             self._with(
                 nodes=[n for n in self._doc.nodes if n.id not in gone],
-                edges=[e for e in self._doc.edges
-                       if e.source_node not in gone and e.target_node not in gone],
+                edges=edges,
                 layout=layout.model_copy(update={"nodes": nodes}),
             ),
         )
+
+    def _passes_through(self, node_id: str) -> bool:
+        try:
+            return self.registry.get(self._doc.node(node_id).type).passes_through
+        except (KeyError, UnknownNodeType):
+            return False
+
+    def _bridges(self, gone: set[str]) -> dict[tuple[str, str], EdgeSpec]:
+        """The wires deleted reroute points stood on, joined again (through whole chains),
+        by the reroute's outgoing edge (whose place they take)."""
+        feeds = {e.target_node: e for e in self._doc.edges if e.loop is None}
+        bridges = {}
+        for edge in self._doc.edges:
+            if edge.source_node not in gone or edge.target_node in gone \
+                    or not self._passes_through(edge.source_node):
+                continue
+            source, seen = feeds.get(edge.source_node), {edge.source_node}
+            while source is not None and source.source_node in gone \
+                    and self._passes_through(source.source_node) \
+                    and source.source_node not in seen:
+                seen.add(source.source_node)
+                source = feeds.get(source.source_node)
+            if source is not None and source.source_node not in gone:
+                bridges[(edge.source, edge.target)] = EdgeSpec(
+                    source=source.source, target=edge.target, loop=edge.loop)
+        return bridges
+
+    def insert_reroute(self, source: str, source_port: str, target: str, target_port: str,
+                       pos: tuple[float, float], type_id: str = "flow.reroute") -> str:
+        """Put a reroute point on the wire ``source.port -> target.port`` (one undo step)."""
+        wire = (f"{source}.{source_port}", f"{target}.{target_port}")
+        if not any((e.source, e.target) == wire for e in self._doc.edges):
+            raise ModragError(f"no wire {wire[0]} -> {wire[1]} to put a reroute point on")
+        with self.macro(f"reroute {wire[0]} -> {wire[1]}"):
+            node_id = self.add_node(type_id, pos)
+            edges: list[EdgeSpec] = []
+            for edge in self._doc.edges:  # in place: a multiple input keeps its order
+                if (edge.source, edge.target) != wire:
+                    edges.append(edge)
+                    continue
+                edges += [EdgeSpec(source=edge.source, target=f"{node_id}.value"),
+                          EdgeSpec(source=f"{node_id}.value", target=edge.target, loop=edge.loop)]
+            self._apply("reroute", self._with(edges=edges))
+        return node_id
+
+    def set_bypass(self, node_ids: list[str], bypass: bool) -> None:
+        """Disable (bypass) or enable nodes, one undoable step."""
+        wanted = set(node_ids)
+        nodes = [n.model_copy(update={"bypass": bypass}) if n.id in wanted else n
+                 for n in self._doc.nodes]
+        word = "bypass" if bypass else "enable"
+        self._apply(f"{word} {', '.join(sorted(wanted))}", self._with(nodes=nodes))
 
     def move_nodes(self, positions: dict[str, tuple[float, float]]) -> None:
         layout = self._layout()
@@ -330,7 +401,17 @@ class GraphEditor:
             target_type = self.registry.get(self._doc.node(target).type)
         except UnknownNodeType as exc:
             return str(exc)
-        return connection_problem(source_type, source_port, target_type, target_port)
+        reason = connection_problem(source_type, source_port, target_type, target_port)
+        if reason is None and source_type.passes_through:  # a reroute carries its input's type
+            edge = EdgeSpec(source=f"{source}.{source_port}", target=f"{target}.{target_port}")
+            reason = carried_problem(self._doc, self._type_or_none, edge, target_type)
+        return reason
+
+    def _type_or_none(self, node_id: str) -> Any:
+        try:
+            return self.registry.get(self._doc.node(node_id).type)
+        except (KeyError, UnknownNodeType):
+            return None
 
     def connect(self, source: str, source_port: str, target: str, target_port: str) -> None:
         """Connect ``source.source_port -> target.target_port``.

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.cache import NodeCache, explain_change, node_signature, signature_key
+from modrag_studio.engine.cache import (
+    NodeCache,
+    explain_change,
+    node_signature,
+    signature_key,
+    stable_hash,
+)
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.errors import GraphInvalid, ModragError, RunCancelled
 from modrag_studio.engine.graph_io import GraphInterface, graph_input_names, graph_interface
@@ -21,7 +27,9 @@ from modrag_studio.engine.inputs import EdgeDelivery, Gathered, gather_inputs
 from modrag_studio.engine.isolation import isolate
 from modrag_studio.engine.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.node_code import code_identity
+from modrag_studio.engine.passthrough import bypass_routes, bypass_value
 from modrag_studio.engine.paths import data_home, using_graph_folder, using_work_dir
+from modrag_studio.engine.pins import Pin
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.run_state import NodeState, RunState
 from modrag_studio.engine.topology import Topology
@@ -108,7 +116,7 @@ class _Run:
 
     def __init__(self, executor: Executor, doc: GraphDocument, inputs: Mapping[str, Any],
                  hooks: HookSet, cancel: CancelToken, run_id: str, topology: Topology,
-                 interface: GraphInterface) -> None:
+                 interface: GraphInterface, pins: Mapping[str, Pin] | None = None) -> None:
         self.executor = executor
         self.registry = executor.registry
         self.doc = doc
@@ -127,7 +135,22 @@ class _Run:
             run_id=run_id, graph_name=doc.metadata.name, started_at=time.time(),
             inputs={k: _jsonable(v) for k, v in self.inputs.items()},
         ))
-        self.delivery = EdgeDelivery(self.registry, self.specs)
+        self.delivery = EdgeDelivery(self.registry, self.specs, topology.into_port)
+        self.pins = self._usable_pins(pins or {})
+
+    def _usable_pins(self, pins: Mapping[str, Pin]) -> dict[str, Pin]:
+        """The pins of nodes still in the graph with the type they were pinned as."""
+        usable = {}
+        for node_id, pin in pins.items():
+            spec = self.specs.get(node_id)
+            if spec is not None and spec.type == pin.type_id:
+                usable[node_id] = pin
+            elif spec is not None:
+                self.result.trace.problems.append(Problem(
+                    "stale-pin", f"pinned output of '{node_id}' ignored: it was pinned as a "
+                    f"'{pin.type_id}' node, the node is now '{spec.type}'; unpin it",
+                    node_id=node_id, severity="warning").to_dict())
+        return usable
 
     # main loop ---------------------------------------------------------------
     def execute(self, active: set[str], rerun: set[str], cached_only: set[str]) -> RunResult:
@@ -158,12 +181,25 @@ class _Run:
         state = self.states[node_id]
         visit = NodeVisit(node_id=node_id, type_id=node_type.type_id, iteration=state.visits)
         state.visits += 1
-        gathered = gather_inputs(self.state, self.delivery, node_id, node_type)
+        pin = self.pins.get(node_id)
+        gathered = Gathered()
+        if pin is None or self._upstream_visited(node_id):  # a branch not taken stays skipped
+            gathered = gather_inputs(self.state, self.delivery, node_id, node_type)
         if gathered.skip_reason:
             state.status, state.skip_cause = "skipped", gathered.skip_cause
             visit.status, visit.skip_reason = "skipped", gathered.skip_reason
             self._record(visit, {}, {})
             return None
+        if pin is not None:
+            visit.status, visit.cache_key = "pinned", pin.key
+            visit.details["pinned"] = ("pinned output from "
+                                       + time.strftime("%Y-%m-%d %H:%M:%S",
+                                                       time.localtime(pin.pinned_at)))
+            outputs = {p.name: pin.outputs[p.name] for p in node_type.outputs
+                       if p.name in pin.outputs}
+            return self._serve(visit, outputs, {p: f"{pin.key}:{p}" for p in outputs}, {})
+        if spec.bypass:
+            return self._bypass(node_type, visit, gathered)
         params = node_type.Params.model_validate(spec.params)
         params_json = params.model_dump(mode="json")
         try:
@@ -202,6 +238,42 @@ class _Run:
         visit.outputs = {p: summarize(v) for p, v in outputs.items()}
         self._record(visit, gathered.values, outputs)
         return self._follow_loops(node_id, visit)
+
+    def _upstream_visited(self, node_id: str) -> bool:
+        """Whether every node feeding ``node_id`` was visited in this run (not left out
+        because it only feeds pinned nodes)."""
+        edges = self.topology.incoming.get(node_id, [])
+        return bool(edges) and all(self.states[e.source_node].status != "pending"
+                                   for e in edges)
+
+    def _bypass(self, node_type: type[NodeType], visit: NodeVisit,
+                gathered: Gathered) -> str | None:
+        """A disabled node: each output gets the value of its compatible input."""
+        visit.status = "bypassed"
+        visit.inputs = {p: summarize(v) for p, v in gathered.values.items() if v is not None}
+        outputs, keys, passed = {}, {}, {}
+        for output, source in bypass_routes(node_type).items():
+            value = gathered.values.get(source) if source is not None else None
+            if value is None:
+                continue
+            assert source is not None
+            outputs[output] = bypass_value(node_type, output, source, value)
+            upstream = [key for _, key in gathered.keys.get(source, [])]
+            keys[output] = stable_hash(["bypass", visit.node_id, source, output, upstream])
+            passed[output] = source
+        visit.details["bypassed"] = {out: f"from input '{src}'" for out, src in passed.items()}
+        return self._serve(visit, outputs, keys, gathered.values)
+
+    def _serve(self, visit: NodeVisit, outputs: dict[str, Any], port_keys: dict[str, str],
+               inputs: dict[str, Any]) -> str | None:
+        """Hand out outputs the node did not compute (pinned, or passed on by a bypass)."""
+        self.hooks.emit("on_node_start", run_id=self.run_id, node_id=visit.node_id,
+                        type_id=visit.type_id, iteration=visit.iteration)
+        state = self.states[visit.node_id]
+        state.outputs, state.status, state.port_keys = outputs, "done", port_keys
+        visit.outputs = {p: summarize(v) for p, v in outputs.items()}
+        self._record(visit, inputs, outputs)
+        return self._follow_loops(visit.node_id, visit)
 
     def _cached_or_computed(self, attempt: _Attempt) -> dict[str, Any] | None:
         """The node's outputs from the cache, or from running it (None when it did not finish)."""
@@ -406,6 +478,7 @@ class Executor:
         start_from: str | None = None,
         run_id: str | None = None,
         base_dir: str | Path | None = None,
+        pins: Mapping[str, Pin] | None = None,
     ) -> RunResult:
         """Run ``doc``.
 
@@ -416,6 +489,8 @@ class Executor:
         ``base_dir``: the folder relative paths in the graph resolve against; by default the
         folder of the file ``doc`` was loaded from, else (a never-saved graph) the working
         directory, which the trace then says.
+        ``pins``: pinned outputs by node id (``engine.pins``): those nodes do not run, they
+        hand out the pinned values, and nodes that only feed them do not run either.
         """
         inputs = dict(inputs or {})
         self.check(doc, inputs)
@@ -433,12 +508,32 @@ class Executor:
             graph_inputs = {p.node_id for p in interface.inputs}
             cached_only = topology.upstream(start_from) - graph_inputs
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
-                   run_id or uuid.uuid4().hex[:12], topology, interface)
+                   run_id or uuid.uuid4().hex[:12], topology, interface, pins)
+        if run.pins:
+            active &= needed_nodes(topology, set(run.pins), target)
         folder = graph_base_dir(doc, base_dir)
         if folder is None:
             run.result.trace.problems.append(unsaved_graph_note())
         with using_work_dir(self.work_dir), using_graph_folder(folder):
             return run.execute(active, forced, cached_only)
+
+
+def needed_nodes(topology: Topology, pinned: set[str], target: str | None = None) -> set[str]:
+    """The nodes a run must visit when ``pinned`` nodes hand out pinned values: walking back
+    from ``target`` (or from every node nothing depends on), never past a pinned node."""
+    roots = {target} if target is not None else {
+        n for n in topology.node_ids if not topology.outgoing.get(n)}
+    needed = set(roots)
+    queue = list(roots)
+    while queue:
+        node_id = queue.pop()
+        if node_id in pinned:
+            continue
+        for edge in topology.incoming.get(node_id, []):
+            if edge.source_node not in needed:
+                needed.add(edge.source_node)
+                queue.append(edge.source_node)
+    return needed
 
 
 def graph_base_dir(doc: GraphDocument, base_dir: str | Path | None = None) -> Path | None:

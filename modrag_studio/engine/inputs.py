@@ -8,6 +8,7 @@ from typing import Any
 
 from modrag_studio.engine.document import EdgeSpec, NodeSpec
 from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.passthrough import carried_type
 from modrag_studio.engine.ports import check_types
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.run_state import RunState
@@ -22,12 +23,19 @@ class Gathered:
 
 
 class EdgeDelivery:
-    """Converts values crossing an edge when the port types need a coercion."""
+    """Converts values crossing an edge when the port types need a coercion (out of a
+    reroute point: the type wired into it; ``into_port`` gives those edges)."""
 
-    def __init__(self, registry: NodeRegistry, specs: dict[str, NodeSpec]) -> None:
+    def __init__(self, registry: NodeRegistry, specs: dict[str, NodeSpec],
+                 into_port: dict[tuple[str, str], list[EdgeSpec]] | None = None) -> None:
         self._registry = registry
         self._specs = specs
+        self._into_port = into_port or {}
         self._converters: dict[tuple[str, str], Any] = {}
+
+    def _type_of(self, node_id: str) -> type[NodeType] | None:
+        spec = self._specs.get(node_id)
+        return self._registry.get(spec.type) if spec is not None else None
 
     def deliver(self, edge: EdgeSpec, value: Any) -> Any:
         slot = (edge.source, edge.target)
@@ -36,7 +44,9 @@ class EdgeDelivery:
             target = self._registry.get(self._specs[edge.target_node].type)
             out, inp = source.output_port(edge.source_port), target.input_port(edge.target_port)
             assert out is not None and inp is not None
-            self._converters[slot] = _coercion(out.type, inp.type)
+            out_type = out.type if not source.passes_through else carried_type(
+                edge.source_node, edge.source_port, self._type_of, self._into_port)
+            self._converters[slot] = _coercion(out_type, inp.type)
         convert = self._converters[slot]
         return convert(value) if convert is not None else value
 

@@ -113,6 +113,9 @@ class NodeType:
     #: upstream values themselves instead of private copies.
     isolate_inputs: ClassVar[bool] = True
     routes: ClassVar[bool] = False
+    #: True for a pass-through whose one output carries its one input's value and type
+    #: (a reroute point): validation and edge coercions use the type wired into it.
+    passes_through: ClassVar[bool] = False
     #: "input" / "output" for the nodes that declare a graph's named inputs and outputs
     #: (read through ``engine.graph_io``, never by type id).
     graph_role: ClassVar[Literal["input", "output"] | None] = None

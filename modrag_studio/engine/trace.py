@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from modrag_studio.engine.formatting import short
 from modrag_studio.engine.ports import type_name
 
-VisitStatus = Literal["queued", "running", "done", "cached", "skipped", "failed", "cancelled"]
+VisitStatus = Literal["queued", "running", "done", "cached", "skipped", "failed", "cancelled",
+                      "bypassed", "pinned"]
 RunStatus = Literal["ok", "failed", "cancelled", "invalid"]
 
 

@@ -12,6 +12,7 @@ from modrag_studio.engine.document import EdgeSpec, GraphDocument
 from modrag_studio.engine.errors import UnknownNodeType
 from modrag_studio.engine.graph_io import port_of_node
 from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.passthrough import TypeOf, bypass_routes, carried_type, edges_into
 from modrag_studio.engine.ports import check_types, type_name
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.topology import Topology
@@ -57,6 +58,7 @@ def validate(doc: GraphDocument, registry: NodeRegistry) -> list[Problem]:
         if node_type is not None:
             problems.extend(_param_problems(node.id, node_type, node.params))
     problems.extend(_edge_problems(doc, types))
+    problems.extend(_bypass_problems(doc, types))
     problems.extend(_input_problems(doc, types))
     problems.extend(_cycle_problems(doc))
     problems.extend(_io_name_problems(doc, types))
@@ -173,10 +175,46 @@ def _edge_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list
         if source_type is None or target_type is None:
             continue
         reason = connection_problem(source_type, edge.source_port, target_type, edge.target_port)
+        if reason is None and source_type.passes_through:
+            reason = carried_problem(doc, types.get, edge, target_type)
         if reason is not None:
             problems.append(
                 Problem("bad-connection", reason, node_id=edge.target_node, field=edge.target_port)
             )
+    return problems
+
+
+def carried_problem(doc: GraphDocument, type_of: TypeOf, edge: EdgeSpec,
+                    target_type: type[NodeType]) -> str | None:
+    """Why the value a reroute point carries does not fit the input ``edge`` feeds, or None."""
+    carried = carried_type(edge.source_node, edge.source_port, type_of, edges_into(doc.edges))
+    port = target_type.input_port(edge.target_port)
+    if port is None or check_types(carried, port.type).ok:
+        return None
+    return (f"type mismatch through reroute point '{edge.source_node}': it carries "
+            f"{type_name(carried)}, input '{edge.target_port}' takes {type_name(port.type)}")
+
+
+def _bypass_problems(doc: GraphDocument, types: dict[str, type[NodeType]]) -> list[Problem]:
+    """A bypassed node must hand every connected output a value of a compatible type."""
+    problems: list[Problem] = []
+    used = {(e.source_node, e.source_port) for e in doc.edges}
+    for node in doc.nodes:
+        node_type = types.get(node.id)
+        if not node.bypass or node_type is None:
+            continue
+        for output, source in bypass_routes(node_type).items():
+            if source is not None or (node.id, output) not in used:
+                continue
+            port = node_type.output_port(output)
+            assert port is not None
+            takes = ", ".join(f"{p.name} ({type_name(p.type)})" for p in node_type.inputs)
+            problems.append(Problem(
+                "bypass-impossible",
+                f"cannot bypass '{node.id}': output '{output}' ({type_name(port.type)}) has "
+                f"no input of a compatible type to pass on (inputs: {takes or 'none'}); "
+                "enable the node or disconnect that output",
+                node_id=node.id, field=output))
     return problems
 
 

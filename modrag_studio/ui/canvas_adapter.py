@@ -11,22 +11,23 @@ import warnings
 from collections.abc import Callable
 
 from PySide6.QtCore import QPointF, QRectF, QTimer
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QGraphicsItem
 
 from modrag_studio.engine.document import GraphDocument, Layout
 from modrag_studio.engine.editing import Change, GraphEditor
 from modrag_studio.engine.errors import ConnectionRefused, UnknownNodeType
 from modrag_studio.engine.node import NodeType
+from modrag_studio.engine.passthrough import carried_type, edges_into
 from modrag_studio.engine.ports import type_name
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.render import type_color
+from modrag_studio.ui.canvas_decor import LayoutItems, NodeDecorations
 from modrag_studio.ui.canvas_items import (
     LOD_SCALE,
     BadgeItem,
-    GroupItem,
     LayoutItem,
-    NoteItem,
+    NodeFlagsDecoration,
     StateDecoration,
     graph_titles,
     node_title,
@@ -41,7 +42,6 @@ with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.st
     from NodeGraphQt.qgraphics.node_base import NodeItem
     from NodeGraphQt.qgraphics.port import PortItem
 
-NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled")
 _IN, _OUT = "in", "out"
 _CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
 
@@ -69,6 +69,49 @@ class StudioNodeItem(NodeItem):
                 self.on_zoom_level(self, zoomed_out)
 
 
+class RerouteNodeItem(StudioNodeItem):
+    """A reroute point: a small circle in the wire's colour, no title, ports on its rim."""
+
+    SIZE = 14.0
+
+    def auto_switch_mode(self) -> None:  # nothing to hide at any zoom
+        pass
+
+    def draw_node(self) -> None:
+        self._text_item.setVisible(False)
+        for text in [*self._input_items.values(), *self._output_items.values()]:
+            text.setVisible(False)
+        self._width = self._height = self.SIZE
+        for ports, x in ((self.inputs, 0.0), (self.outputs, self.SIZE)):
+            for port in ports:
+                rect = port.boundingRect()
+                port.setPos(x - rect.width() / 2, (self.SIZE - rect.height()) / 2)
+        self.update()
+
+    def paint(self, painter, option, widget=None) -> None:
+        painter.save()
+        painter.setRenderHint(painter.RenderHint.Antialiasing)
+        colour = QColor(*self.color[:3])
+        painter.setBrush(colour)
+        painter.setPen(QPen(QColor(255, 210, 80) if self.selected else colour.lighter(170), 2.5))
+        painter.drawEllipse(QRectF(0, 0, self.SIZE, self.SIZE))
+        painter.restore()
+
+
+def _no_port_drawing(painter, rect, info) -> None:
+    """Ports of a reroute point are hit areas on its rim; the dot is drawn by the node."""
+
+
+class RerouteNode(BaseNode):
+    """The NodeGraphQt node of reroute points (``passes_through`` node types)."""
+
+    __identifier__ = "modrag"
+    NODE_NAME = "reroute"
+
+    def __init__(self) -> None:
+        super().__init__(RerouteNodeItem)
+
+
 class StudioNode(BaseNode):
     """The one NodeGraphQt node class; ports are added per instance from our node type."""
 
@@ -87,7 +130,7 @@ def category_color(category: str) -> tuple[int, int, int]:
     return _CATEGORY_COLORS[category]
 
 
-class CanvasAdapter(PortHighlight):
+class CanvasAdapter(PortHighlight, NodeDecorations, LayoutItems):
     """Mirrors a :class:`GraphEditor` on a NodeGraphQt canvas and reports gestures back."""
 
     def __init__(self, editor: GraphEditor, registry: NodeRegistry) -> None:
@@ -95,6 +138,7 @@ class CanvasAdapter(PortHighlight):
         self.registry = registry
         self.graph = NodeGraph()
         self.graph.register_node(StudioNode)
+        self.graph.register_node(RerouteNode)
         self.graph.set_acyclic(False)  # loop edges are allowed; validation reports bad cycles
         self.view = self.graph.viewer()
         self.scene = self.view.scene()
@@ -109,6 +153,8 @@ class CanvasAdapter(PortHighlight):
         self._nodes: dict[str, StudioNode] = {}
         self._ids: dict[str, str] = {}  # NodeGraphQt id -> our node id
         self._decorations: dict[str, StateDecoration] = {}
+        self._flags: dict[str, NodeFlagsDecoration] = {}
+        self.pinned: set[str] = set()  # node ids whose output is pinned (set by node_flags)
         self._badges: dict[str, BadgeItem] = {}
         self._layout_items: dict[str, LayoutItem] = {}
         self._dimmed: list = []
@@ -295,6 +341,7 @@ class CanvasAdapter(PortHighlight):
         titles = graph_titles(new, self._type_of)  # may change with params and other nodes
         for node_id in self._nodes:
             self._set_title(node_id, new, titles)
+            self._show_flags(node_id, new_nodes[node_id].bypass)
         self._sync_edges(new)
         if (new_layout.groups, new_layout.notes) != (old_layout.groups, old_layout.notes):
             self._sync_layout_items(new_layout)
@@ -322,21 +369,25 @@ class CanvasAdapter(PortHighlight):
     def _add_node(self, doc: GraphDocument, node_id: str,
                   titles: dict[str, str] | None = None) -> None:
         spec = doc.node(node_id)
-        node = StudioNode()
         try:
             node_type = self.registry.get(spec.type)
         except UnknownNodeType:
             node_type = None
+        reroute = node_type is not None and node_type.passes_through
+        node = RerouteNode() if reroute else StudioNode()
+        hidden = _no_port_drawing if reroute else None  # the dot itself is drawn
         if node_type is not None:
             for port in node_type.inputs:
                 label = port.name if port.required else f"{port.name}?"
                 view = node.add_input(port.name, multi_input=port.multiple,
+                                      display_name=not reroute, painter_func=hidden,
                                       color=type_color(type_name(port.type))).view
                 view.setToolTip(f"{label}: {type_name(port.type)}"
                                 + (" (several)" if port.multiple else "")
                                 + (f"\n{port.description}" if port.description else ""))
             for port in node_type.outputs:
-                view = node.add_output(port.name, multi_output=True,
+                view = node.add_output(port.name, multi_output=True, display_name=not reroute,
+                                       painter_func=hidden,
                                        color=type_color(type_name(port.type))).view
                 view.setToolTip(f"{port.name}: {type_name(port.type)}"
                                 + (f"\n{port.description}" if port.description else ""))
@@ -354,8 +405,14 @@ class CanvasAdapter(PortHighlight):
         if node_type is not None and node_type.description:
             tip += f"\n{node_type.description}"
         node.view.setToolTip(tip)
-        self._decorations[node_id] = StateDecoration(node.view)
         node.view.on_zoom_level = self._zoom_level_changed
+        if reroute:
+            node.view.setToolTip(f"{node_id}: reroute point (double-click a wire to add one; "
+                                 "delete it to join the wire again)")
+            return
+        self._decorations[node_id] = StateDecoration(node.view)
+        self._flags[node_id] = NodeFlagsDecoration(node.view)
+        self._show_flags(node_id, spec.bypass)
 
     def _zoom_level_changed(self, item: StudioNodeItem, zoomed_out: bool) -> None:
         node_id = self._ids.get(getattr(item, "id", ""))
@@ -409,6 +466,7 @@ class CanvasAdapter(PortHighlight):
             return
         self._ids.pop(node.id, None)
         self._decorations.pop(node_id, None)
+        self._flags.pop(node_id, None)
         self._badges.pop(node_id, None)
         self.graph.remove_node(node, push_undo=False)
 
@@ -437,6 +495,24 @@ class CanvasAdapter(PortHighlight):
                 self._colour_pipes(src, out)
         # pipes the viewer drew or removed by itself during a gesture are redrawn from truth
         self._prune_orphan_pipes()
+        self._colour_reroutes()
+
+    def _port_type(self, node_id: str, port: str, kind: str):
+        """A port's type; out of a reroute point, the type wired into it."""
+        if kind == _OUT and self.is_reroute(node_id):
+            doc = self.editor.document()
+            return carried_type(node_id, port, self._type_of, edges_into(doc.edges))
+        return super()._port_type(node_id, port, kind)
+
+    def _colour_reroutes(self) -> None:
+        """Reroute dots and the wires leaving them in the colour of the type they carry."""
+        for node_id, node in self._nodes.items():
+            if isinstance(node.view, RerouteNodeItem):
+                tp = self._port_type(node_id, "value", _OUT)
+                node.view.color = (*type_color(type_name(tp)), 255)
+                for port in node.output_ports():
+                    self._colour_pipes(node_id, port)
+                node.view.update()
 
     def _colour_pipes(self, node_id: str, out_port) -> None:
         tp = self._port_type(node_id, out_port.name(), _OUT)
@@ -459,51 +535,6 @@ class CanvasAdapter(PortHighlight):
         if a is None or b is None:
             return None, None
         return a.get_output(sp), b.get_input(dp)
-
-    def _sync_layout_items(self, layout: Layout) -> None:
-        for item in self._layout_items.values():
-            self.scene.removeItem(item)
-        self._layout_items.clear()
-        for group in layout.groups:
-            item = GroupItem(group.id, group.title,
-                             QRectF(group.x, group.y, group.width, group.height), group.color)
-            self._add_layout_item(item)
-        for note in layout.notes:
-            item = NoteItem(note.id, note.text, QRectF(note.x, note.y, note.width, note.height))
-            self._add_layout_item(item)
-
-    def _add_layout_item(self, item: LayoutItem) -> None:
-        item.on_moved = self._on_layout_item_moved
-        item.on_resized = self._on_layout_item_resized
-        item.on_edit = lambda it: [cb(it.item_id) for cb in list(self.on_edit_layout_item)]
-        self.scene.addItem(item)
-        self._layout_items[item.item_id] = item
-
-    def _on_layout_item_moved(self, item: LayoutItem, old: QPointF, new: QPointF) -> None:
-        dx, dy = new.x() - old.x(), new.y() - old.y()
-        if isinstance(item, NoteItem):
-            self.editor.update_note(item.item_id, x=new.x(), y=new.y())
-            return
-        rect = QRectF(old, item.rect().size())
-        inside = {}
-        for node_id in self._nodes:
-            x, y = self.editor.node_position(node_id)
-            if rect.contains(QPointF(x, y)):
-                inside[node_id] = (x + dx, y + dy)
-        with self.editor.macro(f"move group {item.item_id}"):
-            self.editor.update_group(item.item_id, x=new.x(), y=new.y())
-            if inside:
-                self.editor.move_nodes(inside)
-
-    def _on_layout_item_resized(self, item: LayoutItem, width: float, height: float) -> None:
-        size = {"width": round(width, 1), "height": round(height, 1)}
-        if isinstance(item, NoteItem):
-            self.editor.update_note(item.item_id, **size)
-        else:
-            self.editor.update_group(item.item_id, **size)
-
-    def layout_item(self, item_id: str) -> LayoutItem | None:
-        return self._layout_items.get(item_id)
 
     # --- queries and run-state drawing (used by run features) ----------------------------
 
@@ -566,46 +597,17 @@ class CanvasAdapter(PortHighlight):
                 rect = rect.united(item.sceneBoundingRect())
         return rect
 
-    def set_node_state(self, node_id: str, state: str, tooltip: str = "") -> None:
-        if state not in NODE_STATES:
-            raise ValueError(f"unknown node state '{state}' (one of {', '.join(NODE_STATES)})")
-        deco = self._decorations.get(node_id)
-        if deco is not None:
-            deco.set_state(state, tooltip)
+    def is_reroute(self, node_id: str) -> bool:
+        node = self._nodes.get(node_id)
+        return node is not None and isinstance(node.view, RerouteNodeItem)
 
-    def node_state(self, node_id: str) -> str | None:
-        deco = self._decorations.get(node_id)
-        return deco.state if deco is not None else None
+    def wire_at(self, scene_pos: QPointF, reach: float = 5.0) -> tuple[str, str, str, str] | None:
+        """The wire (source, port, target, port) drawn under ``scene_pos``, else None."""
+        from NodeGraphQt.qgraphics.pipe import LivePipeItem, PipeItem
 
-    def set_node_caption(self, node_id: str, text: str) -> None:
-        deco = self._decorations.get(node_id)
-        if deco is not None:
-            deco.set_caption(text)
-
-    def set_node_progress(self, node_id: str, fraction: float | None) -> None:
-        deco = self._decorations.get(node_id)
-        if deco is not None:
-            deco.set_progress(fraction)
-
-    def clear_run_state(self) -> None:
-        for deco in self._decorations.values():
-            deco.set_state("idle")
-            deco.set_caption("")
-            deco.set_progress(None)
-
-    def set_problems(self, problems_by_node: dict[str, list[str]]) -> None:
-        """Badge nodes that have problems (tooltip lists them); clear the others."""
-        for node_id, node in self._nodes.items():
-            messages = problems_by_node.get(node_id)
-            badge = self._badges.get(node_id)
-            if messages:
-                if badge is None:
-                    badge = self._badges[node_id] = BadgeItem(node.view)
-                badge.setPos(node.view.boundingRect().topLeft() + QPointF(2, 2))
-                badge.setToolTip("\n".join(messages))
-                badge.setVisible(True)
-            elif badge is not None:
-                badge.setVisible(False)
-
-    def badged_node_ids(self) -> list[str]:
-        return [n for n, b in self._badges.items() if b.isVisible()]
+        area = QRectF(scene_pos.x() - reach, scene_pos.y() - reach, 2 * reach, 2 * reach)
+        for item in self.scene.items(area):
+            if isinstance(item, PipeItem) and not isinstance(item, LivePipeItem) \
+                    and item.input_port is not None and item.output_port is not None:
+                return self._pair(item.output_port, item.input_port)
+        return None

@@ -30,6 +30,8 @@ STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "skipped": (110, 110, 110),
     "failed": (235, 70, 70),
     "cancelled": (230, 160, 60),
+    "bypassed": (150, 150, 165),
+    "pinned": (190, 120, 230),
 }
 
 
@@ -392,3 +394,69 @@ class StateDecoration:
         if fraction is not None:
             width = rect.width() * max(0.0, min(1.0, fraction))
             self.progress_bar.setRect(QRectF(rect.left(), rect.bottom() + 3, width, 5))
+
+
+BYPASS_OPACITY = 0.4
+_FLAG_STYLE = {"bypassed": ((120, 120, 135), "bypassed"), "pinned": ((150, 80, 200), "pinned")}
+
+
+class FlagBadge(QGraphicsRectItem):
+    """A pill above a node's top-left corner: "bypassed", or a pin and "pinned".
+
+    It ignores the node's opacity, so it stays readable on a dimmed (bypassed) node.
+    """
+
+    def __init__(self, parent: QGraphicsItem, flag: str) -> None:
+        super().__init__(QRectF(0, 0, 74 if flag == "bypassed" else 66, 18), parent)
+        self.flag = flag
+        self.setZValue(11)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresParentOpacity)
+        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setToolTip("Bypassed: the node does not run, its inputs pass on (Enable to run it)"
+                        if flag == "bypassed" else
+                        "Pinned: runs use this node's pinned output instead of running it")
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem,
+              widget: QWidget | None = None) -> None:
+        colour, text = _FLAG_STYLE[self.flag]
+        rect = self.rect()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setBrush(QBrush(QColor(*colour)))
+        painter.setPen(QPen(QColor(235, 235, 245), 1.0))
+        painter.drawRoundedRect(rect, 9, 9)
+        left = rect.left() + 8
+        if self.flag == "pinned":  # a drawing pin: round head, short needle
+            painter.setBrush(QBrush(QColor(255, 220, 90)))
+            painter.setPen(QPen(QColor(255, 240, 200), 1.2))
+            painter.drawLine(QPointF(left + 4, rect.center().y() + 1),
+                             QPointF(left + 4, rect.bottom() - 2))
+            painter.drawEllipse(QPointF(left + 4, rect.center().y() - 2), 4, 4)
+            left += 11
+        painter.setPen(QPen(QColor("white")))
+        font = QFont(painter.font())
+        font.setPointSizeF(8.5)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.drawText(QRectF(left, rect.top(), rect.right() - left - 4, rect.height()),
+                         Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, text)
+
+
+class NodeFlagsDecoration:
+    """A node's bypassed / pinned look: dimmed with a "bypassed" pill, a pin pill."""
+
+    def __init__(self, node_item: QGraphicsItem) -> None:
+        self.node_item = node_item
+        self.badges = {flag: FlagBadge(node_item, flag) for flag in _FLAG_STYLE}
+        self.flags: set[str] = set()
+        self.set_flags(bypassed=False, pinned=False)
+
+    def set_flags(self, *, bypassed: bool, pinned: bool) -> None:
+        self.flags = {f for f, on in (("bypassed", bypassed), ("pinned", pinned)) if on}
+        self.node_item.setOpacity(BYPASS_OPACITY if bypassed else 1.0)
+        rect = self.node_item.boundingRect()
+        left = rect.left() + 14
+        for flag, badge in self.badges.items():
+            badge.setVisible(flag in self.flags)
+            if flag in self.flags:
+                badge.setPos(left, rect.top() - 22)
+                left += badge.rect().width() + 4

@@ -101,7 +101,7 @@ class EditorExtras:
         return None
 
     def node_menu(self, node_id: str, view_pos: QPoint) -> QMenu:
-        """Run to here, re-run, inspect, help, then the canvas's edit commands."""
+        """Run to here, re-run, inspect, help, bypass, pin, then the canvas's edit commands."""
         window = self.window
         menu = window.canvas_menu(view_pos)
         first = menu.actions()[0] if menu.actions() else None
@@ -112,6 +112,7 @@ class EditorExtras:
                       ("Re-run This Node", lambda: features.run(rerun=[node_id])),
                       ("Inspect", lambda: features.select_node(node_id))]
         items.append(("Help…", lambda: window.studio_ux.node_help(node_id)))
+        items += window.node_flags.menu_items(node_id)
         for text, slot in items:
             action = QAction(text, menu)
             action.triggered.connect(lambda _c=False, s=slot: s())
@@ -123,6 +124,15 @@ class EditorExtras:
         node_id = self.node_at(view_pos)
         if node_id is None:
             menu = self.window.canvas_menu(view_pos)
+            scene_pos = self.window.canvas.view.mapToScene(view_pos)
+            wire = self.window.canvas.wire_at(scene_pos)
+            if wire is not None:
+                first = menu.actions()[0]
+                action = QAction("Add Reroute Point", menu)
+                action.triggered.connect(
+                    lambda _c=False: self.window.node_flags.add_reroute(wire, scene_pos))
+                menu.insertAction(first, action)
+                menu.insertSeparator(first)
         else:
             if node_id not in self.window.canvas.selected_node_ids():
                 self.window.canvas.select_nodes([node_id])
@@ -170,6 +180,9 @@ class EditorExtras:
 
 
 def install_editor_extras(window: Any) -> EditorExtras:
+    from modrag_studio.ui.node_flags import install_node_flags
+
+    install_node_flags(window)
     extras = EditorExtras(window)
     window.editor_extras = extras
     return extras

@@ -105,7 +105,9 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
         phrase += f"; it chose the “{visit.details['route']}” branch"
         if visit.details.get("reason"):
             phrase += f" because {visit.details['reason']}"
-    when = "reused its earlier result: it " if visit.status == "cached" else ""
+    when = {"cached": "reused its earlier result: it ",
+            "bypassed": "was bypassed, passing its input on: it ",
+            "pinned": "gave its pinned output: it "}.get(visit.status, "")
     slow = visit.status == "done" and visit.duration_s >= 0.05
     timing = f" (in {duration(visit.duration_s)})" if slow else ""
     return f"{name} {when}{phrase}{timing}."

@@ -20,7 +20,7 @@ from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.narrate import story
 
 STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
-                "cancelled": "stopped"}
+                "cancelled": "stopped", "bypassed": "bypassed", "pinned": "pinned"}
 GLOW = QColor("#ffd166")
 NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down,
              Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -66,7 +66,8 @@ class PresentationWindow(QWidget):
         self.setWindowTitle(f"ModRAG Studio — {trace.graph_name}")
         self.trace = trace
         self.canvas = canvas
-        self.steps = story(trace, titles)
+        is_dot = getattr(canvas, "is_reroute", lambda _node_id: False)
+        self.steps = [s for s in story(trace, titles) if not is_dot(s[0].node_id)]  # no dots
         self.index = -1
         self.highlight: QGraphicsRectItem | None = None
         self.setStyleSheet("QWidget#presentationWindow { background: #14161b; }"

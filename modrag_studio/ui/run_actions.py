@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtGui import QAction, QKeySequence
 
 from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.pins import graph_key
 from modrag_studio.engine.topology import Topology
 from modrag_studio.ui.run_bar import RunBar
 from modrag_studio.ui.run_controller import RunController
@@ -82,7 +83,8 @@ class RunActions:
         path = self.window.editor.path
         return self.controller.run(doc, self.run_bar.values(), target=target,
                                    rerun=rerun or [], start_from=start_from,
-                                   base_dir=Path(path).parent if path else None)
+                                   base_dir=Path(path).parent if path else None,
+                                   pins_graph=graph_key(doc, path))
 
     def _selected(self) -> str | None:
         ids = self.window.canvas.selected_node_ids()

@@ -22,6 +22,7 @@ from modrag_studio.engine.executor import Executor, RunResult
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.engine.paths import cache_home
+from modrag_studio.engine.pins import pins_of
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.trace import NodeVisit, Trace
 from modrag_studio.ui.run_process import ProcessRunner
@@ -97,6 +98,7 @@ class RunRequest:
     start_from: str | None = None
     label: str = "Run"
     base_dir: Path | None = None  # where relative paths resolve (the graph file's folder)
+    pins_graph: str | None = None  # use the pins of this graph (``engine.pins.graph_key``)
 
 
 def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:
@@ -170,10 +172,11 @@ class RunController(QObject):
 
     def run(self, doc: GraphDocument, inputs: Mapping[str, Any] | None = None, *,
             target: str | None = None, rerun: Iterable[str] = (),
-            start_from: str | None = None, base_dir: Path | None = None) -> bool:
+            start_from: str | None = None, base_dir: Path | None = None,
+            pins_graph: str | None = None) -> bool:
         label = ("Run to node" if target else "Re-run node" if start_from or rerun else "Run")
         return self.start(RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from,
-                                     label, base_dir))
+                                     label, base_dir, pins_graph))
 
     def cancel(self) -> None:
         if self._cancel is not None:
@@ -207,12 +210,12 @@ class RunController(QObject):
                 result = self.process.run(
                     request.doc, request.inputs, hook, cancel, target=request.target,
                     rerun=request.rerun, start_from=request.start_from,
-                    base_dir=request.base_dir)
+                    base_dir=request.base_dir, pins_graph=request.pins_graph)
             else:
                 result = self.executor.run(
                     request.doc, request.inputs, hooks=[hook], cancel=cancel,
                     target=request.target, rerun=request.rerun, start_from=request.start_from,
-                    base_dir=request.base_dir)
+                    base_dir=request.base_dir, pins=pins_of(request.pins_graph))
         except Exception as exc:  # invalid graph, bad input, or an engine crash
             self._bridge.run_error.emit(str(exc) or type(exc).__name__)
             return

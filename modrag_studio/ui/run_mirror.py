@@ -21,9 +21,10 @@ from modrag_studio.ui.run_controller import RunController
 from modrag_studio.ui.run_protocols import RunCanvas
 from modrag_studio.ui.timeline import TimelineDock
 
-CANVAS_STATES = {"done", "cached", "skipped", "failed", "cancelled", "running", "queued"}
+CANVAS_STATES = {"done", "cached", "skipped", "failed", "cancelled", "running", "queued",
+                 "bypassed", "pinned"}
 CAPTIONS = {"cached": "from cache", "skipped": "skipped", "failed": "failed",
-            "cancelled": "cancelled"}
+            "cancelled": "cancelled", "bypassed": "passed on unchanged", "pinned": "pinned output"}
 
 
 class NodeCaptions:
@@ -130,13 +131,15 @@ class RunMirror:
             "skipped": f"skipped: {visit.skip_reason}",
             "failed": failure(visit),
             "cancelled": "cancelled",
+            "bypassed": "bypassed: inputs passed on unchanged",
+            "pinned": f"pinned: {visit.details.get('pinned', 'pinned output')}",
         }.get(visit.status, visit.status)
         self._state(node_id, visit.status, tooltip)
         loops = f"×{count} · " if count > 1 else ""
         text = duration(self.times[node_id]) if visit.status == "done" else \
             CAPTIONS.get(visit.status, visit.status)
         self.captions.set_run(node_id, loops + text)
-        if outputs:
+        if outputs and not self.canvas.is_reroute(node_id):
             is_output = role_of(visit.type_id, self.controller.registry) == "output"
             self.overlays.show_outputs(node_id, outputs, answers_only=is_output)
         if self.inspector.node_id == node_id and self.controller.streams.get(node_id):
@@ -154,6 +157,9 @@ class RunMirror:
         failed = trace.with_status("failed")
         text = (f"Run {trace.status} in {duration(trace.duration_s)}: {ran} ran, "
                 f"{cached} from cache")
+        for status in ("pinned", "bypassed"):
+            if found := trace.with_status(status):
+                text += f", {len(found)} {status}"
         if failed:
             visit = trace.last_visit(failed[0])
             text += f"; {failed[0]} failed: {failure(visit, with_type=False) if visit else ''}"

@@ -20,6 +20,7 @@ from modrag_studio.engine.document import GraphDocument, from_json_dict, to_json
 from modrag_studio.engine.executor import RunResult
 from modrag_studio.engine.hooks import RunHook
 from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.pins import pins_of
 
 
 class WorkerError(RuntimeError):
@@ -100,7 +101,7 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
                 from_json_dict(request["doc"]), request["inputs"], hooks=[_QueueHook(events)],
                 cancel=_SharedCancel(cancel_event), target=request["target"],
                 rerun=request["rerun"], start_from=request["start_from"],
-                base_dir=request.get("base_dir"))
+                base_dir=request.get("base_dir"), pins=pins_of(request.get("pins_graph")))
         except Exception as exc:
             _send(events, ("error", str(exc) or type(exc).__name__))
             continue
@@ -147,12 +148,14 @@ class ProcessRunner:
 
     def run(self, doc: GraphDocument, inputs: dict[str, Any], hook: RunHook,
             cancel: CancelToken, *, target: str | None = None, rerun: list[str] | None = None,
-            start_from: str | None = None, base_dir: Any = None) -> RunResult:
+            start_from: str | None = None, base_dir: Any = None,
+            pins_graph: str | None = None) -> RunResult:
         self.start()
         self._cancel.clear()
         self._requests.put({"doc": to_json_dict(doc), "inputs": dict(inputs), "target": target,
                             "rerun": list(rerun or []), "start_from": start_from,
-                            "base_dir": str(base_dir) if base_dir is not None else None})
+                            "base_dir": str(base_dir) if base_dir is not None else None,
+                            "pins_graph": pins_graph})
         cancelled_at: float | None = None
         while True:
             if cancel.cancelled and cancelled_at is None:

@@ -34,6 +34,8 @@ class RunCanvas(Protocol):
 
     def clear_run_state(self) -> None: ...
 
+    def is_reroute(self, node_id: str) -> bool: ...
+
 
 class RunEditor(Protocol):
     """The document holder: the graph to run, its file, and change notifications."""

@@ -24,6 +24,8 @@ SHORTCUTS = """<table>
 <tr><td><b>F1</b></td><td>help for the selected node</td></tr>
 <tr><td><b>right-click a node</b></td><td>run to here, re-run, bypass, pin output, help</td></tr>
 <tr><td><b>drop a wire on empty canvas</b></td><td>pick a compatible node, connected</td></tr>
+<tr><td><b>Ctrl+B / Ctrl+Shift+B</b></td><td>bypass / pin the output of the selected nodes</td></tr>
+<tr><td><b>double-click a wire</b></td><td>add a reroute point (Delete joins the wire)</td></tr>
 <tr><td><b>presentation</b></td><td>Right/Space/PageDown next, Left/PageUp back, Esc</td></tr>
 </table>"""
 

@@ -14,7 +14,7 @@ from modrag_studio.engine.trace import Trace
 STATUS_COLORS = {
     "done": QColor("#3fa66b"), "cached": QColor("#5b8def"), "failed": QColor("#d64545"),
     "cancelled": QColor("#9a7b4f"), "skipped": QColor("#777777"), "running": QColor("#e0a030"),
-    "queued": QColor("#555555"),
+    "queued": QColor("#555555"), "bypassed": QColor("#8a8a99"), "pinned": QColor("#b070e0"),
 }
 ROW_H, LABEL_W, AXIS_H, RIGHT = 22.0, 170.0, 24.0, 70.0
 

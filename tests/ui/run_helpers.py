@@ -188,6 +188,16 @@ def rag_graph(delay: float = 0.0, name: str = "toy-rag") -> GraphDocument:
     return _doc(n, e, name)
 
 
+def flag_graph() -> GraphDocument:
+    """The toy RAG graph with a question normaliser (text.upper) in front of the answer."""
+    data = rag_graph().model_dump(by_alias=True)
+    data["nodes"].append({"id": "normalise", "type": "text.upper", "title": "Normalise"})
+    data["edges"] = [e for e in data["edges"] if e["to"] != "answer.query"]
+    data["edges"] += [{"from": "question.value", "to": "normalise.text"},
+                      {"from": "normalise.text", "to": "answer.query"}]
+    return GraphDocument.model_validate(data)
+
+
 def slow_graph(seconds: float = 30.0) -> GraphDocument:
     n = [{"id": "start", "type": "debug.constant", "params": {"value": "x"}},
          {"id": "slow", "type": "debug.sleep", "params": {"seconds": seconds, "steps": 300}},
