@@ -20,6 +20,7 @@ from typing import Any
 
 from modrag_studio.distributed import require_ray
 from modrag_studio.distributed.plan import IngestPlan, StepSpec
+from modrag_studio.distributed.progress import IndexProgress
 from modrag_studio.distributed.stages import (
     COUNTER_NAME,
     EmbedActor,
@@ -33,8 +34,6 @@ from modrag_studio.distributed.stages import (
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.node import CancelToken
-
-STAGES = ("read", "split", "embed", "write")
 
 
 class RayIndexError(ModragError):
@@ -94,9 +93,11 @@ def work_units(root: Path, loader: StepSpec, block_lines: int) -> list[dict[str,
 
 def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexOptions, *,
                  cancel: CancelToken | None = None,
-                 on_progress: Callable[[dict[str, list[int]]], None] | None = None
+                 on_progress: Callable[[IndexProgress], None] | None = None
                  ) -> IndexSummary:
-    """Run ``plan`` on the connected Ray cluster; ``embedder`` is the store's EmbedderSpec."""
+    """Run ``plan`` on the connected Ray cluster; ``embedder`` is the store's EmbedderSpec.
+    ``on_progress`` gets a snapshot of blocks and rows per stage about once a second (from a
+    helper thread) and once at the end; ``cancel`` is checked whenever a block arrives."""
     ray = require_ray()
     from ray.data import ActorPoolStrategy, DataContext
 
@@ -135,7 +136,11 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     summary = IndexSummary()
     tokens: list[list[str]] = []
     stop = threading.Event()
-    poller = threading.Thread(target=_poll, args=(ray, counter, on_progress, stop), daemon=True)
+    def report(counts: dict[str, list[int]], done: bool = False) -> None:
+        if on_progress is not None:
+            on_progress(IndexProgress.from_ray(counts, len(units), store is not None, done))
+
+    poller = threading.Thread(target=_poll, args=(ray, counter, report, stop), daemon=True)
     poller.start()
     batches = iter(ds.iter_batches(batch_size=None, batch_format="numpy"))
     try:
@@ -175,6 +180,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     if plan.bm25 is not None:
         summary.bm25 = merge_bm25(plan.bm25, chunks, tokens)
     summary.seconds = time.perf_counter() - started
+    report(summary.stages, done=True)
     return summary
 
 
@@ -265,10 +271,10 @@ def _snapshot(ray: Any, counter: Any) -> dict[str, list[int]]:
         return {}
 
 
-def _poll(ray: Any, counter: Any, on_progress: Callable[[dict[str, list[int]]], None] | None,
+def _poll(ray: Any, counter: Any, report: Callable[[dict[str, list[int]]], None],
           stop: threading.Event) -> None:
-    while on_progress is not None and not stop.wait(1.0):
-        on_progress(_snapshot(ray, counter))
+    while not stop.wait(1.0):
+        report(_snapshot(ray, counter))
 
 
 def _first_line(exc: BaseException) -> str:
