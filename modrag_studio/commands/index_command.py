@@ -66,19 +66,20 @@ def run_index(args: argparse.Namespace) -> int:
     progress = None if args.quiet else _StageLine()
     hooks = [] if args.quiet or args.ray else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     try:
-        summary = run_index_job(request, on_progress=progress if args.ray else None,
-                                on_status=None if args.quiet else progress.status,
-                                hooks=hooks)
+        try:
+            summary = run_index_job(request, on_progress=progress if args.ray else None,
+                                    on_status=None if args.quiet else progress.status,
+                                    hooks=hooks)
+        finally:
+            if progress is not None:
+                progress.end()
     except RunCancelled as exc:
-        print(f"\ncancelled: {exc}; the store keeps what was written (a re-run completes "
-              "it)", file=sys.stderr)
+        print(f"cancelled: {exc}; the store keeps what was written (a re-run completes it)",
+              file=sys.stderr)
         return EXIT_RUN_FAILED
     except ModragError as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID if isinstance(exc, IngestGraphError) else EXIT_RUN_FAILED
-    finally:
-        if progress is not None:
-            progress.end()
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

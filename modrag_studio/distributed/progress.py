@@ -64,16 +64,17 @@ class IndexProgress:
     def from_ray(cls, counts: dict[str, list[int]], read_blocks: int,
                  with_store: bool, done: bool = False) -> IndexProgress:
         """A snapshot of the Ray workers' counter; the totals a stage can be measured by are
-        the corpus's read blocks (read, split) and the chunks split so far (embed, write)."""
+        the corpus's read blocks (read) and the chunks split so far (embed, write). Ray Data
+        may merge blocks between stages, so split has no total until the end."""
         names = RAY_STAGES if with_store else RAY_STAGES[:2]
         progress = cls("ray")
         split_rows = counts.get("split", [0, 0])[1]
         for name in names:
             blocks, rows = counts.get(name, [0, 0])
             state = StageState(blocks, rows, done=done)
-            if name in ("read", "split"):
+            if name == "read":
                 state.total_blocks = read_blocks
-            else:
+            elif name != "split":
                 state.total_rows = split_rows or None
             progress.stages[name] = state
         return progress

@@ -10,6 +10,7 @@ only writer) -> the driver merges the BM25 shards and stamps the collection like
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -106,6 +107,8 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     context = DataContext.get_current()
     context.execution_options.preserve_order = True  # the local chunk order, for BM25 ties
     context.enable_progress_bars = options.progress_bars
+    if not options.progress_bars:  # nor Ray Data's per-dataset log lines on the terminal
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
     units = work_units(root, plan.loader, options.block_lines)
     if not units:
         raise NodeConfigError(f"node '{plan.loader.node_id}': no file to load under {root}")
