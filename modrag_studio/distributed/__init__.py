@@ -25,6 +25,13 @@ class RayUnavailable(ModragError):
     """Ray is not installed or the cluster cannot be joined (the message says what to do)."""
 
 
+def ray_available() -> bool:
+    """Whether Ray can be imported here (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
 def require_ray() -> Any:
     """The ``ray`` module, or RayUnavailable with the install command."""
     try:

@@ -10,6 +10,7 @@ The stand-ins' placeholder outputs live in a scratch cache that is thrown away.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.cache import NodeCache
@@ -60,7 +61,8 @@ class _StandInRegistry(NodeRegistry):
 
 def seed_node_cache(doc: GraphDocument, inputs: Mapping[str, Any], cache: NodeCache,
                     outputs: Mapping[str, dict[str, Any]],
-                    registry: NodeRegistry | None = None) -> dict[str, str]:
+                    registry: NodeRegistry | None = None,
+                    base_dir: Path | None = None) -> dict[str, str]:
     """Store ``outputs`` (node id -> port -> value) in ``cache`` under the keys a local run of
     ``doc`` with ``inputs`` computes for those nodes, so that run takes them from the cache
     instead of computing them. Returns node id -> cache key."""
@@ -70,7 +72,7 @@ def seed_node_cache(doc: GraphDocument, inputs: Mapping[str, Any], cache: NodeCa
     scope = Executor.scope_of(doc)
     keys: dict[str, str] = {}
     for node_id, values in outputs.items():
-        result = executor.run(doc, dict(inputs), target=node_id)
+        result = executor.run(doc, dict(inputs), target=node_id, base_dir=base_dir)
         visit = result.trace.last_visit(node_id)
         if visit is None or visit.status != "done":
             failed = [f"'{v.node_id}': {v.error.message}" for v in result.trace.visits

@@ -37,6 +37,7 @@ class IndexRequest:
     ray: str | None = None
     options: RayIndexOptions = field(default_factory=RayIndexOptions)
     cache_dir: Path | None = None
+    base_dir: Path | None = None  # where relative paths resolve (default: the graph's folder)
 
 
 def run_index_job(request: IndexRequest, *, cancel: CancelToken | None = None,
@@ -76,7 +77,7 @@ def _locally(request: IndexRequest, plan: Any, cancel: CancelToken,
         all_hooks.append(LocalProgress(stages, on_progress))
     started = time.perf_counter()
     results = index_locally(request.doc, plan, request.inputs, executor, hooks=all_hooks,
-                            cancel=cancel)
+                            cancel=cancel, base_dir=request.base_dir)
     for result in results.values():
         if result.status == "cancelled" or cancel.cancelled:
             raise RunCancelled("indexing cancelled")
@@ -101,6 +102,17 @@ def _locally(request: IndexRequest, plan: Any, cancel: CancelToken,
 def _on_ray(request: IndexRequest, plan: Any, cancel: CancelToken,
             on_progress: Callable[[IndexProgress], None] | None,
             on_status: Callable[[str], None] | None) -> dict[str, Any]:
+    from modrag_studio.engine.executor import graph_base_dir
+    from modrag_studio.engine.paths import using_graph_folder
+
+    with using_graph_folder(graph_base_dir(request.doc, request.base_dir)):
+        return _on_ray_here(request, plan, cancel, on_progress, on_status)
+
+
+def _on_ray_here(request: IndexRequest, plan: Any, cancel: CancelToken,
+                 on_progress: Callable[[IndexProgress], None] | None,
+                 on_status: Callable[[str], None] | None) -> dict[str, Any]:
+    """The Ray job with relative paths resolving against the graph's folder."""
     from modrag_studio.distributed import ray_session
     from modrag_studio.distributed.plan import corpus_root, embedder_of_plan
     from modrag_studio.distributed.ray_index import index_on_ray
@@ -128,7 +140,7 @@ def seed_bm25(request: IndexRequest, node_id: str, index: Any) -> str:
     from modrag_studio.distributed.cache_seed import seed_node_cache
 
     keys = seed_node_cache(request.doc, request.inputs, node_cache(request.cache_dir),
-                           {node_id: {"index": index}})
+                           {node_id: {"index": index}}, base_dir=request.base_dir)
     return keys[node_id]
 
 

@@ -139,7 +139,14 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     summary = IndexSummary()
     tokens: list[list[str]] = []
     stop = threading.Event()
+    written = [0, 0]  # blocks and rows the driver wrote to a Chroma folder
+
+    def with_driver(counts: dict[str, list[int]]) -> dict[str, list[int]]:
+        driver_writes = store is not None and not store.remote
+        return {**counts, "write": list(written)} if driver_writes else counts
+
     def report(counts: dict[str, list[int]], done: bool = False) -> None:
+        counts = with_driver(counts)
         if on_progress is not None:
             on_progress(IndexProgress.from_ray(counts, len(units), store is not None, done))
 
@@ -151,7 +158,8 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             if cancel is not None and cancel.cancelled:
                 raise RunCancelled("indexing cancelled")
             if store is not None and not store.remote:
-                upsert_rows(store.collection, batch)
+                written[1] += upsert_rows(store.collection, batch)
+                written[0] += 1
             if store is not None:
                 summary.embedded += int(batch["embedded"].sum())
                 store.note_dim(batch)
@@ -171,7 +179,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             close()  # stops the streaming job: its pending blocks are cancelled
         stop.set()
         poller.join(timeout=5)
-        summary.stages = _snapshot(ray, counter)
+        summary.stages = with_driver(_snapshot(ray, counter))
         ray.kill(counter)
 
     chunks = summary.chunk_list
