@@ -1,5 +1,6 @@
 """One Ray head node for every Ray test of the session (starting and stopping a node costs
-tens of seconds on a busy machine), and the small BEIR corpus they index."""
+tens of seconds on a busy machine), the small BEIR corpus they index, and one local run of it
+that every Ray run is compared with."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.distributed.helpers import write_corpus
+from tests.distributed.helpers import collection_records, index_graph, write_corpus
 
 
 @pytest.fixture(scope="session")
@@ -38,3 +39,24 @@ def ray_cluster(tmp_path_factory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def corpus(tmp_path_factory) -> Path:
     return write_corpus(tmp_path_factory.mktemp("beir"))
+
+
+@pytest.fixture(scope="session")
+def local_reference(corpus, tmp_path_factory) -> tuple[dict, object]:
+    """The local (executor) run of the corpus into a Chroma folder: its records (id ->
+    document, metadata, embedding) and its BM25 index."""
+    from modrag_nodes.vectorstore import chroma_store
+    from modrag_studio.distributed.plan import index_locally, ingest_plan
+    from modrag_studio.engine.cache import NodeCache
+    from modrag_studio.engine.executor import Executor
+
+    folder = tmp_path_factory.mktemp("reference")
+    chroma_store.forget_clients()
+    doc = index_graph({"path": str(folder / "chroma"), "collection": "c20"})
+    executor = Executor(cache=NodeCache(), work_dir=folder / "work")
+    results = index_locally(doc, ingest_plan(doc), {"corpus": str(corpus / "corpus.jsonl")},
+                            executor)
+    assert all(r.ok for r in results.values())
+    client = chroma_store.client_for(("chroma-persistent", str((folder / "chroma").resolve())))
+    records = collection_records(chroma_store.get_collection(client, "c20"))
+    return records, results["bm25_index"].output_of("bm25_index", "index")

@@ -1,6 +1,7 @@
 """Ctrl-C on ``modrag index --ray local`` mid-job: a clear message, the documented exit code
-(1: cancelled), no process of the head node it started left, and a store that a re-run
-completes into exactly what a clean run writes."""
+(1: cancelled), no process of the head node it started left, and a store (created and marked
+"writing" by the interrupted job) that a re-run completes into exactly what a clean run
+writes."""
 
 from __future__ import annotations
 
@@ -31,21 +32,37 @@ def _records(folder: Path) -> dict:
     return collection_records(chroma_store.get_collection(client, "c20"))
 
 
-def _interrupt_when(process: subprocess.Popen, log: Path, pattern: str,
-                    timeout: float = 400) -> str:
-    """SIGINT to ``process`` once its stderr matches ``pattern``; its stderr when it ended."""
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+            errors="replace")
+    except OSError:
+        return ""
+
+
+def _interrupt_mid_job(process: subprocess.Popen, log: Path, timeout: float = 400) -> int:
+    """SIGINT to ``process`` as soon as the Ray job's map worker (the actor that reads,
+    splits and embeds) has started in the head node's session: the job is running and
+    cannot have finished (the worker has yet to load the embedding model). Returns the
+    head node's session id."""
     deadline = time.monotonic() + timeout
-    while not re.search(pattern, log.read_text(errors="replace")):
-        assert process.poll() is None, f"ended before {pattern!r}: {log.read_text()}"
-        assert time.monotonic() < deadline, f"no {pattern!r} in {timeout} s: {log.read_text()}"
-        time.sleep(0.2)
+    session = None
+    while True:
+        text = log.read_text(errors="replace")
+        assert process.poll() is None, f"ended before the job ran: {text}"
+        assert time.monotonic() < deadline, f"no Ray job in {timeout} s: {text}"
+        found = re.search(r"started a local Ray head node at \S+ \(session (\d+)", text)
+        session = int(found[1]) if found else None
+        if session and any("MapWorker" in _cmdline(pid) for pid in session_processes(session)):
+            break
+        time.sleep(0.1)
     process.send_signal(signal.SIGINT)
     process.wait(timeout=120)
-    return log.read_text(errors="replace").replace("\r", "\n")
+    return session
 
 
 def test_ctrl_c_stops_the_job_and_its_head_and_a_rerun_completes_the_store(
-        ray_cluster, corpus, tmp_path, capsys):
+        ray_cluster, corpus, local_reference, tmp_path, capsys):
     graph = tmp_path / "g.json"
     save(index_graph({"path": str(tmp_path / "chroma"), "collection": "c20"}), graph)
     corpus_file = str(corpus / "corpus.jsonl")
@@ -60,11 +77,11 @@ def test_ctrl_c_stops_the_job_and_its_head_and_a_rerun_completes_the_store(
             stdout=subprocess.PIPE, stderr=err, env=env, cwd=tmp_path,
             # a shell without job control starts background commands with SIGINT ignored
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        stderr = _interrupt_when(process, log, r"\bread [1-9]")  # blocks are flowing
+        session = _interrupt_mid_job(process, log)
+    stderr = log.read_text(errors="replace").replace("\r", "\n")
     assert process.returncode == EXIT_RUN_FAILED, stderr
     assert "cancelled: indexing cancelled (Ctrl-C)" in stderr
     assert "indexed (" not in process.stdout.read().decode()
-    session = int(re.search(r"started a local Ray head node at \S+ \(session (\d+)", stderr)[1])
     assert "stopped the local Ray head node" in stderr
     deadline = time.monotonic() + 10
     while session_processes(session) and time.monotonic() < deadline:
@@ -72,17 +89,12 @@ def test_ctrl_c_stops_the_job_and_its_head_and_a_rerun_completes_the_store(
     assert session_processes(session) == []
 
     # The store as the interrupted job left it: a re-run (on the session's head node) ends
-    # with exactly the records of a clean local run, nothing missing and nothing twice.
+    # with exactly the records of a clean run, nothing missing and nothing twice.
     code = main(["index", str(graph), "--input", f"corpus={corpus_file}", "--ray",
                  "--block-lines", "2", "--json", "--cache-dir", str(tmp_path / "cache")])
     rerun = capsys.readouterr()
     assert code == 0, rerun.err
-    clean = tmp_path / "clean.json"
-    save(index_graph({"path": str(tmp_path / "clean"), "collection": "c20"}), clean)
-    code = main(["index", str(clean), "--input", f"corpus={corpus_file}", "--quiet",
-                 "--cache-dir", str(tmp_path / "clean-cache")])
-    assert code == 0, capsys.readouterr().err
-    expected = _records(tmp_path / "clean")
+    expected, _ = local_reference  # a clean local run of the same graph and corpus
     assert_same_records(_records(tmp_path / "chroma"), expected)
     summary = json.loads(rerun.out)
     assert summary["store_count"] == summary["chunks"] == len(expected)

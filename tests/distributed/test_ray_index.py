@@ -15,7 +15,7 @@ import pytest
 
 from modrag_nodes.vectorstore import chroma_store
 from modrag_studio.cli import main
-from modrag_studio.distributed.plan import embedder_of_plan, index_locally, ingest_plan
+from modrag_studio.distributed.plan import embedder_of_plan, ingest_plan
 from modrag_studio.distributed.ray_index import RayIndexOptions, index_on_ray
 from modrag_studio.engine.cache import NodeCache
 from modrag_studio.engine.document import save
@@ -35,21 +35,6 @@ def _store(port: int, collection: str) -> dict:
     return {"backend": "http", "host": "127.0.0.1", "port": port, "collection": collection}
 
 
-@pytest.fixture(scope="module")
-def reference(chroma_server, corpus, tmp_path_factory):  # noqa: F811
-    """The local run: collection 'local20' on the server and the BM25 index."""
-    chroma_store.forget_clients()
-    doc = index_graph(_store(chroma_server, "local20"))
-    executor = Executor(cache=NodeCache(), work_dir=tmp_path_factory.mktemp("work"))
-    results = index_locally(doc, ingest_plan(doc), {"corpus": str(corpus / "corpus.jsonl")},
-                            executor)
-    assert all(r.ok for r in results.values())
-    index = results["store"].output_of("store", "index")
-    records = collection_records(chroma_store.get_collection(
-        chroma_store.client_for(index), "local20"))
-    return records, results["bm25_index"].output_of("bm25_index", "index")
-
-
 def _ray_index(port: int, corpus: Path, collection: str, options: RayIndexOptions):
     doc = index_graph(_store(port, collection))
     plan = ingest_plan(doc)
@@ -60,8 +45,8 @@ def _ray_index(port: int, corpus: Path, collection: str, options: RayIndexOption
 
 
 def test_ray_index_gives_the_local_collection_and_bm25(ray_cluster, chroma_server, corpus,  # noqa: F811
-                                                        reference, tmp_path):
-    expected, local_bm25 = reference
+                                                        local_reference, tmp_path):
+    expected, local_bm25 = local_reference
     doc, summary, got = _ray_index(chroma_server, corpus, "ray20",
                                    RayIndexOptions(embed_actors=2, block_lines=5,
                                                    embed_batch=8))
@@ -83,8 +68,8 @@ def test_ray_index_gives_the_local_collection_and_bm25(ray_cluster, chroma_serve
 
 
 def test_a_killed_embedding_actor_still_gives_the_exact_collection(
-        ray_cluster, chroma_server, corpus, reference, tmp_path):  # noqa: F811
-    expected, _ = reference
+        ray_cluster, chroma_server, corpus, local_reference, tmp_path):  # noqa: F811
+    expected, _ = local_reference
     pids = tmp_path / "pids"
     killed: list[int] = []
 
