@@ -45,7 +45,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
-    from modrag_studio.distributed.job import IndexRequest, cli_inputs, run_index_job
+    from modrag_studio.distributed.job import (
+        IndexRequest,
+        cli_inputs,
+        run_index_job,
+        summary_text,
+    )
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
     from modrag_studio.distributed.ray_index import RayIndexOptions
     from modrag_studio.engine.errors import ModragError, RunCancelled
@@ -83,12 +88,7 @@ def run_index(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        parts = [f"{summary['documents']} documents", f"{summary['chunks']} chunks"]
-        if summary.get("store_count") is not None:
-            parts.append(f"{summary['store_count']} vectors in '{summary['collection']}'")
-        if summary.get("bm25_chunks") is not None:
-            parts.append(f"BM25 over {summary['bm25_chunks']} chunks")
-        print(f"indexed ({summary['mode']}, {summary['seconds']:.1f} s): " + ", ".join(parts))
+        print(summary_text(summary))
     return EXIT_OK
 
 

@@ -144,6 +144,16 @@ def seed_bm25(request: IndexRequest, node_id: str, index: Any) -> str:
     return keys[node_id]
 
 
+def summary_text(summary: dict[str, Any]) -> str:
+    """One line: what the job indexed, where and how long it took."""
+    parts = [f"{summary['documents']} documents", f"{summary['chunks']} chunks"]
+    if summary.get("store_count") is not None:
+        parts.append(f"{summary['store_count']} vectors in '{summary['collection']}'")
+    if summary.get("bm25_chunks") is not None:
+        parts.append(f"BM25 over {summary['bm25_chunks']} chunks")
+    return f"indexed ({summary['mode']}, {summary['seconds']:.1f} s): " + ", ".join(parts)
+
+
 def cli_inputs(doc: GraphDocument, values: Mapping[str, str]) -> dict[str, Any]:
     """Command-line inputs spelled as ``modrag run`` spells them (paths the shell meant made
     absolute, path-like inputs tidied), so both compute the same cache keys."""

@@ -317,12 +317,10 @@ class IndexDialog(QDialog):
 
 
 def describe_summary(summary: dict[str, Any]) -> str:
-    parts = [f"{summary['documents']} documents", f"{summary['chunks']} chunks"]
-    if summary.get("store_count") is not None:
-        parts.append(f"{summary['store_count']} vectors in '{summary['collection']}'")
-    if summary.get("bm25_chunks") is not None:
-        parts.append(f"BM25 over {summary['bm25_chunks']} chunks")
-    text = f"Indexed ({summary['mode']}, {summary['seconds']:.1f} s): " + ", ".join(parts)
+    from modrag_studio.distributed.job import summary_text
+
+    text = summary_text(summary)
+    text = text[:1].upper() + text[1:]
     if summary.get("bm25_cache_key"):
         text += ". The BM25 index is in the node cache: runs of this graph take it from there."
     return text
