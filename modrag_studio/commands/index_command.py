@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.commands.run_command import ProgressPrinter
 
 
 def add_ray_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -45,106 +45,69 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    from modrag_studio.distributed.job import (
+        IndexRequest,
+        cli_inputs,
+        run_index_job,
+        summary_text,
+    )
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
+    from modrag_studio.distributed.ray_index import RayIndexOptions
     from modrag_studio.engine.errors import ModragError, RunCancelled
 
     doc = load_with_overrides(args.graph, args.set)
     if doc is None:
         return EXIT_INVALID
     try:
-        inputs = parse_pairs(args.input, "--input")
-        plan = ingest_plan(doc)
+        inputs = cli_inputs(doc, parse_pairs(args.input, "--input"))
+        ingest_plan(doc)
     except (ValueError, IngestGraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    options = RayIndexOptions(embed_actors=args.embed_actors, actor_cpus=args.actor_cpus,
+                              block_lines=args.block_lines, progress_bars=args.progress_bars)
+    request = IndexRequest(doc, inputs, ray=args.ray, options=options,
+                           cache_dir=Path(args.cache_dir) if args.cache_dir else None)
+    progress = None if args.quiet else _StageLine()
+    hooks = [] if args.quiet or args.ray else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     try:
-        summary = (_index_ray(args, doc, plan, inputs) if args.ray
-                   else _index_local(args, doc, plan, inputs))
+        try:
+            summary = run_index_job(request, on_progress=progress if args.ray else None,
+                                    on_status=None if args.quiet else progress.status,
+                                    hooks=hooks)
+        finally:
+            if progress is not None:
+                progress.end()
     except RunCancelled as exc:
-        print(f"\ncancelled: {exc}", file=sys.stderr)
+        print(f"cancelled: {exc}; the store keeps what was written (a re-run completes it)",
+              file=sys.stderr)
         return EXIT_RUN_FAILED
     except ModragError as exc:
-        print(f"\nerror: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID if isinstance(exc, IngestGraphError) else EXIT_RUN_FAILED
-    if summary is None:
-        return EXIT_RUN_FAILED
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        parts = [f"{summary['documents']} documents", f"{summary['chunks']} chunks"]
-        if summary.get("store_count") is not None:
-            parts.append(f"{summary['store_count']} vectors in '{summary['collection']}'")
-        if summary.get("bm25_chunks") is not None:
-            parts.append(f"BM25 over {summary['bm25_chunks']} chunks")
-        print(f"indexed ({summary['mode']}, {summary['seconds']:.1f} s): " + ", ".join(parts))
+        print(summary_text(summary))
     return EXIT_OK
 
 
-def _index_local(args: argparse.Namespace, doc: Any, plan: Any,
-                 inputs: dict[str, str]) -> dict[str, Any] | None:
-    from modrag_studio.commands.run_command import ProgressPrinter
-    from modrag_studio.distributed.plan import index_locally
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.executor import Executor
-    from modrag_studio.engine.paths import cache_home
+class _StageLine:
+    """The Ray job's progress on one rewritten stderr line; status lines on lines of their
+    own."""
 
-    executor = Executor(cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
-    hooks = [] if args.quiet else [ProgressPrinter(sys.stderr, len(doc.nodes))]
-    started = time.perf_counter()
-    results = index_locally(doc, plan, inputs, executor, hooks=hooks)
-    for result in results.values():
-        for visit in result.trace.visits:
-            if visit.status == "failed" and visit.error is not None:
-                print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: "
-                      f"{visit.error.message}", file=sys.stderr)
-        if not result.ok:
-            return None
-    last = next(iter(results.values()))
-    chunks = last.output_of(plan.chain[-1].node_id, "chunks")
-    summary: dict[str, Any] = {"mode": "local", "documents": len({c.doc_id for c in chunks}),
-                               "chunks": len(chunks),
-                               "seconds": round(time.perf_counter() - started, 2)}
-    if plan.store is not None:
-        index = results[plan.store.node_id].output_of(plan.store.node_id, "index")
-        summary.update(store_count=index.count, collection=index.collection)
-    if plan.bm25 is not None:
-        summary["bm25_chunks"] = results[plan.bm25.node_id].output_of(
-            plan.bm25.node_id, "index").n_chunks
-    return summary
+    def __init__(self) -> None:
+        self.open = False
 
+    def __call__(self, progress: Any) -> None:
+        print(f"\r{progress.line()}", end="", file=sys.stderr, flush=True)
+        self.open = True
 
-def _index_ray(args: argparse.Namespace, doc: Any, plan: Any,
-               inputs: dict[str, str]) -> dict[str, Any]:
-    from modrag_studio.distributed import ray_session
-    from modrag_studio.distributed.plan import corpus_root, embedder_of_plan
-    from modrag_studio.distributed.ray_index import RayIndexOptions, index_on_ray
+    def status(self, text: str) -> None:
+        self.end()
+        print(text, file=sys.stderr, flush=True)
 
-    root = corpus_root(plan, inputs)
-    embedder = embedder_of_plan(doc, plan, inputs) if plan.store is not None else None
-    options = RayIndexOptions(embed_actors=args.embed_actors, actor_cpus=args.actor_cpus,
-                              block_lines=args.block_lines, progress_bars=args.progress_bars)
-    with ray_session(args.ray):
-        try:
-            summary = index_on_ray(plan, root, embedder, options,
-                                   on_progress=None if args.quiet else print_stages)
-        finally:
-            if not args.quiet:
-                print(file=sys.stderr)
-    result: dict[str, Any] = {"mode": f"ray {args.ray}", "documents": summary.documents,
-                              "chunks": summary.chunks, "embedded": summary.embedded,
-                              "seconds": round(summary.seconds, 2), "stages": summary.stages}
-    if plan.store is not None:
-        result.update(store_count=summary.store_count,
-                      collection=plan.store.params["collection"])
-    if summary.bm25 is not None:
-        result["bm25_chunks"] = summary.bm25.n_chunks
-    return result
-
-
-def print_stages(stages: dict[str, list[int]]) -> None:
-    """One progress line: blocks and rows per stage."""
-    from modrag_studio.distributed.ray_index import STAGES
-
-    line = " | ".join(f"{name} {stages[name][0]} blocks {stages[name][1]} rows"
-                      for name in STAGES if name in stages)
-    print(f"\r{line}", end="", file=sys.stderr, flush=True)
+    def end(self) -> None:
+        if self.open:
+            print(file=sys.stderr, flush=True)
+            self.open = False

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modrag_studio.engine.errors import ModragError
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.node import CancelToken
 
 INSTALL_HINT = ("Ray is not installed: install the 'distributed' extra "
                 "(pip install 'modrag-studio[distributed]', or pip install 'ray[data]==2.60.0')")
@@ -20,6 +23,13 @@ INSTALL_HINT = ("Ray is not installed: install the 'distributed' extra "
 
 class RayUnavailable(ModragError):
     """Ray is not installed or the cluster cannot be joined (the message says what to do)."""
+
+
+def ray_available() -> bool:
+    """Whether Ray can be imported here (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
 
 
 def require_ray() -> Any:
@@ -33,11 +43,13 @@ def require_ray() -> Any:
 
 
 @contextmanager
-def ray_session(address: str) -> Iterator[Any]:
+def ray_session(address: str, *, cancel: CancelToken | None = None,
+                on_status: Callable[[str], None] | None = None) -> Iterator[Any]:
     """Connected to Ray for the ``with`` block: ``local`` starts a head node on 127.0.0.1
     owned by this process (as ``ray.init(address="local")`` would, but with fixed ports, see
-    ``local_cluster``) and stops it afterwards; ``auto`` or ``HOST:PORT`` join a running
-    cluster. A process already connected (tests) keeps its connection."""
+    ``local_cluster``) and stops it afterwards, also on Ctrl-C or a cancel; ``auto`` or
+    ``HOST:PORT`` join a running cluster. A process already connected (tests) keeps its
+    connection. ``on_status`` hears when a head node is started and stopped."""
     if address == "local":
         # The head node started below uses Ray's token authentication; the driver must know
         # before Ray is imported.
@@ -46,16 +58,21 @@ def ray_session(address: str) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    say = on_status or (lambda text: None)
     cluster = None
     target = address
-    if address == "local":
-        from modrag_studio.distributed.local_cluster import start_head
-
-        cpus = os.environ.get("MODRAG_RAY_CPUS")
-        cluster = start_head(num_cpus=int(cpus) if cpus else None)
-        target = cluster.address
-    env = {k: v for k in _FORWARDED_ENV if (v := os.environ.get(k)) is not None}
     try:
+        if address == "local":
+            from modrag_studio.distributed.local_cluster import start_head
+
+            cpus = os.environ.get("MODRAG_RAY_CPUS")
+            say("starting a local Ray head node on 127.0.0.1")
+            cluster = start_head(num_cpus=int(cpus) if cpus else None,
+                                 should_stop=None if cancel is None else lambda: cancel.cancelled)
+            target = cluster.address
+            say(f"started a local Ray head node at {cluster.address} (session "
+                f"{cluster.process.pid}, log {cluster.log_path})")
+        env = {k: v for k in _FORWARDED_ENV if (v := os.environ.get(k)) is not None}
         try:
             ray.init(address=target, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.WARNING,
@@ -71,6 +88,7 @@ def ray_session(address: str) -> Iterator[Any]:
     finally:
         if cluster is not None:
             cluster.stop()
+            say(f"stopped the local Ray head node at {cluster.address}")
 
 
 #: Settings a worker must see like the driver (offline models, model folders).

@@ -2,9 +2,9 @@
 
 It is ``ray start --head --block`` with every port chosen up front: a raylet that must wait for
 its agents to report their ports gives up after a fixed delay, which a busy machine exceeds
-(ray-project/ray#65983); with fixed ports it does not wait. Stopping it terminates the
-``ray start`` process, which stops the node's processes (never ``ray stop``, which would stop
-every Ray node on the machine).
+(ray-project/ray#65983); with fixed ports it does not wait. It runs in a session of its own;
+stopping it ends the processes of that session (never ``ray stop``, which would stop every Ray
+node on the machine).
 """
 
 from __future__ import annotations
@@ -15,11 +15,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from modrag_studio.distributed import RayUnavailable, require_ray
+from modrag_studio.engine.errors import RunCancelled
 
 
 def free_ports(count: int) -> list[int]:
@@ -39,34 +42,76 @@ class LocalCluster:
     process: subprocess.Popen
     log_path: Path
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the head node started here (its ``ray start`` process and children)."""
-        if self.process.poll() is not None:
-            return
-        self.process.terminate()  # 'ray start --block' stops its node's processes
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(timeout=timeout)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # whatever is left of this node
-        self.process.wait(timeout=10)
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the head node started here: its ``ray start`` process and every process of
+        its session (raylet, GCS, workers, and Ray Data's detached actors, which leave the
+        process group but not the session). SIGTERM first, SIGKILL for what is left after
+        ``timeout`` seconds; a second Ctrl-C during the stop does not interrupt it."""
+        with _sigint_ignored():
+            if self.process.poll() is None:
+                self.process.terminate()  # 'ray start --block' stops its node's processes
+            _signal_all(session_processes(self.process.pid), signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while session_processes(self.process.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            _signal_all(session_processes(self.process.pid), signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+def session_processes(session_id: int) -> list[int]:
+    """Pids of the live processes in session ``session_id`` (read from /proc; empty where
+    there is no /proc)."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = entry.read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()  # state, ppid, pgrp, session, ...
+        if int(fields[3]) == session_id and fields[0] not in ("Z", "X"):
+            found.append(int(entry.parent.name))
+    return found
+
+
+def _signal_all(pids: list[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """SIGINT ignored for the block when this is the main thread (else nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def start_head(num_cpus: int | None = None, log_dir: Path | None = None,
-               timeout: float = 180.0, attempts: int = 2) -> LocalCluster:
+               timeout: float = 180.0, attempts: int = 2,
+               should_stop: Callable[[], bool] | None = None) -> LocalCluster:
     """Start a head node on 127.0.0.1 with free ports; returns once it accepts drivers.
     A node whose raylet still timed out waiting for an agent (a very busy machine) is
-    started again, ``attempts`` times in all."""
+    started again, ``attempts`` times in all. ``should_stop()`` turning true (a cancelled
+    job), Ctrl-C or any error while waiting stops the node before the call returns."""
     for attempt in range(1, attempts + 1):
         try:
-            return _start_head_once(num_cpus, log_dir, timeout)
+            return _start_head_once(num_cpus, log_dir, timeout, should_stop)
         except RayUnavailable:
             if attempt == attempts:
                 raise
     raise AssertionError("unreachable")
 
 
-def _start_head_once(num_cpus: int | None, log_dir: Path | None,
-                     timeout: float) -> LocalCluster:
+def _start_head_once(num_cpus: int | None, log_dir: Path | None, timeout: float,
+                     should_stop: Callable[[], bool] | None) -> LocalCluster:
     require_ray()
     port, grpc, export, listen, runtime_env, client = free_ports(6)
     ray_cli = Path(sys.executable).with_name("ray")
@@ -87,12 +132,22 @@ def _start_head_once(num_cpus: int | None, log_dir: Path | None,
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)
     cluster = LocalCluster(f"127.0.0.1:{port}", process, log_path)
-    deadline = time.monotonic() + timeout
-    while "Ray runtime started" not in log_path.read_text(errors="replace"):
-        if process.poll() is not None or time.monotonic() > deadline:
-            cluster.stop()
-            tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
-            raise RayUnavailable("the local Ray head node did not start: "
-                                 + " / ".join(tail) + f" (log: {log_path})")
-        time.sleep(0.5)
+    try:
+        _wait_until_started(cluster, timeout, should_stop)
+    except BaseException:  # Ctrl-C or a cancel while starting: leave no node behind
+        cluster.stop()
+        raise
     return cluster
+
+
+def _wait_until_started(cluster: LocalCluster, timeout: float,
+                        should_stop: Callable[[], bool] | None) -> None:
+    deadline = time.monotonic() + timeout
+    while "Ray runtime started" not in cluster.log_path.read_text(errors="replace"):
+        if should_stop is not None and should_stop():
+            raise RunCancelled("cancelled while the local Ray head node was starting")
+        if cluster.process.poll() is not None or time.monotonic() > deadline:
+            tail = cluster.log_path.read_text(errors="replace").strip().splitlines()[-3:]
+            raise RayUnavailable("the local Ray head node did not start: "
+                                 + " / ".join(tail) + f" (log: {cluster.log_path})")
+        time.sleep(0.5)

@@ -152,12 +152,15 @@ def _chain(doc: GraphDocument, registry: NodeRegistry, last: str,
 
 def index_locally(doc: GraphDocument, plan: IngestPlan, inputs: Mapping[str, Any],
                   executor: Executor, *, hooks: Iterable[RunHook] = (),
-                  cancel: CancelToken | None = None) -> dict[str, RunResult]:
-    """Run each sink of the plan (and what it needs) through the executor, in one process."""
+                  cancel: CancelToken | None = None,
+                  base_dir: Path | None = None) -> dict[str, RunResult]:
+    """Run each sink of the plan (and what it needs) through the executor, in one process
+    (``base_dir``: where relative paths resolve, as ``Executor.run`` takes it)."""
     wanted = {name: value for name, value in inputs.items()}
     results: dict[str, RunResult] = {}
     for sink in plan.sinks:
-        results[sink] = executor.run(doc, wanted, hooks=hooks, cancel=cancel, target=sink)
+        results[sink] = executor.run(doc, wanted, hooks=hooks, cancel=cancel, target=sink,
+                                     base_dir=base_dir)
         if not results[sink].ok:
             break
     return results

@@ -10,6 +10,7 @@ only writer) -> the driver merges the BM25 shards and stamps the collection like
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -20,6 +21,7 @@ from typing import Any
 
 from modrag_studio.distributed import require_ray
 from modrag_studio.distributed.plan import IngestPlan, StepSpec
+from modrag_studio.distributed.progress import IndexProgress
 from modrag_studio.distributed.stages import (
     COUNTER_NAME,
     EmbedActor,
@@ -33,8 +35,6 @@ from modrag_studio.distributed.stages import (
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.node import CancelToken
-
-STAGES = ("read", "split", "embed", "write")
 
 
 class RayIndexError(ModragError):
@@ -94,9 +94,11 @@ def work_units(root: Path, loader: StepSpec, block_lines: int) -> list[dict[str,
 
 def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexOptions, *,
                  cancel: CancelToken | None = None,
-                 on_progress: Callable[[dict[str, list[int]]], None] | None = None
+                 on_progress: Callable[[IndexProgress], None] | None = None
                  ) -> IndexSummary:
-    """Run ``plan`` on the connected Ray cluster; ``embedder`` is the store's EmbedderSpec."""
+    """Run ``plan`` on the connected Ray cluster; ``embedder`` is the store's EmbedderSpec.
+    ``on_progress`` gets a snapshot of blocks and rows per stage about once a second (from a
+    helper thread) and once at the end; ``cancel`` is checked whenever a block arrives."""
     ray = require_ray()
     from ray.data import ActorPoolStrategy, DataContext
 
@@ -105,6 +107,8 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     context = DataContext.get_current()
     context.execution_options.preserve_order = True  # the local chunk order, for BM25 ties
     context.enable_progress_bars = options.progress_bars
+    if not options.progress_bars:  # nor Ray Data's per-dataset log lines on the terminal
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
     units = work_units(root, plan.loader, options.block_lines)
     if not units:
         raise NodeConfigError(f"node '{plan.loader.node_id}': no file to load under {root}")
@@ -135,7 +139,18 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     summary = IndexSummary()
     tokens: list[list[str]] = []
     stop = threading.Event()
-    poller = threading.Thread(target=_poll, args=(ray, counter, on_progress, stop), daemon=True)
+    written = [0, 0]  # blocks and rows the driver wrote to a Chroma folder
+
+    def with_driver(counts: dict[str, list[int]]) -> dict[str, list[int]]:
+        driver_writes = store is not None and not store.remote
+        return {**counts, "write": list(written)} if driver_writes else counts
+
+    def report(counts: dict[str, list[int]], done: bool = False) -> None:
+        counts = with_driver(counts)
+        if on_progress is not None:
+            on_progress(IndexProgress.from_ray(counts, len(units), store is not None, done))
+
+    poller = threading.Thread(target=_poll, args=(ray, counter, report, stop), daemon=True)
     poller.start()
     batches = iter(ds.iter_batches(batch_size=None, batch_format="numpy"))
     try:
@@ -143,7 +158,8 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             if cancel is not None and cancel.cancelled:
                 raise RunCancelled("indexing cancelled")
             if store is not None and not store.remote:
-                upsert_rows(store.collection, batch)
+                written[1] += upsert_rows(store.collection, batch)
+                written[0] += 1
             if store is not None:
                 summary.embedded += int(batch["embedded"].sum())
                 store.note_dim(batch)
@@ -163,7 +179,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             close()  # stops the streaming job: its pending blocks are cancelled
         stop.set()
         poller.join(timeout=5)
-        summary.stages = _snapshot(ray, counter)
+        summary.stages = with_driver(_snapshot(ray, counter))
         ray.kill(counter)
 
     chunks = summary.chunk_list
@@ -175,6 +191,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     if plan.bm25 is not None:
         summary.bm25 = merge_bm25(plan.bm25, chunks, tokens)
     summary.seconds = time.perf_counter() - started
+    report(summary.stages, done=True)
     return summary
 
 
@@ -265,10 +282,10 @@ def _snapshot(ray: Any, counter: Any) -> dict[str, list[int]]:
         return {}
 
 
-def _poll(ray: Any, counter: Any, on_progress: Callable[[dict[str, list[int]]], None] | None,
+def _poll(ray: Any, counter: Any, report: Callable[[dict[str, list[int]]], None],
           stop: threading.Event) -> None:
-    while on_progress is not None and not stop.wait(1.0):
-        on_progress(_snapshot(ray, counter))
+    while not stop.wait(1.0):
+        report(_snapshot(ray, counter))
 
 
 def _first_line(exc: BaseException) -> str:

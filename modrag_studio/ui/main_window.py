@@ -28,6 +28,7 @@ from modrag_studio.ui.canvas_adapter import CanvasAdapter
 from modrag_studio.ui.canvas_items import GroupItem, LayoutItem, NoteItem
 from modrag_studio.ui.evalset_panel import install_evalset_panel
 from modrag_studio.ui.evidence_debugger import install_evidence_debugger
+from modrag_studio.ui.index_dialog import install_index_action
 from modrag_studio.ui.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.preflight import install_preflight
 from modrag_studio.ui.problems import ProblemsPanel
@@ -115,6 +116,7 @@ class MainWindow(QMainWindow):
         install_evalset_panel(self)
         install_variants(self)
         install_studio_ux(self)
+        install_index_action(self)
 
     def _install_run_features(self) -> None:
         try:

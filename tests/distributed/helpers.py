@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from modrag_studio.engine.document import GraphDocument, from_json_dict
 
 TOPICS = ["volcano", "glacier", "coral", "desert", "forest", "comet", "battery", "vaccine",
@@ -78,3 +80,11 @@ def collection_records(collection: Any) -> dict[str, tuple[str, dict, Any]]:
     return {i: (d, m, e) for i, d, m, e in zip(page["ids"], page["documents"],
                                                page["metadatas"], page["embeddings"],
                                                strict=True)}
+
+
+def assert_same_records(got: dict, expected: dict) -> None:
+    assert sorted(got) == sorted(expected)
+    for chunk_id, (text, meta, vector) in expected.items():
+        assert got[chunk_id][0] == text
+        assert got[chunk_id][1] == meta  # doc id, offsets, content and record hashes
+        np.testing.assert_allclose(got[chunk_id][2], vector, atol=1e-5)

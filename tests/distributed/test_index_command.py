@@ -49,3 +49,16 @@ def test_ray_option_without_ray_says_how_to_install(tmp_path, capsys, monkeypatc
     err = capsys.readouterr().err
     assert code == 1
     assert "modrag-studio[distributed]" in err and "ray[data]==2.60.0" in err
+
+
+def test_ray_progress_line_measures_each_stage_by_what_it_can_know():
+    from modrag_studio.distributed.progress import IndexProgress
+
+    progress = IndexProgress.from_ray({"read": [2, 20], "split": [1, 52], "embed": [1, 8]},
+                                      read_blocks=4, with_store=True)
+    assert progress.line() == ("read 2 / 4 blocks 20 rows | split 1 blocks 52 rows | "
+                               "embed 1 blocks 8 / 52 rows | write 0 blocks 0 / 52 rows")
+    stages = progress.stages
+    assert stages["read"].ratio() == 0.5 and stages["embed"].ratio() == 8 / 52
+    assert stages["split"].ratio() is None  # Ray Data may merge blocks: no total until done
+    assert list(IndexProgress.from_ray({}, 4, with_store=False).stages) == ["read", "split"]

@@ -9,68 +9,30 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from modrag_nodes.vectorstore import chroma_store
 from modrag_studio.cli import main
-from modrag_studio.distributed.plan import embedder_of_plan, index_locally, ingest_plan
+from modrag_studio.distributed.plan import embedder_of_plan, ingest_plan
 from modrag_studio.distributed.ray_index import RayIndexOptions, index_on_ray
 from modrag_studio.engine.cache import NodeCache
 from modrag_studio.engine.document import save
 from modrag_studio.engine.executor import Executor
 from tests.dense.test_chroma_server import chroma_server  # noqa: F401  (fixture)
-from tests.distributed.helpers import TOPICS, collection_records, index_graph, write_corpus
+from tests.distributed.helpers import (
+    TOPICS,
+    assert_same_records,
+    collection_records,
+    index_graph,
+)
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
 
 
-@pytest.fixture(scope="module")
-def ray_cluster(tmp_path_factory) -> Iterator[str]:
-    """One head node for the module (Ray start-up costs seconds); MODRAG_TEST_RAY_ADDRESS
-    names a running head node on this machine to use instead."""
-    os.environ.setdefault("RAY_AUTH_MODE", "token")  # before Ray is imported
-    import ray
-
-    from modrag_studio.distributed.local_cluster import start_head
-
-    given = os.environ.get("MODRAG_TEST_RAY_ADDRESS")
-    cluster = None if given else start_head(num_cpus=4,
-                                            log_dir=tmp_path_factory.mktemp("ray-head"))
-    try:
-        ray.init(address=given or cluster.address, log_to_driver=False)
-        yield given or cluster.address
-    finally:
-        ray.shutdown()
-        if cluster is not None:
-            cluster.stop()
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
-    return write_corpus(tmp_path_factory.mktemp("beir"))
-
-
 def _store(port: int, collection: str) -> dict:
     return {"backend": "http", "host": "127.0.0.1", "port": port, "collection": collection}
-
-
-@pytest.fixture(scope="module")
-def reference(chroma_server, corpus, tmp_path_factory):  # noqa: F811
-    """The local run: collection 'local20' on the server and the BM25 index."""
-    chroma_store.forget_clients()
-    doc = index_graph(_store(chroma_server, "local20"))
-    executor = Executor(cache=NodeCache(), work_dir=tmp_path_factory.mktemp("work"))
-    results = index_locally(doc, ingest_plan(doc), {"corpus": str(corpus / "corpus.jsonl")},
-                            executor)
-    assert all(r.ok for r in results.values())
-    index = results["store"].output_of("store", "index")
-    records = collection_records(chroma_store.get_collection(
-        chroma_store.client_for(index), "local20"))
-    return records, results["bm25_index"].output_of("bm25_index", "index")
 
 
 def _ray_index(port: int, corpus: Path, collection: str, options: RayIndexOptions):
@@ -82,21 +44,13 @@ def _ray_index(port: int, corpus: Path, collection: str, options: RayIndexOption
     return doc, summary, collection_records(chroma_store.get_collection(client, collection))
 
 
-def _assert_same_records(got: dict, expected: dict) -> None:
-    assert sorted(got) == sorted(expected)
-    for chunk_id, (text, meta, vector) in expected.items():
-        assert got[chunk_id][0] == text
-        assert got[chunk_id][1] == meta  # doc id, offsets, content and record hashes
-        np.testing.assert_allclose(got[chunk_id][2], vector, atol=1e-5)
-
-
 def test_ray_index_gives_the_local_collection_and_bm25(ray_cluster, chroma_server, corpus,  # noqa: F811
-                                                        reference, tmp_path):
-    expected, local_bm25 = reference
+                                                        local_reference, tmp_path):
+    expected, local_bm25 = local_reference
     doc, summary, got = _ray_index(chroma_server, corpus, "ray20",
                                    RayIndexOptions(embed_actors=2, block_lines=5,
                                                    embed_batch=8))
-    _assert_same_records(got, expected)
+    assert_same_records(got, expected)
     assert summary.stages["read"] == [4, 20]  # 20 JSONL lines in blocks of 5
     assert summary.stages["write"][1] == summary.embedded == len(expected)
     for topic in TOPICS:
@@ -114,8 +68,8 @@ def test_ray_index_gives_the_local_collection_and_bm25(ray_cluster, chroma_serve
 
 
 def test_a_killed_embedding_actor_still_gives_the_exact_collection(
-        ray_cluster, chroma_server, corpus, reference, tmp_path):  # noqa: F811
-    expected, _ = reference
+        ray_cluster, chroma_server, corpus, local_reference, tmp_path):  # noqa: F811
+    expected, _ = local_reference
     pids = tmp_path / "pids"
     killed: list[int] = []
 
@@ -136,7 +90,7 @@ def test_a_killed_embedding_actor_still_gives_the_exact_collection(
     killer.join(timeout=5)
     assert killed, "the embedding actor never took a block"
     assert len(set(pids.read_text().split())) >= 2  # a replacement actor took blocks
-    _assert_same_records(got, expected)  # nothing missing, nothing twice
+    assert_same_records(got, expected)  # nothing missing, nothing twice
     assert summary.chunks == len(expected)
 
 
@@ -157,13 +111,27 @@ def test_eval_with_ray_reports_what_a_local_eval_reports(ray_cluster, corpus, tm
     assert reports["local"]["nodes"]["bm25.results"]["ndcg@10"] > 0.5
 
 
-def test_index_command_with_ray_prints_the_stages(ray_cluster, corpus, tmp_path, capsys):
+def test_index_command_with_ray_prints_the_stages_and_seeds_the_bm25_cache(
+        ray_cluster, corpus, tmp_path, capsys):
     graph = tmp_path / "g.json"
     save(index_graph(None), graph)
-    code = main(["index", str(graph), "--input", f"corpus={corpus / 'corpus.jsonl'}", "--ray",
-                 "--block-lines", "10", "--json"])
+    cache = str(tmp_path / "cache")
+    corpus_file = str(corpus / "corpus.jsonl")
+    code = main(["index", str(graph), "--input", f"corpus={corpus_file}", "--ray",
+                 "--block-lines", "10", "--json", "--cache-dir", cache])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     summary = json.loads(captured.out)
     assert summary["documents"] == 20 and summary["stages"]["read"] == [2, 20]
     assert summary["bm25_chunks"] == summary["chunks"] == summary["stages"]["split"][1]
+    # A later local run of the graph takes the index built on Ray from the node cache.
+    trace = tmp_path / "trace.json"
+    code = main(["run", str(graph), "--input", f"corpus={corpus_file}", "--input",
+                 "query=coral samples", "--cache-dir", cache, "--trace-out", str(trace),
+                 "--json"])
+    assert code == 0, capsys.readouterr().err
+    visits = {v["node_id"]: v for v in json.loads(trace.read_text())["visits"]}
+    assert visits["bm25_index"]["status"] == "cached", visits["bm25_index"]
+    assert visits["bm25_index"]["cache_key"] == summary["bm25_cache_key"]
+    assert visits["split"]["status"] == "done"  # only the seeded node came from the cache
+    assert json.loads(capsys.readouterr().out)["outputs"]["bm25"][0]["chunk"]["doc_id"] == "d2"
