@@ -9,6 +9,10 @@ that declares nothing is not shown. The kinds:
 - ``retrieves``: searches an index and returns a ranking cut at ``top_param``.
 - ``merges``: several rankings in, one out (fusion); ``ScoredChunk.sources`` keeps the ranks.
 - ``reorders``: one ranking in, the same chunks re-scored and cut at ``top_param`` (rerankers).
+
+A node that cuts a ranking (``retrieves``, ``merges``, ``reorders``) may name an ``uncut_port``:
+an output holding the whole ranking before the cut, so a loss can say where the evidence went
+("dropped, was #5, now #11 (top_n 8)"). That port is not one of the node's evidence outputs.
 - ``filters``: keeps a subset in order; ``dropped_port`` names where rejected chunks go (graders).
 - ``gate``: passes the evidence on or fires ``stop_port`` instead (guards).
 - ``prompt``: builds a ``Prompt`` whose evidence blocks are numbered; ``Prompt.dropped``
@@ -42,7 +46,9 @@ class EvidenceRole:
     """How one node type's output chunks relate to its input chunks.
 
     ``inputs`` / ``outputs`` name the ports that carry evidence (empty: all of them);
-    ``top_param`` is the param that cuts the output ranking (``top_k``, ``top_n``).
+    ``top_param`` is the param that cuts the output ranking (``top_k``, ``top_n``);
+    ``uncut_port`` the output with the whole ranking before that cut (optional); ``noun``
+    what the node is in plain words for narration ("keyword search"; default by kind).
     """
 
     kind: RoleKind
@@ -51,6 +57,8 @@ class EvidenceRole:
     outputs: tuple[str, ...] = ()
     dropped_port: str | None = None
     stop_port: str | None = None
+    uncut_port: str | None = None
+    noun: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in ROLE_KINDS:
@@ -61,7 +69,8 @@ class EvidenceRole:
         return list(self.inputs) or [p.name for p in node_type.inputs]
 
     def out_ports(self, node_type: type[NodeType]) -> list[str]:
-        return list(self.outputs) or [p.name for p in node_type.outputs]
+        return list(self.outputs) or [p.name for p in node_type.outputs
+                                      if p.name != self.uncut_port]
 
 
 def role_of(node_type: type[Any]) -> EvidenceRole | None:

@@ -99,7 +99,8 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
         value = next(iter(visit.outputs.values()), None)
         phrase = describe_output(visit, value) if value else "returned nothing"
         return f"{name}: the result of the run. It {phrase.replace('produced', 'holds', 1)}."
-    phrases = [describe_output(visit, s) for s in visit.outputs.values()]
+    uncut = _uncut_port(visit.type_id)  # the whole ranking repeats "results": not told twice
+    phrases = [describe_output(visit, s) for p, s in visit.outputs.items() if p != uncut]
     phrase = "; ".join(phrases) if phrases else "finished without output"
     if visit.details.get("route"):
         phrase += f"; it chose the “{visit.details['route']}” branch"
@@ -111,6 +112,15 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
     return f"{name} {when}{phrase}{timing}."
 
 
+
+
+def _uncut_port(type_id: str) -> str | None:
+    from modrag_studio.engine.lineage import role_of as evidence_role
+    from modrag_studio.engine.registry import default_registry
+
+    registry = default_registry()
+    role = evidence_role(registry.get(type_id)) if type_id in registry else None
+    return role.uncut_port if role is not None else None
 
 
 def story(trace: Trace, titles: dict[str, str] | None = None) -> list[tuple[NodeVisit, str]]:
