@@ -23,6 +23,7 @@ from modrag_studio.engine.topology import Topology
 
 Status = Literal["reached", "lost", "never_reached"]
 _INDEXED_MIN = 256  # values this long are indexed once and reused (evaluation loops)
+LOST_HERE = "This is where it was lost."  # ends the first-loss node's narration
 _RANKED_KINDS = ("retrieves", "merges", "reorders", "filters", "gate", "prompt")
 
 
@@ -573,7 +574,7 @@ def narrate_node(attribution: Attribution, node_id: str) -> str:
         return ""
     name = _named(node)
     name = name[0].upper() + name[1:]
-    first = " This is where it was lost." if node_id == attribution.first_loss else ""
+    first = f" {LOST_HERE}" if node_id == attribution.first_loss else ""
     if node.status == "never_reached":
         return f"The right passage never reached {_named(node)}."
     if node.status == "lost":

@@ -12,6 +12,7 @@ and shows both answers side by side. All the logic is in ``engine.attribution``,
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from modrag_studio.engine.attribution import Attribution, attribute, narrate
+from modrag_studio.engine.attribution import Attribution, attribute, narrate, narrate_node
 from modrag_studio.engine.counterfactual import Counterfactual, force_into_prompt
 from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.evidence import EvidenceSpecError, ExpectedEvidence
@@ -386,9 +387,21 @@ class EvidenceDebugger(QObject):
             self.show_funnel(path)
 
     # presentation --------------------------------------------------------------------------
-    def narration(self) -> str:
-        """The last check in plain words (for presentation mode)."""
-        return narrate(self.attribution) if self.attribution is not None else ""
+    def narration(self, node_id: str | None = None) -> str:
+        """The last check in plain words (for presentation mode); with ``node_id``, what that
+        node did with the evidence."""
+        if self.attribution is None:
+            return ""
+        return narrate(self.attribution) if node_id is None else \
+            narrate_node(self.attribution, node_id)
+
+    def attribution_for(self, run_id: str) -> Attribution | None:
+        """The check of the last run when it is run ``run_id`` and evidence is declared
+        (checked now when it was not yet)."""
+        result = self.features.controller.last_result
+        if result is None or result.trace.run_id != run_id or not self.dock.specs.text().strip():
+            return None
+        return self.attribution if self.attribution is not None else self.check()
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -424,7 +437,17 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
     return debugger
 
 
-def narration_for(window: QMainWindow) -> str:
-    """Presentation mode's sentence about the expected evidence ("" when none is declared)."""
+def narration_for(window: QMainWindow, node_id: str | None = None) -> str:
+    """Presentation mode's sentence about the expected evidence ("" when none is declared);
+    with ``node_id``, the sentence for that node's step."""
     debugger = getattr(window, "evidence_debugger", None)
-    return debugger.narration() if debugger is not None else ""
+    return debugger.narration(node_id) if debugger is not None else ""
+
+
+def evidence_narrator(window: QMainWindow, run_id: str) -> Callable[[str | None], str] | None:
+    """For presentation mode: node id -> its evidence sentence (None -> the overall one), when
+    the replayed run is the last run and expected evidence is declared; else None."""
+    debugger = getattr(window, "evidence_debugger", None)
+    if debugger is None or debugger.attribution_for(run_id) is None:
+        return None
+    return lambda node_id: narration_for(window, node_id)
