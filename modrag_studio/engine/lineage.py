@@ -141,3 +141,76 @@ def _chunks(value: Any) -> Iterator[tuple[Chunk, ScoredChunk | None]]:
     if value is None:
         return iter(())
     return iter_chunks(value)
+
+
+# citations <-> chunks ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Place:
+    """Where a chunk sits: a node's output port and its 1-based row there."""
+
+    node_id: str
+    port: str
+    row: int
+
+
+@dataclass(frozen=True)
+class CitedAt:
+    """A citation of a chunk in an answer: the node, its port, the citation's index and ref."""
+
+    node_id: str
+    port: str
+    index: int
+    ref: str
+
+
+def prompt_block_source(result: RunResult, doc: GraphDocument, chunk_id: str,
+                        registry: NodeRegistry | None = None) -> Place | None:
+    """The output that fed ``chunk_id`` into a prompt block: found through the declared
+    ``prompt`` nodes' evidence inputs (None when no prompt holds the chunk)."""
+    from modrag_studio.engine.datatypes import Prompt
+    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.engine.topology import Topology
+
+    registry = registry or default_registry()
+    outputs = last_outputs(result)
+    incoming = Topology.of(doc).incoming
+    for node in doc.nodes:
+        role = role_of(registry.get(node.type)) if node.type in registry else None
+        if role is None or role.kind != "prompt":
+            continue
+        prompts = [v for v in outputs.get(node.id, {}).values() if isinstance(v, Prompt)]
+        if not any(item.chunk_id == chunk_id for p in prompts for item in p.evidence):
+            continue
+        for edge in incoming.get(node.id, []):
+            if role.inputs and edge.target_port not in role.inputs:
+                continue
+            value = outputs.get(edge.source_node, {}).get(edge.source_port)
+            for row, (chunk, _) in enumerate(_chunks(value), start=1):
+                if chunk.chunk_id == chunk_id:
+                    return Place(edge.source_node, edge.source_port, row)
+    return None
+
+
+def citations_of(result: RunResult, doc: GraphDocument, chunk: Chunk,
+                 registry: NodeRegistry | None = None) -> list[CitedAt]:
+    """Every citation of ``chunk`` in the answers of the declared ``cites`` nodes (a citation
+    without a chunk id cites the chunk's document)."""
+    from modrag_studio.engine.datatypes import Answer
+    from modrag_studio.engine.registry import default_registry
+
+    registry = registry or default_registry()
+    outputs = last_outputs(result)
+    found: list[CitedAt] = []
+    for node in doc.nodes:
+        role = role_of(registry.get(node.type)) if node.type in registry else None
+        if role is None or role.kind != "cites":
+            continue
+        for port, value in outputs.get(node.id, {}).items():
+            if not isinstance(value, Answer):
+                continue
+            for index, cite in enumerate(value.citations):
+                if cite.chunk_id == chunk.chunk_id or (
+                        cite.chunk_id is None and cite.doc_id == chunk.doc_id):
+                    found.append(CitedAt(node.id, port, index, cite.ref))
+    return found

@@ -41,6 +41,7 @@ from modrag_studio.engine.counterfactual import Counterfactual, force_into_promp
 from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.evidence import EvidenceSpecError, ExpectedEvidence
 from modrag_studio.engine.lineage import Appearance, chunk_lineage
+from modrag_studio.ui.citation_nav import CitationNavigator, install_citation_navigation
 
 STATUS_COLORS = {"reached": QColor(60, 170, 90), "lost": QColor(220, 70, 60),
                  "never_reached": QColor(120, 120, 130), "lineage": QColor(70, 140, 240)}
@@ -141,6 +142,7 @@ class EvidenceDebugger(QObject):
         self.badges: dict[str, NodeBadge] = {}
         self.outline: QGraphicsRectItem | None = None
         self.lineage: list[Appearance] = []
+        self.citations: CitationNavigator | None = None
         self.busy = False
         self._thread: threading.Thread | None = None
         self._bridge = _Bridge(self)
@@ -296,7 +298,15 @@ class EvidenceDebugger(QObject):
         trace.triggered.connect(lambda: self.show_lineage(chunk.chunk_id))
         menu.addAction(mark)
         menu.addAction(trace)
+        if self.citations is not None:
+            cites = QAction("Show citations of this chunk", menu)
+            cites.triggered.connect(lambda: self.citations.show_citations(chunk))
+            menu.addAction(cites)
         return menu
+
+    def mark_node(self, node_id: str, text: str) -> None:
+        """A lineage badge on one node (citation navigation)."""
+        self._badge(node_id, _clip(text), STATUS_COLORS["lineage"])
 
     # force into the prompt -----------------------------------------------------------------
     def force(self) -> bool:
@@ -425,6 +435,7 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
         return None
     debugger = EvidenceDebugger(window)
     window.evidence_debugger = debugger
+    debugger.citations = install_citation_navigation(window, debugger)
     view_menu = getattr(window, "menus", {}).get("View")
     if view_menu is not None:
         view_menu.addAction(debugger.dock.toggleViewAction())

@@ -354,3 +354,16 @@ def test_undeclared_types_show_nothing_and_bad_kinds_are_refused() -> None:
     assert role_of(default_registry().get("graph.input")) is None
     with pytest.raises(ValueError, match="evidence role kind"):
         EvidenceRole("shuffles")  # type: ignore[arg-type]
+
+
+def test_citation_lineage_finds_the_prompt_source_and_the_citations() -> None:
+    from modrag_studio.engine.lineage import Place, citations_of, prompt_block_source
+
+    run = _run()
+    # prompt.evidence is wired from guard.evidence, where d7#0 is the first row
+    assert prompt_block_source(run, GRAPH_DOC, "d7#0") == Place("guard", "evidence", 1)
+    assert prompt_block_source(run, GRAPH_DOC, "d2#0") == Place("guard", "evidence", 3)
+    assert prompt_block_source(run, GRAPH_DOC, "d30#0") is None  # in no prompt
+    cited = citations_of(run, GRAPH_DOC, CHUNKS[6])  # [d7] cites the document: its chunks
+    assert [(c.node_id, c.port, c.index, c.ref) for c in cited] == [("parse", "answer", 0, "d7")]
+    assert citations_of(run, GRAPH_DOC, CHUNKS[0]) == []

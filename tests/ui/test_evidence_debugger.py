@@ -80,7 +80,8 @@ def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
     retrieved = win.run_features.controller.last_result.output_of("bm25", "results")[0]
     menu = debugger.row_menu(retrieved.chunk)
     assert [a.text() for a in menu.actions()] == ["Mark as expected evidence",
-                                                  "Show where this chunk appears"]
+                                                  "Show where this chunk appears",
+                                                  "Show citations of this chunk"]
     menu.actions()[0].trigger()
     assert debugger.dock.specs.text() == f"chunk:{retrieved.chunk_id}"
     assert debugger.attribution is not None
