@@ -7,20 +7,16 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 
-from modrag_nodes import register_builtin_nodes
-from modrag_nodes.llm.client import register_backend, unregister_backend
 from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.document import from_json_dict
 from modrag_studio.engine.lineage import Place
-from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.ui.citation_nav import pdf_page
 from modrag_studio.ui.inspector_views import ROW_OBJECT_ROLE, AnswerView, RecordTable
-from modrag_studio.ui.main_window import MainWindow
-from tests.generation.conftest import ScriptedBackend
+from tests.generation.test_counterfactual import _graph
 from tests.ingest.helpers import write_pdf
+from tests.ui.evidence_helpers import evidence_window, run_and_wait
 
 pytestmark = pytest.mark.ui
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / \
@@ -36,54 +32,18 @@ def _reply(messages: list[ChatMessage]) -> str:
         else "The documents do not say."
 
 
-def _graph() -> dict:
-    def n(node_id: str, type_id: str, **params) -> dict:
-        return {"id": node_id, "type": type_id, "params": params}
-
-    return {"schema_version": 1, "metadata": {"name": "citations"},
-            "nodes": [n("q", "graph.input", name="question"),
-                      n("corpus", "graph.input", name="corpus"),
-                      n("load", "load.files"), n("split", "split.recursive", chunk_size=200),
-                      n("index", "bm25.index"), n("bm25", "retrieve.bm25", top_k=2),
-                      n("llm", "llm.model", backend="test-fake"),
-                      n("prompt", "prompt.build"), n("gen", "llm.generate"),
-                      n("parse", "parse.answer"), n("out", "graph.output", name="answer")],
-            "edges": [{"from": a, "to": b} for a, b in [
-                ("corpus.value", "load.path"), ("load.documents", "split.documents"),
-                ("split.chunks", "index.chunks"), ("index.index", "bm25.index"),
-                ("q.value", "bm25.query"), ("q.value", "prompt.query"),
-                ("bm25.results", "prompt.evidence"), ("prompt.prompt", "gen.prompt"),
-                ("llm.llm", "gen.llm"), ("gen.answer", "parse.answer"),
-                ("prompt.prompt", "parse.prompt"), ("parse.answer", "out.value")]]}
-
-
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
-    backend = ScriptedBackend()
-    backend.respond_with(_reply)
-    register_backend("test-fake", lambda: backend)
-    monkeypatch.setenv("MODRAG_CACHE_DIR", str(tmp_path / "cache"))
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     write_pdf(corpus / "manual.pdf", PAGES)
     (corpus / "canteen.md").write_text("The canteen serves lunch from noon; the pump room "
                                        "is closed on Sunday.")
-    registry = NodeRegistry()
-    register_builtin_nodes(registry)
-    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(registry, settings=settings, offer_restore=False)
-    win.editor.reset(from_json_dict(_graph()))
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    features = win.run_features
-    assert features.controller.run(features.document(), {
-        "question": "how often is the pump serviced", "corpus": str(corpus)})
-    qtbot.waitUntil(lambda: not features.controller.busy
-                    and features.controller.last_result is not None, timeout=20_000)
-    yield win, corpus / "manual.pdf"
-    features.controller.shutdown()
-    unregister_backend("test-fake")
+    with evidence_window(qtbot, tmp_path, monkeypatch, _graph(top_k=2), _reply,
+                         size=(1500, 950)) as win:
+        run_and_wait(qtbot, win, {"question": "how often is the pump serviced",
+                                  "corpus": str(corpus)})
+        yield win, corpus / "manual.pdf"
 
 
 def _answer_view(inspector) -> AnswerView:

@@ -6,20 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from modrag_nodes import register_builtin_nodes
-from modrag_nodes.llm.client import register_backend, unregister_backend
 from modrag_nodes.retrieval.rerank import EmbeddingRerank
 from modrag_studio.engine.attribution import LOST_HERE
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.evidence_debugger import evidence_narrator, narration_for
-from modrag_studio.ui.main_window import MainWindow
 from modrag_studio.ui.presentation import PresentationWindow
-from tests.generation.conftest import ScriptedBackend
-from tests.generation.test_counterfactual import DOCS, _reply
+from tests.generation.test_counterfactual import DOCS, _graph, _reply
+from tests.ui.evidence_helpers import evidence_window, run_and_wait
 
 pytestmark = pytest.mark.ui
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / \
@@ -36,59 +30,17 @@ class LongestFirstRerank(EmbeddingRerank):
         return (lambda query, texts: [float(len(t)) for t in texts]), "similarity"
 
 
-def rerank_graph() -> dict:
-    def n(node_id: str, type_id: str, **params) -> dict:
-        return {"id": node_id, "type": type_id, "params": params}
-
-    return {"schema_version": 1, "metadata": {"name": "rerank_loss"},
-            "nodes": [n("corpus", "graph.input", name="corpus"),
-                      n("load", "load.files"),
-                      n("split", "split.recursive", chunk_size=200),
-                      n("index", "bm25.index"),
-                      n("q", "graph.input", name="question"),
-                      n("bm25", "retrieve.bm25", top_k=3),
-                      n("rerank", "rerank.test_longest", top_n=2),
-                      n("llm", "llm.model", backend="test-fake"),
-                      n("prompt", "prompt.build"), n("gen", "llm.generate"),
-                      n("parse", "parse.answer"),
-                      n("out", "graph.output", name="answer")],
-            "edges": [{"from": a, "to": b} for a, b in [
-                ("corpus.value", "load.path"), ("load.documents", "split.documents"),
-                ("split.chunks", "index.chunks"), ("index.index", "bm25.index"),
-                ("q.value", "bm25.query"), ("q.value", "rerank.query"),
-                ("bm25.results", "rerank.candidates"), ("q.value", "prompt.query"),
-                ("rerank.results", "prompt.evidence"), ("prompt.prompt", "gen.prompt"),
-                ("llm.llm", "gen.llm"), ("gen.answer", "parse.answer"),
-                ("prompt.prompt", "parse.prompt"), ("parse.answer", "out.value")]]}
-
-
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
-    backend = ScriptedBackend()
-    backend.respond_with(_reply)
-    register_backend("test-fake", lambda: backend)
-    monkeypatch.setenv("MODRAG_CACHE_DIR", str(tmp_path / "cache"))
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name, text in DOCS.items():
         (corpus / name).write_text(text)
-    registry = NodeRegistry()
-    register_builtin_nodes(registry)
-    registry.register(LongestFirstRerank)
-    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(registry, settings=settings, offer_restore=False)
-    win.editor.reset(from_json_dict(rerank_graph()))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    features = win.run_features
-    assert features.controller.run(features.document(), {"question": "press pump checked",
-                                                         "corpus": str(corpus)})
-    qtbot.waitUntil(lambda: not features.controller.busy
-                    and features.controller.last_result is not None, timeout=20_000)
-    yield win
-    features.controller.shutdown()
-    unregister_backend("test-fake")
+    graph = _graph(top_k=3, reranker=LongestFirstRerank.type_id, top_n=2)
+    with evidence_window(qtbot, tmp_path, monkeypatch, graph, _reply,
+                         node_types=(LongestFirstRerank,)) as win:
+        run_and_wait(qtbot, win, {"question": "press pump checked", "corpus": str(corpus)})
+        yield win
 
 
 def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, window) -> None:
@@ -135,7 +87,7 @@ def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, wind
         shown.grab().save(str(SCREENSHOT))
     shown.close()
     # a recorded trace of another run gets no evidence sentences
-    other = Trace(run_id="elsewhere", graph_name="rerank_loss",
+    other = Trace(run_id="elsewhere", graph_name="force_test",
                   visits=features.controller.last_result.trace.visits)
     assert evidence_narrator(win, "elsewhere") is None
     replay = PresentationWindow(other, win.canvas)
