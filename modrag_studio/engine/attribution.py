@@ -17,7 +17,13 @@ from modrag_studio.engine.datatypes import Answer, Chunk, Prompt, ScoredChunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.evidence import ExpectedEvidence, iter_chunks
 from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.lineage import EvidenceRole, last_inputs, last_outputs, role_of
+from modrag_studio.engine.lineage import (
+    EvidenceRole,
+    UncutRanking,
+    last_inputs,
+    last_outputs,
+    role_of,
+)
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.topology import Topology
 
@@ -187,7 +193,8 @@ class _Context:
         """(position, length) of the first relevant chunk in the whole ranking before the cut,
         from the declared ``uncut_port`` (None: not declared, not emitted or not in it)."""
         port = self.role.uncut_port
-        value = self.outputs.get(port) if port else None
+        uncut = self.outputs.get(port) if port else None
+        value = uncut.items if isinstance(uncut, UncutRanking) else uncut
         hits = self.finder.find(self.expected, value) if value is not None else []
         return (hits[0].position, len(self.finder.entries(value))) if hits else None
 

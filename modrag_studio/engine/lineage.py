@@ -11,8 +11,10 @@ that declares nothing is not shown. The kinds:
 - ``reorders``: one ranking in, the same chunks re-scored and cut at ``top_param`` (rerankers).
 
 A node that cuts a ranking (``retrieves``, ``merges``, ``reorders``) may name an ``uncut_port``:
-an output holding the whole ranking before the cut, so a loss can say where the evidence went
-("dropped, was #5, now #11 (top_n 8)"). That port is not one of the node's evidence outputs.
+an output holding the whole ranking before the cut as an ``UncutRanking``, so a loss can say
+where the evidence went ("dropped, was #5, now #11 (top_n 8)"). That port is not one of the
+node's evidence outputs, and being no ``list[ScoredChunk]`` it is not scored, compared or
+shown as one of the node's rankings either.
 - ``filters``: keeps a subset in order; ``dropped_port`` names where rejected chunks go (graders).
 - ``gate``: passes the evidence on or fires ``stop_port`` instead (guards).
 - ``prompt``: builds a ``Prompt`` whose evidence blocks are numbered; ``Prompt.dropped``
@@ -27,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.datatypes import Chunk, Contract, ScoredChunk
 from modrag_studio.engine.evidence import iter_chunks
 
 if TYPE_CHECKING:
@@ -71,6 +73,16 @@ class EvidenceRole:
     def out_ports(self, node_type: type[NodeType]) -> list[str]:
         return list(self.outputs) or [p.name for p in node_type.outputs
                                       if p.name != self.uncut_port]
+
+
+class UncutRanking(Contract):
+    """A node's whole ranking before its cut; ``items[:cut]`` is what it passed on."""
+
+    items: list[ScoredChunk]
+    cut: int = 0
+
+    def preview(self) -> str:
+        return f"{len(self.items)} ranked before the cut at {self.cut}"
 
 
 def role_of(node_type: type[Any]) -> EvidenceRole | None:

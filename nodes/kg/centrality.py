@@ -16,7 +16,7 @@ from modrag_nodes.kg.linking import store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk
-from modrag_studio.engine.lineage import EvidenceRole
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -109,7 +109,7 @@ class CentralityRerank(NodeType):
         InputPort("graph", KnowledgeGraph, description="The knowledge graph"),
     )
     outputs = (OutputPort("chunks", list[ScoredChunk], "Reranked chunks"),
-               OutputPort("uncut", list[ScoredChunk], "Every chunk in the new order, before "
+               OutputPort("uncut", UncutRanking, "Every chunk in the new order, before "
                           "the top_k cut"))
 
     def run(self, ctx: NodeContext, params: CentralityParams, chunks: list[ScoredChunk],
@@ -124,4 +124,4 @@ class CentralityRerank(NodeType):
         kept = ranked if params.top_k is None else ranked[: params.top_k]
         ctx.note(method=params.method, weight=params.weight, attached=attached,
                  total=len(chunks))
-        return {"chunks": kept, "uncut": ranked}
+        return {"chunks": kept, "uncut": UncutRanking(items=ranked, cut=len(kept))}

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -146,7 +146,8 @@ def _cut(fused: list[ScoredChunk], top_k: int, label: str) -> dict[str, Any]:
     """The fused ranking numbered under ``label``: ``results`` cut at ``top_k`` (0: all) and
     ``uncut``, the whole ranking (the same items)."""
     ranked = with_ranks(fused, label)
-    return {"results": ranked[:top_k] if top_k else ranked, "uncut": ranked}
+    return {"results": ranked[:top_k] if top_k else ranked,
+            "uncut": UncutRanking(items=ranked, cut=top_k or len(ranked))}
 
 
 class _FusionParams(BaseModel):
@@ -174,7 +175,7 @@ class RRFNode(NodeType):
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)
     outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),
-               OutputPort("uncut", list[ScoredChunk], "The whole fused ranking, before the "
+               OutputPort("uncut", UncutRanking, "The whole fused ranking, before the "
                           "top_k cut"))
 
     def run(self, ctx: NodeContext, params: RRFParams,
@@ -201,7 +202,7 @@ class ConvexNode(NodeType):
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)
     outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),
-               OutputPort("uncut", list[ScoredChunk], "The whole fused ranking, before the "
+               OutputPort("uncut", UncutRanking, "The whole fused ranking, before the "
                           "top_k cut"))
 
     def run(self, ctx: NodeContext, params: ConvexParams,

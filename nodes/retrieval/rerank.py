@@ -30,7 +30,7 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_studio.engine.datatypes import Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.lineage import EvidenceRole
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -172,7 +172,7 @@ class _Reranker(NodeType):
               InputPort("candidates", list[ScoredChunk], description="Chunks to rerank"))
     outputs = (OutputPort("results", list[ScoredChunk], "Reranked chunks, best first"),
                OutputPort("reranked", bool, "False when the input order was passed through"),
-               OutputPort("uncut", list[ScoredChunk], "Every candidate in the new order, "
+               OutputPort("uncut", UncutRanking, "Every candidate in the new order, "
                           "before the top_n cut"))
 
     def __init__(self) -> None:
@@ -206,7 +206,8 @@ class _Reranker(NodeType):
                 raise
             return self._pass_through(ctx, params, candidates, label, source, exc)
         ctx.note(reranked=True, score_kind=kind)
-        return {"results": ranked[: params.top_n], "reranked": True, "uncut": ranked}
+        return {"results": ranked[: params.top_n], "reranked": True,
+                "uncut": UncutRanking(items=ranked, cut=params.top_n)}
 
     def _pass_through(self, ctx: NodeContext, params: Any, candidates: list[ScoredChunk],
                       label: str, source: str, exc: BaseException) -> dict[str, Any]:
@@ -216,7 +217,8 @@ class _Reranker(NodeType):
         ctx.note(reranked=False, reason=reason)
         remember_input(candidates, source)
         ranked = with_ranks(candidates, label, record=False)
-        return {"results": ranked[: params.top_n], "reranked": False, "uncut": ranked}
+        return {"results": ranked[: params.top_n], "reranked": False,
+                "uncut": UncutRanking(items=ranked, cut=params.top_n)}
 
 
 def _batched(score_batch: Callable[[list[tuple[str, str]]], Any], ctx: NodeContext,

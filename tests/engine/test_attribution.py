@@ -20,7 +20,7 @@ from modrag_studio.engine.datatypes import (
 from modrag_studio.engine.document import from_json_dict
 from modrag_studio.engine.evidence import ExpectedEvidence
 from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.lineage import EvidenceRole, chunk_lineage, role_of
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking, chunk_lineage, role_of
 from modrag_studio.engine.registry import default_registry
 from modrag_studio.engine.trace import Trace
 
@@ -177,7 +177,8 @@ def test_rerank_loss_says_where_the_whole_ranking_put_it() -> None:
     order = [1, 11, 2, 12, 3, 13, 4, 14, 5, 15, 7, 16]  # d7 is #11 after re-scoring
     uncut = _ranking(order, "rerank")
     result = attribute(_lost_after("rerank", uncut[:8], rerank=(
-        {"candidates": fused}, {"results": uncut[:8], "reranked": True, "uncut": uncut})),
+        {"candidates": fused}, {"results": uncut[:8], "reranked": True,
+                                "uncut": UncutRanking(items=uncut, cut=8)})),
         _with_params(rerank={"top_n": 8}), DOC7)
     rerank = result.node("rerank")
     assert rerank.text == "dropped, was #5, now #11 (top_n 8)"
@@ -190,7 +191,8 @@ def test_rerank_loss_says_where_the_whole_ranking_put_it() -> None:
     # the uncut port is not an evidence output: the node still lost it, lineage skips it
     assert rerank.status == "lost"
     assert all(a.port != "uncut" for a in chunk_lineage(_run(rerank=(
-        {"candidates": fused}, {"results": uncut[:8], "uncut": uncut})), GRAPH_DOC, "d7#0"))
+        {"candidates": fused}, {"results": uncut[:8], "uncut": UncutRanking(items=uncut)})),
+        GRAPH_DOC, "d7#0"))
 
 
 def test_fusion_cut_says_the_position_before_the_cut() -> None:
@@ -201,7 +203,8 @@ def test_fusion_cut_says_the_position_before_the_cut() -> None:
     whole = [ScoredChunk(chunk=c, score=1.0 / (i + 1), rank=i + 1, retriever="fusion")
              for i, c in enumerate(filler[:26] + [CHUNKS[6]] + filler[26:])]
     result = attribute(_lost_after("fusion", whole[:20], fusion=(
-        {"rankings": [bm25, vector]}, {"results": whole[:20], "uncut": whole}),
+        {"rankings": [bm25, vector]}, {"results": whole[:20],
+                                       "uncut": UncutRanking(items=whole, cut=20)}),
         rerank=({"candidates": whole[:20]}, {"results": whole[:3]})),
         _with_params(fusion={"top_k": 20}), DOC7)
     fusion = result.node("fusion")
@@ -345,6 +348,8 @@ def test_node_types_declare_their_evidence_role(type_id: str, kind: str) -> None
     assert named - {None} <= ports  # a declaration names only ports the type has
     if role.uncut_port is not None:  # the whole ranking is never an evidence output
         assert role.uncut_port not in role.out_ports(node_type)
+        port = next(p for p in node_type.outputs if p.name == role.uncut_port)
+        assert port.type is UncutRanking  # no list[ScoredChunk]: not scored as a ranking
         assert role.kind in ("retrieves", "merges", "reorders")
     if role.top_param is not None:
         assert role.top_param in node_type.Params.model_fields

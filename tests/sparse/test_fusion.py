@@ -79,9 +79,11 @@ def test_uncut_holds_the_whole_fused_ranking(fuse, three_lists):
     whole = fuse.run(make_ctx("f"), fuse.Params(), rankings=three_lists)
     cut = fuse.run(make_ctx("f"), fuse.Params(top_k=2), rankings=three_lists)
     assert [r.chunk_id for r in cut["results"]] == [r.chunk_id for r in whole["results"][:2]]
-    assert [r.chunk_id for r in cut["uncut"]] == [r.chunk_id for r in whole["results"]]
-    assert [r.rank for r in cut["uncut"]] == list(range(1, len(whole["results"]) + 1))
-    assert cut["uncut"][:2] == cut["results"]  # the same items, not copies
+    uncut = cut["uncut"].items
+    assert [r.chunk_id for r in uncut] == [r.chunk_id for r in whole["results"]]
+    assert [r.rank for r in uncut] == list(range(1, len(whole["results"]) + 1))
+    assert all(a is b for a, b in zip(uncut, cut["results"], strict=False))  # not copies
+    assert cut["uncut"].cut == 2 and whole["uncut"].cut == len(whole["results"])
 
 
 def test_convex_inverts_distances_before_mixing():

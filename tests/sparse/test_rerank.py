@@ -114,13 +114,14 @@ def test_uncut_holds_every_candidate_in_the_new_order():
     out = _LengthRerank().run(make_ctx("rerank"), EmbeddingRerank.Params(top_n=2),
                               query=Query(text="q"), candidates=candidates())
     by_length = sorted(TEXTS, key=len, reverse=True)
-    assert [r.chunk.text for r in out["uncut"]] == by_length
-    assert out["results"] == out["uncut"][:2]
-    assert [r.rank for r in out["uncut"]] == [1, 2, 3, 4, 5]
-    assert out["uncut"][4].sources["bm25"].rank == TEXTS.index(by_length[4]) + 1
+    uncut = out["uncut"].items
+    assert [r.chunk.text for r in uncut] == by_length and out["uncut"].cut == 2
+    assert out["results"] == uncut[:2]
+    assert [r.rank for r in uncut] == [1, 2, 3, 4, 5]
+    assert uncut[4].sources["bm25"].rank == TEXTS.index(by_length[4]) + 1
     passed = CrossEncoderRerank().run(make_ctx(), CrossEncoderRerank.Params(model=MISSING,
                                       top_n=2), query=Query(text="q"), candidates=candidates())
-    assert [r.chunk_id for r in passed["uncut"]] == ["c0", "c1", "c2", "c3", "c4"]
+    assert [r.chunk_id for r in passed["uncut"].items] == ["c0", "c1", "c2", "c3", "c4"]
 
 
 def test_missing_folder_is_named():
