@@ -11,6 +11,7 @@ from modrag_nodes.retrieval.rerank import EmbeddingRerank
 from modrag_studio.engine.attribution import LOST_HERE
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.evidence_debugger import evidence_narrator, narration_for
+from modrag_studio.ui.inspector_views import RecordTable
 from modrag_studio.ui.presentation import PresentationWindow
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
@@ -86,6 +87,12 @@ def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, wind
     if os.environ.get("MODRAG_SCREENSHOTS", "1") == "1":
         shown.grab().save(str(SCREENSHOT))
     shown.close()
+    # the inspector shows the reranker's whole ranking before the cut as a score table
+    inspector = features.inspector
+    inspector.show_node("rerank")
+    tabs = inspector.outputs_tabs
+    uncut = tabs.widget([tabs.tabText(i) for i in range(tabs.count())].index("uncut"))
+    assert isinstance(uncut, RecordTable) and uncut.model.rowCount() == 3
     # a recorded trace of another run gets no evidence sentences
     other = Trace(run_id="elsewhere", graph_name="force_test",
                   visits=features.controller.last_result.trace.visits)
