@@ -36,7 +36,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from modrag_studio.engine.attribution import Attribution, attribute, narrate, narrate_node
+from modrag_studio.engine.attribution import Attribution, attribute
+from modrag_studio.engine.attribution_narration import narrate, narrate_node
 from modrag_studio.engine.counterfactual import Counterfactual, force_into_prompt
 from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.evidence import EvidenceSpecError, ExpectedEvidence

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from modrag_studio.engine.attribution import LOST_HERE
+from modrag_studio.engine.attribution_narration import LOST_HERE
 from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.narrate import story

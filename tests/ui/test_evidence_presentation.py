@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.retrieval.rerank import EmbeddingRerank
-from modrag_studio.engine.attribution import LOST_HERE
+from modrag_studio.engine.attribution_narration import LOST_HERE
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.evidence_debugger import evidence_narrator, narration_for
 from modrag_studio.ui.inspector_views import RecordTable
