@@ -13,11 +13,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from modrag_studio.engine.attribution_narration import NOUNS, narrate
 from modrag_studio.engine.datatypes import Answer, Chunk, Prompt, ScoredChunk
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.evidence import ExpectedEvidence, iter_chunks
 from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.lineage import EvidenceRole, last_inputs, last_outputs, role_of
+from modrag_studio.engine.lineage import (
+    EvidenceRole,
+    UncutRanking,
+    last_inputs,
+    last_outputs,
+    role_of,
+)
 from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.topology import Topology
 
@@ -84,15 +91,23 @@ class NodeEvidence:
     short: str = ""
     positions: list[int] = field(default_factory=list)
     count: int = 0
+    clause: str = ""          # the loss as the verdict says it ("#11 after rerank, top_n is 8")
+    was: int | None = None    # position in the input ranking
+    now: int | None = None    # position in the whole ranking before the cut (``uncut_port``)
+    limit: str = ""           # the cut's value ("8")
+    noun: str = ""            # what the node is in plain words ("the reranker")
 
     @property
     def status(self) -> Status:
         return "reached" if self.reached else "lost" if self.arrived else "never_reached"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node_id, "type": self.type_id, "kind": self.kind,
+        data = {"node": self.node_id, "type": self.type_id, "kind": self.kind,
                 "status": self.status, "text": self.text, "positions": self.positions,
                 "count": self.count}
+        if self.now is not None:
+            data["before_cut"] = self.now
+        return data
 
 
 @dataclass
@@ -164,9 +179,24 @@ class _Context:
 
     @property
     def cut(self) -> str:
+        name, value = self.cut_param
+        return f"{name}={value}" if name else ""
+
+    @property
+    def cut_param(self) -> tuple[str, str]:
+        """(param name, value) of the declared cut; ("", "") when there is none."""
         name = self.role.top_param
         value = self.params.get(name) if name else None
-        return f"{name}={value}" if name and value else ""
+        return (name, str(value)) if name and value else ("", "")
+
+    def before_cut(self) -> tuple[int, int] | None:
+        """(position, length) of the first relevant chunk in the whole ranking before the cut,
+        from the declared ``uncut_port`` (None: not declared, not emitted or not in it)."""
+        port = self.role.uncut_port
+        uncut = self.outputs.get(port) if port else None
+        value = uncut.items if isinstance(uncut, UncutRanking) else uncut
+        hits = self.finder.find(self.expected, value) if value is not None else []
+        return (hits[0].position, len(self.finder.entries(value))) if hits else None
 
 
 def attribute(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence, *,
@@ -210,6 +240,7 @@ def attribute(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence,
                        role.out_ports(node_type), explain)
         state = _KINDS[role.kind](ctx)
         state.node_id, state.type_id, state.kind = node_id, spec.type, role.kind
+        state.noun = role.noun or NOUNS[role.kind]
         states[node_id] = state
         if role.kind == "splits" and explain:
             resolutions.extend(_resolutions(ctx))
@@ -283,6 +314,18 @@ def _merges(ctx: _Context) -> NodeEvidence:
         ranks = ", ".join(f"{name} #{s.rank}" for name, s in sources.items()) or before
         return _state(arrived, True, f"{_at(found, count)} ({ranks})" if ranks
                       else _at(found, count), f"#{best.position}", found, count)
+    uncut = ctx.before_cut()
+    name, value = ctx.cut_param
+    if uncut is not None:
+        cut = f", cut by {ctx.cut}" if ctx.cut else ""
+        ranks = f" ({before})" if before else ""
+        state = _state(arrived, False, f"#{uncut[0]} of {uncut[1]}{cut}{ranks}", "cut",
+                       found, count)
+        state.now, state.limit = uncut[0], value
+        # the verdict names the input ranks itself ("bm25 #2, vector #9 before fusion, ...")
+        inputs = f"{before} before {ctx.node_id}, " if before else ""
+        state.clause = f"{inputs}#{uncut[0]} after" + (f", {name} is {value}" if name else "")
+        return state
     cut = f"cut by {ctx.cut}: " if ctx.cut else "dropped: "
     return _state(arrived, False, f"{cut}was {before}" if before else "not in any input",
                   "dropped", found, count)
@@ -309,20 +352,43 @@ def _reorders(ctx: _Context) -> NodeEvidence:
     found, count, before, arrived = ctx.flow()
     was = f", was #{before[0].position}" if before else ""
     if found:
-        return _state(arrived, True, f"{_at(found, count)}{was}", f"#{found[0].position}",
-                      found, count)
-    cut = f" ({ctx.cut.replace('=', ' ')})" if ctx.cut else ""
-    return _state(arrived, False, f"dropped{was}{cut}", "dropped", found, count)
+        state = _state(arrived, True, f"{_at(found, count)}{was}", f"#{found[0].position}",
+                       found, count)
+        state.was = before[0].position if before else None
+        return state
+    name, value = ctx.cut_param
+    cut = f" ({name} {value})" if name else ""
+    uncut = ctx.before_cut()
+    now = f", now #{uncut[0]}" if uncut is not None else ""
+    state = _state(arrived, False, f"dropped{was}{now}{cut}", "dropped", found, count)
+    state.was = before[0].position if before else None
+    state.limit = value
+    if uncut is not None:
+        state.now = uncut[0]
+        state.clause = f"#{uncut[0]} after {ctx.node_id}" + (f", {name} is {value}"
+                                                             if name else "")
+    return state
 
 
 def _filters(ctx: _Context) -> NodeEvidence:
     found, count, before, arrived = ctx.flow()
+    graded = sum(len(ctx.finder.entries(v)) for v in ctx.in_values())
+    of = f" of {graded}" if graded else ""
     if found:
-        return _state(arrived, True, f"kept, {_at(found, count)}", "kept", found, count)
+        return _state(arrived, True, f"kept, {_at(found, count)} ({count}{of} judged "
+                      "relevant)", "kept", found, count)
     port = ctx.role.dropped_port
     rejected = ctx.finder.find(ctx.expected, ctx.outputs.get(port)) if port else []
-    text = "judged not relevant" if rejected else "filtered out"
-    return _state(arrived, False, text, text, found, count)
+    short = "judged not relevant" if rejected else "filtered out"
+    was = f"was #{before[0].position}{of}; " if before else ""
+    kept = [c.chunk_id for c, _ in iter_chunks(ctx.out_values())]
+    which = (f"judged relevant: {', '.join(kept[:3])}" + (f" (+{len(kept) - 3} more)"
+                                                         if len(kept) > 3 else "")
+             if kept else "none judged relevant")
+    state = _state(arrived, False, f"{short} ({was}{which})", short, found, count)
+    state.was = before[0].position if before else None
+    state.clause = f"{short}, {which}"
+    return state
 
 
 def _gate(ctx: _Context) -> NodeEvidence:
@@ -429,45 +495,13 @@ def _verdict(attribution: Attribution) -> str:
             return f"The expected evidence reaches the answer: {last.text} ({last.node_id})."
         last = reached[-1]
         return f"The expected evidence reaches {last.node_id}: {last.text}."
+    if loss.kind == "merges" and loss.clause:
+        return f"Lost at {loss.node_id}: {loss.clause}."
     before = _last_reached_before(nodes, loss)
     trail = f"{before.short} after {before.node_id}, " if before is not None else ""
-    return f"Lost at {loss.node_id}: {trail}{loss.text}."
+    return f"Lost at {loss.node_id}: {trail}{loss.clause or loss.text}."
 
 
 def _last_reached_before(nodes: list[NodeEvidence], loss: NodeEvidence) -> NodeEvidence | None:
     ranked = [n for n in nodes[: nodes.index(loss)] if n.reached and n.kind in _RANKED_KINDS]
     return ranked[-1] if ranked else None
-
-
-_PLAIN = {
-    "source": "the loader never read the document that holds it",
-    "splits": "the splitter cut it out of every chunk",
-    "indexes": "it never reached the index",
-    "retrieves": "the search ({node}) did not find it among its top results{cut}",
-    "merges": "merging the searches ({node}) pushed it below the cut",
-    "reorders": "the reranker ({node}) moved it below the cut",
-    "filters": "the grader ({node}) judged it not relevant",
-    "gate": "the evidence check ({node}) stopped before answering",
-    "prompt": "the prompt ({node}) had no room left for it",
-    "passes": "{node} did not pass it on",
-    "cites": "the model, given it in the prompt, did not cite it",
-}
-
-
-def narrate(attribution: Attribution) -> str:
-    """The verdict in plain words for a stakeholder (presentation mode)."""
-    if not attribution.expected or not attribution.nodes:
-        return ""
-    loss = attribution.node(attribution.first_loss) if attribution.first_loss else None
-    found = [n for n in attribution.nodes if n.reached and n.kind in ("retrieves", "merges")]
-    where = (f"The right passage was found by {found[0].node_id} at position "
-             f"{found[0].positions[0]}" if found and found[0].positions else "")
-    if loss is None:
-        cited = [n for n in attribution.nodes if n.kind == "cites" and n.reached]
-        tail = " and the answer cites it." if cited else " and it reaches the end of the pipeline."
-        return (where or "The right passage was found") + tail
-    cut = f" (it keeps {loss.count})" if loss.kind == "retrieves" else ""
-    reason = _PLAIN[loss.kind].format(node=loss.node_id, cut=cut)
-    if where and loss.kind != "retrieves":
-        return f"{where}, but {reason}."
-    return f"{reason[0].upper()}{reason[1:]}."

@@ -12,6 +12,7 @@ and shows both answers side by side. All the logic is in ``engine.attribution``,
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -35,11 +36,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from modrag_studio.engine.attribution import Attribution, attribute, narrate
+from modrag_studio.engine.attribution import Attribution, attribute
+from modrag_studio.engine.attribution_narration import narrate, narrate_node
 from modrag_studio.engine.counterfactual import Counterfactual, force_into_prompt
 from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.evidence import EvidenceSpecError, ExpectedEvidence
 from modrag_studio.engine.lineage import Appearance, chunk_lineage
+from modrag_studio.ui.citation_nav import CitationNavigator, install_citation_navigation
 
 STATUS_COLORS = {"reached": QColor(60, 170, 90), "lost": QColor(220, 70, 60),
                  "never_reached": QColor(120, 120, 130), "lineage": QColor(70, 140, 240)}
@@ -140,6 +143,7 @@ class EvidenceDebugger(QObject):
         self.badges: dict[str, NodeBadge] = {}
         self.outline: QGraphicsRectItem | None = None
         self.lineage: list[Appearance] = []
+        self.citations: CitationNavigator | None = None
         self.busy = False
         self._thread: threading.Thread | None = None
         self._bridge = _Bridge(self)
@@ -295,7 +299,15 @@ class EvidenceDebugger(QObject):
         trace.triggered.connect(lambda: self.show_lineage(chunk.chunk_id))
         menu.addAction(mark)
         menu.addAction(trace)
+        if self.citations is not None:
+            cites = QAction("Show citations of this chunk", menu)
+            cites.triggered.connect(lambda: self.citations.show_citations(chunk))
+            menu.addAction(cites)
         return menu
+
+    def mark_node(self, node_id: str, text: str) -> None:
+        """A lineage badge on one node (citation navigation)."""
+        self._badge(node_id, _clip(text), STATUS_COLORS["lineage"])
 
     # force into the prompt -----------------------------------------------------------------
     def force(self) -> bool:
@@ -386,9 +398,21 @@ class EvidenceDebugger(QObject):
             self.show_funnel(path)
 
     # presentation --------------------------------------------------------------------------
-    def narration(self) -> str:
-        """The last check in plain words (for presentation mode)."""
-        return narrate(self.attribution) if self.attribution is not None else ""
+    def narration(self, node_id: str | None = None) -> str:
+        """The last check in plain words (for presentation mode); with ``node_id``, what that
+        node did with the evidence."""
+        if self.attribution is None:
+            return ""
+        return narrate(self.attribution) if node_id is None else \
+            narrate_node(self.attribution, node_id)
+
+    def attribution_for(self, run_id: str) -> Attribution | None:
+        """The check of the last run when it is run ``run_id`` and evidence is declared
+        (checked now when it was not yet)."""
+        result = self.features.controller.last_result
+        if result is None or result.trace.run_id != run_id or not self.dock.specs.text().strip():
+            return None
+        return self.attribution if self.attribution is not None else self.check()
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -412,6 +436,7 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
         return None
     debugger = EvidenceDebugger(window)
     window.evidence_debugger = debugger
+    debugger.citations = install_citation_navigation(window, debugger)
     view_menu = getattr(window, "menus", {}).get("View")
     if view_menu is not None:
         view_menu.addAction(debugger.dock.toggleViewAction())
@@ -424,7 +449,17 @@ def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
     return debugger
 
 
-def narration_for(window: QMainWindow) -> str:
-    """Presentation mode's sentence about the expected evidence ("" when none is declared)."""
+def narration_for(window: QMainWindow, node_id: str | None = None) -> str:
+    """Presentation mode's sentence about the expected evidence ("" when none is declared);
+    with ``node_id``, the sentence for that node's step."""
     debugger = getattr(window, "evidence_debugger", None)
-    return debugger.narration() if debugger is not None else ""
+    return debugger.narration(node_id) if debugger is not None else ""
+
+
+def evidence_narrator(window: QMainWindow, run_id: str) -> Callable[[str | None], str] | None:
+    """For presentation mode: node id -> its evidence sentence (None -> the overall one), when
+    the replayed run is the last run and expected evidence is declared; else None."""
+    debugger = getattr(window, "evidence_debugger", None)
+    if debugger is None or debugger.attribution_for(run_id) is None:
+        return None
+    return lambda node_id: narration_for(window, node_id)

@@ -66,6 +66,8 @@ class Inspector(QDockWidget):
     """Click a node to see everything about its last (or any) visit in the current run."""
 
     table_shown = Signal(object)  # a chunk or score RecordTable was just filled
+    citation_opened = Signal(object, object)  # Citation, the Chunk it points to
+    chunk_source_shown = Signal(object)  # the Chunk whose document the Source tab now shows
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Inspector", parent)
@@ -339,6 +341,7 @@ class Inspector(QDockWidget):
             self.tabs.setCurrentWidget(self.source_tab)
             return None
         self.show_chunk_source(chunk)
+        self.citation_opened.emit(citation, chunk)  # citation navigation follows it
         return chunk
 
     def show_chunk_source(self, chunk: Chunk) -> None:
@@ -372,6 +375,7 @@ class Inspector(QDockWidget):
         self.source_view.ensureCursorVisible()
         self.highlighted = (start, end)
         self.tabs.setCurrentWidget(self.source_tab)
+        self.chunk_source_shown.emit(chunk)
 
 
 def _mono() -> QPlainTextEdit:

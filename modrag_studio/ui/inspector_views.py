@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
 from modrag_studio.engine.formatting import short
+from modrag_studio.engine.lineage import UncutRanking
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -310,6 +311,8 @@ def table_kind(value: Any) -> str | None:
 
 def view_for(value: Any) -> QWidget:
     """The best widget for a port value: table, answer, text, or JSON."""
+    if isinstance(value, UncutRanking):  # a ranking before its cut reads as a score table
+        value = value.items
     kind = table_kind(value)
     if kind == "scores":
         return RecordTable(value, SCORE_COLUMNS, kind)

@@ -10,6 +10,7 @@ import re
 
 from modrag_studio.engine.formatting import duration, failure
 from modrag_studio.engine.graph_io import role_of
+from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.trace import NodeVisit, Trace, ValueSummary
 
 _CITES = re.compile(r"\[(\d+) citations?\]\s*$")
@@ -81,7 +82,7 @@ def describe_output(visit: NodeVisit, summary: ValueSummary) -> str:
     return f"produced a {summary.type}"
 
 
-def describe_visit(visit: NodeVisit, title: str = "") -> str:
+def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | None = None) -> str:
     """A sentence for one visit: what the node did, in plain words."""
     name = title or visit.node_id
     if visit.status == "skipped":
@@ -99,7 +100,8 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
         value = next(iter(visit.outputs.values()), None)
         phrase = describe_output(visit, value) if value else "returned nothing"
         return f"{name}: the result of the run. It {phrase.replace('produced', 'holds', 1)}."
-    phrases = [describe_output(visit, s) for s in visit.outputs.values()]
+    uncut = _uncut_port(visit.type_id, registry)  # repeats "results": not told twice
+    phrases = [describe_output(visit, s) for p, s in visit.outputs.items() if p != uncut]
     phrase = "; ".join(phrases) if phrases else "finished without output"
     if visit.details.get("route"):
         phrase += f"; it chose the “{visit.details['route']}” branch"
@@ -115,12 +117,22 @@ def describe_visit(visit: NodeVisit, title: str = "") -> str:
 
 
 
-def story(trace: Trace, titles: dict[str, str] | None = None) -> list[tuple[NodeVisit, str]]:
+def _uncut_port(type_id: str, registry: NodeRegistry | None) -> str | None:
+    from modrag_studio.engine.lineage import role_of as evidence_role
+    from modrag_studio.engine.registry import default_registry
+
+    registry = registry or default_registry()
+    role = evidence_role(registry.get(type_id)) if type_id in registry else None
+    return role.uncut_port if role is not None else None
+
+
+def story(trace: Trace, titles: dict[str, str] | None = None,
+          registry: NodeRegistry | None = None) -> list[tuple[NodeVisit, str]]:
     """The replay steps of a run: each visit that started, with its sentence."""
     titles = titles or {}
     steps = []
     for visit in trace.visits:
         if visit.status == "cancelled" and not visit.started_at:
             continue
-        steps.append((visit, describe_visit(visit, titles.get(visit.node_id, ""))))
+        steps.append((visit, describe_visit(visit, titles.get(visit.node_id, ""), registry)))
     return steps

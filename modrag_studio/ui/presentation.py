@@ -1,7 +1,14 @@
-"""Presentation mode: full screen, large type, a step-through replay of a recorded run."""
+"""Presentation mode: full screen, large type, a step-through replay of a recorded run.
+
+When the expected evidence is declared and the replay is of the last run, each step also says
+in plain words what that node did with the right passage, and the last step gives the overall
+verdict (``evidence_debugger.evidence_narrator``; the words come from ``engine.attribution``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import QEvent, QRectF, Qt, Signal
@@ -16,12 +23,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from modrag_studio.engine.attribution_narration import LOST_HERE
+from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.narrate import story
 
 STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
                 "cancelled": "stopped", "bypassed": "bypassed", "pinned": "pinned"}
 GLOW = QColor("#ffd166")
+EVIDENCE = "#8fd3a8"   # the evidence sentence
+LOST = "#ff8a7a"       # ... at the node that lost it
 NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down,
              Qt.Key.Key_Return, Qt.Key.Key_Enter)
 MIN_SCALE = 0.45  # a step never draws its node smaller than this
@@ -60,14 +71,19 @@ class PresentationWindow(QWidget):
     closed = Signal()
 
     def __init__(self, trace: Trace, canvas: Any = None, titles: dict[str, str] | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None,
+                 evidence: Callable[[str | None], str] | None = None,
+                 registry: NodeRegistry | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("presentationWindow")
         self.setWindowTitle(f"ModRAG Studio — {trace.graph_name}")
         self.trace = trace
         self.canvas = canvas
+        self.evidence = evidence  # node id -> its evidence sentence; None -> the overall one
+        self.evidence_text = ""
         is_dot = getattr(canvas, "is_reroute", lambda _node_id: False)
-        self.steps = [s for s in story(trace, titles) if not is_dot(s[0].node_id)]  # no dots
+        self.steps = [s for s in story(trace, titles, registry)
+                      if not is_dot(s[0].node_id)]  # no reroute dots
         self.index = -1
         self.highlight: QGraphicsRectItem | None = None
         self.setStyleSheet("QWidget#presentationWindow { background: #14161b; }"
@@ -110,6 +126,13 @@ class PresentationWindow(QWidget):
         self.sentence.setMinimumHeight(120)
         self.sentence.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.sentence, 0 if self.view else 1)
+        self.evidence_label = QLabel(self)
+        self.evidence_label.setObjectName("presentationEvidence")
+        self.evidence_label.setWordWrap(True)
+        self.evidence_label.setFont(_font(20))
+        self.evidence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.evidence_label.setVisible(False)
+        layout.addWidget(self.evidence_label)
         bar = QHBoxLayout()
         self.counter = QLabel(self)
         self.counter.setFont(_font(16))
@@ -141,6 +164,7 @@ class PresentationWindow(QWidget):
         self.heading.setText(f"Step {index + 1}: {visit.node_id}"
                              f"  ·  {STATUS_WORDS.get(visit.status, visit.status)}")
         self.sentence.setText(sentence)
+        self._show_evidence(visit.node_id, last=index == len(self.steps) - 1)
         self.counter.setText(f"{index + 1} / {len(self.steps)}   ·   {self.trace.graph_name}")
         self.prev_button.setEnabled(index > 0)
         self.next_button.setEnabled(index < len(self.steps) - 1)
@@ -155,6 +179,30 @@ class PresentationWindow(QWidget):
 
     def current_sentence(self) -> str:
         return self.sentence.text()
+
+    def current_evidence(self) -> str:
+        """The evidence sentences shown for this step, as plain text ("" when none)."""
+        return self.evidence_text
+
+    def _show_evidence(self, node_id: str, last: bool) -> None:
+        """The step's evidence sentence, and on the last step the overall verdict."""
+        if self.evidence is None:
+            return
+        step = self.evidence(node_id)
+        overall = self.evidence(None) if last else ""
+        lost = LOST_HERE in step
+        parts = [f"<span style='color:{LOST if lost else EVIDENCE}'>{escape(step)}</span>"
+                 if step else "",
+                 f"<b style='color:{EVIDENCE}'>In short: {escape(overall)}</b>" if overall
+                 else ""]
+        text = "<br>".join(p for p in parts if p)
+        self.evidence_text = "\n".join(t for t in (step, overall and f"In short: {overall}") if t)
+        self.evidence_label.setText(text)
+        self.evidence_label.setVisible(bool(text))
+        width = max(self.evidence_label.width(), self.width() - 60, 400)
+        self.evidence_label.setMinimumHeight(self.evidence_label.heightForWidth(width)
+                                             if text else 0)
+        self.layout().activate()
 
     def _focus(self, node_id: str) -> None:
         if self.view is None or self.canvas is None:

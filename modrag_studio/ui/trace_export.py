@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from modrag_studio.engine.trace import Trace
 from modrag_studio.ui.canvas_items import node_title
+from modrag_studio.ui.evidence_debugger import evidence_narrator
 from modrag_studio.ui.presentation import PresentationWindow
 from modrag_studio.ui.run_controller import RunController
 from modrag_studio.ui.run_protocols import StudioWindow
@@ -70,7 +71,10 @@ class Presenter:
         if trace is None:
             self.status("Run the graph first (or replay a recorded trace).", 5000)
             return None
-        self.presentation = PresentationWindow(trace, self.window.canvas, self.titles())
+        self.presentation = PresentationWindow(trace, self.window.canvas, self.titles(),
+                                               evidence=evidence_narrator(self.window,
+                                                                          trace.run_id),
+                                               registry=self.window.registry)
         if full_screen:
             self.presentation.showFullScreen()
         else:

@@ -16,7 +16,7 @@ from modrag_nodes.kg.linking import store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk
-from modrag_studio.engine.lineage import EvidenceRole
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -97,7 +97,8 @@ class CentralityParams(BaseModel):
 
 class CentralityRerank(NodeType):
     type_id = "kg.centrality_rerank"
-    evidence_role = EvidenceRole("reorders", top_param="top_k", inputs=("chunks",))
+    evidence_role = EvidenceRole("reorders", top_param="top_k", inputs=("chunks",),
+                                 outputs=("chunks",), uncut_port="uncut")
     title = "Centrality rerank"
     category = "Knowledge graph"
     description = ("Reorders chunks by blending their score with the PageRank or degree of "
@@ -107,19 +108,20 @@ class CentralityRerank(NodeType):
         InputPort("chunks", list[ScoredChunk], description="Ranked chunks"),
         InputPort("graph", KnowledgeGraph, description="The knowledge graph"),
     )
-    outputs = (OutputPort("chunks", list[ScoredChunk], "Reranked chunks"),)
+    outputs = (OutputPort("chunks", list[ScoredChunk], "Reranked chunks"),
+               OutputPort("uncut", UncutRanking, "Every chunk in the new order, before "
+                          "the top_k cut"))
 
     def run(self, ctx: NodeContext, params: CentralityParams, chunks: list[ScoredChunk],
             graph: KnowledgeGraph) -> dict[str, Any]:
         store = store_of(graph)
         ranked = rerank(chunks, store, weight=params.weight, method=params.method)
-        if params.top_k is not None:
-            ranked = ranked[: params.top_k]
         index = store.chunk_index()
         attached = sum(1 for c in chunks if c.chunk_id in index)
         if chunks and not attached:
             ctx.warn("no chunk is attached to a graph node: the order only follows the scores")
         with_ranks(ranked, retriever_id(ctx, params.label))
+        kept = ranked if params.top_k is None else ranked[: params.top_k]
         ctx.note(method=params.method, weight=params.weight, attached=attached,
                  total=len(chunks))
-        return {"chunks": ranked}
+        return {"chunks": kept, "uncut": UncutRanking(items=ranked, cut=len(kept))}

@@ -205,7 +205,8 @@ def search(store: KGStore, question: str, links: EntityLinks | None, params: Sea
 
 class GraphSearch(NodeType):
     type_id = "kg.search"
-    evidence_role = EvidenceRole("retrieves", top_param="top_k", outputs=("chunks",))
+    evidence_role = EvidenceRole("retrieves", top_param="top_k", outputs=("chunks",),
+                                 noun="graph search")
     title = "Graph search"
     category = "Knowledge graph"
     description = ("Walks the graph from the question's linked nodes (hop limit, neighbour "

@@ -276,7 +276,7 @@ class BM25RetrieveParams(BaseModel):
 
 class BM25Retrieve(NodeType):
     type_id = "retrieve.bm25"
-    evidence_role = EvidenceRole("retrieves", top_param="top_k")
+    evidence_role = EvidenceRole("retrieves", top_param="top_k", noun="keyword search")
     title = "BM25 retriever"
     category = "Retrieval"
     description = "Ranks the indexed chunks by BM25 score for a query (and its variants)."

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -142,6 +142,14 @@ def _check_inputs(ctx: NodeContext, rankings: list[list[ScoredChunk]],
     return rankings
 
 
+def _cut(fused: list[ScoredChunk], top_k: int, label: str) -> dict[str, Any]:
+    """The fused ranking numbered under ``label``: ``results`` cut at ``top_k`` (0: all) and
+    ``uncut``, the whole ranking (the same items)."""
+    ranked = with_ranks(fused, label)
+    return {"results": ranked[:top_k] if top_k else ranked,
+            "uncut": UncutRanking(items=ranked, cut=top_k or len(ranked))}
+
+
 class _FusionParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     weights: dict[str, float] = Field(
@@ -157,7 +165,7 @@ class RRFParams(_FusionParams):
 
 class RRFNode(NodeType):
     type_id = "fuse.rrf"
-    evidence_role = EvidenceRole("merges", top_param="top_k")
+    evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Reciprocal rank fusion"
     category = "Fusion & rerank"
     description = ("Merges rankings by sum of weight / (k + rank); de-duplicates chunks and "
@@ -166,15 +174,15 @@ class RRFNode(NodeType):
     Params = RRFParams
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)
-    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),)
+    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),
+               OutputPort("uncut", UncutRanking, "The whole fused ranking, before the "
+                          "top_k cut"))
 
     def run(self, ctx: NodeContext, params: RRFParams,
             rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
         rankings = _check_inputs(ctx, rankings, params.weights)
         fused = rrf(rankings, k=params.k, weights=params.weights)
-        if params.top_k:
-            fused = fused[: params.top_k]
-        return {"results": with_ranks(fused, retriever_id(ctx, params.label))}
+        return _cut(fused, params.top_k, retriever_id(ctx, params.label))
 
 
 class ConvexParams(_FusionParams):
@@ -184,7 +192,7 @@ class ConvexParams(_FusionParams):
 
 class ConvexNode(NodeType):
     type_id = "fuse.convex"
-    evidence_role = EvidenceRole("merges", top_param="top_k")
+    evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Convex score fusion"
     category = "Fusion & rerank"
     description = ("Merges rankings by a weighted sum of normalised scores; distances are "
@@ -193,7 +201,9 @@ class ConvexNode(NodeType):
     Params = ConvexParams
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)
-    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),)
+    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),
+               OutputPort("uncut", UncutRanking, "The whole fused ranking, before the "
+                          "top_k cut"))
 
     def run(self, ctx: NodeContext, params: ConvexParams,
             rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
@@ -203,6 +213,4 @@ class ConvexNode(NodeType):
                            weights=params.weights)
         except ValueError as exc:
             raise NodeConfigError(f"input 'rankings': {exc}") from exc
-        if params.top_k:
-            fused = fused[: params.top_k]
-        return {"results": with_ranks(fused, retriever_id(ctx, params.label))}
+        return _cut(fused, params.top_k, retriever_id(ctx, params.label))

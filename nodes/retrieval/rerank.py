@@ -3,7 +3,9 @@ extra) and an embedding-cosine reranker that works offline with the packaged emb
 
 All three take a query and candidate chunks, score every candidate and keep the ``top_n``
 best. Each result keeps its earlier ranks in ``sources`` (the input list is recorded under its
-retriever id) and adds the reranker's own. When scoring fails (model missing, package missing,
+retriever id) and adds the reranker's own. ``uncut`` holds every candidate in the new order
+(``results`` is its first ``top_n``), so the evidence debugger can say where a dropped chunk
+went ("dropped, was #5, now #11"). When scoring fails (model missing, package missing,
 out of memory) the node passes the input order through, sets its ``reranked`` output to
 false, says why in the trace and the run goes on; such a result is not cached, so the next run
 tries again. Set ``on_error="raise"`` to make the failure stop the run instead.
@@ -28,7 +30,7 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_studio.engine.datatypes import Query, ScoredChunk
 from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.lineage import EvidenceRole
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.ports import InputPort, OutputPort
 
@@ -125,6 +127,12 @@ def rerank(query: str, candidates: list[ScoredChunk], scorer: Scorer, *, top_n: 
     The input rank and score of each candidate are kept under ``sources[source]`` (default:
     the candidates' retriever id). Raises ``RerankFailed`` when the scorer fails.
     """
+    return rerank_all(query, candidates, scorer, kind=kind, label=label, source=source)[:top_n]
+
+
+def rerank_all(query: str, candidates: list[ScoredChunk], scorer: Scorer, *, kind: str,
+               label: str, source: str | None = None) -> list[ScoredChunk]:
+    """Every candidate re-scored and ranked, best first (``rerank`` without the cut)."""
     items = list(candidates)
     remember_input(items, source or list_id(items, 0))
     if not items:
@@ -143,7 +151,7 @@ def rerank(query: str, candidates: list[ScoredChunk], scorer: Scorer, *, top_n: 
                                         "higher_is_better": True})
                 for item, s in zip(items, scores, strict=True)]
     rescored.sort(key=lambda item: -item.score)
-    return with_ranks(rescored[:top_n], label)
+    return with_ranks(rescored, label)
 
 
 class _RerankParams(BaseModel):
@@ -163,7 +171,9 @@ class _Reranker(NodeType):
     inputs = (InputPort("query", Query, description="The question (text works too)"),
               InputPort("candidates", list[ScoredChunk], description="Chunks to rerank"))
     outputs = (OutputPort("results", list[ScoredChunk], "Reranked chunks, best first"),
-               OutputPort("reranked", bool, "False when the input order was passed through"))
+               OutputPort("reranked", bool, "False when the input order was passed through"),
+               OutputPort("uncut", UncutRanking, "Every candidate in the new order, "
+                          "before the top_n cut"))
 
     def __init__(self) -> None:
         self._local = threading.local()
@@ -187,8 +197,8 @@ class _Reranker(NodeType):
         ctx.note(candidates=len(candidates), top_n=params.top_n)
         try:
             scorer, kind = self.scorer(ctx, params)
-            results = rerank(query.text, candidates, scorer, top_n=params.top_n, kind=kind,
-                             label=label, source=source)
+            ranked = rerank_all(query.text, candidates, scorer, kind=kind, label=label,
+                                source=source)
         except RunCancelled:
             raise
         except (NodeConfigError, RerankFailed) as exc:
@@ -196,7 +206,8 @@ class _Reranker(NodeType):
                 raise
             return self._pass_through(ctx, params, candidates, label, source, exc)
         ctx.note(reranked=True, score_kind=kind)
-        return {"results": results, "reranked": True}
+        return {"results": ranked[: params.top_n], "reranked": True,
+                "uncut": UncutRanking(items=ranked, cut=params.top_n)}
 
     def _pass_through(self, ctx: NodeContext, params: Any, candidates: list[ScoredChunk],
                       label: str, source: str, exc: BaseException) -> dict[str, Any]:
@@ -205,8 +216,9 @@ class _Reranker(NodeType):
         ctx.warn(f"reranking failed, passing the input order through: {reason}")
         ctx.note(reranked=False, reason=reason)
         remember_input(candidates, source)
-        kept = candidates[: params.top_n]
-        return {"results": with_ranks(kept, label, record=False), "reranked": False}
+        ranked = with_ranks(candidates, label, record=False)
+        return {"results": ranked[: params.top_n], "reranked": False,
+                "uncut": UncutRanking(items=ranked, cut=params.top_n)}
 
 
 def _batched(score_batch: Callable[[list[tuple[str, str]]], Any], ctx: NodeContext,
@@ -260,7 +272,7 @@ class CrossEncoderParams(_RerankParams):
 
 class CrossEncoderRerank(_Reranker):
     type_id = "rerank.cross_encoder"
-    evidence_role = EvidenceRole("reorders", top_param="top_n")
+    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Cross-encoder reranker"
     description = ("Rescores candidates with a sentence-transformers CrossEncoder (e.g. "
                    "BAAI/bge-reranker-v2-m3); passes the input order through on failure.")
@@ -294,7 +306,7 @@ class FlagParams(_RerankParams):
 
 class FlagRerank(_Reranker):
     type_id = "rerank.flag"
-    evidence_role = EvidenceRole("reorders", top_param="top_n")
+    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "FlagEmbedding reranker"
     description = ("Rescores candidates with FlagEmbedding's FlagReranker (optional 'flag' "
                    "extra); passes the input order through on failure.")
@@ -324,7 +336,7 @@ class EmbeddingRerankParams(_RerankParams):
 
 class EmbeddingRerank(_Reranker):
     type_id = "rerank.embedding"
-    evidence_role = EvidenceRole("reorders", top_param="top_n")
+    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Embedding reranker"
     description = ("Rescores candidates by cosine similarity between query and chunk "
                    "embeddings (offline with the packaged embedder).")

@@ -20,7 +20,7 @@ from modrag_studio.engine.datatypes import (
 from modrag_studio.engine.document import from_json_dict
 from modrag_studio.engine.evidence import ExpectedEvidence
 from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.lineage import EvidenceRole, chunk_lineage, role_of
+from modrag_studio.engine.lineage import EvidenceRole, UncutRanking, chunk_lineage, role_of
 from modrag_studio.engine.registry import default_registry
 from modrag_studio.engine.trace import Trace
 
@@ -132,7 +132,7 @@ def test_every_node_on_the_path_says_where_the_evidence_is() -> None:
     assert "q" not in texts  # graph inputs declare nothing and show nothing
     assert result.first_loss is None
     assert result.verdict == "The expected evidence reaches the answer: cited [d7] (parse)."
-    assert "found by bm25 at position 2" in result.narration
+    assert "found by keyword search (bm25) at position 2" in result.narration
     assert "cites it" in result.narration
 
 
@@ -150,11 +150,70 @@ def test_rerank_cut_is_the_first_loss() -> None:
     ), GRAPH_DOC, DOC7)
     rerank = result.node("rerank")
     assert rerank is not None and rerank.status == "lost"
-    assert rerank.text == "dropped, was #5 (top_n 3)"
+    assert rerank.text == "dropped, was #5 (top_n 3)"  # no uncut ranking: no "now"
     assert result.node("guard").status == "never_reached"
     assert result.first_loss == "rerank"
     assert result.verdict == "Lost at rerank: #5 after fusion, dropped, was #5 (top_n 3)."
-    assert "reranker (rerank) moved it below the cut" in result.narration
+    assert "the reranker (rerank) moved it below the cut" in result.narration
+
+
+def _with_params(**params: dict[str, Any]) -> Any:
+    nodes = [{**n, "params": {**n["params"], **params.get(n["id"], {})}} for n in GRAPH["nodes"]]
+    return from_json_dict({**GRAPH, "nodes": nodes})
+
+
+def _lost_after(node_id: str, kept: list[ScoredChunk], **more: Any) -> RunResult:
+    """A run where ``kept`` leaves ``node_id`` and everything after it lacks d7."""
+    prompt = Prompt(messages=[ChatMessage(role="user", content="q")], evidence=kept)
+    answer = Answer(text="x", evidence=kept)
+    return _run(guard=({"evidence": kept}, {"evidence": kept}),
+                prompt=({"evidence": kept}, {"prompt": prompt}),
+                parse=({"prompt": prompt}, {"answer": answer}),
+                out=({"value": answer}, {"value": answer}), **more)
+
+
+def test_rerank_loss_says_where_the_whole_ranking_put_it() -> None:
+    fused = _run().node_outputs[("fusion", 0)]["results"]
+    order = [1, 11, 2, 12, 3, 13, 4, 14, 5, 15, 7, 16]  # d7 is #11 after re-scoring
+    uncut = _ranking(order, "rerank")
+    result = attribute(_lost_after("rerank", uncut[:8], rerank=(
+        {"candidates": fused}, {"results": uncut[:8], "reranked": True,
+                                "uncut": UncutRanking(items=uncut, cut=8)})),
+        _with_params(rerank={"top_n": 8}), DOC7)
+    rerank = result.node("rerank")
+    assert rerank.text == "dropped, was #5, now #11 (top_n 8)"
+    assert (rerank.was, rerank.now, rerank.limit) == (5, 11, "8")
+    assert rerank.to_dict()["before_cut"] == 11
+    assert result.verdict == "Lost at rerank: #5 after fusion, #11 after rerank, top_n is 8."
+    assert result.narration == ("The right passage was found by keyword search (bm25) at "
+                                "position 2, but the reranker (rerank) moved it from position "
+                                "5 to 11, below the cut of 8.")
+    # the uncut port is not an evidence output: the node still lost it, lineage skips it
+    assert rerank.status == "lost"
+    assert all(a.port != "uncut" for a in chunk_lineage(_run(rerank=(
+        {"candidates": fused}, {"results": uncut[:8], "uncut": UncutRanking(items=uncut)})),
+        GRAPH_DOC, "d7#0"))
+
+
+def test_fusion_cut_says_the_position_before_the_cut() -> None:
+    run = _run()
+    bm25 = run.node_outputs[("bm25", 0)]["results"]
+    vector = run.node_outputs[("vector", 0)]["results"]
+    filler = [Chunk(chunk_id=f"x{i}", doc_id=f"x{i}", text="filler") for i in range(199)]
+    whole = [ScoredChunk(chunk=c, score=1.0 / (i + 1), rank=i + 1, retriever="fusion")
+             for i, c in enumerate(filler[:26] + [CHUNKS[6]] + filler[26:])]
+    result = attribute(_lost_after("fusion", whole[:20], fusion=(
+        {"rankings": [bm25, vector]}, {"results": whole[:20],
+                                       "uncut": UncutRanking(items=whole, cut=20)}),
+        rerank=({"candidates": whole[:20]}, {"results": whole[:3]})),
+        _with_params(fusion={"top_k": 20}), DOC7)
+    fusion = result.node("fusion")
+    assert fusion.text == "#27 of 200, cut by top_k=20 (bm25 #2, vector #9)"
+    assert result.first_loss == "fusion"
+    assert result.verdict == ("Lost at fusion: bm25 #2, vector #9 before fusion, #27 after, "
+                              "top_k is 20.")
+    assert "merging the searches (fusion) put it at position 27, below the cut of 20" in \
+        result.narration
 
 
 def test_retrieval_loss_counts_only_when_no_other_path_keeps_it() -> None:
@@ -214,8 +273,20 @@ def test_grader_judged_not_relevant() -> None:
     reranked = _run().node_outputs[("rerank", 0)]["results"]
     result = attribute(_run(grade=({"chunks": reranked}, {
         "kept": reranked[1:], "dropped": reranked[:1]})), doc, DOC7, targets=["grade"])
-    assert result.node("grade").text == "judged not relevant"
+    grade = result.node("grade")
+    assert grade.text == "judged not relevant (was #1 of 3; judged relevant: d1#0, d2#0)"
+    assert grade.short == "judged not relevant"
     assert result.first_loss == "grade"
+    assert result.verdict == ("Lost at grade: #1 after rerank, judged not relevant, judged "
+                              "relevant: d1#0, d2#0.")
+    assert "the grader (grade) judged it not relevant" in result.narration
+    kept = attribute(_run(grade=({"chunks": reranked}, {
+        "kept": reranked[:2], "dropped": reranked[2:]})), doc, DOC7, targets=["grade"])
+    assert kept.node("grade").text == "kept, #1 of 2 (2 of 3 judged relevant)"
+    nothing = attribute(_run(grade=({"chunks": reranked}, {"dropped": reranked})), doc, DOC7,
+                        targets=["grade"])
+    assert nothing.node("grade").text == ("judged not relevant (was #1 of 3; none judged "
+                                          "relevant)")
 
 
 def test_not_cited_is_a_generation_loss() -> None:
@@ -272,8 +343,14 @@ def test_node_types_declare_their_evidence_role(type_id: str, kind: str) -> None
     role = role_of(node_type)
     assert role is not None and role.kind == kind
     ports = {p.name for p in node_type.inputs} | {p.name for p in node_type.outputs}
-    named = set(role.inputs) | set(role.outputs) | {role.dropped_port, role.stop_port}
+    named = set(role.inputs) | set(role.outputs) | {role.dropped_port, role.stop_port,
+                                                    role.uncut_port}
     assert named - {None} <= ports  # a declaration names only ports the type has
+    if role.uncut_port is not None:  # the whole ranking is never an evidence output
+        assert role.uncut_port not in role.out_ports(node_type)
+        port = next(p for p in node_type.outputs if p.name == role.uncut_port)
+        assert port.type is UncutRanking  # no list[ScoredChunk]: not scored as a ranking
+        assert role.kind in ("retrieves", "merges", "reorders")
     if role.top_param is not None:
         assert role.top_param in node_type.Params.model_fields
 
@@ -282,3 +359,16 @@ def test_undeclared_types_show_nothing_and_bad_kinds_are_refused() -> None:
     assert role_of(default_registry().get("graph.input")) is None
     with pytest.raises(ValueError, match="evidence role kind"):
         EvidenceRole("shuffles")  # type: ignore[arg-type]
+
+
+def test_citation_lineage_finds_the_prompt_source_and_the_citations() -> None:
+    from modrag_studio.engine.lineage import Place, citations_of, prompt_block_source
+
+    run = _run()
+    # prompt.evidence is wired from guard.evidence, where d7#0 is the first row
+    assert prompt_block_source(run, GRAPH_DOC, "d7#0") == Place("guard", "evidence", 1)
+    assert prompt_block_source(run, GRAPH_DOC, "d2#0") == Place("guard", "evidence", 3)
+    assert prompt_block_source(run, GRAPH_DOC, "d30#0") is None  # in no prompt
+    cited = citations_of(run, GRAPH_DOC, CHUNKS[6])  # [d7] cites the document: its chunks
+    assert [(c.node_id, c.port, c.index, c.ref) for c in cited] == [("parse", "answer", 0, "d7")]
+    assert citations_of(run, GRAPH_DOC, CHUNKS[0]) == []

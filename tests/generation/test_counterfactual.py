@@ -22,25 +22,32 @@ DOCS = {"pump.md": "The lubrication pump LP-07 is serviced every 500 operating h
         "canteen.md": "The canteen serves lunch from noon; the pump room is closed on Sunday."}
 
 
-def _graph() -> dict:
+def _graph(top_k: int = 1, reranker: str | None = None, top_n: int = 2) -> dict:
+    """BM25 (``top_k``) into a prompt, a scripted model and the parser; with ``reranker``, a
+    node of that type (``top_n``) between BM25 and the prompt."""
     def n(node_id: str, type_id: str, **params) -> dict:
         return {"id": node_id, "type": type_id, "params": params}
 
-    return {"schema_version": 1, "metadata": {"name": "force_test"},
-            "nodes": [n("q", "graph.input", name="question"),
-                      n("corpus", "graph.input", name="corpus"),
-                      n("load", "load.files"), n("split", "split.recursive", chunk_size=200),
-                      n("index", "bm25.index"), n("bm25", "retrieve.bm25", top_k=1),
-                      n("llm", "llm.model", backend="test-fake"),
-                      n("prompt", "prompt.build"), n("gen", "llm.generate"),
-                      n("parse", "parse.answer"), n("out", "graph.output", name="answer")],
-            "edges": [{"from": a, "to": b} for a, b in [
-                ("corpus.value", "load.path"), ("load.documents", "split.documents"),
-                ("split.chunks", "index.chunks"), ("index.index", "bm25.index"),
-                ("q.value", "bm25.query"), ("q.value", "prompt.query"),
-                ("bm25.results", "prompt.evidence"), ("prompt.prompt", "gen.prompt"),
-                ("llm.llm", "gen.llm"), ("gen.answer", "parse.answer"),
-                ("prompt.prompt", "parse.prompt"), ("parse.answer", "out.value")]]}
+    evidence = "bm25.results"
+    nodes = [n("q", "graph.input", name="question"), n("corpus", "graph.input", name="corpus"),
+             n("load", "load.files"), n("split", "split.recursive", chunk_size=200),
+             n("index", "bm25.index"), n("bm25", "retrieve.bm25", top_k=top_k),
+             n("llm", "llm.model", backend="test-fake"),
+             n("prompt", "prompt.build"), n("gen", "llm.generate"),
+             n("parse", "parse.answer"), n("out", "graph.output", name="answer")]
+    edges = [("corpus.value", "load.path"), ("load.documents", "split.documents"),
+             ("split.chunks", "index.chunks"), ("index.index", "bm25.index"),
+             ("q.value", "bm25.query"), ("q.value", "prompt.query"),
+             ("prompt.prompt", "gen.prompt"), ("llm.llm", "gen.llm"),
+             ("gen.answer", "parse.answer"), ("prompt.prompt", "parse.prompt"),
+             ("parse.answer", "out.value")]
+    if reranker is not None:
+        nodes.insert(6, n("rerank", reranker, top_n=top_n))
+        edges += [("q.value", "rerank.query"), ("bm25.results", "rerank.candidates")]
+        evidence = "rerank.results"
+    edges.append((evidence, "prompt.evidence"))
+    return {"schema_version": 1, "metadata": {"name": "force_test"}, "nodes": nodes,
+            "edges": [{"from": a, "to": b} for a, b in edges]}
 
 
 def _reply(messages: list[ChatMessage]) -> str:

@@ -59,6 +59,9 @@ def test_graph_pipeline_and_incremental_update(tmp_path: Path) -> None:
     assert evidence[0].chunk.doc_id == "knowledge-graph"
     assert all(e.retriever == "graph" for e in evidence[1:])
     assert {e.chunk_id for e in result.outputs["reranked"]} == {e.chunk_id for e in evidence[1:]}
+    uncut = result.output_of("rerank", "uncut")  # no top_k: the whole ranking was kept
+    assert [e.chunk_id for e in uncut.items] == [e.chunk_id for e in result.outputs["reranked"]]
+    assert uncut.cut == len(uncut.items)
     build = result.trace.visits_of("kg")[0]
     assert build.details["new_chunks"] >= 2 and build.details["nodes"] == 4
     assert (tmp_path / "kg" / "t.kg.json").is_file()

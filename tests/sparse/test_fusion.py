@@ -74,6 +74,18 @@ def test_top_k_and_earlier_provenance_is_kept(three_lists):
     assert set(again[0].sources) == {"kw", "f1", "x", "f2"}
 
 
+@pytest.mark.parametrize("fuse", [RRFNode(), ConvexNode()])
+def test_uncut_holds_the_whole_fused_ranking(fuse, three_lists):
+    whole = fuse.run(make_ctx("f"), fuse.Params(), rankings=three_lists)
+    cut = fuse.run(make_ctx("f"), fuse.Params(top_k=2), rankings=three_lists)
+    assert [r.chunk_id for r in cut["results"]] == [r.chunk_id for r in whole["results"][:2]]
+    uncut = cut["uncut"].items
+    assert [r.chunk_id for r in uncut] == [r.chunk_id for r in whole["results"]]
+    assert [r.rank for r in uncut] == list(range(1, len(whole["results"]) + 1))
+    assert all(a is b for a, b in zip(uncut, cut["results"], strict=False))  # not copies
+    assert cut["uncut"].cut == 2 and whole["uncut"].cut == len(whole["results"])
+
+
 def test_convex_inverts_distances_before_mixing():
     sims = ranking("dense", ["a", "b", "c"], [0.9, 0.5, 0.1])
     dists = ranking("l2", ["c", "a", "d"], [0.2, 0.4, 1.0], kind="distance",

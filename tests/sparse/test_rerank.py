@@ -103,6 +103,27 @@ def test_missing_model_passes_the_input_order_through():
                   query=Query(text="cats"), candidates=candidates())
 
 
+class _LengthRerank(EmbeddingRerank):
+    """Scores by text length (longest first): a reranker without a model."""
+
+    def scorer(self, ctx, params):
+        return (lambda query, texts: [float(len(t)) for t in texts]), "similarity"
+
+
+def test_uncut_holds_every_candidate_in_the_new_order():
+    out = _LengthRerank().run(make_ctx("rerank"), EmbeddingRerank.Params(top_n=2),
+                              query=Query(text="q"), candidates=candidates())
+    by_length = sorted(TEXTS, key=len, reverse=True)
+    uncut = out["uncut"].items
+    assert [r.chunk.text for r in uncut] == by_length and out["uncut"].cut == 2
+    assert out["results"] == uncut[:2]
+    assert [r.rank for r in uncut] == [1, 2, 3, 4, 5]
+    assert uncut[4].sources["bm25"].rank == TEXTS.index(by_length[4]) + 1
+    passed = CrossEncoderRerank().run(make_ctx(), CrossEncoderRerank.Params(model=MISSING,
+                                      top_n=2), query=Query(text="q"), candidates=candidates())
+    assert [r.chunk_id for r in passed["uncut"].items] == ["c0", "c1", "c2", "c3", "c4"]
+
+
 def test_missing_folder_is_named():
     out = CrossEncoderRerank().run(
         ctx := make_ctx(), CrossEncoderRerank.Params(model="/nonexistent/reranker"),

@@ -3,51 +3,25 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from modrag_nodes import register_builtin_nodes
-from modrag_nodes.llm.client import register_backend, unregister_backend
 from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.registry import NodeRegistry
 from modrag_studio.ui.evidence_debugger import narration_for, parse_specs
-from modrag_studio.ui.main_window import MainWindow
-from tests.generation.conftest import ScriptedBackend
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
+from tests.ui.evidence_helpers import evidence_window, run_and_wait
 
 pytestmark = pytest.mark.ui
 
 
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch):
-    backend = ScriptedBackend()
-    backend.respond_with(_reply)
-    register_backend("test-fake", lambda: backend)
-    monkeypatch.setenv("MODRAG_CACHE_DIR", str(tmp_path / "cache"))
     for name, text in DOCS.items():
         (tmp_path / name).write_text(text)
-    registry = NodeRegistry()
-    register_builtin_nodes(registry)
-    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(registry, settings=settings, offer_restore=False)
-    win.editor.reset(from_json_dict(_graph()))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    win.run_features.run_bar.set_value("question", "press pump checked") \
-        if hasattr(win.run_features.run_bar, "set_value") else None
-    yield win, tmp_path
-    win.run_features.controller.shutdown()
-    unregister_backend("test-fake")
+    with evidence_window(qtbot, tmp_path, monkeypatch, _graph(), _reply) as win:
+        yield win, tmp_path
 
 
 def _run(qtbot, win, tmp_path) -> None:
-    features = win.run_features
-    controller = features.controller
-    assert controller.run(features.document(), {"question": "press pump checked",
-                                                "corpus": str(tmp_path)})
-    qtbot.waitUntil(lambda: not controller.busy and controller.last_result is not None,
-                    timeout=20_000)
+    run_and_wait(qtbot, win, {"question": "press pump checked", "corpus": str(tmp_path)})
 
 
 def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
@@ -80,7 +54,8 @@ def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
     retrieved = win.run_features.controller.last_result.output_of("bm25", "results")[0]
     menu = debugger.row_menu(retrieved.chunk)
     assert [a.text() for a in menu.actions()] == ["Mark as expected evidence",
-                                                  "Show where this chunk appears"]
+                                                  "Show where this chunk appears",
+                                                  "Show citations of this chunk"]
     menu.actions()[0].trigger()
     assert debugger.dock.specs.text() == f"chunk:{retrieved.chunk_id}"
     assert debugger.attribution is not None
