@@ -101,7 +101,8 @@ def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | N
         phrase = describe_output(visit, value) if value else "returned nothing"
         return f"{name}: the result of the run. It {phrase.replace('produced', 'holds', 1)}."
     uncut = _uncut_port(visit.type_id, registry)  # repeats "results": not told twice
-    phrases = [describe_output(visit, s) for p, s in visit.outputs.items() if p != uncut]
+    phrases = [_flag(p, s) if s.type == "bool" else describe_output(visit, s)
+               for p, s in visit.outputs.items() if p != uncut]
     phrase = "; ".join(phrases) if phrases else "finished without output"
     if visit.details.get("route"):
         phrase += f"; it chose the “{visit.details['route']}” branch"
@@ -115,6 +116,10 @@ def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | N
     return f"{name} {when}{phrase}{timing}."
 
 
+def _flag(port: str, summary: ValueSummary) -> str:
+    """A yes/no output in words ("reranked: yes"), not "produced True"."""
+    first = summary.preview[0] if summary.preview else ""
+    return f"{port.replace('_', ' ')}: {'yes' if first.strip() == 'True' else 'no'}"
 
 
 def _uncut_port(type_id: str, registry: NodeRegistry | None) -> str | None:

@@ -87,3 +87,15 @@ def test_reads_the_evaluation_command_report(tmp_path):
     metrics, raw = load_report(path)
     assert metrics == {"bm25": {"ndcg@10": 0.61, "recall@100": 0.9}}
     assert raw["graph"]["name"] == "g"
+
+
+def test_a_yes_no_output_is_told_in_words_not_as_true() -> None:
+    from modrag_studio.engine.trace import NodeVisit, ValueSummary
+    from modrag_studio.ui.narrate import describe_visit
+
+    visit = NodeVisit(node_id="rerank", type_id="rerank.embedding", status="done",
+                      outputs={"reranked": ValueSummary(type="bool", preview=["True"]),
+                               "fell_back": ValueSummary(type="bool", preview=["False"])})
+    sentence = describe_visit(visit, "Reranker")
+    assert "reranked: yes" in sentence and "fell back: no" in sentence
+    assert "True" not in sentence
