@@ -117,6 +117,12 @@ class ChatModel(NodeType):
         listing = self.param_listing(params, name)
         return None if listing is None else listing.models
 
+    def env_reads(self, params: ChatModelParams) -> list[tuple[str, str]]:
+        """(param, environment variable) the node reads: the API key of an OpenAI server."""
+        if params.backend == "openai" and not params.api_key_file and params.api_key_env:
+            return [("api_key_env", params.api_key_env)]
+        return []
+
     def run(self, ctx: NodeContext, params: ChatModelParams) -> dict[str, Any]:
         known = backend_names()
         if params.backend not in known:
