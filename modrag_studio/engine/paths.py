@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
+
+#: Param names that say the value is a file or folder (``path``, ``template_file``, ``*_dir``).
+PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
+                        r"_(file|path|dir|folder)$")
 
 _run_work_dir: ContextVar[Path | None] = ContextVar("modrag_run_work_dir", default=None)
 
@@ -81,3 +87,35 @@ def absolute_if_exists(value: str) -> str:
     except OSError:
         return value
     return str(path.resolve()) if exists else value
+
+
+def existing_path_key(value: Any, base: Path | None = None) -> str | None:
+    """The one spelling of an existing file or folder named by ``value`` (``./corpus``,
+    ``corpus``, ``corpus/`` and the absolute path all give the resolved absolute path);
+    relative paths resolve against ``base`` (default ``graph_folder()``). None when
+    ``value`` is not text naming an existing path."""
+    if not isinstance(value, str) or not value.strip() or "\n" in value or len(value) > 4096:
+        return None
+    path = Path(value).expanduser()
+    try:
+        path = path if path.is_absolute() else (base or graph_folder()) / path
+        return str(path.resolve()) if path.exists() else None
+    except (OSError, RuntimeError):  # unreadable, too long, a symlink loop
+        return None
+
+
+def with_path_keys(values: Mapping[str, Any], names: Any,
+                   base: Path | None = None) -> dict[str, Any]:
+    """``values`` with each entry in ``names`` that names an existing path written as its
+    resolved absolute path (see ``existing_path_key``); other entries unchanged."""
+    out = dict(values)
+    for name, value in values.items():
+        if name in names and (key := existing_path_key(value, base)) is not None:
+            out[name] = key
+    return out
+
+
+def with_path_param_keys(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Node params with those named like paths (``PATH_PARAM``) that name an existing file
+    or folder written one way, for cache keys: a node reads the same files either way."""
+    return with_path_keys(params, {name for name in params if PATH_PARAM.search(name)})

@@ -24,11 +24,11 @@ from urllib.parse import urlsplit
 
 from modrag_studio.engine.document import GraphDocument, NodeSpec
 from modrag_studio.engine.graph_io import graph_interface
+from modrag_studio.engine.paths import PATH_PARAM as _PATH_PARAM
+from modrag_studio.engine.paths import with_path_keys
 from modrag_studio.engine.registry import NodeRegistry
 
 APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
-_PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
-                         r"_(file|path|dir|folder)$")
 _HOST_PARAM = re.compile(r"^(host|base_url|url|endpoint|server)$")
 _ENV_PARAM = re.compile(r"(^|_)(env|env_var|environment_variable)$")
 _LOCAL_BACKENDS = ("persistent", "embedded")
@@ -192,6 +192,15 @@ def normalise_path_inputs(doc: GraphDocument, inputs: dict[str, Any]) -> dict[st
     paths = path_like_inputs(doc)
     return {name: _tidy(value) if name in paths and isinstance(value, str) and value
             else value for name, value in inputs.items()}
+
+
+def absolute_path_inputs(doc: GraphDocument, inputs: dict[str, Any], base: Path | None,
+                         registry: NodeRegistry | None = None) -> dict[str, Any]:
+    """``inputs`` with path-like values naming an existing file or folder made absolute
+    (relative ones against the graph's folder ``base``, else the working directory), so
+    ``./corpus``, ``corpus`` and ``/abs/corpus`` are one cache key."""
+    paths = path_like_inputs(doc, registry) if inputs else set()
+    return with_path_keys(inputs, paths, base.resolve() if base is not None else Path.cwd())
 
 
 def _tidy(path: str) -> str:
