@@ -79,3 +79,14 @@ def test_existing_path_key(tmp_path):
     assert existing_path_key("missing", tmp_path) is None
     assert existing_path_key("two\nlines", tmp_path) is None
     assert existing_path_key(3, tmp_path) is None
+
+
+def test_a_path_param_is_keyed_the_same_before_and_after_the_node_creates_it(tmp_path):
+    from modrag_studio.engine.paths import using_graph_folder, with_path_param_keys
+
+    with using_graph_folder(tmp_path):
+        before = with_path_param_keys({"path": "./store", "top_k": 3, "query": "./store"})
+        (tmp_path / "store").mkdir()
+        after = with_path_param_keys({"path": "store/", "top_k": 3, "query": "./store"})
+    assert before == after == {"path": str((tmp_path / "store").resolve()), "top_k": 3,
+                               "query": "./store"}
