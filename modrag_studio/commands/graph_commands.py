@@ -71,7 +71,8 @@ def print_reach(doc, graph_path: str) -> None:
 
     found = reach(doc, default_registry(), graph_path)
     if found.empty:
-        print("reaches: nothing outside its folder; no host but this machine")
+        print("reaches: nothing outside its folder; no host but this machine; "
+              "no environment variable")
         return
     print("reaches outside its folder (check before running a graph from elsewhere):")
     for line in found.lines():

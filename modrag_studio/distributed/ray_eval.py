@@ -28,28 +28,21 @@ class QueryWorker:
                  options: dict[str, Any], cache_dir: str | None, work_dir: str) -> None:
         from modrag_studio.engine.cache import NodeCache
         from modrag_studio.evaluation.beir import load_beir
-        from modrag_studio.evaluation.runner import _parse_output
+        from modrag_studio.evaluation.runner import QueryRunner
 
-        self.doc = loads(graph_json)
-        self.dataset = load_beir(dataset_root, split)
-        self.outputs = outputs
-        self.targets = [_parse_output(spec, self.doc) for spec in outputs]
-        self.options = options
-        self.executor = Executor(cache=NodeCache(disk_dir=Path(cache_dir) if cache_dir
-                                                 else None), work_dir=work_dir)
+        executor = Executor(cache=NodeCache(disk_dir=Path(cache_dir) if cache_dir else None),
+                            work_dir=work_dir)
+        self.runner = QueryRunner(loads(graph_json), load_beir(dataset_root, split), executor,
+                                  outputs, query_name=options["query_name"],
+                                  corpus_name=options["corpus_name"],
+                                  extra_inputs=options["extra_inputs"], hit_k=options["hit_k"])
 
     def run(self, query_ids: list[str]) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
-        from modrag_studio.evaluation.runner import EvalReport, _run_query
-
-        report = EvalReport(graph_name="", graph_sha256="", dataset="", split="",
-                            qrels_sha256="", queries=0, hit_k=self.options["hit_k"])
-        scored: dict[str, list[Any]] = {spec: [] for spec in self.outputs}
+        scored: dict[str, list[Any]] = {spec: [] for spec in self.runner.outputs}
+        failures: list[dict[str, str]] = []
         for query_id in query_ids:
-            _run_query(report, scored, self.outputs, self.targets, self.executor, self.doc,
-                       self.dataset, query_id, self.options["query_name"],
-                       self.options["corpus_name"], self.options["extra_inputs"], None,
-                       self.options["hit_k"])
-        return scored, report.failures
+            self.runner.run(query_id).add_to(scored, failures)
+        return scored, failures
 
 
 def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outputs: list[str],

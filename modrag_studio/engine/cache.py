@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.cache_signing import dump_signed, load_signed
+from modrag_studio.engine.paths import with_path_param_keys
 
 log = logging.getLogger(__name__)
 _FORMAT = 1
@@ -33,11 +34,12 @@ def node_signature(
     inputs: dict[str, list[tuple[str, str]]],
     fingerprint: str | None,
 ) -> dict[str, Any]:
-    """Everything a node's result depends on; inputs map port -> [(source, key), ...]."""
+    """Everything a node's result depends on; inputs map port -> [(source, key), ...].
+    Path params naming an existing file or folder are keyed by their absolute path."""
     return {
         "type": type_id,
         "version": version,
-        "params": params,
+        "params": with_path_param_keys(params),
         "inputs": {port: [list(pair) for pair in pairs] for port, pairs in inputs.items()},
         "fingerprint": fingerprint,
     }

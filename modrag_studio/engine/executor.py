@@ -34,6 +34,7 @@ from modrag_studio.engine.registry import NodeRegistry, default_registry
 from modrag_studio.engine.run_state import NodeState, RunState
 from modrag_studio.engine.topology import Topology
 from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace, summarize
+from modrag_studio.engine.trust import absolute_path_inputs
 from modrag_studio.engine.validation import Problem, errors_only, validate
 
 log = logging.getLogger(__name__)
@@ -507,6 +508,7 @@ class Executor:
             forced.add(start_from)
             graph_inputs = {p.node_id for p in interface.inputs}
             cached_only = topology.upstream(start_from) - graph_inputs
+        inputs = absolute_path_inputs(doc, inputs, graph_base_dir(doc, base_dir), self.registry)
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface, pins)
         if run.pins:

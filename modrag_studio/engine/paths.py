@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
+
+#: Param names that say the value is a file or folder (``path``, ``template_file``, ``*_dir``).
+PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
+                        r"_(file|path|dir|folder)$")
 
 _run_work_dir: ContextVar[Path | None] = ContextVar("modrag_run_work_dir", default=None)
 
@@ -81,3 +87,39 @@ def absolute_if_exists(value: str) -> str:
     except OSError:
         return value
     return str(path.resolve()) if exists else value
+
+
+def existing_path_key(value: Any, base: Path | None = None, *,
+                      must_exist: bool = True) -> str | None:
+    """The one spelling of a file or folder named by ``value`` (``./corpus``, ``corpus``,
+    ``corpus/`` and the absolute path all give the resolved absolute path); relative paths
+    resolve against ``base`` (default ``graph_folder()``). None when ``value`` is not text
+    naming a path, or (``must_exist``) names nothing that exists."""
+    if not isinstance(value, str) or not value.strip() or "\n" in value or len(value) > 4096:
+        return None
+    path = Path(value).expanduser()
+    try:
+        path = path if path.is_absolute() else (base or graph_folder()) / path
+        return str(path.resolve()) if not must_exist or path.exists() else None
+    except (OSError, RuntimeError, ValueError):  # unreadable, too long, a symlink loop
+        return None
+
+
+def with_path_keys(values: Mapping[str, Any], names: Any, base: Path | None = None, *,
+                   must_exist: bool = True) -> dict[str, Any]:
+    """``values`` with each entry in ``names`` that names a path (an existing one when
+    ``must_exist``) written as its resolved absolute path; other entries unchanged."""
+    out = dict(values)
+    for name, value in values.items():
+        if name in names and (key := existing_path_key(value, base,
+                                                       must_exist=must_exist)) is not None:
+            out[name] = key
+    return out
+
+
+def with_path_param_keys(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Node params named like paths (``PATH_PARAM``) written one way, for cache keys: a node
+    reads the same files however the path is spelled. A path that does not exist yet (a
+    store folder the node creates) is keyed the same before and after it is created."""
+    return with_path_keys(params, {name for name in params if PATH_PARAM.search(name)},
+                          must_exist=False)

@@ -1,9 +1,11 @@
-"""What a graph file reaches outside itself: files it reads outside its folder and hosts it
-contacts that are not this machine. Like VS Code's workspace trust or Jupyter's notebook trust,
-a graph that is not the user's own is shown with this list before its first run; hosts are
-contacted only once approved (``$MODRAG_APPROVED_HOSTS`` or the approved-hosts file).
+"""What a graph file reaches outside itself: files it reads outside its folder, hosts it
+contacts that are not this machine and environment variables it reads (API keys). Like VS
+Code's workspace trust or Jupyter's notebook trust, a graph that is not the user's own is shown
+with this list before its first run; hosts are contacted only once approved
+(``$MODRAG_APPROVED_HOSTS`` or the approved-hosts file).
 
-Nothing here contacts a host or reads the files named; params are read as plain data.
+Nothing here contacts a host or reads the files or variables named; params are read as plain
+data.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from urllib.parse import urlsplit
 
 from modrag_studio.engine.document import GraphDocument, NodeSpec
 from modrag_studio.engine.graph_io import graph_interface
+from modrag_studio.engine.paths import PATH_PARAM as _PATH_PARAM
+from modrag_studio.engine.paths import with_path_keys
 from modrag_studio.engine.registry import NodeRegistry
 
 APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
-_PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
-                         r"_(file|path|dir|folder)$")
 _HOST_PARAM = re.compile(r"^(host|base_url|url|endpoint|server)$")
+_ENV_PARAM = re.compile(r"(^|_)(env|env_var|environment_variable)$")
+_LOCAL_BACKENDS = ("persistent", "embedded")
 #: Names (of inputs or ports) that say the value is a file or folder.
 PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
                         r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
@@ -35,18 +39,22 @@ PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpu
 
 @dataclass
 class Reach:
-    """Files read outside the graph's folder and non-loopback hosts, each with its place."""
+    """Files read outside the graph's folder, non-loopback hosts and environment variables
+    read, each with its place."""
 
     files: list[tuple[str, str]] = field(default_factory=list)  # (where, absolute path)
     hosts: list[tuple[str, str]] = field(default_factory=list)  # (where, host)
+    env_vars: list[tuple[str, str]] = field(default_factory=list)  # (where, variable name)
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.hosts
+        return not self.files and not self.hosts and not self.env_vars
 
     def lines(self) -> list[str]:
         return ([f"reads {path}  ({where})" for where, path in self.files]
-                + [f"contacts {host}  ({where})" for where, host in self.hosts])
+                + [f"contacts {host}  ({where})" for where, host in self.hosts]
+                + [f"reads environment variable {name}  ({where})"
+                   for where, name in self.env_vars])
 
 
 def is_loopback_host(host: str) -> bool:
@@ -116,7 +124,9 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
         if port is not None and port.role == "input":
             continue
         params = _param_values(spec, registry)
-        remote_backend = params.get("backend") not in ("persistent", "embedded")
+        remote_backend = params.get("backend") not in _LOCAL_BACKENDS
+        found.env_vars += [(f"{spec.id}.{name}", var)
+                           for name, var in _env_reads(spec, registry, params, remote_backend)]
         for name, text in _walk(params, ""):
             if not text.strip():
                 continue
@@ -128,6 +138,22 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
             elif _PATH_PARAM.search(name):
                 _add_file(found, where, text, base, folder)
     return found
+
+
+def _env_reads(spec: NodeSpec, registry: NodeRegistry, params: dict[str, Any],
+               remote_backend: bool) -> list[tuple[str, str]]:
+    """(param, variable) for the environment variables the node would read: the node type's
+    own ``env_reads(params)`` when it has one, else every non-empty param named like
+    ``api_key_env`` / ``env_var`` on a node that is not on a local backend."""
+    node_type = registry.get(spec.type) if spec.type in registry else None
+    if node_type is not None and hasattr(node_type, "env_reads"):
+        with contextlib.suppress(Exception):  # invalid params: fall back to the names
+            validated = node_type.Params.model_validate(spec.params)
+            return list(registry.instance(spec.type).env_reads(validated))
+    if not remote_backend:
+        return []
+    return [(name, value.strip()) for name, value in params.items()
+            if _ENV_PARAM.search(name) and isinstance(value, str) and value.strip()]
 
 
 def _add_file(found: Reach, where: str, value: str, base: Path, folder: Path | None) -> None:
@@ -166,6 +192,15 @@ def normalise_path_inputs(doc: GraphDocument, inputs: dict[str, Any]) -> dict[st
     paths = path_like_inputs(doc)
     return {name: _tidy(value) if name in paths and isinstance(value, str) and value
             else value for name, value in inputs.items()}
+
+
+def absolute_path_inputs(doc: GraphDocument, inputs: dict[str, Any], base: Path | None,
+                         registry: NodeRegistry | None = None) -> dict[str, Any]:
+    """``inputs`` with path-like values naming an existing file or folder made absolute
+    (relative ones against the graph's folder ``base``, else the working directory), so
+    ``./corpus``, ``corpus`` and ``/abs/corpus`` are one cache key."""
+    paths = path_like_inputs(doc, registry) if inputs else set()
+    return with_path_keys(inputs, paths, base.resolve() if base is not None else Path.cwd())
 
 
 def _tidy(path: str) -> str:

@@ -28,7 +28,7 @@ from modrag_studio.evaluation.answer_metrics import (
     tokens_used,
 )
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet
-from modrag_studio.evaluation.runner import EvalError, _pick_inputs, graph_sha256
+from modrag_studio.evaluation.runner import EvalError, graph_sha256, pick_inputs
 
 ANSWER_METRICS = ("fact_recall", "citation_precision", "citation_recall", "citation_validity",
                   "refusal_accuracy")
@@ -217,7 +217,7 @@ def evaluate_answers(
 ) -> AnswerReport:
     """Run ``doc`` for each question and score its answer."""
     output = answer_output_name(doc, answer_output)
-    query_name, _corpus = _pick_inputs(doc, query_input, corpus_input)
+    query_name, _corpus = pick_inputs(doc, query_input, corpus_input)
     questions = evalset.questions[: limit or None]
     report = AnswerReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
                           evalset=evalset.path, evalset_sha256=evalset.sha256,

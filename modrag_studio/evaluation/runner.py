@@ -61,15 +61,19 @@ def graph_sha256(doc: GraphDocument) -> str:
     return hashlib.sha256(dumps(runnable).encode("utf-8")).hexdigest()
 
 
-def _parse_output(spec: str, doc: GraphDocument) -> tuple[str, str]:
+def parse_output(spec: str, doc: GraphDocument) -> tuple[str, str]:
+    """``node_id.port`` as (node id, port); EvalError naming ``spec`` when no such node."""
     node_id, sep, port = spec.partition(".")
     if not sep or node_id not in doc.node_ids():
         raise EvalError(f"--output '{spec}': expected node_id.port of a node in the graph")
     return node_id, port
 
 
-def _pick_inputs(doc: GraphDocument, query_input: str | None,
-                 corpus_input: str | None) -> tuple[str, str | None]:
+def pick_inputs(doc: GraphDocument, query_input: str | None,
+                corpus_input: str | None) -> tuple[str, str | None]:
+    """The graph inputs taking the query and the corpus folder (None: no corpus input);
+    named ones are checked, otherwise 'corpus'/'corpus_path' and 'query'/'question' or the
+    only other input."""
     names = graph_input_names(doc)
     corpus = corpus_input or next((n for n in names if n in ("corpus", "corpus_path")), None)
     if corpus is not None and corpus not in names:
@@ -88,10 +92,10 @@ def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], h
                  ) -> tuple[list[tuple[str, str]], str, str | None, list[str], EvalReport]:
     """What an evaluation needs before its first query: the outputs as (node, port), the
     query and corpus inputs, the query ids and the empty report."""
-    targets = [_parse_output(spec, doc) for spec in outputs]
+    targets = [parse_output(spec, doc) for spec in outputs]
     if not targets:
         raise EvalError("give at least one --output node_id.port to score")
-    query_name, corpus_name = _pick_inputs(doc, query_input, corpus_input)
+    query_name, corpus_name = pick_inputs(doc, query_input, corpus_input)
     query_ids = dataset.evaluated_query_ids()[: limit or None]
     if not query_ids:
         raise EvalError(f"no query of {dataset.root} has relevant documents in split "
@@ -123,8 +127,11 @@ def evaluate_graph(
     ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution);
     ``batch_queries``: embed all query texts in batches first (see ``query_batch``).
     """
-    targets, query_name, corpus_name, query_ids, report = start_report(
+    _targets, query_name, corpus_name, query_ids, report = start_report(
         doc, dataset, outputs, hit_k, limit, query_input, corpus_input)
+    runner = QueryRunner(doc, dataset, executor, outputs, query_name=query_name,
+                         corpus_name=corpus_name, extra_inputs=dict(extra_inputs or {}),
+                         hit_k=hit_k, cancel=cancel, on_result=on_result)
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
     frozen = False
@@ -139,8 +146,7 @@ def evaluate_graph(
         for index, query_id in enumerate(query_ids):
             if cancel is not None and cancel.cancelled:
                 break
-            _run_query(report, scored, outputs, targets, executor, doc, dataset, query_id,
-                       query_name, corpus_name, extra_inputs, cancel, hit_k, on_result)
+            runner.run(query_id).add_to(scored, report.failures)
             if not frozen:
                 # The first query loaded or built the indexes: keep the garbage collector
                 # from walking them again after every few queries.
@@ -167,30 +173,72 @@ def finish_report(report: EvalReport, scored: dict[str, list[QueryMetrics]]) -> 
     return report
 
 
-def _run_query(report: EvalReport, scored: dict[str, list[QueryMetrics]], outputs: list[str],
-               targets: list[tuple[str, str]], executor: Executor, doc: GraphDocument,
-               dataset: BeirDataset, query_id: str, query_name: str, corpus_name: str | None,
-               extra_inputs: dict[str, str] | None, cancel: CancelToken | None,
-               hit_k: int, on_result: Callable[[str, Any], None] | None = None) -> None:
-    """Run the graph for one query and score each output."""
-    inputs = dict(extra_inputs or {})
-    inputs[query_name] = dataset.queries[query_id]
-    if corpus_name is not None:
-        inputs.setdefault(corpus_name, str(dataset.corpus_path.resolve()))
-    result = executor.run(doc, inputs, cancel=cancel)
-    if on_result is not None:
-        on_result(query_id, result)
-    for spec, (node_id, port) in zip(outputs, targets, strict=True):
-        try:
-            ranked = result.output_of(node_id, port)
-        except KeyError:
-            failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
-                      if v.error is not None]
-            report.failures.append({"query_id": query_id, "output": spec,
-                                    "reason": "; ".join(failed) or "output not produced"})
-            ranked = []
-        if ranked and not isinstance(ranked[0], ScoredChunk):
-            raise EvalError(f"--output '{spec}' is not a list of scored chunks")
-        metrics = score_ranking(query_id, doc_ranking(ranked), dataset.qrels[query_id],
-                                hit_k)
-        scored[spec].append(metrics)
+@dataclass
+class QueryOutcome:
+    """One query's scores per output spec, and the outputs it did not produce."""
+
+    metrics: dict[str, QueryMetrics] = field(default_factory=dict)
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def add_to(self, scored: dict[str, list[QueryMetrics]],
+               failures: list[dict[str, str]]) -> None:
+        """Append this query's metrics to ``scored`` (per output) and its failures."""
+        for spec, metrics in self.metrics.items():
+            scored[spec].append(metrics)
+        failures.extend(self.failures)
+
+
+@dataclass
+class QueryRunner:
+    """Runs the graph for one query of a dataset and scores each ranked output.
+
+    Holds what every query shares (graph, executor, dataset, outputs, input names and
+    options); the local and the Ray evaluations both score through ``run``.
+    """
+
+    doc: GraphDocument
+    dataset: BeirDataset
+    executor: Executor
+    outputs: list[str]
+    query_name: str
+    corpus_name: str | None = None
+    extra_inputs: dict[str, str] = field(default_factory=dict)
+    hit_k: int = 10
+    cancel: CancelToken | None = None
+    #: Sees each query's run result (e.g. evidence attribution).
+    on_result: Callable[[str, Any], None] | None = None
+    targets: list[tuple[str, str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.targets = [parse_output(spec, self.doc) for spec in self.outputs]
+
+    def inputs_for(self, text: str) -> dict[str, str]:
+        """The graph inputs of one query: the extra inputs, the query text and the corpus."""
+        inputs = dict(self.extra_inputs)
+        inputs[self.query_name] = text
+        if self.corpus_name is not None:
+            inputs.setdefault(self.corpus_name, str(self.dataset.corpus_path.resolve()))
+        return inputs
+
+    def run(self, query_id: str, text: str | None = None) -> QueryOutcome:
+        """Run the graph for ``query_id`` (its dataset text unless ``text`` is given) and
+        score each output against the query's qrels."""
+        query_text = self.dataset.queries[query_id] if text is None else text
+        result = self.executor.run(self.doc, self.inputs_for(query_text), cancel=self.cancel)
+        if self.on_result is not None:
+            self.on_result(query_id, result)
+        outcome = QueryOutcome()
+        for spec, (node_id, port) in zip(self.outputs, self.targets, strict=True):
+            try:
+                ranked = result.output_of(node_id, port)
+            except KeyError:
+                failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
+                          if v.error is not None]
+                outcome.failures.append({"query_id": query_id, "output": spec,
+                                         "reason": "; ".join(failed) or "output not produced"})
+                ranked = []
+            if ranked and not isinstance(ranked[0], ScoredChunk):
+                raise EvalError(f"--output '{spec}' is not a list of scored chunks")
+            outcome.metrics[spec] = score_ranking(query_id, doc_ranking(ranked),
+                                                  self.dataset.qrels[query_id], self.hit_k)
+        return outcome

@@ -421,9 +421,9 @@ class EvalSetPanel(QWidget):
 
 
 def _query_input(doc) -> str:
-    from modrag_studio.evaluation.runner import _pick_inputs
+    from modrag_studio.evaluation.runner import pick_inputs
 
-    return _pick_inputs(doc, None, None)[0]
+    return pick_inputs(doc, None, None)[0]
 
 
 def add_last_run_dialog(window: QMainWindow, panel: EvalSetPanel) -> AddToEvalSetDialog | None:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.engine.editing import Change, GraphEditor, ParamRejected
 from modrag_studio.engine.errors import UnknownNodeType
+from modrag_studio.ui.model_picker import ModelPicker, changed_params, refresh_pickers
 
 _BIG = 1_000_000_000
 
@@ -65,8 +66,9 @@ class ParamField:
     """One param: its widget, the value it shows, and the inline error label."""
 
     def __init__(self, name: str, prop: dict[str, Any], nullable: bool,
-                 commit: Callable[[ParamField], None]) -> None:
+                 commit: Callable[[ParamField], None], *, picker: bool = False) -> None:
         self.name = name
+        self.picker = picker
         self.prop = prop
         self.nullable = nullable
         self.error = QLabel("")
@@ -80,6 +82,10 @@ class ParamField:
     def _build(self) -> tuple[str, QWidget]:
         prop = self.prop
         tp = prop.get("type")
+        if self.picker and tp == "string":
+            picker = ModelPicker()
+            picker.committed.connect(self._commit)
+            return "pick", picker
         if "enum" in prop or "const" in prop:
             box = QComboBox()
             options = prop.get("enum") or [prop.get("const")]
@@ -145,6 +151,8 @@ class ParamField:
                 widget.setValue(float(value or 0.0))
             elif self.kind == "str":
                 widget.setText("" if value is None else str(value))
+            elif self.kind == "pick":
+                widget.set_text("" if value is None else str(value))
             elif self.kind == "text":
                 widget.setPlainText("" if value is None else str(value))
             elif self.kind == "lines":
@@ -166,6 +174,8 @@ class ParamField:
             return widget.isChecked()
         if self.kind in ("int", "float"):
             return widget.value()
+        if self.kind == "pick":
+            return widget.text()
         if self.kind == "str":
             text = widget.text()
             return None if self.nullable and text == "" else text
@@ -231,6 +241,7 @@ class PropertiesPanel(QWidget):
         self.editor = editor
         self.node_id: str | None = None
         self.fields: dict[str, ParamField] = {}
+        self.pickers: dict[str, ModelPicker] = {}
         self.on_message: list[Callable[[str], None]] = []
         self.header = QLabel("Select a node to see its parameters.")
         self.header.setWordWrap(True)
@@ -255,6 +266,7 @@ class PropertiesPanel(QWidget):
         """Build the editors for ``node_id`` (None clears the panel)."""
         self.node_id = node_id
         self.fields.clear()
+        self.pickers.clear()
         while self.form.rowCount():
             self.form.removeRow(0)
         doc = self.editor.document()
@@ -277,10 +289,13 @@ class PropertiesPanel(QWidget):
         self.title_edit.show()
         self.title_edit.setText(spec.title or "")
         schema = node_type.Params.model_json_schema()
+        choice_sources = getattr(node_type, "choice_sources", {})
         for name, raw in schema.get("properties", {}).items():
             prop, nullable = resolve(schema, raw)
-            field = ParamField(name, prop, nullable, self._commit)
+            field = ParamField(name, prop, nullable, self._commit, picker=name in choice_sources)
             self.fields[name] = field
+            if field.kind == "pick":
+                self.pickers[name] = field.widget
             host = QWidget()
             box = QVBoxLayout(host)
             box.setContentsMargins(0, 0, 0, 0)
@@ -290,6 +305,7 @@ class PropertiesPanel(QWidget):
             label.setToolTip(prop.get("description", ""))
             self.form.addRow(label, host)
         self._load_values()
+        refresh_pickers(self.pickers, node_type, spec.params)
 
     def _load_values(self) -> None:
         if self.node_id is None:
@@ -363,5 +379,8 @@ class PropertiesPanel(QWidget):
         if change.old.node(self.node_id) != change.new.node(self.node_id):
             self.title_edit.setText(change.new.node(self.node_id).title or "")
             self._load_values()
+            new = change.new.node(self.node_id)
+            refresh_pickers(self.pickers, self.editor.registry.get(new.type), new.params,
+                            changed_params(change.old.node(self.node_id).params, new.params))
         elif change.old.edges != change.new.edges:
             self._flag_missing()

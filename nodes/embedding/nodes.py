@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.contracts import EmbeddedChunks
 from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
+from modrag_nodes.llm.pickers import (
+    EMBED_LISTING_SOURCES,
+    PICK_TIMEOUT_S,
+    ModelListing,
+    list_embedding_models,
+)
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.lineage import EvidenceRole
@@ -61,6 +67,16 @@ class EmbedModel(NodeType):
         from modrag_nodes.llm.ollama_backend import check_model
 
         return check_model(params.host.strip() or None, model, what="embedding model")
+
+    #: Params offered from a list (the model picker) -> the params that list depends on.
+    choice_sources: ClassVar[dict[str, tuple[str, ...]]] = {"model": EMBED_LISTING_SOURCES}
+
+    def param_listing(self, params: EmbedModelParams, name: str,
+                      timeout_s: float = PICK_TIMEOUT_S) -> ModelListing | None:
+        """The models the configured kind offers (a server's list); None: free text."""
+        if name != "model":
+            return None
+        return list_embedding_models(params.kind, params.host, timeout_s)
 
     def run(self, ctx: NodeContext, params: EmbedModelParams) -> dict[str, Any]:
         model = params.model.strip() or DEFAULT_MODELS[params.kind]

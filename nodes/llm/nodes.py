@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec, backend_names, chat
+from modrag_nodes.llm.pickers import (
+    CHAT_LISTING_SOURCES,
+    PICK_TIMEOUT_S,
+    ModelListing,
+    list_chat_models,
+)
 from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.lineage import EvidenceRole
@@ -70,7 +76,8 @@ class ChatModel(NodeType):
     type_id = "llm.model"
     title = "Chat model"
     category = "Generation"
-    description = "Chooses the language model (embedded or Ollama) and its options."
+    description = ("Chooses the language model (embedded, Ollama or an OpenAI-compatible "
+                   "server) and its options.")
     Params = ChatModelParams
     outputs = (OutputPort("llm", LLMSpec, description="Model and options for LLM nodes"),)
 
@@ -94,14 +101,27 @@ class ChatModel(NodeType):
                                 key_env=params.api_key_env, key_file=params.api_key_file)
         return None
 
-    def param_choices(self, params: ChatModelParams, name: str) -> list[str] | None:
-        """Values to offer for param ``name`` (the model picker); None: free text only."""
+    #: Params offered from a list (the model picker) -> the params that list depends on.
+    choice_sources: ClassVar[dict[str, tuple[str, ...]]] = {"model": CHAT_LISTING_SOURCES}
+
+    def param_listing(self, params: ChatModelParams, name: str,
+                      timeout_s: float = PICK_TIMEOUT_S) -> ModelListing | None:
+        """The models the configured backend offers for param ``name``; None: free text."""
         if name != "model":
             return None
-        from modrag_nodes.llm.pickers import chat_models
+        return list_chat_models(params.backend, params.host, key_env=params.api_key_env,
+                                key_file=params.api_key_file, timeout_s=timeout_s)
 
-        return chat_models(params.backend, params.host, key_env=params.api_key_env,
-                           key_file=params.api_key_file)
+    def param_choices(self, params: ChatModelParams, name: str) -> list[str] | None:
+        """Values to offer for param ``name`` (the model picker); None: free text only."""
+        listing = self.param_listing(params, name)
+        return None if listing is None else listing.models
+
+    def env_reads(self, params: ChatModelParams) -> list[tuple[str, str]]:
+        """(param, environment variable) the node reads: the API key of an OpenAI server."""
+        if params.backend == "openai" and not params.api_key_file and params.api_key_env:
+            return [("api_key_env", params.api_key_env)]
+        return []
 
     def run(self, ctx: NodeContext, params: ChatModelParams) -> dict[str, Any]:
         known = backend_names()

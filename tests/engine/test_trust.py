@@ -114,3 +114,59 @@ def test_trust_follows_the_file_content(received):
     data["metadata"]["name"] = "changed"
     path.write_text(json.dumps(data))
     assert not is_trusted(path)
+
+
+def key_graph(**llm_params) -> GraphDocument:
+    return GraphDocument.model_validate({"nodes": [
+        {"id": "llm", "type": "llm.model", "params": llm_params}]})
+
+
+def test_reach_names_the_environment_variables_a_graph_reads(tmp_path):
+    path = tmp_path / "g.json"
+    found = reach(key_graph(backend="openai", host="http://127.0.0.1:8080/v1", model="m",
+                            api_key_env="MY_TEAM_KEY"), default_registry(), path)
+    assert found.env_vars == [("llm.api_key_env", "MY_TEAM_KEY")]
+    assert not found.empty and not found.hosts
+    assert "reads environment variable MY_TEAM_KEY  (llm.api_key_env)" in found.lines()
+    default_key = reach(key_graph(backend="openai", model="m"), default_registry(), path)
+    assert default_key.env_vars == [("llm.api_key_env", "OPENAI_API_KEY")]
+    # the embedded and Ollama backends never read the key; a key file replaces the variable
+    for params in ({"backend": "embedded"}, {"backend": "ollama", "model": "m"},
+                   {"backend": "openai", "model": "m", "api_key_file": str(tmp_path / "k")}):
+        assert reach(key_graph(**params), default_registry(), path).env_vars == [], params
+
+
+def test_env_params_of_other_node_types_are_found_by_name(tmp_path):
+    from pydantic import BaseModel
+
+    from modrag_studio.engine.node import NodeType
+    from modrag_studio.engine.registry import NodeRegistry
+
+    class SearchParams(BaseModel):
+        backend: str = "remote"
+        token_env: str = "SEARCH_TOKEN"
+        label: str = "not a variable"
+
+    class Search(NodeType):
+        type_id = "test.search"
+        Params = SearchParams
+
+        def run(self, ctx, params):
+            return {}
+
+    registry = NodeRegistry()
+    registry.register(Search)
+    doc = GraphDocument.model_validate({"nodes": [{"id": "s", "type": "test.search"}]})
+    assert reach(doc, registry, tmp_path / "g.json").env_vars == [("s.token_env", "SEARCH_TOKEN")]
+    local = GraphDocument.model_validate(
+        {"nodes": [{"id": "s", "type": "test.search", "params": {"backend": "embedded"}}]})
+    assert reach(local, registry, tmp_path / "g.json").env_vars == []
+
+
+def test_validate_prints_the_variable(tmp_path, capsys):
+    from modrag_studio.cli import main
+
+    path = tmp_path / "g.json"
+    save(key_graph(backend="openai", model="m", api_key_env="MY_TEAM_KEY"), path)
+    assert main(["validate", str(path)]) == 0
+    assert "reads environment variable MY_TEAM_KEY" in capsys.readouterr().out

@@ -4,7 +4,7 @@ import pytest
 
 from modrag_studio.engine.document import save
 from modrag_studio.engine.trust import is_trusted
-from tests.engine.test_trust import evil_graph
+from tests.engine.test_trust import evil_graph, key_graph
 
 pytestmark = pytest.mark.ui
 
@@ -37,9 +37,31 @@ def test_a_received_graph_asks_first_and_a_saved_one_does_not(main_window, qtbot
     assert not controller.busy
     assert any(str(secret) in line for line in asked[0])
     assert any("attacker.example" in line for line in asked[0])
+    assert not any("environment variable" in line for line in asked[0])  # Ollama reads no key
     assert not is_trusted(path)
     # saved by the user: their own from now on, no question
     assert main_window.save_to(path)
     assert is_trusted(path)
     assert prompt.allowed(main_window.editor.document())
     assert len(asked) == 1
+
+
+def test_the_prompt_names_the_environment_variable_a_graph_reads(main_window, qtbot, tmp_path,
+                                                                 monkeypatch):
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
+    path = tmp_path / "downloads" / "keyed.json"
+    save(key_graph(backend="openai", host="http://127.0.0.1:8080/v1", model="m",
+                   api_key_env="MY_TEAM_KEY"), path)
+    assert main_window.open_path(path, offer_restore=False)
+    prompt = main_window.trust_prompt
+    shown = []
+
+    def refuse(graph_path, found):
+        box = prompt.message_box(graph_path, found)
+        shown.append(box.informativeText())
+        box.close()
+        return False
+
+    monkeypatch.setattr(prompt, "ask", refuse)
+    assert main_window.run_features.controller.run(main_window.editor.document()) is False
+    assert "reads environment variable MY_TEAM_KEY  (llm.api_key_env)" in shown[0]

@@ -1,0 +1,92 @@
+"""One folder is one cache key, however its path is spelled ('./corpus', 'corpus', absolute)."""
+
+from __future__ import annotations
+
+import pytest
+
+from modrag_studio.engine import Executor, NodeCache
+from modrag_studio.engine.document import load, save
+from modrag_studio.engine.paths import existing_path_key
+from tests.engine.helpers import edge, graph, node
+
+
+@pytest.fixture
+def project(tmp_path):
+    folder = tmp_path / "project"
+    (folder / "corpus").mkdir(parents=True)
+    (folder / "corpus" / "pump.md").write_text("# Pump\n\nService every 500 hours.\n")
+    (folder / "other").mkdir()
+    (folder / "other" / "fan.md").write_text("# Fan\n\nClean monthly.\n")
+    return folder
+
+
+def saved(folder, doc):
+    path = folder / "graph.json"
+    save(doc, path)
+    return load(path)  # relative paths now resolve against the graph's folder
+
+
+def input_graph():
+    return graph([node("c", "graph.input", name="corpus"),
+                  node("q", "graph.input", name="question"),
+                  node("load", "load.files"),
+                  node("docs", "graph.output", name="documents"),
+                  node("echo", "graph.output", name="answer")],
+                 [edge("c.value", "load.path"), edge("load.documents", "docs.value"),
+                  edge("q.value", "echo.value")])
+
+
+def test_three_spellings_of_a_corpus_input_hit_one_cache_entry(project, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not the graph's folder: relative means the graph's folder
+    doc = saved(project, input_graph())
+    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    spellings = ["./corpus", "corpus", str(project / "corpus"), "corpus/"]
+    statuses, keys = [], set()
+    for spelling in spellings:
+        result = executor.run(doc, {"corpus": spelling, "question": "corpus"})
+        assert result.status == "ok", result.trace.problems
+        visit = result.trace.last_visit("load")
+        statuses.append(visit.status)
+        keys.add(visit.cache_key)
+        assert result.outputs["answer"] == "corpus"  # a question is not a path: kept as typed
+    assert statuses == ["done", "cached", "cached", "cached"]
+    assert len(keys) == 1
+    other = executor.run(doc, {"corpus": "other", "question": "q"})
+    assert other.trace.last_visit("load").status == "done"
+    assert other.trace.last_visit("load").cache_key not in keys
+
+
+def test_three_spellings_of_a_path_param_hit_one_cache_entry(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    statuses, keys = [], set()
+    for spelling in ["./corpus", "corpus", str(project / "corpus")]:
+        doc = saved(project, graph([node("load", "load.files", path=spelling),
+                                    node("docs", "graph.output", name="documents")],
+                                   [edge("load.documents", "docs.value")]))
+        result = executor.run(doc)
+        assert result.status == "ok", result.trace.problems
+        statuses.append(result.trace.last_visit("load").status)
+        keys.add(result.trace.last_visit("load").cache_key)
+    assert statuses == ["done", "cached", "cached"] and len(keys) == 1
+
+
+def test_existing_path_key(tmp_path):
+    (tmp_path / "a").mkdir()
+    assert existing_path_key("./a", tmp_path) == existing_path_key("a/", tmp_path) \
+        == str((tmp_path / "a").resolve())
+    assert existing_path_key("missing", tmp_path) is None
+    assert existing_path_key("two\nlines", tmp_path) is None
+    assert existing_path_key(3, tmp_path) is None
+
+
+def test_a_path_param_is_keyed_the_same_before_and_after_the_node_creates_it(tmp_path):
+    from modrag_studio.engine.paths import using_graph_folder, with_path_param_keys
+
+    with using_graph_folder(tmp_path):
+        before = with_path_param_keys({"path": "./store", "top_k": 3, "query": "./store"})
+        (tmp_path / "store").mkdir()
+        after = with_path_param_keys({"path": "store/", "top_k": 3, "query": "./store"})
+    assert before == after == {"path": str((tmp_path / "store").resolve()), "top_k": 3,
+                               "query": "./store"}
