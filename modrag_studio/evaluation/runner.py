@@ -146,7 +146,10 @@ def evaluate_graph(
         for index, query_id in enumerate(query_ids):
             if cancel is not None and cancel.cancelled:
                 break
-            runner.run(query_id).add_to(scored, report.failures)
+            outcome = runner.run(query_id)
+            if not frozen:
+                stop_if_every_query_would_fail(doc, query_name, outcome)
+            outcome.add_to(scored, report.failures)
             if not frozen:
                 # The first query loaded or built the indexes: keep the garbage collector
                 # from walking them again after every few queries.
@@ -160,6 +163,24 @@ def evaluate_graph(
             gc.unfreeze()
     report.seconds = time.perf_counter() - started
     return finish_report(report, scored)
+
+
+def stop_if_every_query_would_fail(doc: GraphDocument, query_name: str,
+                                   outcome: QueryOutcome) -> None:
+    """Raise when the first query failed at a node that does not depend on the query (a
+    missing corpus, a locked store, a missing model): every other query would fail alike."""
+    from modrag_studio.engine.graph_io import graph_interface
+    from modrag_studio.engine.topology import Topology
+
+    if not outcome.failures:
+        return
+    topology = Topology.of(doc)
+    query_nodes = {p.node_id for p in graph_interface(doc).inputs if p.name == query_name}
+    depends = set().union(*(topology.downstream(n) | {n} for n in query_nodes))
+    for node_id, message in outcome.failed_nodes.items():
+        if node_id not in depends:
+            raise EvalError(f"the first query failed at node '{node_id}', which does not "
+                            f"depend on the query, so every query would fail alike: {message}")
 
 
 def finish_report(report: EvalReport, scored: dict[str, list[QueryMetrics]]) -> EvalReport:
@@ -179,6 +200,8 @@ class QueryOutcome:
 
     metrics: dict[str, QueryMetrics] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
+    #: The nodes that failed in this query's run, with their error messages.
+    failed_nodes: dict[str, str] = field(default_factory=dict)
 
     def add_to(self, scored: dict[str, list[QueryMetrics]],
                failures: list[dict[str, str]]) -> None:
@@ -227,7 +250,8 @@ class QueryRunner:
         result = self.executor.run(self.doc, self.inputs_for(query_text), cancel=self.cancel)
         if self.on_result is not None:
             self.on_result(query_id, result)
-        outcome = QueryOutcome()
+        outcome = QueryOutcome(failed_nodes={v.node_id: v.error.message
+                                             for v in result.trace.visits if v.error is not None})
         for spec, (node_id, port) in zip(self.outputs, self.targets, strict=True):
             try:
                 ranked = result.output_of(node_id, port)

@@ -62,3 +62,21 @@ def test_indexes_are_built_once_and_every_query_is_scored(tmp_path, monkeypatch)
     assert ran.count("bm25_index") == 1 and ran.count("load") == 1
     assert ran.count("bm25") == 3
     assert gc.get_freeze_count() == 0  # the collector is given back everything it froze
+
+
+def test_a_failure_that_does_not_depend_on_the_query_stops_at_the_first_query(tmp_path):
+    import pytest
+
+    from modrag_studio.evaluation.runner import EvalError
+
+    write_dataset(tmp_path)
+    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    runs: list[object] = []
+    run = executor.run
+    executor.run = lambda *a, **k: runs.append(a) or run(*a, **k)  # type: ignore[method-assign]
+    with pytest.raises(EvalError, match="first query failed at node 'load'.*does not exist"):
+        evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"),
+                       load_beir(tmp_path, "test"), ["bm25.results"], executor=executor,
+                       extra_inputs={"corpus": str(tmp_path / "missing.jsonl")},
+                       batch_queries=False)
+    assert len(runs) == 1
