@@ -18,9 +18,10 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsSceneMous
 
 from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
 from modrag_studio.engine.formatting import short as _short
+from modrag_studio.ui.elide_id import elide_id
 
 PAGE = 4
-MIDDLE = Qt.TextElideMode.ElideMiddle  # ids keep their start and their distinctive end
+MIDDLE = Qt.TextElideMode.ElideMiddle  # ids: see elide_id (stem start and "#n" kept)
 COLLAPSED_FONT_PT = 15.0  # the one-line summary of a card on a zoomed-out canvas
 PAD = 8.0
 CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
@@ -82,7 +83,7 @@ def content_for(value: Any, port: str = "") -> CardContent | None:
 
 def chunk_content(chunks: list[Chunk]) -> CardContent:
     def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(c.doc_id, 60, ACCENTS["chunks"], bold=True, elide=MIDDLE),
+        return [[Cell(c.chunk_id, 60, ACCENTS["chunks"], bold=True, elide=MIDDLE),
                  Cell(_short(c.text, 90), 180, lines=2)] for c in chunks[start:start + count]]
     return CardContent("chunks", f"{len(chunks):,} chunks", len(chunks), rows)
 
@@ -116,14 +117,14 @@ def score_content(scored: list[ScoredChunk]) -> CardContent:
             if name not in sources and name != item.retriever:  # not its own ranking
                 sources.append(name)
     sources = sources[:3]
-    header = [Cell("#", 24, MUTED), Cell("doc", 70, MUTED), Cell("score", 56, MUTED)]
+    header = [Cell("#", 24, MUTED), Cell("chunk", 70, MUTED), Cell("score", 56, MUTED)]
     header += [Cell(_short(name, 10), 64, MUTED) for name in sources]
 
     def rows(start: int, count: int) -> list[list[Cell]]:
         out = []
         for offset, item in enumerate(scored[start:start + count]):
             rank = item.rank or start + offset + 1
-            row = [Cell(str(rank), 24, MUTED), Cell(_short(item.doc_id, 14), 70, bold=True),
+            row = [Cell(str(rank), 24, MUTED), Cell(item.chunk_id, 70, bold=True, elide=MIDDLE),
                    Cell(f"{item.score:.4g}", 56, ACCENTS["scores"])]
             for name in sources:
                 src = item.sources.get(name)
@@ -340,7 +341,10 @@ class OverlayCard(QGraphicsObject):
             flags = int(cell.align) | (int(Qt.TextFlag.TextWordWrap) if cell.lines > 1
                                        else int(Qt.AlignmentFlag.AlignVCenter))
             room = (width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
-            text = self.fm.elidedText(cell.text, cell.elide, room)
+            if cell.elide == MIDDLE:  # an id: keep its stem's start and its "#n"
+                text = elide_id(cell.text, lambda t, r=room: self.fm.horizontalAdvance(t) <= r)
+            else:
+                text = self.fm.elidedText(cell.text, cell.elide, room)
             painter.save()
             painter.setClipRect(QRectF(x, y, width - 4, height))
             painter.drawText(QRectF(x, y, width - 6, height), flags, text)
