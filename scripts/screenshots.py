@@ -2,18 +2,21 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py [GRAPH.json ...]
         [--out docs/screenshots] [--input name=value ...] [--timeout 600]
+        [--model SmolLM2-135M-Instruct]
 
 Graph inputs without a default get demo values (the bundled sample corpus and a question).
+Every embedded ``llm.model`` node runs ``--model`` (default: the small, fast
+SmolLM2-135M-Instruct, not the samples' slower default).
 For each graph: ``<name>.png`` (window after the run, output node inspected),
 ``<name>-inspector.png`` (a ranked or chunk output in the inspector) and
 ``<name>-presentation.png`` (presentation mode on the last step).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py --studio
 
-saves the studio's own pictures instead: ``studio-start.png`` (start page),
-``modular_rag-fit.png`` (modular_rag at fit), ``studio-progress.png`` (basic_rag while a
-node runs, with its bar and elapsed time), ``studio-chunk-map.png`` (the splitter's chunk
-map) and ``studio-presentation.png`` (presentation mode with the graph's description).
+saves the studio's own pictures instead, in a 1280x800 window: ``studio-start.png`` (start
+page), ``modular_rag-fit.png`` (modular_rag at fit), ``studio-progress.png`` (basic_rag
+while a node runs, with its bar and elapsed time), ``studio-chunk-map.png`` (the splitter's
+chunk map) and ``studio-presentation.png`` (presentation mode with the graph's description).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+FAST_MODEL = "SmolLM2-135M-Instruct"
+STUDIO_WINDOW = (1280, 800)
 
 DEMO_INPUTS = {
     "corpus": str(ROOT / "resources" / "sample_corpus"),
@@ -54,6 +60,17 @@ def _wait(app, features, timeout: float) -> bool:
     return True
 
 
+def use_model(window, model: str) -> list[str]:
+    """Point every embedded ``llm.model`` node of the open graph at ``model``; their ids."""
+    doc = window.editor.document()
+    changed = []
+    for node in doc.nodes:
+        if node.type == "llm.model" and node.params.get("backend", "embedded") == "embedded":
+            window.editor.set_param(node.id, "model", model)
+            changed.append(node.id)
+    return changed
+
+
 def _pick_inspected(result) -> str | None:
     """A node with a ranked list (else chunks, else anything) to show in the inspector."""
     from modrag_studio.ui.inspector_views import table_kind
@@ -69,11 +86,12 @@ def _pick_inspected(result) -> str | None:
 
 
 def shoot(app, window, path: Path, out: Path, extra: dict[str, str],
-          timeout: float) -> list[Path]:
+          timeout: float, model: str = FAST_MODEL) -> list[Path]:
     from modrag_studio.engine.executor import graph_input_names
 
     window.editor.mark_saved()
     window.open_path(path, offer_restore=False)
+    use_model(window, model)
     app.processEvents()
     features = window.run_features
     doc = window.editor.document()
@@ -129,6 +147,12 @@ def _telling_step(steps) -> int:
     return max(0, len(steps) - 1)
 
 
+def _report(what: str, features, finished: bool) -> None:
+    result = features.controller.last_result
+    status = result.status if result else f"error: {features.last_error}"
+    print(f"{what}: {status}" + ("" if finished else " (cancelled: timeout)"), flush=True)
+
+
 def _settle(app, seconds: float = 0.3) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -136,7 +160,8 @@ def _settle(app, seconds: float = 0.3) -> None:
         time.sleep(0.02)
 
 
-def studio_shots(app, window, out: Path, timeout: float) -> list[Path]:
+def studio_shots(app, window, out: Path, timeout: float,
+                 model: str = FAST_MODEL) -> list[Path]:
     """The pictures of the studio itself (see the module docstring)."""
     shots = []
     ux, features = window.studio_ux, window.run_features
@@ -156,11 +181,12 @@ def studio_shots(app, window, out: Path, timeout: float) -> list[Path]:
     window.grab().save(str(shots[-1]))
     window.editor.mark_saved()
     window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
+    use_model(window, model)
     window.editor.set_param("split", "chunk_size", 1400)  # long enough to pass 256 tokens
     _settle(app, 0.5)
     window.canvas.fit_all()
     features.run()
-    _wait(app, features, timeout)
+    _report("basic_rag", features, _wait(app, features, timeout))
     features.run(rerun=["generate"])  # again, to catch the model writing: bar and time
     end = time.monotonic() + timeout
     deco = window.canvas._decorations["generate"]
@@ -173,7 +199,7 @@ def studio_shots(app, window, out: Path, timeout: float) -> list[Path]:
     _settle(app, 0.3)
     shots.append(out / "studio-progress.png")
     window.grab().save(str(shots[-1]))
-    _wait(app, features, timeout)
+    _report("basic_rag, generate again", features, _wait(app, features, timeout))
     window.canvas.select_nodes(["split"])
     inspector = features.inspector
     tabs = inspector.outputs_tabs
@@ -215,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per graph")
+    parser.add_argument("--model", default=FAST_MODEL,
+                        help="model of every embedded llm.model node (default: %(default)s)")
     parser.add_argument("--studio", action="store_true",
                         help="the studio's own pictures (start page, fit, progress, chunk map, "
                              "presentation) instead of one set per graph")
@@ -237,15 +265,16 @@ def main(argv: list[str] | None = None) -> int:
     ini = Path(tempfile.mkdtemp(prefix="modrag-shots-")) / "studio.ini"
     settings = QSettings(str(ini), QSettings.Format.IniFormat)
     window = MainWindow(settings=settings, offer_restore=False)  # one window: one run process
-    window.resize(1600, 960)
+    window.resize(*(STUDIO_WINDOW if args.studio else (1600, 960)))
     window.show()
     try:
         if args.studio:
             graphs = []
-            for shot in studio_shots(app, window, args.out, args.timeout):
+            for shot in studio_shots(app, window, args.out, args.timeout, args.model):
                 print(f"  saved {shot}")
         for path in graphs:
-            for shot in shoot(app, window, path.resolve(), args.out, extra, args.timeout):
+            for shot in shoot(app, window, path.resolve(), args.out, extra, args.timeout,
+                              args.model):
                 print(f"  saved {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
     finally:
         window.run_features.controller.shutdown()
