@@ -385,6 +385,7 @@ def _heights(band: _Band, options: LayoutOptions, lane_weight: float) -> dict[st
         clearing = index == HEIGHT_SWEEPS  # last: nodes only make way for lanes
         for col in columns:
             slots = band.columns[col]
+            outside = _outside(band, ys, options.band_gap)
             wanted = []
             for slot in slots:
                 lane = band.lanes.get(slot.key)
@@ -392,7 +393,6 @@ def _heights(band: _Band, options: LayoutOptions, lane_weight: float) -> dict[st
                     wanted.append(ys[slot.key])
                     continue
                 if both and lane is not None:
-                    outside = _outside(band, ys, options.band_gap)
                     low, high = _lane_extent(lane, col, ys, column_width, outside)
                     slot.height = high - low + LANE_HEIGHT
                     wanted.append(low - LANE_HEIGHT / 2)
@@ -400,7 +400,7 @@ def _heights(band: _Band, options: LayoutOptions, lane_weight: float) -> dict[st
                 found = sorted(ys[o] + d for o, d, s in pulls.get(slot.key, [])
                                if both or s == side)
                 if both and slot.key in band.entries:  # wires from above: enter at the top
-                    found = [_outside(band, ys, 0.0)[0]]
+                    found = [outside[0] + options.band_gap]
                 wanted.append(_median(found) if found else ys[slot.key])
             packed = _pack(wanted, slots, gap, lane_weight if both else 1.0)
             for slot, top in zip(slots, packed, strict=True):
