@@ -238,6 +238,19 @@ class OverlayCard(QGraphicsObject):
         first = rows[0][0].text if rows and rows[0] else ""
         return f"{self.content.title} · {first}" if first else self.content.title
 
+    def summary_fitted(self, metrics: QFontMetricsF, room: float) -> str:
+        """:meth:`summary` in ``room``: the title whole, the id shortened by :func:`elide_id`
+        ("2 chunks · zh_mai…#0", not "2 chun…e.md#0")."""
+        text = self.summary()
+        title = self.content.title
+        if metrics.horizontalAdvance(text) <= room or not text.startswith(f"{title} · "):
+            return metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+        head = f"{title} · "
+        left = room - metrics.horizontalAdvance(head)
+        if left < metrics.horizontalAdvance("…#0"):
+            return metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
+        return head + elide_id(text[len(head):], lambda t: metrics.horizontalAdvance(t) <= left)
+
     def _fit_columns(self, rows: list[list[Cell]], inner: float) -> float:
         """Keep the columns that (nearly) fit ``inner`` and the scale that makes them fit."""
         cells = [self.content.header] if self.content.header else []
@@ -298,8 +311,7 @@ class OverlayCard(QGraphicsObject):
         if self.collapsed and not self.expanded:
             painter.setFont(self.big)
             painter.setPen(accent)
-            text = QFontMetricsF(self.big).elidedText(self.summary(), MIDDLE,
-                                                      rect.width() - 2 * PAD)
+            text = self.summary_fitted(QFontMetricsF(self.big), rect.width() - 2 * PAD)
             painter.drawText(rect.adjusted(PAD, 0, -PAD, 0),
                              int(Qt.AlignmentFlag.AlignVCenter), text)
             return

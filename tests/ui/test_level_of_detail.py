@@ -81,5 +81,9 @@ def test_cards_collapse_to_one_line_and_ids_elide_in_the_middle(main_window, qtb
     qtbot.waitUntil(lambda: card.collapsed)
     assert card.boundingRect().height() < full / 2
     assert card.summary().startswith("3 chunks")
+    room = metrics.horizontalAdvance("3 chunks · en_maint…#0")
+    line = card.summary_fitted(metrics, room)  # the count whole, the id's start and "#0"
+    assert line.startswith("3 chunks · en_m") and line.endswith("…#0"), line
+    assert metrics.horizontalAdvance(line) <= room
     card.set_expanded(True)  # under the mouse: the full card again
     assert card.boundingRect().height() >= full - 1
