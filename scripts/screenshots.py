@@ -16,7 +16,8 @@ For each graph: ``<name>.png`` (window after the run, output node inspected),
 saves the studio's own pictures instead, in a 1280x800 window: ``studio-start.png`` (start
 page), ``modular_rag-fit.png`` (modular_rag at fit), ``studio-progress.png`` (basic_rag
 while a node runs, with its bar and elapsed time), ``studio-chunk-map.png`` (the splitter's
-chunk map) and ``studio-presentation.png`` (presentation mode with the graph's description).
+chunk map) and ``studio-presentation.png`` (presentation mode with the graph's description),
+and ``studio-chunk-map-zh.png`` (the chunk map of a Chinese document).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 FAST_MODEL = "SmolLM2-135M-Instruct"
 STUDIO_WINDOW = (1280, 800)
+STUDIO_TIMEOUT_S = 1800.0
 
 DEMO_INPUTS = {
     "corpus": str(ROOT / "resources" / "sample_corpus"),
@@ -182,6 +184,7 @@ def studio_shots(app, window, out: Path, timeout: float,
     window.editor.mark_saved()
     window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
     use_model(window, model)
+    window.editor.set_param("llm", "max_tokens", 64)  # enough to show it writing
     window.editor.set_param("split", "chunk_size", 1400)  # long enough to pass 256 tokens
     _settle(app, 0.5)
     window.canvas.fit_all()
@@ -200,24 +203,7 @@ def studio_shots(app, window, out: Path, timeout: float,
     shots.append(out / "studio-progress.png")
     window.grab().save(str(shots[-1]))
     _report("basic_rag, generate again", features, _wait(app, features, timeout))
-    window.canvas.select_nodes(["split"])
-    inspector = features.inspector
-    tabs = inspector.outputs_tabs
-    for index in range(tabs.count()):
-        if tabs.tabText(index) == "Chunk map":
-            tabs.setCurrentIndex(index)
-    view = getattr(inspector, "chunk_map", None)
-    if view is not None:
-        over = [s.chunk.doc_id for s in view.sizes if s.over]
-        for doc_id in view.by_doc:
-            if doc_id not in over and view.picker.findText(doc_id) >= 0 and over:
-                continue
-            view.picker.setCurrentText(doc_id)
-            break
-    inspector.raise_()
-    _settle(app, 0.5)
-    shots.append(out / "studio-chunk-map.png")
-    window.grab().save(str(shots[-1]))
+    shots.append(_chunk_map_shot(app, window, out / "studio-chunk-map.png"))
     shown = features.present(full_screen=False)
     if shown is not None:
         shown.resize(1400, 860)
@@ -226,8 +212,41 @@ def studio_shots(app, window, out: Path, timeout: float,
         shots.append(out / "studio-presentation.png")
         shown.grab().save(str(shots[-1]))
         shown.close()
+    # Chinese text (needs a CJK font, see scripts/setup.sh): load and split one document
+    window.editor.set_param("load", "glob", "zh_maintenance.md")
+    window.editor.set_param("split", "chunk_size", 300)
+    features.run(target="split")
+    _report("basic_rag on zh_maintenance.md, to split", features, _wait(app, features, timeout))
+    shots.append(_chunk_map_shot(app, window, out / "studio-chunk-map-zh.png"))
     window.editor.mark_saved()
     return shots
+
+
+def _chunk_map_shot(app, window, path: Path) -> Path:
+    """The splitter's chunk map (a document with a chunk over the window when there is one),
+    the inspector made tall and wide enough to read it."""
+    from PySide6.QtCore import Qt
+
+    features = window.run_features
+    inspector = features.inspector
+    window.canvas.select_nodes(["split"])
+    tabs = inspector.outputs_tabs
+    for index in range(tabs.count()):
+        if tabs.tabText(index) == "Chunk map":
+            tabs.setCurrentIndex(index)
+    view = getattr(inspector, "chunk_map", None)
+    if view is not None:
+        over = {s.chunk.doc_id for s in view.sizes if s.over}
+        chosen = next((d for d in view.by_doc if d in over), next(iter(view.by_doc), None))
+        if chosen is not None and view.picker.findText(chosen) >= 0:
+            view.picker.setCurrentText(chosen)
+    inspector.raise_()
+    window.resizeDocks([inspector], [560], Qt.Orientation.Horizontal)
+    window.resizeDocks([inspector], [560], Qt.Orientation.Vertical)
+    _settle(app, 0.5)
+    window.grab().save(str(path))
+    window.resizeDocks([inspector], [360], Qt.Orientation.Horizontal)
+    return path
 
 
 def _input_node(doc, name: str) -> str:
@@ -240,13 +259,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("graphs", nargs="*", type=Path)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per graph")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds per run before it is cancelled (default: 600 per graph, "
+                             "1800 per run with --studio: a busy machine needs that long to "
+                             "embed the corpus and generate in a fresh cache)")
     parser.add_argument("--model", default=FAST_MODEL,
                         help="model of every embedded llm.model node (default: %(default)s)")
     parser.add_argument("--studio", action="store_true",
                         help="the studio's own pictures (start page, fit, progress, chunk map, "
                              "presentation) instead of one set per graph")
     args = parser.parse_args(argv)
+    if args.timeout is None:
+        args.timeout = STUDIO_TIMEOUT_S if args.studio else 600.0
     if args.studio:  # a fresh cache and store: the run really embeds (progress to show)
         fresh = Path(tempfile.mkdtemp(prefix="modrag-studio-shots-"))
         os.environ["MODRAG_CACHE_DIR"] = str(fresh / "cache")

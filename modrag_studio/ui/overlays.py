@@ -233,9 +233,11 @@ class OverlayCard(QGraphicsObject):
             self.update()
 
     def summary(self) -> str:
-        """The card in one line: its title and the first row's first cell."""
+        """The card in one line: its title and the first row's id (else its first cell)."""
         rows = self.content.rows(0, 1)
-        first = rows[0][0].text if rows and rows[0] else ""
+        cells = rows[0] if rows else []
+        first = next((c.text for c in cells if c.elide == MIDDLE),
+                     cells[0].text if cells else "")
         return f"{self.content.title} · {first}" if first else self.content.title
 
     def summary_fitted(self, metrics: QFontMetricsF, room: float) -> str:
