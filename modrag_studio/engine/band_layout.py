@@ -8,7 +8,7 @@ Steps (Sugiyama's, with the canvas's ports in mind):
    holding most of its consumers, just left of the first one.
 3. Lanes: a wire spanning several columns gets a dummy slot in each column it passes, so
    the nodes leave it a free lane; a wire to a later band leaves at the bottom of its band
-   and enters the next band at the top.
+   and enters the next band at the top, with lanes where its curve crosses either band.
 4. Order: barycentre sweeps over port positions plus adjacent swaps (transpose), keeping
    the order with the fewest crossings.
 5. Height: each slot is pulled level with the ports it connects to (a few sweeps), and the
