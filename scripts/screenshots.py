@@ -1,7 +1,7 @@
 """Open each sample graph in the studio, run it, and save PNGs of the window.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/screenshots.py [GRAPH.json ...]
-        [--out docs/screenshots] [--input name=value ...] [--timeout 600]
+        [--out docs/screenshots] [--input name=value ...] [--timeout SECONDS]
         [--model SmolLM2-135M-Instruct]
 
 Graph inputs without a default get demo values (the bundled sample corpus and a question).
