@@ -357,9 +357,8 @@ def _aspect(doc: GraphDocument, registry: NodeRegistry | None,
 def layout_cost(doc: GraphDocument, positions: dict[str, tuple[float, float]],
                 registry: NodeRegistry | None) -> float:
     """Lower is more readable: wire length, plus 400 px per crossing and 1000 per wire over a
-    node,
-    plus a penalty when the whole graph would be drawn smaller than ``MIN_FIT_SCALE`` on a
-    typical canvas (text too small to read at "fit")."""
+    node, plus a penalty when the whole graph would be drawn smaller than ``MIN_FIT_SCALE``
+    on the canvas of a 1280x800 window (text too small to read at "fit")."""
     from modrag_studio.engine.layout_metrics import layout_metrics
 
     found = layout_metrics(doc, positions, registry)
