@@ -221,7 +221,7 @@ CROSSING_COST = 400.0
 THROUGH_COST = 1000.0  # a wire drawn over a node hides it: worse than a crossing
 CANVAS_SIZE = (700.0, 460.0)  # the canvas of a 1280x800 window with its docks
 MIN_FIT_SCALE = 0.4
-SMALL_FIT_COST = 100_000.0      # per unit of scale below MIN_FIT_SCALE
+SMALL_FIT_COST = 40_000.0      # per unit of scale below MIN_FIT_SCALE
 MAX_ONE_ROW_ASPECT = 3.0  # one row is a candidate up to this width over height
 
 
