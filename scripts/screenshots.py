@@ -224,7 +224,7 @@ def studio_shots(app, window, out: Path, timeout: float,
 
 def _chunk_map_shot(app, window, path: Path) -> Path:
     """The splitter's chunk map (a document with a chunk over the window when there is one),
-    the inspector made tall and wide enough to read it."""
+    the inspector made tall and wide enough to read it (the docks are put back after)."""
     from PySide6.QtCore import Qt
 
     features = window.run_features
@@ -241,11 +241,14 @@ def _chunk_map_shot(app, window, path: Path) -> Path:
         if chosen is not None and view.picker.findText(chosen) >= 0:
             view.picker.setCurrentText(chosen)
     inspector.raise_()
+    state = window.saveState()
     window.resizeDocks([inspector], [560], Qt.Orientation.Horizontal)
-    window.resizeDocks([inspector], [560], Qt.Orientation.Vertical)
+    window.resizeDocks([features.timeline], [110], Qt.Orientation.Vertical)  # bottom docks
+    for name in ("properties", "graph"):  # the inspector gets the whole right column
+        window.docks[name].hide()
     _settle(app, 0.5)
     window.grab().save(str(path))
-    window.resizeDocks([inspector], [360], Qt.Orientation.Horizontal)
+    window.restoreState(state)
     return path
 
 
