@@ -184,6 +184,7 @@ class OverlayCard(QGraphicsObject):
         self.bold = QFont(self.font)
         self.bold.setBold(True)
         self.fm = QFontMetricsF(self.font)
+        self.fm_bold = QFontMetricsF(self.bold)  # bold cells are measured as drawn
         self.line_h = self.fm.height() + 2
         self.expanded = False
         self.collapsed = False
@@ -355,10 +356,12 @@ class OverlayCard(QGraphicsObject):
             flags = int(cell.align) | (int(Qt.TextFlag.TextWordWrap) if cell.lines > 1
                                        else int(Qt.AlignmentFlag.AlignVCenter))
             room = (width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
+            metrics = self.fm_bold if cell.bold else self.fm
             if cell.elide == MIDDLE:  # an id: keep its stem's start and its "#n"
-                text = elide_id(cell.text, lambda t, r=room: self.fm.horizontalAdvance(t) <= r)
+                text = elide_id(cell.text,
+                                lambda t, r=room, m=metrics: m.horizontalAdvance(t) <= r)
             else:
-                text = self.fm.elidedText(cell.text, cell.elide, room)
+                text = metrics.elidedText(cell.text, cell.elide, room)
             painter.save()
             painter.setClipRect(QRectF(x, y, width - 4, height))
             painter.drawText(QRectF(x, y, width - 6, height), flags, text)
