@@ -358,11 +358,10 @@ class StateDecoration:
             return
         rect = self._rect()
         self.progress_back.setVisible(True)
-        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(),
-                                          self._bar_h()))
+        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))
         width = rect.width() * 0.25
         left = rect.left() + (rect.width() - width) * phase
-        self.progress_bar.setRect(QRectF(left, rect.bottom() + 3, width, self._bar_h()))
+        self.progress_bar.setRect(QRectF(left, rect.bottom() + 3, width, 5))
 
     def set_zoomed_out(self, zoomed_out: bool) -> None:
         """Large title and state only (zoomed out), or the full node (zoomed in)."""
@@ -370,12 +369,6 @@ class StateDecoration:
         self.status.setVisible(not zoomed_out)
         self.caption.setVisible(not zoomed_out)
         self._refresh_detail()
-        if self.progress_fraction is not None:
-            self.set_progress(self.progress_fraction)  # the bar's height follows the zoom
-
-    def _bar_h(self) -> float:
-        """The progress bar's height: thicker zoomed out, where 5 px would be a hairline."""
-        return 12.0 if self.zoomed_out else 5.0
 
     def _refresh_detail(self) -> None:
         self.detail.setVisible(self.zoomed_out)
@@ -395,9 +388,7 @@ class StateDecoration:
         self.progress_fraction = fraction
         rect = self._rect()
         self.progress_back.setVisible(fraction is not None)
-        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(),
-                                          self._bar_h()))
+        self.progress_back.setRect(QRectF(rect.left(), rect.bottom() + 3, rect.width(), 5))
         if fraction is not None:
             width = rect.width() * max(0.0, min(1.0, fraction))
-            self.progress_bar.setRect(QRectF(rect.left(), rect.bottom() + 3, width,
-                                             self._bar_h()))
+            self.progress_bar.setRect(QRectF(rect.left(), rect.bottom() + 3, width, 5))

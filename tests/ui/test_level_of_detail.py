@@ -43,14 +43,11 @@ def test_zoomed_out_nodes_show_a_large_title_and_state(main_window, qtbot):
     canvas = main_window.canvas
     canvas.set_node_state("rewrite", "running")
     deco = canvas._decorations["rewrite"]
-    deco.set_progress(0.5)
-    thin = deco.progress_back.rect().height()
     item = canvas.node_item("rewrite")
     canvas.view.resetTransform()
     canvas.view.scale(0.3, 0.3)
     main_window.grab()
     qtbot.waitUntil(lambda: deco.detail.isVisible())
-    assert deco.progress_back.rect().height() > 2 * thin  # still a bar when zoomed out
     assert "Rewrite" in deco.detail.toPlainText() and "running" in deco.detail.toPlainText()
     assert not item.text_item.isVisible() and not deco.status.isVisible()
     assert all(not t.isVisible() for t in item._input_items.values())
