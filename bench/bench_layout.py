@@ -3,8 +3,9 @@
     .venv/bin/python bench/bench_layout.py [GRAPH.json ...]
 
 For each sample graph (default: modular_rag and corrective_rag) prints the barycentre
-layout used before graphviz (``layers``) and the current one (``auto``: graphviz ``dot``
-candidates and the barycentre layout, the most readable by ``layout_cost``). Wires are the
+layout used before graphviz (``layers``), the band layout alone (``bands``) and the current
+one (``auto``: band layouts, graphviz ``dot`` candidates and the barycentre layout, the most
+readable by ``layout_cost``). Wires are the
 curves the canvas draws between estimated port positions (``engine/layout_metrics.py``).
 """
 
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or [ROOT / "sample_graphs" / f"{n}.json" for n in DEFAULT]
     for path in paths:
         doc = load(path)
-        for engine in ("layers", "auto"):
+        for engine in ("layers", "bands", "auto"):
             started = time.perf_counter()
             positions = auto_layout(doc, registry, engine=engine)
             took = time.perf_counter() - started

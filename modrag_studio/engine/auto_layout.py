@@ -1,8 +1,10 @@
 """Automatic left-to-right layout for graphs saved without a ``layout`` block (no Qt).
 
-Graphviz ``dot`` (when installed) places the nodes: its layered layout orders each layer
-with the ports in their drawn order, which crosses fewer wires and keeps them shorter than
-the barycentre sweeps used without it (``bench/bench_layout.py`` measures both).
+Several layouts compete (:func:`candidates`): the band layout of
+:mod:`~modrag_studio.engine.band_layout` (lanes for long wires, wrapped into rows where the
+fewest wires pass), graphviz ``dot``'s own (when installed) and the barycentre layout; the
+one with the fewest crossings, wires over nodes and the shortest wires wins
+(:func:`layout_cost`; ``bench/bench_layout.py`` measures them).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 import shutil
 import subprocess
 from collections import defaultdict
+from dataclasses import dataclass, replace
 
 from modrag_studio.engine.document import GraphDocument, Layout, NodeLayout
 from modrag_studio.engine.errors import UnknownNodeType
@@ -24,6 +27,19 @@ PORT_ROW_HEIGHT = 24.0
 BAND_GAP = 200.0    # between rows of a wrapped layout: room for the cards under nodes
 ASPECT = 16 / 9     # wrap layouts much wider than this (width over height) ...
 WRAP_WIDTH = 1700.0  # ... once they are wider than a screen at full size (7 columns)
+
+
+@dataclass(frozen=True)
+class LayoutOptions:
+    """Spacing of the automatic layout, in scene pixels."""
+
+    column_width: float = COLUMN_WIDTH  # from one column's left edge to the next
+    row_gap: float = ROW_GAP            # between nodes of a column
+    band_gap: float = BAND_GAP          # between the rows of a wrapped layout
+    aspect: float = ASPECT              # wrap layouts wider than this (width over height)
+
+
+DEFAULT_OPTIONS = LayoutOptions()
 
 
 def node_height(doc: GraphDocument, node_id: str, registry: NodeRegistry | None) -> float:
@@ -152,67 +168,60 @@ def _bands(heights: list[float], column_width: float, band_gap: float,
     return best[1] if best else []
 
 
-def auto_layout(
-    doc: GraphDocument,
-    registry: NodeRegistry | None = None,
-    *,
-    column_width: float = COLUMN_WIDTH,
-    row_gap: float = ROW_GAP,
-    band_gap: float = BAND_GAP,
-    aspect: float = ASPECT,
-    engine: str = "auto",
-) -> dict[str, tuple[float, float]]:
-    """Top-left positions by node id: graphviz ``dot`` when installed (``engine`` "auto" or
-    "dot"), else (or with ``engine="layers"``) :func:`layered_layout`."""
-    if engine in ("auto", "dot") and doc.nodes:
-        placed = dot_layout(doc, registry, column_width=column_width, row_gap=row_gap,
-                            band_gap=band_gap, aspect=aspect)
-        if placed is not None:
-            return placed
-        if engine == "dot":
-            raise RuntimeError("graphviz 'dot' is not installed or failed")
-    return layered_layout(doc, registry, column_width=column_width, row_gap=row_gap,
-                          band_gap=band_gap, aspect=aspect)
+def auto_layout(doc: GraphDocument, registry: NodeRegistry | None = None,
+                options: LayoutOptions = DEFAULT_OPTIONS, *,
+                engine: str = "auto") -> dict[str, tuple[float, float]]:
+    """Top-left positions by node id. ``engine``: "auto" (the most readable of the
+    candidates, see :func:`candidates`), "dot" (the same, failing without graphviz),
+    "bands" (:func:`~modrag_studio.engine.band_layout.band_layout` on longest-path layers)
+    or "layers" (:func:`layered_layout`, the barycentre layout)."""
+    if engine == "layers":
+        return layered_layout(doc, registry, options)
+    if engine == "bands":
+        from modrag_studio.engine.band_layout import band_layout
+
+        return band_layout(doc, registry, options)
+    if engine == "dot" and dot_centres(doc, registry, column_gap=50, row_gap=40) is None:
+        raise RuntimeError("graphviz 'dot' is not installed or failed")
+    if not doc.nodes:
+        return {}
+    return min(candidates(doc, registry, options),
+               key=lambda found: layout_cost(doc, found, registry))
 
 
-def layered_layout(
-    doc: GraphDocument,
-    registry: NodeRegistry | None = None,
-    *,
-    column_width: float = COLUMN_WIDTH,
-    row_gap: float = ROW_GAP,
-    band_gap: float = BAND_GAP,
-    aspect: float = ASPECT,
-) -> dict[str, tuple[float, float]]:
+def layered_layout(doc: GraphDocument, registry: NodeRegistry | None = None,
+                   options: LayoutOptions = DEFAULT_OPTIONS) -> dict[str, tuple[float, float]]:
     """Top-left positions by node id: columns by topological depth, rows without overlap.
 
     Columns are ordered to keep wires uncrossed and centred vertically. A graph much wider
-    than ``aspect`` (a long chain) wraps into rows of columns, read left to right and top to
-    bottom, ``band_gap`` apart so the cards drawn under nodes after a run have room.
+    than ``options.aspect`` (a long chain) wraps into rows of columns, read left to right and
+    top to bottom, ``options.band_gap`` apart so the cards drawn under nodes after a run have
+    room.
     """
     depth = layer_of(doc)
     columns = order_columns(doc, depth)
     heights = [[node_height(doc, n, registry) for n in members] for members in columns]
-    totals = [sum(h) + row_gap * (len(h) - 1) for h in heights]
+    totals = [sum(h) + options.row_gap * (len(h) - 1) for h in heights]
     positions: dict[str, tuple[float, float]] = {}
     top = 0.0
-    for band in _bands(totals, column_width, band_gap, aspect):
+    for band in _bands(totals, options.column_width, options.band_gap, options.aspect):
         tallest = max(totals[c] for c in band)
         for slot, col in enumerate(band):
             y = top + (tallest - totals[col]) / 2
             for node_id, height in zip(columns[col], heights[col], strict=True):
-                positions[node_id] = (slot * column_width, round(y, 1))
-                y += height + row_gap
-        top += tallest + band_gap
+                positions[node_id] = (slot * options.column_width, round(y, 1))
+                y += height + options.row_gap
+        top += tallest + options.band_gap
     return positions
 
 
 DOT_NODE_WIDTH = 180.0  # points (= scene pixels): about a drawn node's width
 DOT_TIMEOUT_S = 10.0
 CROSSING_COST = 400.0
-CANVAS_SIZE = (1000.0, 640.0)  # the canvas of a 1600x960 window with its docks
+THROUGH_COST = 1000.0  # a wire drawn over a node hides it: worse than a crossing
+CANVAS_SIZE = (700.0, 460.0)  # the canvas of a 1280x800 window with its docks
 MIN_FIT_SCALE = 0.4
-SMALL_FIT_COST = 20_000.0       # per unit of scale below MIN_FIT_SCALE
+SMALL_FIT_COST = 40_000.0      # per unit of scale below MIN_FIT_SCALE
 MAX_ONE_ROW_ASPECT = 3.0  # one row is a candidate up to this width over height
 
 
@@ -305,9 +314,9 @@ def _quiet_cut(doc: GraphDocument, column_of: dict[str, int], count: int) -> lis
 
 
 def _banded(doc: GraphDocument, registry: NodeRegistry | None,
-            centres: dict[str, tuple[float, float]], column_width: float, band_gap: float,
-            aspect: float, quiet_cut: bool = False) -> dict[str, tuple[float, float]]:
-    """Top-left positions: dot's layers as columns, wrapped into rows near ``aspect``
+            centres: dict[str, tuple[float, float]], options: LayoutOptions,
+            quiet_cut: bool = False) -> dict[str, tuple[float, float]]:
+    """Top-left positions: dot's layers as columns, wrapped into rows near ``options.aspect``
     (``quiet_cut``: two rows split where fewest wires pass, see :func:`_quiet_cut`)."""
     xs = sorted({round(x) for x, _ in centres.values()})
     column = {x: i for i, x in enumerate(xs)}
@@ -321,7 +330,7 @@ def _banded(doc: GraphDocument, registry: NodeRegistry | None,
     totals = [extent[c][1] - extent[c][0] for c in range(len(xs))]
     positions: dict[str, tuple[float, float]] = {}
     top = 0.0
-    bands = _bands(totals, column_width, band_gap, aspect)
+    bands = _bands(totals, options.column_width, options.band_gap, options.aspect)
     if quiet_cut and len(bands) == 2:
         bands = _quiet_cut(doc, {n: column[round(x)] for n, (x, _) in centres.items()},
                            len(xs))
@@ -331,9 +340,9 @@ def _banded(doc: GraphDocument, registry: NodeRegistry | None,
         for node_id, (x, _) in centres.items():
             col = column[round(x)]
             if col in band:
-                positions[node_id] = ((col - band.start) * column_width,
+                positions[node_id] = ((col - band.start) * options.column_width,
                                       round(top + tops[node_id] - low, 1))
-        top += high - low + band_gap
+        top += high - low + options.band_gap
     return positions
 
 
@@ -347,9 +356,9 @@ def _aspect(doc: GraphDocument, registry: NodeRegistry | None,
 
 def layout_cost(doc: GraphDocument, positions: dict[str, tuple[float, float]],
                 registry: NodeRegistry | None) -> float:
-    """Lower is more readable: wire length, plus 400 px per crossing or wire over a node,
-    plus a penalty when the whole graph would be drawn smaller than ``MIN_FIT_SCALE`` on a
-    typical canvas (text too small to read at "fit")."""
+    """Lower is more readable: wire length, plus 400 px per crossing and 1000 per wire over a
+    node, plus a penalty when the whole graph would be drawn smaller than ``MIN_FIT_SCALE``
+    on the canvas of a 1280x800 window (text too small to read at "fit")."""
     from modrag_studio.engine.layout_metrics import layout_metrics
 
     found = layout_metrics(doc, positions, registry)
@@ -359,37 +368,52 @@ def layout_cost(doc: GraphDocument, positions: dict[str, tuple[float, float]],
     bottom = max(y + node_height(doc, n, registry) for n, (_, y) in positions.items())
     fit = min(CANVAS_SIZE[0] / (right - left + 120), CANVAS_SIZE[1] / (bottom - top + 120))
     small = max(0.0, MIN_FIT_SCALE - fit) * SMALL_FIT_COST
-    return found.wire_length + CROSSING_COST * (found.crossings + found.through_nodes) + small
+    return (found.wire_length + CROSSING_COST * found.crossings
+            + THROUGH_COST * found.through_nodes + small)
 
 
-def dot_layout(
-    doc: GraphDocument,
-    registry: NodeRegistry | None = None,
-    *,
-    column_width: float = COLUMN_WIDTH,
-    row_gap: float = ROW_GAP,
-    band_gap: float = BAND_GAP,
-    aspect: float = ASPECT,
-) -> dict[str, tuple[float, float]] | None:
-    """Top-left positions from graphviz ``dot`` (None when it is missing or fails).
+def dot_ranks(centres: dict[str, tuple[float, float]]) -> dict[str, int]:
+    """dot's layers (columns) by node id, from its node centres."""
+    xs = {x: i for i, x in enumerate(sorted({round(x) for x, _ in centres.values()}))}
+    return {n: xs[round(x)] for n, (x, _) in centres.items()}
 
-    Layers become columns ``column_width`` apart. Candidates: dot's layout (ports kept in
-    order, ``ordering=out``) wrapped into rows near ``aspect``, the same in one row (when no
-    wider than ``MAX_ONE_ROW_ASPECT``), and the barycentre layout; the one with the lowest
-    :func:`layout_cost` wins.
+
+def candidates(doc: GraphDocument, registry: NodeRegistry | None,
+               options: LayoutOptions = DEFAULT_OPTIONS) -> list[dict[str, tuple[float, float]]]:
+    """Layouts competing on :func:`layout_cost`.
+
+    The band layout (:mod:`~modrag_studio.engine.band_layout`) on longest-path layers and,
+    with graphviz, on ``dot``'s layers, each with the three quietest cuts when it wraps into
+    two rows and with light and heavy lanes; ``dot``'s own layout (ports kept in order,
+    ``ordering=out``) wrapped into rows near ``options.aspect``, the same in one row (when
+    no wider than ``MAX_ONE_ROW_ASPECT``); and the barycentre layout.
     """
-    centres = dot_centres(doc, registry, column_gap=max(column_width - DOT_NODE_WIDTH, 20),
-                          row_gap=row_gap, options="ordering=out;")
-    if centres is None:
-        return None
-    candidates = [_banded(doc, registry, centres, column_width, band_gap, aspect),
-                  _banded(doc, registry, centres, column_width, band_gap, aspect, True)]
-    one_row = _banded(doc, registry, centres, column_width, band_gap, math.inf)
-    if _aspect(doc, registry, one_row) <= MAX_ONE_ROW_ASPECT:
-        candidates.append(one_row)
-    candidates.append(layered_layout(doc, registry, column_width=column_width,
-                                     row_gap=row_gap, band_gap=band_gap, aspect=aspect))
-    return min(candidates, key=lambda found: layout_cost(doc, found, registry))
+    from modrag_studio.engine.band_layout import (
+        HEAVY_LANE,
+        band_layout,
+        band_ranges,
+        cut_candidates,
+    )
+
+    found = [layered_layout(doc, registry, options)]
+    centres = dot_centres(doc, registry,
+                          column_gap=max(options.column_width - DOT_NODE_WIDTH, 20),
+                          row_gap=options.row_gap, options="ordering=out;")
+    layerings = [layer_of(doc)]
+    if centres is not None:
+        layerings.append(dot_ranks(centres))
+        found.append(_banded(doc, registry, centres, options))
+        found.append(_banded(doc, registry, centres, options, quiet_cut=True))
+        one_row = _banded(doc, registry, centres, replace(options, aspect=math.inf))
+        if _aspect(doc, registry, one_row) <= MAX_ONE_ROW_ASPECT:
+            found.append(one_row)
+    for ranks in layerings:
+        two = len(band_ranges(doc, registry, options, ranks)) == 2
+        for cut in cut_candidates(doc, ranks, 3) if two else [None]:
+            for weight in (1.0, HEAVY_LANE):
+                found.append(band_layout(doc, registry, options, ranks, cut,
+                                         lane_weight=weight))
+    return found
 
 
 def with_auto_layout(doc: GraphDocument, registry: NodeRegistry | None = None) -> GraphDocument:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from modrag_studio.engine.auto_layout import (
     DOT_NODE_WIDTH,
@@ -41,17 +42,18 @@ class LayoutMetrics:
                 f"wires through nodes {self.through_nodes:3d}")
 
 
+@cache
+def _bernstein(steps: int) -> tuple[tuple[float, float, float, float], ...]:
+    return tuple(((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3)
+                 for t in (i / steps for i in range(steps + 1)))
+
+
 def bezier(start: Point, end: Point, tangent: float, steps: int = 16) -> list[Point]:
     """The canvas's horizontal wire: a cubic curve leaving and entering horizontally."""
     (x1, y1), (x2, y2) = start, end
-    c1, c2 = (x1 + tangent, y1), (x2 - tangent, y2)
-    points = []
-    for i in range(steps + 1):
-        t = i / steps
-        a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3
-        points.append((a * x1 + b * c1[0] + c * c2[0] + d * x2,
-                       a * y1 + b * c1[1] + c * c2[1] + d * y2))
-    return points
+    c1x, c2x = x1 + tangent, x2 - tangent
+    return [(a * x1 + b * c1x + c * c2x + d * x2, (a + b) * y1 + (c + d) * y2)
+            for a, b, c, d in _bernstein(steps)]
 
 
 def estimated_wires(doc: GraphDocument, positions: dict[str, tuple[float, float]],

@@ -52,6 +52,7 @@ class CacheSizeLabel(QLabel):
             self.setText("Cache ?")
             return
         self.setText(f"Cache {used / mb:.1f} MB / {self.limit / mb:.0f} MB")
+        self.setMinimumWidth(self.sizeHint().width())  # else the status bar may cut it short
         self.setToolTip(f"{entries} stored node result(s) in {cache_home()}; "
                         "'modrag cache prune|clear' frees space")
 

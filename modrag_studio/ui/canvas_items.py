@@ -264,8 +264,8 @@ class DetailLabel(QGraphicsTextItem):
         title = str(getattr(self.node_item, "name", ""))
         color = QColor(*STATE_COLORS.get(state, STATE_COLORS["idle"])).lighter(130).name()
         status = "" if state == "idle" else state
-        if caption and state != "idle":
-            status += f" · {caption}"
+        if caption and state != "idle":  # "from cache", not "cached · from cache"
+            status = caption if state[:5] in caption else f"{status} · {caption}"
         html = (f"<div style='font-size:{LOD_TITLE_PX}px; font-weight:bold; color:#f0f2f6'>"
                 f"{_html(title)}</div>")
         if status:

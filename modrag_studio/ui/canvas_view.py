@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
 
 ZOOM_STEP = 1.25
 MINIMAP_SIZE = (230, 150)
+MINIMAP_SHARE = 0.2       # of the canvas's width
+MINIMAP_MIN_WIDTH = 120
 
 
 def fit_rect(view: Any, rect: QRectF, max_scale: float = 1.0) -> None:
@@ -107,7 +109,8 @@ class HintBubble:
 class Minimap(QGraphicsView):
     """The whole graph in a corner of the canvas; the frame is what the canvas shows.
 
-    Click or drag in it to move the canvas there.
+    Click or drag in it to move the canvas there. It hides itself while the canvas shows the
+    whole graph (at "fit" it would only cover nodes) and when the user turns it off.
     """
 
     sets_detail = False  # nodes keep the level of detail of the canvas, not of the minimap
@@ -124,6 +127,7 @@ class Minimap(QGraphicsView):
         self.setFixedSize(*MINIMAP_SIZE)
         self.setStyleSheet("border: 1px solid #5a6070; background: #1b1d22;")
         self.setToolTip("Minimap: click or drag to move the canvas")
+        self.wanted = True  # View → Minimap
         self._refit = QTimer(self)
         self._refit.setSingleShot(True)
         self._refit.setInterval(300)
@@ -141,7 +145,14 @@ class Minimap(QGraphicsView):
         self.viewport().update()
 
     def place(self) -> None:
+        """Bottom-right corner; at most ``MINIMAP_SHARE`` of the canvas's width, so a small
+        window's canvas is not hidden under it (never below ``MINIMAP_MIN_WIDTH``)."""
         parent = self.canvas.view
+        width = max(MINIMAP_MIN_WIDTH, min(MINIMAP_SIZE[0], parent.width() * MINIMAP_SHARE))
+        size = (round(width), round(width * MINIMAP_SIZE[1] / MINIMAP_SIZE[0]))
+        if (self.width(), self.height()) != size:
+            self.setFixedSize(*size)
+            self.refit()
         self.move(parent.width() - self.width() - 12, parent.height() - self.height() - 12)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
@@ -149,7 +160,22 @@ class Minimap(QGraphicsView):
             self.place()
         elif event.type() == QEvent.Type.Paint:
             self.viewport().update()  # the frame follows the canvas's pan and zoom
+            if self.isVisibleTo(self.canvas.view) != self.needed():
+                QTimer.singleShot(0, self.sync_visibility)  # not while the canvas paints
         return False
+
+    def needed(self) -> bool:
+        """Wanted, and part of the graph is outside the canvas's view."""
+        rect = self.canvas.items_rect()
+        return self.wanted and not rect.isNull() and not visible_rect(
+            self.canvas.view).contains(rect)
+
+    def set_wanted(self, wanted: bool) -> None:
+        self.wanted = wanted
+        self.sync_visibility()
+
+    def sync_visibility(self) -> None:
+        self.setVisible(self.needed())
 
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
         painter.setPen(QPen(QColor("#ffd166"), 0))

@@ -86,7 +86,7 @@ class EditorExtras:
         minimap = QAction("&Minimap", window)
         minimap.setCheckable(True)
         minimap.setChecked(True)
-        minimap.toggled.connect(self.minimap.setVisible)
+        minimap.toggled.connect(self.minimap.set_wanted)
         menu.addAction(minimap)
         window.actions["minimap"] = minimap
 

@@ -18,9 +18,10 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsSceneMous
 
 from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
 from modrag_studio.engine.formatting import short as _short
+from modrag_studio.ui.elide_id import elide_id
 
 PAGE = 4
-MIDDLE = Qt.TextElideMode.ElideMiddle  # ids keep their start and their distinctive end
+MIDDLE = Qt.TextElideMode.ElideMiddle  # ids: see elide_id (stem start and "#n" kept)
 COLLAPSED_FONT_PT = 15.0  # the one-line summary of a card on a zoomed-out canvas
 PAD = 8.0
 CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
@@ -82,7 +83,7 @@ def content_for(value: Any, port: str = "") -> CardContent | None:
 
 def chunk_content(chunks: list[Chunk]) -> CardContent:
     def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(c.doc_id, 60, ACCENTS["chunks"], bold=True, elide=MIDDLE),
+        return [[Cell(c.chunk_id, 60, ACCENTS["chunks"], bold=True, elide=MIDDLE),
                  Cell(_short(c.text, 90), 180, lines=2)] for c in chunks[start:start + count]]
     return CardContent("chunks", f"{len(chunks):,} chunks", len(chunks), rows)
 
@@ -116,14 +117,14 @@ def score_content(scored: list[ScoredChunk]) -> CardContent:
             if name not in sources and name != item.retriever:  # not its own ranking
                 sources.append(name)
     sources = sources[:3]
-    header = [Cell("#", 24, MUTED), Cell("doc", 70, MUTED), Cell("score", 56, MUTED)]
+    header = [Cell("#", 24, MUTED), Cell("chunk", 70, MUTED), Cell("score", 56, MUTED)]
     header += [Cell(_short(name, 10), 64, MUTED) for name in sources]
 
     def rows(start: int, count: int) -> list[list[Cell]]:
         out = []
         for offset, item in enumerate(scored[start:start + count]):
             rank = item.rank or start + offset + 1
-            row = [Cell(str(rank), 24, MUTED), Cell(_short(item.doc_id, 14), 70, bold=True),
+            row = [Cell(str(rank), 24, MUTED), Cell(item.chunk_id, 70, bold=True, elide=MIDDLE),
                    Cell(f"{item.score:.4g}", 56, ACCENTS["scores"])]
             for name in sources:
                 src = item.sources.get(name)
@@ -183,6 +184,7 @@ class OverlayCard(QGraphicsObject):
         self.bold = QFont(self.font)
         self.bold.setBold(True)
         self.fm = QFontMetricsF(self.font)
+        self.fm_bold = QFontMetricsF(self.bold)  # bold cells are measured as drawn
         self.line_h = self.fm.height() + 2
         self.expanded = False
         self.collapsed = False
@@ -232,10 +234,25 @@ class OverlayCard(QGraphicsObject):
             self.update()
 
     def summary(self) -> str:
-        """The card in one line: its title and the first row's first cell."""
+        """The card in one line: its title and the first row's id (else its first cell)."""
         rows = self.content.rows(0, 1)
-        first = rows[0][0].text if rows and rows[0] else ""
+        cells = rows[0] if rows else []
+        first = next((c.text for c in cells if c.elide == MIDDLE),
+                     cells[0].text if cells else "")
         return f"{self.content.title} · {first}" if first else self.content.title
+
+    def summary_fitted(self, metrics: QFontMetricsF, room: float) -> str:
+        """:meth:`summary` in ``room``: the title whole, the id shortened by :func:`elide_id`
+        ("2 chunks · zh_mai…#0", not "2 chun…e.md#0")."""
+        text = self.summary()
+        title = self.content.title
+        if metrics.horizontalAdvance(text) <= room or not text.startswith(f"{title} · "):
+            return metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
+        head = f"{title} · "
+        left = room - metrics.horizontalAdvance(head)
+        if left < metrics.horizontalAdvance("…#0"):
+            return metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
+        return head + elide_id(text[len(head):], lambda t: metrics.horizontalAdvance(t) <= left)
 
     def _fit_columns(self, rows: list[list[Cell]], inner: float) -> float:
         """Keep the columns that (nearly) fit ``inner`` and the scale that makes them fit."""
@@ -297,8 +314,7 @@ class OverlayCard(QGraphicsObject):
         if self.collapsed and not self.expanded:
             painter.setFont(self.big)
             painter.setPen(accent)
-            text = QFontMetricsF(self.big).elidedText(self.summary(), MIDDLE,
-                                                      rect.width() - 2 * PAD)
+            text = self.summary_fitted(QFontMetricsF(self.big), rect.width() - 2 * PAD)
             painter.drawText(rect.adjusted(PAD, 0, -PAD, 0),
                              int(Qt.AlignmentFlag.AlignVCenter), text)
             return
@@ -340,7 +356,12 @@ class OverlayCard(QGraphicsObject):
             flags = int(cell.align) | (int(Qt.TextFlag.TextWordWrap) if cell.lines > 1
                                        else int(Qt.AlignmentFlag.AlignVCenter))
             room = (width - 6) * (cell.lines * 0.85 if cell.lines > 1 else 1)
-            text = self.fm.elidedText(cell.text, cell.elide, room)
+            metrics = self.fm_bold if cell.bold else self.fm
+            if cell.elide == MIDDLE:  # an id: keep its stem's start and its "#n"
+                text = elide_id(cell.text,
+                                lambda t, r=room, m=metrics: m.horizontalAdvance(t) <= r)
+            else:
+                text = metrics.elidedText(cell.text, cell.elide, room)
             painter.save()
             painter.setClipRect(QRectF(x, y, width - 4, height))
             painter.drawText(QRectF(x, y, width - 6, height), flags, text)

@@ -42,7 +42,9 @@ class StudioUX:
         self.graph_settings = GraphSettingsPanel(window.editor)
         dock = window._dock("Graph", self.graph_settings, Qt.DockWidgetArea.RightDockWidgetArea)
         window.docks["graph"] = dock
+        dock.hide()  # shown once tabified: tabified while shown left a stale tab bar drawn
         window.tabifyDockWidget(window.docks["properties"], dock)
+        dock.show()
         window.docks["properties"].raise_()
         self._build_help_menu()
         self._developer_toggle()

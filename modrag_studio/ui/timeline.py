@@ -42,6 +42,9 @@ def bars_of(trace: Trace) -> list[Bar]:
     return out
 
 
+TICK_W = 90.0  # the least room for one time label on the axis
+
+
 def nice_step(span: float, ticks: int = 6) -> float:
     raw = max(span, 1e-6) / ticks
     magnitude = 10 ** int(f"{raw:e}".split("e")[1])
@@ -49,6 +52,12 @@ def nice_step(span: float, ticks: int = 6) -> float:
         if raw <= mult * magnitude:
             return mult * magnitude
     return 10 * magnitude
+
+
+def axis_step(span: float, plot_width: float) -> float:
+    """Seconds between axis labels: about six, fewer when they would come closer than
+    ``TICK_W`` px ("500 ms1.00 s" ran together in a narrow dock)."""
+    return nice_step(span, max(2, min(6, int(plot_width // TICK_W))))
 
 
 class TimelineCanvas(QWidget):
@@ -94,7 +103,7 @@ class TimelineCanvas(QWidget):
                        "Run the graph to see its timeline.")
             return
         total = self.total()
-        step = nice_step(total)
+        step = axis_step(total, self.width() - LABEL_W)
         grid = QColor(pal.text().color())
         grid.setAlpha(40)
         t = 0.0

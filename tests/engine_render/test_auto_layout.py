@@ -179,3 +179,59 @@ def test_layout_metrics_count_a_crossing_and_the_wire_length():
     assert abs(found.wire_length - 2 * 141.42) < 0.1  # both diagonals of the square
     apart = measure([straight, Wire("c", "d", [(200.0, 0.0), (300.0, 100.0)])], {})
     assert apart.crossings == 0
+
+
+def test_layout_options_set_the_spacing():
+    from modrag_studio.engine.auto_layout import LayoutOptions
+
+    doc = chain(4)
+    wide = auto_layout(doc, default_registry(), LayoutOptions(column_width=300.0),
+                       engine="bands")
+    assert sorted(x for x, _ in wide.values()) == [0.0, 300.0, 600.0, 900.0]
+
+
+def test_a_long_wire_gets_a_lane_the_nodes_keep_clear_of():
+    from modrag_studio.engine.layout_metrics import layout_metrics
+
+    # q feeds out directly and through a chain of three: the direct wire passes two columns
+    data = chain(5).model_dump(by_alias=True)
+    data["nodes"].append({"id": "j", "type": "text.concat"})
+    data["edges"] = [e for e in data["edges"] if e["to"] != "out.value"]
+    data["edges"] += [{"from": "u2.text", "to": "j.texts"}, {"from": "q.value", "to": "j.texts"},
+                      {"from": "j.text", "to": "out.value"}]
+    doc = GraphDocument.model_validate(data)
+    reg = default_registry()
+    pos = auto_layout(doc, reg, engine="bands")
+    assert_no_overlap(boxes(doc, pos))
+    assert layout_metrics(doc, pos, reg).through_nodes == 0
+    assert layout_metrics(doc, pos, reg).crossings == 0
+
+
+def test_pack_keeps_order_and_gaps_and_a_heavy_lane_stays_on_its_wire():
+    from modrag_studio.engine.band_layout import LANE_GAP, _pack, _Slot
+
+    nodes = [_Slot("a", 100.0, "a"), _Slot("b", 50.0, "b")]
+    tops = _pack([0.0, 0.0], nodes, 40.0)
+    assert tops[1] - tops[0] == 140.0  # a's height + the gap
+    assert tops[0] == -70.0            # both moved equally from where they wanted to be
+    lane = [_Slot("a", 100.0, "a"), _Slot("lane", 8.0)]
+    light = _pack([0.0, 0.0], lane, 40.0)
+    heavy = _pack([0.0, 0.0], lane, 40.0, lane_weight=20.0)
+    assert light[1] - light[0] == heavy[1] - heavy[0] == 100.0 + LANE_GAP
+    assert abs(heavy[1]) < abs(light[1])  # the node made way, the lane stayed
+
+
+def test_modular_rag_layout_crosses_fewer_and_shorter_wires_than_the_barycentre_one(root):
+    from modrag_studio.engine.document import load
+    from modrag_studio.engine.layout_metrics import layout_metrics
+
+    reg = default_registry()
+    for name in ("modular_rag", "corrective_rag"):
+        doc = load(root / "sample_graphs" / f"{name}.json")
+        before = layout_metrics(doc, auto_layout(doc, reg, engine="layers"), reg)
+        positions = auto_layout(doc, reg)
+        after = layout_metrics(doc, positions, reg)
+        assert_no_overlap(boxes(doc, positions))
+        assert after.crossings < before.crossings, name
+        assert after.wire_length < before.wire_length, name
+        assert after.through_nodes < before.through_nodes, name

@@ -140,13 +140,15 @@ def test_a_card_opens_under_the_mouse_and_keeps_its_pages(main_window):
     card = overlays.card("u0")
     assert card.pages() == 3
     card.set_page(2)
-    assert card.visible_rows()[-1][0].text == "d9"
+    assert card.visible_rows()[-1][0].text == "c9"  # chunk ids: "#n" tells chunks apart
 
 
 def test_presentation_steps_with_clicker_keys_and_shows_neighbours(main_window, qtbot):
     from PySide6.QtCore import Qt
 
     main_window.editor.reset(chain(6))
+    ids = main_window.editor.document().node_ids()  # one row: every step's neighbours are
+    main_window.editor.move_nodes({n: (i * 230.0, 0.0) for i, n in enumerate(ids)})  # near
     main_window.editor.set_metadata(description="Upper-cases the question six times.")
     canvas = main_window.canvas
     visits = [NodeVisit(node_id=n, type_id="text.upper", status="done")

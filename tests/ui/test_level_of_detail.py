@@ -7,6 +7,7 @@ from PySide6.QtGui import QFontMetricsF
 
 from modrag_studio.engine.datatypes import Chunk
 from modrag_studio.engine.document import GraphDocument
+from modrag_studio.ui.elide_id import elide_id
 from modrag_studio.ui.overlays import MIDDLE, chunk_content
 
 pytestmark = pytest.mark.ui
@@ -61,15 +62,18 @@ def test_zoomed_out_nodes_show_a_large_title_and_state(main_window, qtbot):
 def test_cards_collapse_to_one_line_and_ids_elide_in_the_middle(main_window, qtbot):
     main_window.editor.reset(small_graph())
     manager = main_window.run_features.overlays
-    chunks = [Chunk(doc_id="en_maintenance_schedule_cnc_a01", chunk_id=f"c{i}", text="x " * 40)
+    chunks = [Chunk(doc_id="en_maintenance_schedule_cnc_a01.md",
+                    chunk_id=f"en_maintenance_schedule_cnc_a01.md#{i}", text="x " * 40)
               for i in range(3)]
     manager.show_outputs("rewrite", {"chunks": chunks})
     card = manager.card("rewrite")
     full = card.boundingRect().height()
     cell = chunk_content(chunks).rows(0, 1)[0][0]
     assert cell.elide == MIDDLE
-    shown = QFontMetricsF(card.font).elidedText(cell.text, cell.elide, 60)
-    assert shown.startswith("en_") and shown.endswith("a01")
+    metrics = QFontMetricsF(card.font)
+    shown = elide_id(cell.text, lambda text: metrics.horizontalAdvance(text) <= 60)
+    assert shown.startswith("en_m") and shown.endswith("…#0")  # not Qt's "en…md#0"
+    assert metrics.horizontalAdvance(shown) <= 60
     canvas = main_window.canvas
     canvas.view.resetTransform()
     canvas.view.scale(0.3, 0.3)
@@ -77,5 +81,9 @@ def test_cards_collapse_to_one_line_and_ids_elide_in_the_middle(main_window, qtb
     qtbot.waitUntil(lambda: card.collapsed)
     assert card.boundingRect().height() < full / 2
     assert card.summary().startswith("3 chunks")
+    room = metrics.horizontalAdvance("3 chunks · en_maint…#0")
+    line = card.summary_fitted(metrics, room)  # the count whole, the id's start and "#0"
+    assert line.startswith("3 chunks · en_m") and line.endswith("…#0"), line
+    assert metrics.horizontalAdvance(line) <= room
     card.set_expanded(True)  # under the mouse: the full card again
     assert card.boundingRect().height() >= full - 1
