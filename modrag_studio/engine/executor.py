@@ -132,6 +132,7 @@ class _Run:
         self.states = self.state.nodes
         self.rerun: set[str] = set()
         self.cached_only: set[str] = set()
+        self.memory_only: set[str] = set()
         self.result = RunResult(trace=Trace(
             run_id=run_id, graph_name=doc.metadata.name, started_at=time.time(),
             inputs={k: _jsonable(v) for k, v in self.inputs.items()},
@@ -304,7 +305,8 @@ class _Run:
             return None
         if attempt.node.is_cacheable(attempt.params):
             self._settle(attempt)
-            cache.put(visit.cache_key, outputs, disk=node_type.disk_cache)
+            cache.put(visit.cache_key, outputs,
+                      disk=node_type.disk_cache and node_id not in self.memory_only)
         return outputs
 
     def _settle(self, attempt: _Attempt) -> None:
@@ -480,6 +482,7 @@ class Executor:
         run_id: str | None = None,
         base_dir: str | Path | None = None,
         pins: Mapping[str, Pin] | None = None,
+        memory_only: Iterable[str] = (),
     ) -> RunResult:
         """Run ``doc``.
 
@@ -492,6 +495,8 @@ class Executor:
         directory, which the trace then says.
         ``pins``: pinned outputs by node id (``engine.pins``): those nodes do not run, they
         hand out the pinned values, and nodes that only feed them do not run either.
+        ``memory_only``: nodes whose results this run keeps in the memory cache only (an
+        evaluation's per-query nodes: thousands of results nobody reads from disk again).
         """
         inputs = dict(inputs or {})
         self.check(doc, inputs)
@@ -511,6 +516,7 @@ class Executor:
         inputs = absolute_path_inputs(doc, inputs, graph_base_dir(doc, base_dir), self.registry)
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface, pins)
+        run.memory_only = set(memory_only)
         if run.pins:
             active &= needed_nodes(topology, set(run.pins), target)
         folder = graph_base_dir(doc, base_dir)

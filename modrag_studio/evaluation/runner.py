@@ -165,18 +165,23 @@ def evaluate_graph(
     return finish_report(report, scored)
 
 
+def query_side_nodes(doc: GraphDocument, query_name: str) -> set[str]:
+    """The nodes that depend on the query input ``query_name`` (and that input's node)."""
+    from modrag_studio.engine.graph_io import graph_interface
+    from modrag_studio.engine.topology import Topology
+
+    topology = Topology.of(doc)
+    query_nodes = {p.node_id for p in graph_interface(doc).inputs if p.name == query_name}
+    return set().union(*(topology.downstream(n) | {n} for n in query_nodes))
+
+
 def stop_if_every_query_would_fail(doc: GraphDocument, query_name: str,
                                    outcome: QueryOutcome) -> None:
     """Raise when the first query failed at a node that does not depend on the query (a
     missing corpus, a locked store, a missing model): every other query would fail alike."""
-    from modrag_studio.engine.graph_io import graph_interface
-    from modrag_studio.engine.topology import Topology
-
     if not outcome.failures:
         return
-    topology = Topology.of(doc)
-    query_nodes = {p.node_id for p in graph_interface(doc).inputs if p.name == query_name}
-    depends = set().union(*(topology.downstream(n) | {n} for n in query_nodes))
+    depends = query_side_nodes(doc, query_name)
     for node_id, message in outcome.failed_nodes.items():
         if node_id not in depends:
             raise EvalError(f"the first query failed at node '{node_id}', which does not "
@@ -231,9 +236,12 @@ class QueryRunner:
     #: Sees each query's run result (e.g. evidence attribution).
     on_result: Callable[[str, Any], None] | None = None
     targets: list[tuple[str, str]] = field(init=False)
+    #: The nodes that depend on the query: their results stay out of the disk cache.
+    query_side: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.targets = [parse_output(spec, self.doc) for spec in self.outputs]
+        self.query_side = query_side_nodes(self.doc, self.query_name)
 
     def inputs_for(self, text: str) -> dict[str, str]:
         """The graph inputs of one query: the extra inputs, the query text and the corpus."""
@@ -247,7 +255,8 @@ class QueryRunner:
         """Run the graph for ``query_id`` (its dataset text unless ``text`` is given) and
         score each output against the query's qrels."""
         query_text = self.dataset.queries[query_id] if text is None else text
-        result = self.executor.run(self.doc, self.inputs_for(query_text), cancel=self.cancel)
+        result = self.executor.run(self.doc, self.inputs_for(query_text), cancel=self.cancel,
+                                   memory_only=self.query_side)
         if self.on_result is not None:
             self.on_result(query_id, result)
         outcome = QueryOutcome(failed_nodes={v.node_id: v.error.message

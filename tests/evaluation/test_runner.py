@@ -80,3 +80,17 @@ def test_a_failure_that_does_not_depend_on_the_query_stops_at_the_first_query(tm
                        extra_inputs={"corpus": str(tmp_path / "missing.jsonl")},
                        batch_queries=False)
     assert len(runs) == 1
+
+
+def test_per_query_results_stay_out_of_the_disk_cache(tmp_path):
+    write_dataset(tmp_path)
+    cache_dir = tmp_path / "cache"
+    stored = []
+    for limit in (1, 3):
+        executor = Executor(cache=NodeCache(disk_dir=cache_dir))
+        report = evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"),
+                                load_beir(tmp_path, "test"), ["bm25.results"],
+                                executor=executor, limit=limit)
+        assert report.outputs["bm25.results"]["ndcg@10"] == 1.0
+        stored.append(sorted(p.name for p in (cache_dir / "results").rglob("*.pkl")))
+    assert stored[0] and stored[0] == stored[1]  # the index is stored, no query's results
