@@ -21,9 +21,8 @@ def test_the_main_window_satisfies_the_protocols(main_window):
 def _window_like(main_window, **renamed: str) -> SimpleNamespace:
     names = ["registry", "settings", "editor", "run_toolbar", "menus", "docks", "statusBar"]
     fake = SimpleNamespace(**{n: getattr(main_window, n) for n in names})
-    canvas = SimpleNamespace(**{n: getattr(main_window.canvas, n) for n in
-                                ("on_node_selected", "selected_node_ids", "set_node_state",
-                                 "set_node_caption", "set_node_progress", "clear_run_state")})
+    canvas = SimpleNamespace(**{n: getattr(main_window.canvas, n)  # every member it declares
+                                for n in missing_members(SimpleNamespace(), RunCanvas)})
     fake.canvas = canvas
     for old, new in renamed.items():
         owner = canvas if old.startswith("canvas.") else fake
