@@ -148,7 +148,7 @@ def evaluate_graph(
                 break
             outcome = runner.run(query_id)
             if not frozen:
-                stop_if_every_query_would_fail(doc, query_name, outcome)
+                stop_if_every_query_would_fail(runner.query_side, outcome)
             outcome.add_to(scored, report.failures)
             if not frozen:
                 # The first query loaded or built the indexes: keep the garbage collector
@@ -175,15 +175,13 @@ def query_side_nodes(doc: GraphDocument, query_name: str) -> set[str]:
     return set().union(*(topology.downstream(n) | {n} for n in query_nodes))
 
 
-def stop_if_every_query_would_fail(doc: GraphDocument, query_name: str,
-                                   outcome: QueryOutcome) -> None:
+def stop_if_every_query_would_fail(query_side: set[str], outcome: QueryOutcome) -> None:
     """Raise when the first query failed at a node that does not depend on the query (a
     missing corpus, a locked store, a missing model): every other query would fail alike."""
     if not outcome.failures:
         return
-    depends = query_side_nodes(doc, query_name)
     for node_id, message in outcome.failed_nodes.items():
-        if node_id not in depends:
+        if node_id not in query_side:
             raise EvalError(f"the first query failed at node '{node_id}', which does not "
                             f"depend on the query, so every query would fail alike: {message}")
 
