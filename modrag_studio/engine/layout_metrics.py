@@ -19,6 +19,7 @@ from modrag_studio.engine.auto_layout import (
 )
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.wire_routing import densify, routed_or_curve
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]  # left, top, right, bottom
@@ -57,9 +58,13 @@ def bezier(start: Point, end: Point, tangent: float, steps: int = 16) -> list[Po
 
 
 def estimated_wires(doc: GraphDocument, positions: dict[str, tuple[float, float]],
-                    registry: NodeRegistry | None,
-                    width: float = DOT_NODE_WIDTH) -> tuple[list[Wire], dict[str, Box]]:
-    """Wires and node boxes of a layout, ports placed as the canvas draws them."""
+                    registry: NodeRegistry | None, width: float = DOT_NODE_WIDTH,
+                    routed: bool = False) -> tuple[list[Wire], dict[str, Box]]:
+    """Wires and node boxes of a layout, ports placed as the canvas draws them.
+
+    ``routed``: a wire whose curve crosses a node takes the route around nodes the canvas
+    draws instead (:mod:`~modrag_studio.engine.wire_routing`).
+    """
     boxes = {n: (x, y, x + width, y + node_height(doc, n, registry))
              for n, (x, y) in positions.items()}
     head = NODE_BASE_HEIGHT - PORT_ROW_HEIGHT / 2
@@ -76,7 +81,13 @@ def estimated_wires(doc: GraphDocument, positions: dict[str, tuple[float, float]
         start = (sx + width, sy + head + out_row * PORT_ROW_HEIGHT)
         end = (tx, ty + head + in_row * PORT_ROW_HEIGHT)
         tangent = min(abs(end[0] - start[0]), width)
-        wires.append(Wire(edge.source_node, edge.target_node, bezier(start, end, tangent)))
+        if routed:
+            own = {edge.source_node, edge.target_node}
+            points, _ = routed_or_curve(start, end, [boxes[n] for n in own],
+                                        [b for n, b in boxes.items() if n not in own], tangent)
+        else:
+            points = bezier(start, end, tangent)
+        wires.append(Wire(edge.source_node, edge.target_node, points))
     return wires, boxes
 
 
@@ -132,11 +143,12 @@ def measure(wires: list[Wire], boxes: dict[str, Box], margin: float = 4.0) -> La
                  for w in wires for p, q in zip(w.points, w.points[1:], strict=False))
     through = 0
     for wire in wires:
+        points = densify(wire.points)
         for node_id, (left, top, right, bottom) in boxes.items():
             if node_id in (wire.source, wire.target):
                 continue
             if any(left + margin < x < right - margin and top + margin < y < bottom - margin
-                   for x, y in wire.points):
+                   for x, y in points):
                 through += 1
                 break
     return LayoutMetrics(crossings, round(length, 1), through)

@@ -1,11 +1,13 @@
 """Embed an evaluation's queries in batches up front, then run the graph per query as usual.
 
-Embedding one query per graph run is most of the query side's cost. Before the loop, the
-first query runs up to each query-side node that takes an embedder or a vector index: that
-builds (or loads) the indexes and shows which embedders the query side uses. All query texts
-are then embedded with each of them in batches into a memo that the per-query runs read
-(``modrag_nodes.embedding.memo``). A text the memo lacks (a rewritten query, say) is embedded
-as before, so results never depend on the memo.
+Embedding one query per graph run is most of the query side's cost; searching a vector
+index once per query is the next. Before the loop, the first query runs up to each
+query-side node that takes an embedder or a vector index: that builds (or loads) the indexes
+and shows which embedders the query side uses. All query texts are then embedded with each
+of them in batches into a memo that the per-query runs read (``modrag_nodes.embedding.memo``),
+and nodes with a ``search_ahead`` hook (vector retrievers) search every query in a few batched
+calls into ``modrag_nodes.vectorstore.search_memo``. A text the memos lack (a rewritten query,
+say) is embedded and searched as before, so results never depend on the memos.
 """
 
 from __future__ import annotations
@@ -88,19 +90,40 @@ def batched_query_embeddings(
     side = _query_side(doc, query_name)
     targets = _embedding_nodes(doc, side, executor) if query_ids else []
     specs: dict[str, Any] = {}
+    firsts: dict[str, Any] = {}
     for target in targets:  # runs only up to the node: indexes, never an LLM after it
         first = executor.run(doc, {**base_inputs, query_name: dataset.queries[query_ids[0]]},
                              target=target)
         if first.ok:
+            firsts[target] = first
             specs.update((s.model_dump_json(), s) for s in _query_embedders(doc, target, first))
     if not specs:
         yield 0
         return
     texts = list(dict.fromkeys(dataset.queries[q] for q in query_ids))
-    with query_vector_memo() as memo:
+    from modrag_nodes.vectorstore.search_memo import search_memo
+
+    with query_vector_memo() as memo, search_memo():
         for spec in specs.values():
             try:
                 remember(memo, spec, texts, embed(spec, texts, role="query"))
             except Exception as exc:  # the per-query runs will embed (and report) themselves
                 log.warning("batched query embedding with %s failed: %s", spec.model_id, exc)
+        _search_ahead(doc, firsts, executor, texts)
         yield len(memo)
+
+
+def _search_ahead(doc: GraphDocument, firsts: dict[str, Any], executor: Executor,
+                  texts: list[str]) -> None:
+    """Nodes with a ``search_ahead`` hook (vector retrievers) search every query at once."""
+    nodes = {n.id: n for n in doc.nodes}
+    for target, first in firsts.items():
+        node_type = executor.registry.get(nodes[target].type)
+        hook = getattr(node_type, "search_ahead", None)
+        inputs = first.node_inputs.get((target, 0))
+        if hook is None or inputs is None:
+            continue
+        try:
+            hook(node_type.Params.model_validate(nodes[target].params), inputs, texts)
+        except Exception as exc:  # the per-query runs will search (and report) themselves
+            log.warning("searching ahead at node '%s' failed: %s", target, exc)

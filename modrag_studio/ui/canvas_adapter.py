@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from types import MethodType
 
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor, QPen
@@ -35,11 +36,13 @@ from modrag_studio.ui.canvas_items import (
 )
 from modrag_studio.ui.canvas_view import HintBubble, fit_rect, label_output_ports
 from modrag_studio.ui.port_highlight import PortHighlight
+from modrag_studio.ui.routed_wires import routed_path
 
 with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.startup)
     warnings.simplefilter("ignore")
     from NodeGraphQt import BaseNode, NodeGraph
     from NodeGraphQt.qgraphics.node_base import NodeItem
+    from NodeGraphQt.qgraphics.pipe import PipeItem
     from NodeGraphQt.qgraphics.port import PortItem
 
 _IN, _OUT = "in", "out"
@@ -98,6 +101,51 @@ class RerouteNodeItem(StudioNodeItem):
         painter.restore()
 
 
+class RoutedPipeItem(PipeItem):
+    """A wire that goes around the nodes its curve would cross (``ui.routed_wires``).
+
+    While a node is dragged the plain curve is drawn (routing on every mouse move would
+    lag); the adapter redraws every wire when the drag ends.
+    """
+
+    def draw_path(self, start_port, end_port=None, cursor_pos=None):
+        super().draw_path(start_port, end_port, cursor_pos)
+        viewer = self.viewer()
+        if (cursor_pos is not None or end_port is None or not self.isVisible()
+                or viewer is None or viewer.LMB_state):
+            return
+        out_port, in_port = self.output_port, self.input_port
+        if out_port is None or in_port is None:
+            return
+        ends = [_port_centre(out_port), _port_centre(in_port)]
+        own = {out_port.node, in_port.node}
+        tangent = min(abs(ends[1].x() - ends[0].x()), in_port.node.boundingRect().width())
+        path = routed_path(ends[0], ends[1], tangent, [n.sceneBoundingRect() for n in own],
+                           [n.sceneBoundingRect() for n in viewer.all_nodes()
+                            if n not in own and n.isVisible()])
+        if path is not None:
+            self.setPath(path)
+            self._draw_direction_pointer()
+
+
+def _port_centre(port) -> QPointF:
+    rect = port.boundingRect()
+    pos = port.scenePos()
+    return QPointF(pos.x() + rect.width() / 2, pos.y() + rect.height() / 2)
+
+
+def _establish_routed(viewer, start_port, end_port) -> None:
+    """``NodeViewer.establish_connection`` with a :class:`RoutedPipeItem`."""
+    pipe = RoutedPipeItem()
+    viewer.scene().addItem(pipe)
+    pipe.set_connections(start_port, end_port)
+    pipe.draw_path(pipe.input_port, pipe.output_port)
+    if start_port.node.selected or end_port.node.selected:
+        pipe.highlight()
+    if not start_port.node.visible or not end_port.node.visible:
+        pipe.hide()
+
+
 def _no_port_drawing(painter, rect, info) -> None:
     """Ports of a reroute point are hit areas on its rim; the dot is drawn by the node."""
 
@@ -141,6 +189,7 @@ class CanvasAdapter(PortHighlight, NodeDecorations, LayoutItems):
         self.graph.register_node(RerouteNode)
         self.graph.set_acyclic(False)  # loop edges are allowed; validation reports bad cycles
         self.view = self.graph.viewer()
+        self.view.establish_connection = MethodType(_establish_routed, self.view)
         self.scene = self.view.scene()
         self.on_node_selected: list[Callable[[str | None], None]] = []
         self.on_node_moved: list[Callable[[str], None]] = []
@@ -345,6 +394,9 @@ class CanvasAdapter(PortHighlight, NodeDecorations, LayoutItems):
         self._sync_edges(new)
         if (new_layout.groups, new_layout.notes) != (old_layout.groups, old_layout.notes):
             self._sync_layout_items(new_layout)
+        if (new_layout.nodes != old_layout.nodes or new.edges != old.edges
+                or old_nodes.keys() != new_nodes.keys()):
+            self.redraw_wires()
 
     def _rebuild(self, doc: GraphDocument) -> None:
         if self.zoomed_out:  # new items start in full detail; the first paint says otherwise
@@ -365,6 +417,13 @@ class CanvasAdapter(PortHighlight, NodeDecorations, LayoutItems):
         self._sync_edges(doc)
         self._sync_layout_items(doc.layout or Layout())
         self.graph.undo_stack().clear()
+        self.redraw_wires()
+
+    def redraw_wires(self) -> None:
+        """Draw every wire again: a moved or added node may now stand in another's way."""
+        for pipe in self.view.all_pipes():
+            if pipe.input_port is not None and pipe.output_port is not None:
+                pipe.draw_path(pipe.input_port, pipe.output_port)
 
     def _add_node(self, doc: GraphDocument, node_id: str,
                   titles: dict[str, str] | None = None) -> None:

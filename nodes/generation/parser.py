@@ -167,7 +167,7 @@ class AnswerParser(NodeType):
         result = base.model_copy(update={
             "text": text, "data": data, "citations": citations, "invalid_citations": invalid,
             "evidence": evidence,
-            "query": query.text if query is not None else base.query,
+            "query": (query.original or query.text) if query is not None else base.query,
         })
         return {"answer": result}
 

@@ -31,7 +31,7 @@ DEFAULT_SYSTEM = (
     "If the evidence does not contain the answer, say that the evidence does not say, "
     "and do not guess. {citation_instruction}"
 )
-DEFAULT_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {question}\n\nAnswer:"
+DEFAULT_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {original}\n\nAnswer:"
 CITATION_INSTRUCTIONS = {
     "doc_id": "After each statement, cite the evidence it comes from by its document id in "
               "square brackets, for example [{example}].",
@@ -45,7 +45,7 @@ SMALL_SYSTEM = (
     f"If the evidence does not answer the question, reply only: {REFUSAL} "
     "Answer briefly, in the language of the question."
 )
-SMALL_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {question}"
+SMALL_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {original}"
 SMALL_FAMILIES = re.compile(
     r"smollm|qwen|phi|gemma|llama-?3\.2|tinyllama|(?<![0-9.])(0\.[0-9]+|[1-4](\.[0-9])?)b\b",
     re.IGNORECASE)
@@ -148,8 +148,9 @@ class PromptParams(BaseModel):
         "small_model for embedded or small models on 'llm', else rich")
     template: str = Field(
         DEFAULT_TEMPLATE,
-        description="User message template; variables {question}, {evidence}, {history}, "
-                    "{original} and the names in 'variables'; {{ and }} give literal braces",
+        description="User message template; variables {original} (the user's question), "
+                    "{question} (the query as transformed for retrieval), {evidence}, "
+                    "{history} and the names in 'variables'; {{ and }} give literal braces",
         json_schema_extra={"multiline": True},
     )
     template_file: str | None = Field(

@@ -24,7 +24,8 @@ Mode = Literal["passthrough", "rewrite", "hyde", "decompose", "synonyms"]
 
 REWRITE_PROMPT = (
     "Rewrite the question below as one clear, self-contained search query. Keep every "
-    "name and number. Reply with the query only.\n\nQuestion: {question}"
+    "name and number. Do not answer it and do not add names, dates or numbers that it does "
+    "not contain. Reply with the query only.\n\nQuestion: {question}"
 )
 HYDE_PROMPT = (
     "Write a short passage (two or three sentences) that would answer the question below, "
@@ -111,6 +112,12 @@ class QueryTransform(SamplingAware, NodeType):
                 return {"query": base}
             if rewrite == question:
                 return {"query": base}
+            invented = invented_numbers(question, rewrite)
+            if invented:
+                ctx.note(kept_question=True, rejected_rewrite=rewrite,
+                         reason="the rewrite adds numbers the question does not contain: "
+                                + ", ".join(invented))
+                return {"query": base}
             if not _keep_after_guard(ctx, params, embedder, question, [rewrite]):
                 ctx.note(kept_question=True, rejected_rewrite=rewrite)
                 return {"query": base}
@@ -146,6 +153,17 @@ def _similarities(embedder: EmbedderSpec, question: str, texts: list[str],
     norms[norms == 0] = 1.0
     unit = vectors / norms[:, None]
     return [float(v) for v in unit[1:] @ unit[0]]
+
+
+_NUMBER = re.compile(r"\d+(?:[.,/:-]\d+)*")
+
+
+def invented_numbers(question: str, rewrite: str) -> list[str]:
+    """Numbers in ``rewrite`` that ``question`` does not contain (a rewrite that answers or
+    invents: "HT-2024-1107 expires on 3/15/2024" for "When does HT-2024-1107 expire?")."""
+    known = set(_NUMBER.findall(question))
+    return [n for n in dict.fromkeys(_NUMBER.findall(rewrite))
+            if n not in known and not any(n in k for k in known)]
 
 
 def _keep_after_guard(ctx: NodeContext, params: TransformParams, embedder: EmbedderSpec | None,

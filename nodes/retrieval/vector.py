@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store as cs
+from modrag_nodes.vectorstore import search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_studio.engine.datatypes import Query, ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
@@ -38,6 +39,12 @@ class VectorRetrieve(NodeType):
                   description="Query embedder; must be the index's (default: the index's)"),
     )
     outputs = (OutputPort("results", list[ScoredChunk], "Best chunks first, rank 1.."),)
+
+    @staticmethod
+    def search_ahead(params: VectorRetrieveParams, inputs: dict[str, Any],
+                     texts: list[str]) -> int:
+        """An evaluation's hook: search all its queries at once (see search_queries_ahead)."""
+        return search_queries_ahead(params, inputs, texts)
 
     def run(self, ctx: NodeContext, params: VectorRetrieveParams, index: VectorIndex,
             query: Query, embedder: EmbedderSpec | None = None) -> dict[str, Any]:
@@ -70,10 +77,15 @@ class VectorRetrieve(NodeType):
             raise NodeConfigError(
                 f"query vectors have {vectors.shape[1]} dimensions, the index {index.dim}"
             )
-        found = collection.query(
-            query_embeddings=vectors, n_results=min(params.top_k, count),
-            include=["documents", "metadatas", "distances"],
-        )
+        where = (*key, index.collection, version)
+        found = search_memo.remembered(where, min(params.top_k, count), vectors)
+        if found is None:
+            found = collection.query(
+                query_embeddings=vectors, n_results=min(params.top_k, count),
+                include=["documents", "metadatas", "distances"],
+            )
+        else:
+            ctx.note(searched_ahead=True)
         results = _merge(found, params.top_k, ctx.node_id)
         ctx.note(
             model_id=spec.model_id, queries=len(texts),
@@ -81,6 +93,26 @@ class VectorRetrieve(NodeType):
             score="cosine similarity = 1 - Chroma cosine distance", returned=len(results),
         )
         return {"results": results}
+
+
+def search_queries_ahead(params: VectorRetrieveParams, inputs: dict[str, Any],
+                         texts: list[str]) -> int:
+    """Search ``texts`` (plain queries) in one batched call into the open search memo, so the
+    per-query runs of an evaluation skip their own call; returns the rows kept."""
+    index = inputs.get("index")
+    if not isinstance(index, VectorIndex) or not texts or not search_memo.is_open():
+        return 0
+    spec = _query_embedder(index, inputs.get("embedder"))
+    key = cs.location_key(index)
+    collection, version = cs.open_collection(key, index.collection)
+    if collection is None:
+        return 0
+    count = cs.count_at(key, index.collection, collection, version)
+    if count == 0:
+        return 0
+    vectors = embed_texts(spec, texts, role="query")
+    return search_memo.search_ahead(collection, (*key, index.collection, version),
+                                    min(params.top_k, count), vectors)
 
 
 def _query_embedder(index: VectorIndex, embedder: EmbedderSpec | None) -> EmbedderSpec:

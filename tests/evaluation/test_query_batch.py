@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from chromadb.api.models.Collection import Collection
 
 from modrag_nodes.embedding import models
 from modrag_nodes.embedding.memo import query_vector_memo, remember, remembered
@@ -27,15 +28,27 @@ def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
         return lambda batch: calls.append((role, len(batch))) or encode(batch)
 
     monkeypatch.setattr(models, "_encoder", spy)
+    searches: list[int] = []
+    query = Collection.query
+
+    def counted(self, *args, **kwargs):
+        searches.append(len(kwargs["query_embeddings"]))
+        return query(self, *args, **kwargs)
+
+    monkeypatch.setattr(Collection, "query", counted)
     executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
     outputs = ["dense.results", "fusion.results"]
     one_by_one = evaluate_graph(doc, dataset, outputs, executor=executor, batch_queries=False)
     assert [c for c in calls if c[0] == "query"] == [("query", 1)] * len(QUERIES)
+    assert searches == [1] * len(QUERIES)
     calls.clear()
+    searches.clear()
     executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache2"), work_dir=tmp_path / "w")
     batched = evaluate_graph(doc, dataset, outputs, executor=executor)
     # the warm-up run embeds the first query alone, then all queries go in one batch
     assert [c for c in calls if c[0] == "query"] == [("query", 1), ("query", len(QUERIES))]
+    # the warm-up searches its query; then one call searches every query ahead of the loop
+    assert searches == [1, len(QUERIES)]
     for spec in outputs:
         for row_a, row_b in zip(one_by_one.per_query[spec], batched.per_query[spec],
                                 strict=True):

@@ -70,6 +70,18 @@ def test_rewrite_uses_feedback(run_node, fake_llm) -> None:
     assert "The warranty is ten years." in backend.calls[0][-1].content
 
 
+def test_rewrite_that_invents_numbers_is_rejected(run_node, fake_llm) -> None:
+    backend, llm = fake_llm
+    question = Query(text="When does the contract HT-2024-1107 expire?")
+    backend.script("HT-2024-1107 expires on 3/15/2024")
+    out = run_node(QueryTransform, {"mode": "rewrite"}, query=question, llm=llm)["query"]
+    assert out.text == question.text
+    assert "3/15/2024" in run_node.ctx.details["reason"]
+    backend.script("contract HT-2024-1107 expiry date")
+    kept = run_node(QueryTransform, {"mode": "rewrite"}, query=question, llm=llm)["query"]
+    assert kept.text == "contract HT-2024-1107 expiry date"
+
+
 def test_rewrite_needs_llm(run_node) -> None:
     with pytest.raises(NodeConfigError, match="input 'llm' is not connected"):
         run_node(QueryTransform, {"mode": "rewrite"}, query=Q)
@@ -196,6 +208,26 @@ def test_match_route_name_prefers_exact_line() -> None:
 
 # grader --------------------------------------------------------------------------------
 
+BATCH = {"mode": "batch"}
+
+
+def test_grader_each_grades_one_chunk_per_call_against_the_users_question(
+        run_node, fake_llm, make_chunk) -> None:
+    backend, llm = fake_llm
+    backend.script("Yes.", "No", "hmm")
+    rewritten = Query(text="pump warranty X200", original="How long is the X200 warranty?")
+    chunks = [make_chunk(d, 0.5) for d in "abc"]
+    out = run_node(DocumentGrader, {}, query=rewritten, chunks=chunks, llm=llm)
+    assert [c.doc_id for c in out["kept"]] == ["a", "c"]  # c unreadable: kept
+    assert [c.doc_id for c in out["dropped"]] == ["b"]
+    assert len(backend.calls) == 3
+    for call, chunk in zip(backend.calls, chunks, strict=True):
+        assert "How long is the X200 warranty?" in call[-1].content
+        assert "pump warranty X200" not in call[-1].content
+        assert chunk.chunk.text in call[-1].content
+    assert run_node.ctx.details["grade_reply"] == ["Yes.", "No", "hmm"]
+    assert out["query"] == rewritten  # the query travels on unchanged
+
 @pytest.mark.parametrize("reply, kept, dropped", [
     ("[doc 1] yes\n[doc 2] no\n[doc 3] yes", ["a", "c"], ["b"]),
     ("[doc 0] yes\n[doc 1] no\n[doc 2] yes", ["a", "c"], ["b"]),
@@ -208,7 +240,7 @@ def test_grader_messy_replies(run_node, fake_llm, make_chunk, reply, kept, dropp
     backend, llm = fake_llm
     backend.script(reply)
     chunks = [make_chunk(d, 0.5) for d in "abc"]
-    out = run_node(DocumentGrader, {}, query=Q, chunks=chunks, llm=llm)
+    out = run_node(DocumentGrader, BATCH, query=Q, chunks=chunks, llm=llm)
     assert [c.doc_id for c in out["kept"]] == kept
     assert [c.doc_id for c in out["dropped"]] == dropped
     assert "none_relevant" not in out and out["query"] == Q
@@ -219,7 +251,7 @@ def test_grader_messy_replies(run_node, fake_llm, make_chunk, reply, kept, dropp
 def test_grader_unreadable_line_kept_with_warning(run_node, fake_llm, make_chunk) -> None:
     backend, llm = fake_llm
     backend.script("[doc 1] no\n[doc 2] hmm, partly")
-    out = run_node(DocumentGrader, {}, query=Q, chunks=[make_chunk("a", 1), make_chunk("b", 1)],
+    out = run_node(DocumentGrader, BATCH, query=Q, chunks=[make_chunk("a", 1), make_chunk("b", 1)],
                    llm=llm)
     assert [c.doc_id for c in out["kept"]] == ["b"]
     assert run_node.ctx.details["grades"]["b#0"] == "unreadable (kept)"
@@ -229,11 +261,11 @@ def test_grader_unreadable_line_kept_with_warning(run_node, fake_llm, make_chunk
 def test_grader_none_relevant(run_node, fake_llm, make_chunk) -> None:
     backend, llm = fake_llm
     backend.script("[doc 1] no\n[doc 2] no")
-    out = run_node(DocumentGrader, {}, query=Q, chunks=[make_chunk("a", 1), make_chunk("b", 1)],
+    out = run_node(DocumentGrader, BATCH, query=Q, chunks=[make_chunk("a", 1), make_chunk("b", 1)],
                    llm=llm)
     assert set(out) == {"dropped", "none_relevant"}
     assert out["none_relevant"] == Q and len(out["dropped"]) == 2
-    empty = run_node(DocumentGrader, {}, query=Q, chunks=[], llm=llm)
+    empty = run_node(DocumentGrader, BATCH, query=Q, chunks=[], llm=llm)
     assert set(empty) == {"dropped", "none_relevant"}
     assert len(backend.calls) == 1  # no call for an empty batch
 

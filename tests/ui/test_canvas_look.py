@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,41 @@ def test_presentation_steps_with_clicker_keys_and_shows_neighbours(main_window, 
         assert shown.index == expected
     assert shown.view.transform().m11() == pytest.approx(start.m11(), rel=0.3)
     shown.close()
+
+
+def _wires_through_nodes(canvas) -> list[tuple[str, str, str]]:
+    """Wires whose drawn path passes over a node that is not one of their ends."""
+    view = canvas.view
+    found = []
+    for pipe in view.all_pipes():
+        if pipe.input_port is None or pipe.output_port is None:
+            continue
+        own = {pipe.input_port.node, pipe.output_port.node}
+        path = pipe.path()
+        points = [path.pointAtPercent(k / 200) for k in range(201)]
+        for node in view.all_nodes():
+            inner = node.sceneBoundingRect().adjusted(4, 4, -4, -4)
+            if node not in own and node.isVisible() and any(inner.contains(p) for p in points):
+                found.append((pipe.output_port.node.name, pipe.input_port.node.name, node.name))
+                break
+    return found
+
+
+def test_wires_are_drawn_around_nodes_and_rerouted_after_a_move(main_window):
+    from modrag_studio.engine.document import load
+
+    root = Path(__file__).resolve().parents[2]
+    editor, canvas = main_window.editor, main_window.canvas
+    editor.reset(load(root / "sample_graphs" / "modular_rag.json"))
+    assert _wires_through_nodes(canvas) == []
+    # a node dropped onto a straight wire: the wire now goes around it
+    editor.reset(chain(2))
+    x0, y0 = canvas.node_item("u0").xy_pos
+    x1, y1 = canvas.node_item("u1").xy_pos
+    editor.move_nodes({"u1": (x0 + 600.0, y0), "out": (x0 + 900.0, y0 + 300.0)})
+    editor.move_nodes({"out": (x0 + 300.0, y0 - 5.0)})  # between u0 and u1, in the wire's way
+    assert _wires_through_nodes(canvas) == []
+    u0, u1 = canvas.node_item("u0"), canvas.node_item("u1")
+    pipe = next(p for p in canvas.view.all_pipes()
+                if p.output_port.node is u0 and p.input_port.node is u1)
+    assert pipe.path().elementCount() > 4  # corners, not the plain curve
