@@ -40,9 +40,13 @@ class CheckParams(BaseModel):
         "unsupported", description="Verdict when the judge's reply has no yes or no")
     max_reply_tokens: int = Field(24, ge=1, description="Token cap of the judge's reply")
     max_chars_per_chunk: int = Field(800, ge=50, description="Evidence text shown per chunk")
-    check_against: Literal["cited", "all"] = Field(
-        "cited", description="Evidence shown to the judge: the chunks the answer cites (all "
-                             "of them when it cites none), or every evidence chunk")
+    check_against: Literal["cited_then_all", "cited", "all"] = Field(
+        "cited_then_all",
+        description="Evidence shown to the judge: cited: the chunks the answer cites (all of "
+                    "them when it cites none); cited_then_all: those, and when the judge says "
+                    "no, every chunk (an answer that cites the wrong block but is supported "
+                    "passes, with a warning; small models often cite a neighbouring block); "
+                    "all: every evidence chunk")
     pass_fallback_answers: bool = Field(
         True, description="A fallback answer (fallback=True) claims nothing: pass it as "
                           "supported without asking")
@@ -83,14 +87,17 @@ class SupportCheck(SamplingAware, NodeType):
                      reason="no evidence to support the answer")
             return {"unsupported": answer}
         shown = _shown_evidence(items, answer, params.check_against)
-        blocks = "\n\n".join(
-            f"[{n}] ({item.doc_id}) {_clip(item.chunk.text, params.max_chars_per_chunk)}"
-            for n, item in shown)
-        prompt = (params.prompt.replace("{evidence}", blocks)
-                  .replace("{answer}", answer.text).replace("{question}", answer.query))
-        reply = ask(ctx, llm, params.system, prompt, purpose="judge",
-                    max_tokens=params.max_reply_tokens)
-        verdict = parse_yes_no(reply)
+        verdict, replies = _judge(ctx, params, llm, answer, shown), []
+        replies.append(ctx.details.get("judge_reply", ""))
+        checked = [n for n, _ in shown]
+        wrong_block = False
+        if (verdict is False and params.check_against == "cited_then_all"
+                and len(shown) < len(items)):
+            everything = list(enumerate(items, start=1))
+            verdict = _judge(ctx, params, llm, answer, everything)
+            replies.append(ctx.details.get("judge_reply", ""))
+            wrong_block = verdict is True
+            checked = [n for n, _ in everything]
         if verdict is None:
             port = params.unreadable_as
             ctx.warn(f"the judge's reply has no yes or no; treated as {port}")
@@ -98,9 +105,27 @@ class SupportCheck(SamplingAware, NodeType):
         else:
             port = "supported" if verdict else "unsupported"
             reason = f"the judge said {'yes' if verdict else 'no'}"
+        if wrong_block:
+            cited = ", ".join(f"[{n}]" for n, _ in shown)
+            reason = (f"the cited block(s) {cited} do not support the answer, the whole "
+                      "evidence does")
+            ctx.warn(f"the answer cites {cited}, but its support is elsewhere in the evidence")
         ctx.note(attempt=attempt, verdict=port, route=port, reason=reason,
-                 checked_blocks=[n for n, _ in shown])
+                 checked_blocks=checked, judge_replies=replies)
         return {port: answer}
+
+
+def _judge(ctx: NodeContext, params: CheckParams, llm: LLMSpec, answer: Answer,
+           shown: list[tuple[int, ScoredChunk]]) -> bool | None:
+    """One judge call on the ``shown`` blocks: True (yes), False (no) or None (unreadable)."""
+    blocks = "\n\n".join(
+        f"[{n}] ({item.doc_id}) {_clip(item.chunk.text, params.max_chars_per_chunk)}"
+        for n, item in shown)
+    prompt = (params.prompt.replace("{evidence}", blocks)
+              .replace("{answer}", answer.text).replace("{question}", answer.query))
+    reply = ask(ctx, llm, params.system, prompt, purpose="judge",
+                max_tokens=params.max_reply_tokens)
+    return parse_yes_no(reply)
 
 
 def _shown_evidence(items: list[ScoredChunk], answer: Answer,

@@ -55,7 +55,7 @@ def _graph(loop_target: str = "rw.feedback", max_iterations: int = 2):
         _node("pb", "prompt.build"),
         _node("gen", "llm.generate"),
         _node("parse", "parse.answer"),
-        _node("check", "check.support"),
+        _node("check", "check.support", check_against="cited"),  # one judge call per visit
         _node("fb", "answer.fallback", message="Sorry, I cannot answer that reliably."),
         _node("sel", "answer.select"),
         _node("sel2", "answer.select"),

@@ -20,7 +20,8 @@ def test_sample_graph_is_valid(root) -> None:
 
 def test_sample_graph_runs_with_scripted_model(root, fake_llm) -> None:
     backend, _ = fake_llm
-    verdicts = ["no", "yes"]
+    # attempt 1: no on the cited block, no on all the evidence; attempt 2: yes on the cited
+    verdicts = ["no", "no", "yes"]
 
     def responder(messages) -> str:
         system, user = messages[0].content, messages[-1].content

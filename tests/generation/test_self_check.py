@@ -72,7 +72,7 @@ def test_the_judge_sees_the_cited_chunks_with_their_block_numbers(run_node, fake
     cited = Answer(text="Every 500 operating hours [2].", query="How often?", evidence=evidence,
                    citations=[Citation(ref="2", doc_id="b", chunk_id=evidence[1].chunk.chunk_id)])
     backend.script("no", "no", "no")
-    run_node(SupportCheck, {}, answer=cited, llm=llm)
+    run_node(SupportCheck, {"check_against": "cited"}, answer=cited, llm=llm)
     prompt = backend.calls[0][-1].content
     assert "[2] (b) Presses are inspected weekly." in prompt and "Pumps are" not in prompt
     assert run_node.ctx.details["checked_blocks"] == [2]
@@ -81,3 +81,27 @@ def test_the_judge_sees_the_cited_chunks_with_their_block_numbers(run_node, fake
     uncited = cited.model_copy(update={"citations": []})
     run_node(SupportCheck, {}, answer=uncited, llm=llm)
     assert run_node.ctx.details["checked_blocks"] == [1, 2]
+
+
+def test_an_answer_citing_the_wrong_block_is_checked_against_all_the_evidence(
+        run_node, fake_llm, make_chunk) -> None:
+    from modrag_studio.engine.datatypes import Citation
+
+    backend, llm = fake_llm
+    evidence = [make_chunk("a", 0.9, text="Pumps are serviced every 500 operating hours."),
+                make_chunk("b", 0.8, text="Presses are inspected weekly.")]
+    cited = Answer(text="Every 500 operating hours [2].", query="How often?", evidence=evidence,
+                   citations=[Citation(ref="2", doc_id="b", chunk_id=evidence[1].chunk.chunk_id)])
+    backend.script("no", "yes")
+    out = run_node(SupportCheck, {}, answer=cited, llm=llm)
+    assert set(out) == {"supported"}
+    assert len(backend.calls) == 2 and "Pumps are" in backend.calls[1][-1].content
+    assert run_node.ctx.details["checked_blocks"] == [1, 2]
+    assert run_node.ctx.details["judge_replies"] == ["no", "yes"]
+    assert any("cites [2]" in w for w in run_node.ctx.warnings)
+    backend.script("no", "no")  # supported nowhere: unsupported after both calls
+    out = run_node(SupportCheck, {}, answer=cited, llm=llm)
+    assert set(out) == {"unsupported"} and len(backend.calls) == 4
+    backend.script("yes")  # the cited block supports it: one call
+    out = run_node(SupportCheck, {}, answer=cited, llm=llm)
+    assert set(out) == {"supported"} and len(backend.calls) == 5
