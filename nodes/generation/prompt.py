@@ -39,13 +39,19 @@ CITATION_INSTRUCTIONS = {
               "square brackets, for example [1].",
 }
 REFUSAL = "The evidence does not say."
+# Measured with Qwen2.5-Coder-1.5B on basic_rag: "reply only: <refusal> if the evidence does
+# not answer" made it refuse 9 of 26 English questions whose evidence was in the prompt;
+# answering from the evidence first and refusing only when no block is about the question,
+# with a citation reminder after the question, answered 7 of those 9 (with citations).
 SMALL_SYSTEM = (
-    "Answer the question using only the numbered evidence. After each sentence, write the "
-    "number of the evidence block it comes from in square brackets, like [1] or [2]. "
-    f"If the evidence does not answer the question, reply only: {REFUSAL} "
-    "Answer briefly, in the language of the question."
+    "Answer the question from the numbered evidence. Write a short answer that states the "
+    "facts the evidence gives, and after each sentence the number of the evidence block it "
+    "comes from in square brackets, like [1] or [2]. Use only facts stated in the evidence. "
+    f"If no evidence block is about the question, reply only: {REFUSAL} "
+    "Answer in the language of the question."
 )
-SMALL_TEMPLATE = "Evidence:\n{evidence}\n\nQuestion: {original}"
+SMALL_TEMPLATE = ("Evidence:\n{evidence}\n\nQuestion: {original}\n\n"
+                  "Answer with the facts, citing their blocks like [1].")
 SMALL_FAMILIES = re.compile(
     r"smollm|qwen|phi|gemma|llama-?3\.2|tinyllama|(?<![0-9.])(0\.[0-9]+|[1-4](\.[0-9])?)b\b",
     re.IGNORECASE)
