@@ -233,7 +233,8 @@ class _Run:
                 cache.release_key(key)
         if outputs is None:
             return None
-        cache.remember_signature(scope, node_id, signature)
+        cache.remember_signature(scope, node_id, signature,
+                                 disk=node_id not in self.memory_only)
         state.outputs = outputs
         state.status = "done"
         state.port_keys = {port: f"{visit.cache_key}:{port}" for port in outputs}

@@ -6,7 +6,7 @@ import gc
 import json
 from pathlib import Path
 
-from modrag_studio.engine.cache import NodeCache
+from modrag_studio.engine.cache import NodeCache, stable_hash
 from modrag_studio.engine.document import load
 from modrag_studio.engine.executor import Executor
 from modrag_studio.engine.hooks import RunHook
@@ -93,4 +93,10 @@ def test_per_query_results_stay_out_of_the_disk_cache(tmp_path):
                                 executor=executor, limit=limit)
         assert report.outputs["bm25.results"]["ndcg@10"] == 1.0
         stored.append(sorted(p.name for p in (cache_dir / "results").rglob("*.pkl")))
-    assert stored[0] and stored[0] == stored[1]  # the index is stored, no query's results
+        stored.append(sorted(p.name for p in (cache_dir / "signatures").glob("*.json")))
+    assert stored[0] and stored[0] == stored[2]  # the index is stored, no query's results
+    # nor the per-query nodes' signatures ("why did this re-run"), kept in memory only
+    doc = load(ROOT / "sample_graphs" / "scifact_bm25.json")
+    scope = executor.scope_of(doc)
+    names = {node: f"{stable_hash([scope, node])}.json" for node in ("load", "bm25")}
+    assert names["load"] in stored[3] and names["bm25"] not in stored[3]
