@@ -41,8 +41,9 @@ CITATION_INSTRUCTIONS = {
 REFUSAL = "The evidence does not say."
 # Measured with Qwen2.5-Coder-1.5B on basic_rag: "reply only: <refusal> if the evidence does
 # not answer" made it refuse 9 of 26 English questions whose evidence was in the prompt;
-# answering from the evidence first and refusing only when no block is about the question,
-# with a citation reminder after the question, answered 7 of those 9 (with citations).
+# answering from the evidence first and refusing only when no block is about the question
+# answered 7 of those 9. The answer pattern after the question keeps its citations (a plain
+# "cite like [1]" reminder lost the citation of the LP-07 answer).
 SMALL_SYSTEM = (
     "Answer the question from the numbered evidence. Write a short answer that states the "
     "facts the evidence gives, and after each sentence the number of the evidence block it "
@@ -51,7 +52,7 @@ SMALL_SYSTEM = (
     "Answer in the language of the question."
 )
 SMALL_TEMPLATE = ("Evidence:\n{evidence}\n\nQuestion: {original}\n\n"
-                  "Answer with the facts, citing their blocks like [1].")
+                  "Write the answer as: <sentence with the facts> [block number]")
 SMALL_FAMILIES = re.compile(
     r"smollm|qwen|phi|gemma|llama-?3\.2|tinyllama|(?<![0-9.])(0\.[0-9]+|[1-4](\.[0-9])?)b\b",
     re.IGNORECASE)
