@@ -8,10 +8,10 @@ Each question is run on every graph before the next question starts, in a fixed 
 order, and each scored row is appended to ``--out`` at once; a run stopped early therefore
 still gives every graph the same questions. ``--table`` prints the summary of an ``--out``
 file (the same means as ``modrag eval --evalset``) without running anything.
-``--verdicts FILE ...`` prints, per model and graph, how many answers were right: facts right
-(every expected fact found, not refused), citations right (at least one citation, none invalid,
-one of them on expected evidence), refusals right (refused exactly when unanswerable), split by
-language; the model is the row's ``model`` (or the file's name).
+``--verdicts FILE ... [--same-questions]`` prints, per model and graph, how many answers were
+right: facts right (every expected fact found, not refused), citations right (at least one
+citation, none invalid, one of them on expected evidence), refusals right (refused exactly
+when unanswerable), split by language; the model is the row's ``model`` (or the file's name).
 """
 
 from __future__ import annotations
@@ -104,9 +104,10 @@ def _verdict(row: dict) -> dict[str, bool | None]:
     return {"facts": facts, "citations": citations, "refusal": m.get("refusal_accuracy") == 1.0}
 
 
-def verdicts(files: list[Path], languages: dict[str, str]) -> str:
+def verdicts(files: list[Path], languages: dict[str, str], same_questions: bool = False) -> str:
     """The right/total table per model, graph and language (each graph over the questions it
-    answered: the shuffled order gives every graph a prefix of the same sequence)."""
+    answered: the shuffled order gives every graph a prefix of the same sequence; with
+    ``same_questions`` over the questions every graph of the model answered)."""
     by_model: dict[str, list[dict]] = {}
     for file in files:
         for row in _rows(file):
@@ -114,6 +115,11 @@ def verdicts(files: list[Path], languages: dict[str, str]) -> str:
     lines = ["| model | graph | questions (en/zh) | facts right | citations right "
              "| refusals right | median s |", "|---|---|---|---|---|---|---|"]
     for model, rows in by_model.items():
+        if same_questions:
+            graphs = list(dict.fromkeys(r["graph"] for r in rows))
+            common = set.intersection(*({r["id"] for r in rows if r["graph"] == g}
+                                        for g in graphs))
+            rows = [r for r in rows if r["id"] in common]
         for graph in dict.fromkeys(r["graph"] for r in rows):
             picked = [r for r in rows if r["graph"] == graph]
             cells = []
@@ -150,11 +156,15 @@ def main() -> None:
     parser.add_argument("--table", action="store_true", help="only print the summary of --out")
     parser.add_argument("--verdicts", nargs="+", type=Path, metavar="FILE",
                         help="only print the right/total table of these --out files")
+    parser.add_argument("--same-questions", action="store_true",
+                        help="with --verdicts: only the questions every graph of a model "
+                             "answered")
     args = parser.parse_args()
     out = Path(args.out)
     if args.verdicts:
         evalset = load_evalset(args.evalset)
-        print(verdicts(args.verdicts, {q.id: q.language or "en" for q in evalset.questions}))
+        print(verdicts(args.verdicts, {q.id: q.language or "en" for q in evalset.questions},
+                       args.same_questions))
         return
     sets = parse_pairs(args.set, "--set")
     if args.model:
