@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.retrieval.ranking import retriever_id, unique_ids, with_ranks
+from modrag_nodes.retrieval.ranking import assign, retriever_id, unique_ids, with_ranks
 from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
@@ -39,13 +39,16 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
     ids = unique_ids(rankings)
     weights = weights or {}
     fused: dict[str, ScoredChunk] = {}
+    totals: dict[str, float] = {}
     for list_name, ranking in zip(ids, rankings, strict=True):
         weight = float(weights.get(list_name, 1.0))
         for position, item in _first_occurrences(ranking):
             entry = _entry(fused, item)
-            entry.score += weight / (k + position)
+            totals[item.chunk_id] = totals.get(item.chunk_id, 0.0) + weight / (k + position)
             entry.sources[list_name] = SourceRank(retriever=list_name, rank=position,
                                                   score=float(item.score))
+    for chunk_id, entry in fused.items():
+        assign(entry, score=totals[chunk_id])
     return _sorted(fused, "rrf")
 
 
@@ -90,9 +93,10 @@ def _first_occurrences(ranking: list[ScoredChunk]) -> list[tuple[int, ScoredChun
 
 def _entry(fused: dict[str, ScoredChunk], item: ScoredChunk) -> ScoredChunk:
     entry = fused.get(item.chunk_id)
-    if entry is None:
-        entry = fused[item.chunk_id] = ScoredChunk(chunk=item.chunk, score=0.0,
-                                                   sources=dict(item.sources))
+    if entry is None:  # a new item on the same chunk, as ScoredChunk(chunk=..., score=0.0, ...)
+        entry = fused[item.chunk_id] = item.model_copy(update={
+            "score": 0.0, "rank": 0, "score_kind": "similarity", "higher_is_better": True,
+            "retriever": "", "sources": dict(item.sources)})
     else:
         for name, source in item.sources.items():
             entry.sources.setdefault(name, source)
@@ -102,8 +106,7 @@ def _entry(fused: dict[str, ScoredChunk], item: ScoredChunk) -> ScoredChunk:
 def _sorted(fused: dict[str, ScoredChunk], kind: str) -> list[ScoredChunk]:
     items = sorted(fused.values(), key=lambda c: -c.score)
     for item in items:
-        item.score_kind = kind  # type: ignore[assignment]
-        item.higher_is_better = True
+        assign(item, score_kind=kind, higher_is_better=True)
     return items
 
 

@@ -40,13 +40,20 @@ def top_indices(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[order][:k]
 
 
+def assign(item: ScoredChunk, **values: object) -> None:
+    """Set fields of a chunk the node built itself, as plain assignment does (contracts do
+    not validate assignment) without its per-field overhead: rankings of an evaluation set
+    thousands of them per query."""
+    item.__dict__.update(values)
+    item.__pydantic_fields_set__.update(values)
+
+
 def with_ranks(items: list[ScoredChunk], retriever: str, *, record: bool = True
                ) -> list[ScoredChunk]:
     """Number ``items`` 1..n in order, set their retriever and (optionally) record the rank
     and score under ``sources[retriever]``."""
     for rank, item in enumerate(items, start=1):
-        item.rank = rank
-        item.retriever = retriever
+        assign(item, rank=rank, retriever=retriever)
         if record:
             item.sources[retriever] = SourceRank(retriever=retriever, rank=rank,
                                                  score=float(item.score))

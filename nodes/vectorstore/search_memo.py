@@ -17,7 +17,9 @@ import numpy as np
 
 _lock = threading.Lock()
 _memos: list[dict[tuple[Any, ...], Any]] = []
-BATCH = 256  # query vectors per collection.query call
+BATCH = 256  # query vectors per collection.query call, at most ...
+MAX_RESULTS_PER_CALL = 20_000  # ... results: Chroma fetches them in one SQL statement, and
+# SQLite refuses more than 32,766 variables ("too many SQL variables" at 256 x 200)
 
 
 @contextmanager
@@ -31,6 +33,23 @@ def search_memo() -> Iterator[dict[tuple[Any, ...], Any]]:
     finally:
         with _lock:
             _memos.remove(memo)
+
+
+def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Any:
+    """The record's chunk, built once per open memo (an evaluation sees the same chunks in
+    many queries' results; chunks are shared read-only, like an index's)."""
+    from modrag_nodes.vectorstore.chroma_store import chunk_from_record
+
+    with _lock:
+        memo = _memos[-1] if _memos else None
+        hit = memo.get(("chunk", record_id)) if memo is not None else None
+    if hit is not None:
+        return hit
+    chunk = chunk_from_record(record_id, text, meta)
+    if memo is not None:
+        with _lock:
+            memo[("chunk", record_id)] = chunk
+    return chunk
 
 
 def is_open() -> bool:
@@ -55,20 +74,35 @@ def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray) -> dict[str,
 
 
 def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.ndarray) -> int:
-    """Search every vector now (in batches) into the open memos; returns the rows kept."""
+    """Search every vector now into the open memos; returns the rows kept.
+
+    The searches ask for ids and distances only; the texts and metadata of the distinct ids
+    are then read once each (many queries share chunks: reading them per result was most of
+    the time of the batched searches).
+    """
     with _lock:
         memos = list(_memos)
     if not memos or len(vectors) == 0:
         return 0
+    rows: list[tuple[np.ndarray, list[str], list[float]]] = []
+    batch = max(1, min(BATCH, MAX_RESULTS_PER_CALL // max(1, n)))
+    for start in range(0, len(vectors), batch):
+        part = vectors[start:start + batch]
+        found = collection.query(query_embeddings=part, n_results=n, include=["distances"])
+        rows.extend(zip(part, found["ids"], found["distances"], strict=True))
+    records: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
+    distinct = list(dict.fromkeys(i for _, ids, _ in rows for i in ids))
+    for start in range(0, len(distinct), MAX_RESULTS_PER_CALL):
+        got = collection.get(ids=distinct[start:start + MAX_RESULTS_PER_CALL],
+                             include=["documents", "metadatas"])
+        records.update(zip(got["ids"], zip(got["documents"], got["metadatas"], strict=True),
+                           strict=True))
     kept = 0
-    for start in range(0, len(vectors), BATCH):
-        part = vectors[start:start + BATCH]
-        found = collection.query(query_embeddings=part, n_results=n,
-                                 include=["documents", "metadatas", "distances"])
-        for row, vector in enumerate(part):
-            entry = (found["ids"][row], found["documents"][row], found["metadatas"][row],
-                     found["distances"][row])
-            for memo in memos:
-                memo[_key(where, n, vector)] = entry
-            kept += 1
+    for vector, ids, distances in rows:
+        if any(i not in records for i in ids):  # changed meanwhile: that query searches itself
+            continue
+        entry = (ids, [records[i][0] for i in ids], [records[i][1] for i in ids], distances)
+        for memo in memos:
+            memo[_key(where, n, vector)] = entry
+        kept += 1
     return kept
