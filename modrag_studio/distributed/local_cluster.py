@@ -110,6 +110,27 @@ def start_head(num_cpus: int | None = None, log_dir: Path | None = None,
     raise AssertionError("unreachable")
 
 
+def ensure_auth_token(env: dict[str, str]) -> None:
+    """With Ray's token authentication on (``RAY_AUTH_MODE=token``), ``ray start`` refuses to
+    start without a token; a new local cluster gets one in Ray's default file
+    (``~/.ray/auth_token``), as ``ray.init()`` does for the clusters it starts. A token given
+    by ``RAY_AUTH_TOKEN`` or ``RAY_AUTH_TOKEN_PATH`` is left alone."""
+    if env.get("RAY_AUTH_MODE", "").lower() != "token" or env.get("RAY_AUTH_TOKEN"):
+        return
+    given = env.get("RAY_AUTH_TOKEN_PATH")
+    if given:
+        if not Path(given).expanduser().is_file():
+            raise RayUnavailable(f"RAY_AUTH_TOKEN_PATH names {given}, which does not exist")
+        return
+    default = Path.home() / ".ray" / "auth_token"
+    if default.is_file():
+        return
+    from ray._private.authentication.authentication_token_setup import generate_and_save_token
+
+    generate_and_save_token()
+    default.chmod(0o600)  # Ray writes it readable by every local user
+
+
 def _start_head_once(num_cpus: int | None, log_dir: Path | None, timeout: float,
                      should_stop: Callable[[], bool] | None) -> LocalCluster:
     require_ray()
@@ -128,6 +149,7 @@ def _start_head_once(num_cpus: int | None, log_dir: Path | None, timeout: float,
     log_path = folder / f"modrag-ray-head-{port}.log"
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # let Ray's processes reuse compiled modules
+    ensure_auth_token(env)
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)

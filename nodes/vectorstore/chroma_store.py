@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -159,13 +160,38 @@ def _make_client(key: tuple[Any, ...]) -> Any:
     except OSError as exc:
         raise NodeConfigError(f"param 'path': cannot create Chroma folder {path}: {exc}") from exc
     _check_not_locked(path)
+    failure: Exception | None = None
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            return chromadb.PersistentClient(path=str(path), settings=_settings())
+        except Exception as exc:  # another process may be creating the same new folder
+            failure = exc
+            _forget_failed_system(path)
+            if attempt + 1 < OPEN_ATTEMPTS:
+                time.sleep(0.5 * (attempt + 1))
+    raise NodeConfigError(
+        f"cannot open the Chroma folder {path}: {_diagnose(path)} ({type(failure).__name__}: "
+        f"{failure}); nothing in the folder was changed"
+    ) from failure
+
+
+OPEN_ATTEMPTS = 3
+
+
+def _forget_failed_system(path: Path) -> None:
+    """Chroma caches a folder's system before starting it, so after a failed start (two
+    processes creating one new folder at once) every later open in this process got the
+    broken one ("'RustBindingsAPI' object has no attribute 'bindings'"): drop it."""
     try:
-        return chromadb.PersistentClient(path=str(path), settings=_settings())
-    except Exception as exc:
-        raise NodeConfigError(
-            f"cannot open the Chroma folder {path}: {_diagnose(path)} ({type(exc).__name__}: "
-            f"{exc}); nothing in the folder was changed"
-        ) from exc
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        settings = _settings()
+        settings.persist_directory, settings.is_persistent = str(path), True
+        identifier = SharedSystemClient._get_identifier_from_settings(settings)
+        SharedSystemClient._identifier_to_system.pop(identifier, None)
+        SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    except Exception:  # another Chroma version: nothing cached to drop, or no such cache
+        pass
 
 
 SQLITE_FILE = "chroma.sqlite3"
