@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -125,10 +126,15 @@ def ensure_auth_token(env: dict[str, str]) -> None:
     default = Path.home() / ".ray" / "auth_token"
     if default.is_file():
         return
-    from ray._private.authentication.authentication_token_setup import generate_and_save_token
-
-    generate_and_save_token()
-    default.chmod(0o600)  # Ray writes it readable by every local user
+    # Ray's own generator is secrets.token_hex(32); importing Ray here would fix its
+    # configuration in this process before the caller sets RAY_AUTH_MODE for its driver.
+    default.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(default, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # private at once
+    except FileExistsError:  # another process made it meanwhile
+        return
+    with os.fdopen(fd, "w") as fh:
+        fh.write(secrets.token_hex(32))
 
 
 def _start_head_once(num_cpus: int | None, log_dir: Path | None, timeout: float,
