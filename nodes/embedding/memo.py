@@ -7,26 +7,17 @@ model's own, so results only change by float rounding between batch sizes.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
-_lock = threading.Lock()
-_memos: list[dict[tuple[str, str], Any]] = []
+from modrag_studio.engine.memo_stack import MemoStack
+
+_stack = MemoStack()
 
 
-@contextmanager
-def query_vector_memo() -> Iterator[dict[tuple[str, str], Any]]:
+def query_vector_memo() -> AbstractContextManager[dict[tuple[str, str], Any]]:
     """Open a memo {(embedder key, text): vector}; it is dropped when the block ends."""
-    memo: dict[tuple[str, str], Any] = {}
-    with _lock:
-        _memos.append(memo)
-    try:
-        yield memo
-    finally:
-        with _lock:
-            _memos.remove(memo)
+    return _stack.open()
 
 
 def spec_key(spec: Any) -> str:
@@ -43,8 +34,7 @@ def remember(memo: dict[tuple[str, str], Any], spec: Any, texts: list[str],
 
 def remembered(spec: Any, texts: list[str]) -> list[Any] | None:
     """The memo's vectors of every text, or None when one of them is not held."""
-    with _lock:
-        memos = list(_memos)
+    memos = _stack.open_memos()
     key = spec_key(spec)
     for memo in reversed(memos):
         found = [memo.get((key, t)) for t in texts]

@@ -8,31 +8,22 @@ version, the number of results and the exact vector bytes, so a changed store, a
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
-_lock = threading.Lock()
-_memos: list[dict[tuple[Any, ...], Any]] = []
+from modrag_studio.engine.memo_stack import MemoStack
+
+_stack = MemoStack()
 BATCH = 256  # query vectors per collection.query call, at most ...
 MAX_RESULTS_PER_CALL = 20_000  # ... results: Chroma fetches them in one SQL statement, and
 # SQLite refuses more than 32,766 variables ("too many SQL variables" at 256 x 200)
 
 
-@contextmanager
-def search_memo() -> Iterator[dict[tuple[Any, ...], Any]]:
+def search_memo() -> AbstractContextManager[dict[tuple[Any, ...], Any]]:
     """Open a memo {(collection, version, n, vector bytes): result row}; dropped at the end."""
-    memo: dict[tuple[Any, ...], Any] = {}
-    with _lock:
-        _memos.append(memo)
-    try:
-        yield memo
-    finally:
-        with _lock:
-            _memos.remove(memo)
+    return _stack.open()
 
 
 def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Any:
@@ -40,21 +31,19 @@ def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> A
     many queries' results; chunks are shared read-only, like an index's)."""
     from modrag_nodes.vectorstore.chroma_store import chunk_from_record
 
-    with _lock:
-        memo = _memos[-1] if _memos else None
-        hit = memo.get(("chunk", record_id)) if memo is not None else None
+    memos = _stack.open_memos()
+    memo = memos[-1] if memos else None
+    hit = memo.get(("chunk", record_id)) if memo is not None else None
     if hit is not None:
         return hit
     chunk = chunk_from_record(record_id, text, meta)
     if memo is not None:
-        with _lock:
-            memo[("chunk", record_id)] = chunk
+        memo[("chunk", record_id)] = chunk
     return chunk
 
 
 def is_open() -> bool:
-    with _lock:
-        return bool(_memos)
+    return bool(_stack.open_memos())
 
 
 def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
@@ -63,9 +52,7 @@ def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
 
 def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray) -> dict[str, list] | None:
     """The search result of every vector (Chroma's layout), or None when one is not held."""
-    with _lock:
-        memos = list(_memos)
-    for memo in reversed(memos):
+    for memo in reversed(_stack.open_memos()):
         rows = [memo.get(_key(where, n, v)) for v in vectors]
         if all(r is not None for r in rows):
             return {field: [r[i] for r in rows]
@@ -80,8 +67,7 @@ def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.nd
     are then read once each (many queries share chunks: reading them per result was most of
     the time of the batched searches).
     """
-    with _lock:
-        memos = list(_memos)
+    memos = _stack.open_memos()
     if not memos or len(vectors) == 0:
         return 0
     rows: list[tuple[np.ndarray, list[str], list[float]]] = []
