@@ -26,14 +26,11 @@ from modrag_studio.evaluation.beir import BeirDataset
 log = logging.getLogger(__name__)
 
 
-def _query_side(doc: GraphDocument, query_name: str) -> set[str]:
-    """Nodes downstream of the graph input that takes the query."""
+def query_side_nodes(doc: GraphDocument, query_name: str) -> set[str]:
+    """The nodes that depend on the query input ``query_name`` (and that input's node)."""
     topology = Topology.of(doc)
-    side: set[str] = set()
-    for port in graph_interface(doc).inputs:
-        if port.name == query_name:
-            side |= topology.downstream(port.node_id)
-    return side
+    query_nodes = {p.node_id for p in graph_interface(doc).inputs if p.name == query_name}
+    return set().union(*(topology.downstream(n) | {n} for n in query_nodes))
 
 
 def _embedding_nodes(doc: GraphDocument, side: set[str], executor: Executor) -> list[str]:
@@ -87,7 +84,7 @@ def batched_query_embeddings(
     except ImportError:  # the embedding nodes are not installed
         yield 0
         return
-    side = _query_side(doc, query_name)
+    side = query_side_nodes(doc, query_name)
     targets = _embedding_nodes(doc, side, executor) if query_ids else []
     specs: dict[str, Any] = {}
     firsts: dict[str, Any] = {}

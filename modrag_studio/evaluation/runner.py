@@ -17,7 +17,7 @@ from modrag_studio.engine.executor import Executor, graph_input_names
 from modrag_studio.engine.node import CancelToken
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
-from modrag_studio.evaluation.query_batch import batched_query_embeddings
+from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
 
 
 class EvalError(ModragError):
@@ -163,16 +163,6 @@ def evaluate_graph(
             gc.unfreeze()
     report.seconds = time.perf_counter() - started
     return finish_report(report, scored)
-
-
-def query_side_nodes(doc: GraphDocument, query_name: str) -> set[str]:
-    """The nodes that depend on the query input ``query_name`` (and that input's node)."""
-    from modrag_studio.engine.graph_io import graph_interface
-    from modrag_studio.engine.topology import Topology
-
-    topology = Topology.of(doc)
-    query_nodes = {p.node_id for p in graph_interface(doc).inputs if p.name == query_name}
-    return set().union(*(topology.downstream(n) | {n} for n in query_nodes))
 
 
 def stop_if_every_query_would_fail(query_side: set[str], outcome: QueryOutcome) -> None:

@@ -96,13 +96,13 @@ def test_evaluation_serving_and_trust_read_the_default_names():
     """Modules that look for a graph's inputs and outputs agree with the engine's defaults."""
     from modrag_studio.engine.trust import path_like_inputs
     from modrag_studio.evaluation.answer_eval import answer_output_name
-    from modrag_studio.evaluation.query_batch import _query_side
+    from modrag_studio.evaluation.query_batch import query_side_nodes
     from modrag_studio.server.exposure import input_defaults
 
     doc = palette_graph()
     in_name, out_name = _defaults()
     assert answer_output_name(doc) == out_name
     upper = next(n.id for n in doc.nodes if n.type == "text.upper")
-    assert upper in _query_side(doc, in_name)
+    assert upper in query_side_nodes(doc, in_name)
     assert input_defaults(doc) == {in_name: None}
     assert path_like_inputs(doc) == set()
