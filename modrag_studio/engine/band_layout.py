@@ -32,8 +32,8 @@ from modrag_studio.engine.auto_layout import (
     node_height,
 )
 from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.layout_metrics import bezier
 from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.wire_routing import bezier
 
 PORT_TOP = NODE_BASE_HEIGHT - PORT_ROW_HEIGHT / 2  # first port's y below a node's top
 LANE_HEIGHT = 8.0      # a dummy slot: room for one wire

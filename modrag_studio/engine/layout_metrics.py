@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 
 from modrag_studio.engine.auto_layout import (
     DOT_NODE_WIDTH,
@@ -19,7 +18,7 @@ from modrag_studio.engine.auto_layout import (
 )
 from modrag_studio.engine.document import GraphDocument
 from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.engine.wire_routing import densify, routed_or_curve
+from modrag_studio.engine.wire_routing import bezier, crosses_a_node, routed_or_curve
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]  # left, top, right, bottom
@@ -41,20 +40,6 @@ class LayoutMetrics:
     def line(self) -> str:
         return (f"crossings {self.crossings:4d}   wire length {self.wire_length:9,.0f} px   "
                 f"wires through nodes {self.through_nodes:3d}")
-
-
-@cache
-def _bernstein(steps: int) -> tuple[tuple[float, float, float, float], ...]:
-    return tuple(((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3)
-                 for t in (i / steps for i in range(steps + 1)))
-
-
-def bezier(start: Point, end: Point, tangent: float, steps: int = 16) -> list[Point]:
-    """The canvas's horizontal wire: a cubic curve leaving and entering horizontally."""
-    (x1, y1), (x2, y2) = start, end
-    c1x, c2x = x1 + tangent, x2 - tangent
-    return [(a * x1 + b * c1x + c * c2x + d * x2, (a + b) * y1 + (c + d) * y2)
-            for a, b, c, d in _bernstein(steps)]
 
 
 def estimated_wires(doc: GraphDocument, positions: dict[str, tuple[float, float]],
@@ -141,16 +126,10 @@ def measure(wires: list[Wire], boxes: dict[str, Box], margin: float = 4.0) -> La
             crossings += _segments_cross(segments[i], segments[j])
     length = sum(((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2) ** 0.5
                  for w in wires for p, q in zip(w.points, w.points[1:], strict=False))
-    through = 0
-    for wire in wires:
-        points = densify(wire.points)
-        for node_id, (left, top, right, bottom) in boxes.items():
-            if node_id in (wire.source, wire.target):
-                continue
-            if any(left + margin < x < right - margin and top + margin < y < bottom - margin
-                   for x, y in points):
-                through += 1
-                break
+    through = sum(crosses_a_node(wire.points, [box for node_id, box in boxes.items()
+                                               if node_id not in (wire.source, wire.target)],
+                                 inset=margin)
+                  for wire in wires)
     return LayoutMetrics(crossings, round(length, 1), through)
 
 

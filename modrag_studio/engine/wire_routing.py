@@ -14,6 +14,7 @@ import heapq
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 Point = tuple[float, float]
 Box = tuple[float, float, float, float]  # left, top, right, bottom
@@ -36,16 +37,18 @@ class RouteOptions:
 DEFAULT_ROUTE = RouteOptions()
 
 
-def curve_points(start: Point, end: Point, tangent: float, steps: int = 16) -> list[Point]:
+@cache
+def _bernstein(steps: int) -> tuple[tuple[float, float, float, float], ...]:
+    return tuple(((1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3)
+                 for t in (i / steps for i in range(steps + 1)))
+
+
+def bezier(start: Point, end: Point, tangent: float, steps: int = 16) -> list[Point]:
     """The canvas's own wire: a cubic curve leaving and entering horizontally."""
     (x1, y1), (x2, y2) = start, end
     c1x, c2x = x1 + tangent, x2 - tangent
-    points = []
-    for i in range(steps + 1):
-        t = i / steps
-        a, b, c, d = (1 - t) ** 3, 3 * (1 - t) ** 2 * t, 3 * (1 - t) * t * t, t ** 3
-        points.append((a * x1 + b * c1x + c * c2x + d * x2, (a + b) * y1 + (c + d) * y2))
-    return points
+    return [(a * x1 + b * c1x + c * c2x + d * x2, (a + b) * y1 + (c + d) * y2)
+            for a, b, c, d in _bernstein(steps)]
 
 
 def densify(points: Sequence[Point], step: float = 8.0) -> list[Point]:
@@ -189,7 +192,7 @@ def routed_or_curve(start: Point, end: Point, own: Sequence[Box], others: Sequen
 
     Returns ``(points, routed)``; ``own`` are the boxes of the wire's two nodes.
     """
-    curve = curve_points(start, end, tangent)
+    curve = bezier(start, end, tangent)
     if not crosses_a_node(curve, others):
         return curve, False
     path = route(start, end, [*own, *others], options)

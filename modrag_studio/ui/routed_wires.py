@@ -11,7 +11,7 @@ from functools import lru_cache
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainterPath
 
-from modrag_studio.engine.wire_routing import Box, Point, route
+from modrag_studio.engine.wire_routing import Box, Point, bezier, crosses_a_node, route
 
 CORNER_RADIUS = 14.0
 
@@ -31,11 +31,9 @@ def routed_path(start: QPointF, end: QPointF, tangent: float, own: Iterable[QRec
     """A path from ``start`` (output port) to ``end`` (input port) around the ``others`` node
     rectangles, or ``None`` when the canvas's own curve misses them all (or no route exists).
     """
-    from modrag_studio.engine.wire_routing import crosses_a_node, curve_points
-
     a, b = (start.x(), start.y()), (end.x(), end.y())
     other_boxes = [_box(r) for r in others]
-    if not crosses_a_node(curve_points(a, b, tangent), other_boxes):
+    if not crosses_a_node(bezier(a, b, tangent), other_boxes):
         return None
     obstacles = tuple(sorted({*(_box(r) for r in own), *other_boxes}))
     corners = _cached_route(_rounded(a), _rounded(b), tuple(
