@@ -87,15 +87,15 @@ class SupportCheck(SamplingAware, NodeType):
                      reason="no evidence to support the answer")
             return {"unsupported": answer}
         shown = _shown_evidence(items, answer, params.check_against)
-        verdict, replies = _judge(ctx, params, llm, answer, shown), []
-        replies.append(ctx.details.get("judge_reply", ""))
+        verdict, reply = _judge(ctx, params, llm, answer, shown)
+        replies = [reply]
         checked = [n for n, _ in shown]
         wrong_block = False
         if (verdict is False and params.check_against == "cited_then_all"
                 and len(shown) < len(items)):
             everything = list(enumerate(items, start=1))
-            verdict = _judge(ctx, params, llm, answer, everything)
-            replies.append(ctx.details.get("judge_reply", ""))
+            verdict, reply = _judge(ctx, params, llm, answer, everything)
+            replies.append(reply)
             wrong_block = verdict is True
             checked = [n for n, _ in everything]
         if verdict is None:
@@ -116,8 +116,9 @@ class SupportCheck(SamplingAware, NodeType):
 
 
 def _judge(ctx: NodeContext, params: CheckParams, llm: LLMSpec, answer: Answer,
-           shown: list[tuple[int, ScoredChunk]]) -> bool | None:
-    """One judge call on the ``shown`` blocks: True (yes), False (no) or None (unreadable)."""
+           shown: list[tuple[int, ScoredChunk]]) -> tuple[bool | None, str]:
+    """One judge call on the ``shown`` blocks: its verdict, True (yes), False (no) or None
+    (unreadable), and its reply."""
     blocks = "\n\n".join(
         f"[{n}] ({item.doc_id}) {_clip(item.chunk.text, params.max_chars_per_chunk)}"
         for n, item in shown)
@@ -125,7 +126,7 @@ def _judge(ctx: NodeContext, params: CheckParams, llm: LLMSpec, answer: Answer,
               .replace("{answer}", answer.text).replace("{question}", answer.query))
     reply = ask(ctx, llm, params.system, prompt, purpose="judge",
                 max_tokens=params.max_reply_tokens)
-    return parse_yes_no(reply)
+    return parse_yes_no(reply), reply
 
 
 def _shown_evidence(items: list[ScoredChunk], answer: Answer,
