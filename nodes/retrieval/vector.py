@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,7 +10,7 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore import search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk, SourceRank
+from modrag_studio.engine.datatypes import Query, ScoredChunk, SourceRank
 from modrag_studio.engine.errors import NodeConfigError
 from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
@@ -87,8 +86,7 @@ class VectorRetrieve(NodeType):
             )
         else:
             ctx.note(searched_ahead=True)
-        results = _merge(found, params.top_k, ctx.node_id,
-                         search_memo.chunk_of if search_memo.is_open() else cs.chunk_from_record)
+        results = _merge(found, params.top_k, ctx.node_id)
         ctx.note(
             model_id=spec.model_id, queries=len(texts),
             embedded="hypothetical answer (HyDE)" if query.hypothetical else "query texts",
@@ -128,9 +126,7 @@ def _query_embedder(index: VectorIndex, embedder: EmbedderSpec | None) -> Embedd
     return embedder
 
 
-def _merge(found: dict[str, Any], top_k: int, node_id: str,
-           make_chunk: Callable[[str, str | None, dict[str, Any] | None], Chunk]
-           = cs.chunk_from_record) -> list[ScoredChunk]:
+def _merge(found: dict[str, Any], top_k: int, node_id: str) -> list[ScoredChunk]:
     """One list from the per-text results: each chunk keeps its best similarity."""
     best: dict[str, tuple[float, str, str | None, dict[str, Any] | None]] = {}
     for row, ids in enumerate(found["ids"]):
@@ -145,7 +141,7 @@ def _merge(found: dict[str, Any], top_k: int, node_id: str,
     results = []
     for rank, (score, record_id, text, meta) in enumerate(ordered, start=1):
         results.append(ScoredChunk(
-            chunk=make_chunk(record_id, text, meta), score=score, rank=rank,
+            chunk=search_memo.chunk_of(record_id, text, meta), score=score, rank=rank,
             score_kind="similarity", higher_is_better=True, retriever=node_id,
             sources={node_id: SourceRank(retriever=node_id, rank=rank, score=score)},
         ))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from modrag_nodes.vectorstore.chroma_store import chunk_from_record
 from modrag_studio.engine.memo_stack import MemoStack
 
 _stack = MemoStack()
@@ -28,9 +29,8 @@ def search_memo() -> AbstractContextManager[dict[tuple[Any, ...], Any]]:
 
 def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Any:
     """The record's chunk, built once per open memo (an evaluation sees the same chunks in
-    many queries' results; chunks are shared read-only, like an index's)."""
-    from modrag_nodes.vectorstore.chroma_store import chunk_from_record
-
+    many queries' results; chunks are shared read-only, like an index's). Without an open
+    memo, a new chunk each time."""
     memos = _stack.open_memos()
     memo = memos[-1] if memos else None
     hit = memo.get(("chunk", record_id)) if memo is not None else None
