@@ -23,10 +23,10 @@ import sys
 from pathlib import Path
 
 from modrag_studio.commands.common import apply_overrides, parse_pairs
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import load
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.paths import cache_home
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import load
+from modrag_studio.engine.core.paths import cache_home
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.answer_eval import ANSWER_METRICS, evaluate_answers
 from modrag_studio.evaluation.answer_metrics import mean
 from modrag_studio.evaluation.evalset import EvalSet, load_evalset

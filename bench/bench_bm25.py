@@ -23,7 +23,7 @@ import numpy as np
 from modrag_nodes.retrieval.bm25 import BM25Index, chunk_text
 from modrag_nodes.retrieval.ranking import top_indices
 from modrag_nodes.retrieval.tokenizers import Tokenizer
-from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.core.datatypes import Chunk
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     from modrag_nodes.llm import embedded
     from modrag_nodes.llm.client import LLMSpec, chat
-    from modrag_studio.engine.datatypes import ChatMessage
+    from modrag_studio.engine.core.datatypes import ChatMessage
 
     imported = time.perf_counter() - start
     cpu0 = time.process_time()

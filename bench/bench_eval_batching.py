@@ -19,15 +19,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT.parent / "shared" / "data" / "scifact"
 GRAPH = ROOT / "sample_graphs" / "scifact_hybrid.json"
 
 
 def measure(args: argparse.Namespace, batched: bool) -> dict[str, object]:
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.document import load
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
     dataset = load_beir(args.dataset, args.split)
@@ -35,7 +37,8 @@ def measure(args: argparse.Namespace, batched: bool) -> dict[str, object]:
     outputs = [f"{n}.results" for n in ("bm25", "dense", "fusion") if n in doc.node_ids()]
     evaluated = dataset.evaluated_query_ids()
     with tempfile.TemporaryDirectory(prefix="modrag-bench-batch-") as cache_dir:
-        executor = Executor(cache=NodeCache(disk_dir=cache_dir), work_dir=args.data_dir)
+        executor = Executor(default_registry(),
+                            cache=NodeCache(disk_dir=cache_dir), work_dir=args.data_dir)
         started = time.perf_counter()
         warm = executor.run(doc, {"corpus": str(dataset.corpus_path),
                                   "query": dataset.queries[evaluated[-1]]})

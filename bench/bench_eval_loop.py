@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT.parent / "shared" / "data" / "scifact"
 GRAPH = ROOT / "sample_graphs" / "scifact_hybrid.json"
@@ -55,9 +57,9 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
     import modrag_studio
     from modrag_nodes.embedding.spec import embed_texts
     from modrag_nodes.vectorstore import chroma_store
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.document import load
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
     data_dir = Path(args.data_dir) / f"docs-{args.docs or 'all'}"
@@ -68,7 +70,8 @@ def measure(args: argparse.Namespace) -> dict[str, object]:
     outputs = [f"{n}.results" for n in ("bm25", "dense", "fusion") if n in doc.node_ids()]
     top_k = {n.id: int(n.params.get("top_k", 10)) for n in doc.nodes}
     with tempfile.TemporaryDirectory(prefix="modrag-bench-cache-") as cache_dir:
-        executor = Executor(cache=NodeCache(disk_dir=cache_dir), work_dir=data_dir)
+        executor = Executor(default_registry(),
+                            cache=NodeCache(disk_dir=cache_dir), work_dir=data_dir)
         started = time.perf_counter()  # a query outside the measured ones builds the indexes
         warm = executor.run(doc, {"corpus": str(dataset.corpus_path),
                                   "query": dataset.queries[dataset.evaluated_query_ids()[-1]]})

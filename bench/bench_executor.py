@@ -11,9 +11,10 @@ import argparse
 import statistics
 import time
 
-from modrag_studio.engine import Executor, NodeCache, default_registry
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.composition import default_registry
+from modrag_studio.engine import Executor, NodeCache
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 
 def chain(n: int) -> GraphDocument:
@@ -70,7 +71,7 @@ def main() -> None:
         n = len(doc.nodes)
         cold, warm, direct = [], [], []
         for _ in range(args.repeat):
-            executor = Executor(cache=NodeCache())
+            executor = Executor(default_registry(), cache=NodeCache())
             cold.append(timed_run(executor, doc))
             warm.append(timed_run(executor, doc))
             direct.append(direct_calls(n))

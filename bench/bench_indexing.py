@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,7 +29,7 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "data" / "scifact" / "corpus.jsonl"
 
 
 def graph(corpus: Path, chroma: Path, args: argparse.Namespace):
-    from modrag_studio.engine.document import GraphDocument
+    from modrag_studio.engine.core.document import GraphDocument
 
     nodes = [
         {"id": "load", "type": "load.files", "params": {"path": str(corpus)}},
@@ -61,14 +63,14 @@ def subset(corpus: Path, limit: int, folder: Path) -> Path:
 
 def run_engine(corpus: Path, work: Path, args: argparse.Namespace) -> tuple[float, list[str], dict]:
     from modrag_nodes.vectorstore import chroma_store
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.run.executor import Executor
 
     # A new folder each run: Chroma keeps an open store's data in memory even when its
     # folder is deleted, so reusing the path would find the vectors of the previous run.
     chroma = Path(tempfile.mkdtemp(prefix="chroma-", dir=work))
     chroma_store.forget_clients()
-    executor = Executor(cache=NodeCache(), work_dir=work)
+    executor = Executor(default_registry(), cache=NodeCache(), work_dir=work)
     doc = graph(corpus, chroma, args)
     start = time.perf_counter()
     result = executor.run(doc)

@@ -22,7 +22,7 @@ from modrag_nodes.ingest.splitters import (
     split_recursive,
     split_sentences,
 )
-from modrag_studio.engine.datatypes import Chunk, Document
+from modrag_studio.engine.core.datatypes import Chunk, Document
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = {"scifact": "scifact/corpus.jsonl", "python-tutorial": "corpora/python-tutorial",

@@ -7,7 +7,7 @@ layout used before graphviz (``layers``), the band layout alone (``bands``) and 
 one (``auto``: band layouts, graphviz ``dot`` candidates and the barycentre layout, the most
 readable by ``layout_cost``), then ``routed``: the auto layout with the wires that would cross
 a node routed around nodes, as the canvas draws them. Wires are the
-curves the canvas draws between estimated port positions (``engine/layout_metrics.py``).
+curves the canvas draws between estimated port positions (``engine/layout/metrics.py``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from modrag_studio.engine import default_registry  # noqa: E402
-from modrag_studio.engine.auto_layout import auto_layout  # noqa: E402
-from modrag_studio.engine.document import load  # noqa: E402
-from modrag_studio.engine.layout_metrics import (  # noqa: E402
+from modrag_studio.composition import default_registry  # noqa: E402
+from modrag_studio.engine.core.document import load  # noqa: E402
+from modrag_studio.engine.layout.auto_layout import auto_layout  # noqa: E402
+from modrag_studio.engine.layout.metrics import (  # noqa: E402
     estimated_wires,
     layout_metrics,
     measure,

@@ -28,7 +28,7 @@ def child(model: str, engine: str, tokens: int, threads: int) -> dict[str, objec
     import resource
 
     from modrag_nodes.llm.client import LLMSpec, chat
-    from modrag_studio.engine.datatypes import ChatMessage
+    from modrag_studio.engine.core.datatypes import ChatMessage
 
     extra = {"engine": engine, "threads": threads}
     messages = [ChatMessage(role="user", content=QUESTION)]

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -65,7 +67,7 @@ def write_corpus(path: Path, chunks: int, chunk_chars: int, seed: int = 1) -> in
 
 
 def graph(corpus: Path, chroma: Path, dense: bool, chunk_chars: int):
-    from modrag_studio.engine.document import GraphDocument
+    from modrag_studio.engine.core.document import GraphDocument
 
     nodes = [
         {"id": "q", "type": "graph.input", "params": {"name": "question"}},
@@ -122,7 +124,7 @@ def main() -> int:
         os.environ["MODRAG_DATA_DIR"] = str(work / "data")
         warm = work / "warm.jsonl"
         write_corpus(warm, 50, args.chunk_chars, seed=2)
-        executor = Executor(cache=NodeCache(work / "cache"))
+        executor = Executor(default_registry(), cache=NodeCache(work / "cache"))
         warm_run = executor.run(graph(warm, work / "chroma-warm", args.dense, args.chunk_chars),
                                 {"question": "pump interval"})
         assert warm_run.ok, [v.error for v in warm_run.trace.visits if v.error]

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -79,13 +81,13 @@ def main() -> None:
     os.environ.setdefault("RAY_AUTH_MODE", "token")
 
     from modrag_nodes.vectorstore import chroma_store
-    from modrag_studio.distributed import ray_session
     from modrag_studio.distributed.plan import embedder_of_plan, index_locally, ingest_plan
     from modrag_studio.distributed.ray_eval import evaluate_on_ray
     from modrag_studio.distributed.ray_index import RayIndexOptions, index_on_ray
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.document import from_json_dict
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.distributed.session import ray_session
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.document import from_json_dict
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
     work = Path(tempfile.mkdtemp(prefix="bench-ray-"))
@@ -97,7 +99,8 @@ def main() -> None:
         doc = from_json_dict(doc_json)
         started = time.perf_counter()
         results = index_locally(doc, ingest_plan(doc), {"corpus": str(corpus)},
-                                Executor(cache=NodeCache(), work_dir=work / "w"))
+                                Executor(default_registry(),
+                                         cache=NodeCache(), work_dir=work / "w"))
         assert all(r.ok for r in results.values())
         chunks = next(iter(results.values())).output_of("split", "chunks")
         return time.perf_counter() - started, len(chunks)
@@ -131,7 +134,8 @@ def main() -> None:
         dataset = load_beir(data, "train")
         doc = from_json_dict(graph(work / "chroma-local"))
         outputs = ["bm25.results", "dense.results"]
-        executor = Executor(cache=NodeCache(disk_dir=work / "cache"), work_dir=work / "w")
+        executor = Executor(default_registry(),
+                            cache=NodeCache(disk_dir=work / "cache"), work_dir=work / "w")
         evaluate_graph(doc, dataset, outputs, executor=executor, limit=1)  # warm the cache
         local = evaluate_graph(doc, dataset, outputs, executor=executor, limit=args.queries)
         remote = evaluate_on_ray(address, doc, dataset, outputs, executor=executor, actors=2,

@@ -25,11 +25,11 @@ import json, os, sys, time
 t0 = float(os.environ["LAUNCH_T0"])
 marks = {"python_started": time.time() - t0}
 from PySide6.QtWidgets import QApplication
-from modrag_studio.engine import default_registry
+from modrag_studio.composition import default_registry
 app = QApplication(sys.argv[:1])
 registry = default_registry()
 marks["imports_and_registry"] = time.time() - t0
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.ui.shell.main_window import MainWindow
 path = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else None
 window = MainWindow(registry, path, offer_restore=False)
 marks["window_built"] = time.time() - t0

@@ -123,8 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from modrag_studio.engine.document import from_json_dict
-    from modrag_studio.ui.main_window import MainWindow
+    from modrag_studio.engine.core.document import from_json_dict
+    from modrag_studio.ui.shell.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     settings = QSettings(str(work / "studio.ini"), QSettings.Format.IniFormat)

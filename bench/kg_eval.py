@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH = ROOT / "sample_graphs" / "kg_three_way.json"
 QUESTIONS = ROOT / "resources" / "sample_corpus" / "topology_questions.jsonl"
@@ -67,8 +69,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from modrag_nodes.retrieval.fusion import rrf
-    from modrag_studio.engine.document import from_json_dict
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.core.document import from_json_dict
+    from modrag_studio.engine.run.executor import Executor
 
     data = json.loads(GRAPH.read_text("utf-8"))
     params = {n["id"]: n["params"] for n in data["nodes"]}
@@ -86,7 +88,7 @@ def main() -> int:
     paths_ok = relation_count = 0
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:
-        executor = Executor(work_dir=work)
+        executor = Executor(default_registry(), work_dir=work)
         for q in questions:
             result = executor.run(doc, {"question": q["question"], "corpus": corpus})
             if not result.ok:

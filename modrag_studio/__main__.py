@@ -2,6 +2,6 @@
 
 import sys
 
-from modrag_studio.ui.app import main
+from modrag_studio.ui.shell.app import main
 
 sys.exit(main())

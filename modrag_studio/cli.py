@@ -11,7 +11,7 @@ import importlib
 import logging
 import sys
 
-EXIT_OK, EXIT_RUN_FAILED, EXIT_INVALID = 0, 1, 2
+from modrag_studio.commands.exit_codes import EXIT_OK, EXIT_RUN_FAILED
 
 # Each module defines ``add_parser(subparsers)`` which registers one sub-command whose
 # ``func(args) -> int`` does the work. Heavy imports stay inside ``func``.

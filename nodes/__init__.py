@@ -13,7 +13,7 @@ import pkgutil
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from modrag_studio.engine.registry import NodeRegistry
+    from modrag_studio.engine.core.registry import NodeRegistry
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def iter_node_modules() -> list[str]:
 
 
 def register_builtin_nodes(registry: NodeRegistry) -> None:
-    from modrag_studio.engine.node import NodeType
+    from modrag_studio.engine.core.node import NodeType
 
     for module_name in iter_node_modules():
         try:

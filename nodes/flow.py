@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 
 class Reroute(NodeType):

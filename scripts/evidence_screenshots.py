@@ -14,9 +14,9 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from modrag_studio.commands.common import apply_overrides
-from modrag_studio.engine.document import load
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import load
+from modrag_studio.ui.shell.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"

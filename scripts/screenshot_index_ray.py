@@ -21,9 +21,9 @@ def main() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from modrag_studio.engine import default_registry
-    from modrag_studio.ui.index_dialog import open_index_dialog
-    from modrag_studio.ui.main_window import MainWindow
+    from modrag_studio.composition import default_registry
+    from modrag_studio.ui.run.index_dialog import open_index_dialog
+    from modrag_studio.ui.shell.main_window import MainWindow
     from tests.distributed.helpers import index_graph
 
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs/screenshots/studio-index-ray.png"

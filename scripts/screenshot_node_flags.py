@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QPointF, QSettings
     from PySide6.QtWidgets import QApplication, QDockWidget
 
-    from modrag_studio.engine.document import save
-    from modrag_studio.ui.main_window import MainWindow
+    from modrag_studio.engine.core.document import save
+    from modrag_studio.ui.shell.main_window import MainWindow
     from tests.ui.run_helpers import flag_graph, toy_registry
 
     app = QApplication.instance() or QApplication([])

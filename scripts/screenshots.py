@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from modrag_studio.composition import default_registry
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -75,7 +77,7 @@ def use_model(window, model: str) -> list[str]:
 
 def _pick_inspected(result) -> str | None:
     """A node with a ranked list (else chunks, else anything) to show in the inspector."""
-    from modrag_studio.ui.inspector_views import table_kind
+    from modrag_studio.ui.inspection.views import table_kind
 
     best: tuple[int, str] | None = None
     rank = {"scores": 0, "chunks": 1, "documents": 2}
@@ -89,7 +91,7 @@ def _pick_inspected(result) -> str | None:
 
 def shoot(app, window, path: Path, out: Path, extra: dict[str, str],
           timeout: float, model: str = FAST_MODEL) -> list[Path]:
-    from modrag_studio.engine.executor import graph_input_names
+    from modrag_studio.engine.core.graph_io import graph_input_names
 
     window.editor.mark_saved()
     window.open_path(path, offer_restore=False)
@@ -98,7 +100,7 @@ def shoot(app, window, path: Path, out: Path, extra: dict[str, str],
     features = window.run_features
     doc = window.editor.document()
     values = {}
-    for name in graph_input_names(doc):
+    for name in graph_input_names(doc, default_registry()):
         if name in extra:
             values[name] = extra[name]
         elif name in DEMO_INPUTS and not doc.node(_input_node(doc, name)).params.get("default"):
@@ -295,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from modrag_studio.ui.main_window import MainWindow
+    from modrag_studio.ui.shell.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     ini = Path(tempfile.mkdtemp(prefix="modrag-shots-")) / "studio.ini"

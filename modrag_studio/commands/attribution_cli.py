@@ -6,10 +6,10 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from modrag_studio.engine.attribution import Attribution, EvidenceFinder, attribute
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.evidence import ExpectedEvidence
-from modrag_studio.engine.executor import RunResult
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.evidence.attribution import Attribution, EvidenceFinder, attribute
+from modrag_studio.engine.evidence.expected import ExpectedEvidence
+from modrag_studio.engine.run.executor import RunResult
 
 
 def add_expect_option(parser: argparse.ArgumentParser) -> None:

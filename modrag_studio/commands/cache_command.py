@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from modrag_studio.cli import EXIT_OK
+from modrag_studio.commands.exit_codes import EXIT_OK
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,8 +28,8 @@ def megabytes(size: int) -> str:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.cache import NodeCache, clear_disk, disk_usage
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.cache.node_cache import NodeCache, clear_disk, disk_usage
+    from modrag_studio.engine.core.paths import cache_home
 
     folder = Path(args.cache_dir) if args.cache_dir else cache_home()
     cache = NodeCache(disk_dir=folder)

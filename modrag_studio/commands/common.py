@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Any
 
-from modrag_studio.engine.document import GraphDocument, load
-from modrag_studio.engine.errors import GraphLoadError
+from modrag_studio.engine.core.document import GraphDocument, load
+from modrag_studio.engine.core.errors import GraphLoadError
 
 
 def load_or_exit(path: str) -> GraphDocument | None:

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import load_or_exit, parse_pairs, parse_value
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.composition import default_registry
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -68,7 +69,7 @@ def _as_report(path: str) -> dict[str, Any] | None:
 
 def _variants(args: argparse.Namespace) -> list[tuple[str, Any, str | None]]:
     """[(label, graph document, file)] of A and B; raises ValueError / ModragError."""
-    from modrag_studio.engine.variants import base_of, parse_variant_args, resolve_variant
+    from modrag_studio.engine.edit.variants import base_of, parse_variant_args, resolve_variant
 
     doc_a = load_or_exit(args.a)
     if doc_a is None:
@@ -85,14 +86,15 @@ def _variants(args: argparse.Namespace) -> list[tuple[str, Any, str | None]]:
     if not 1 <= len(specs) <= 2:
         raise ValueError("give a second graph file, or --variant naming one or two variants "
                          f"(got {len(specs)})")
-    sides = [(spec.name, resolve_variant(doc_a, spec), args.a) for spec in specs]
+    registry = default_registry()
+    sides = [(spec.name, resolve_variant(doc_a, spec, registry), args.a) for spec in specs]
     if len(sides) == 1:
         sides.insert(0, ("base", base_of(doc_a), args.a))
     return sides
 
 
 def run_compare(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.errors import ModragError
+    from modrag_studio.engine.core.errors import ModragError
 
     try:
         reports = [_as_report(args.a), _as_report(args.b) if args.b else None]
@@ -179,11 +181,12 @@ def _compare_report_files(args: argparse.Namespace,
 
 
 def _executor(args: argparse.Namespace):
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.executor import Executor
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
 
-    return Executor(cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+    return Executor(default_registry(),
+                    cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
 
 
 def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:
@@ -253,7 +256,7 @@ def _progress(done: int, total: int) -> None:
 
 
 def _compare_one_question(args: argparse.Namespace, sides) -> int:
-    from modrag_studio.engine.variants import diff_graphs
+    from modrag_studio.engine.edit.variants import diff_graphs
     from modrag_studio.evaluation.run_diff import diff_runs, format_run_diff
 
     inputs = parse_pairs(args.input, "--input")
@@ -277,7 +280,7 @@ def _compare_one_question(args: argparse.Namespace, sides) -> int:
 def run_eval_grid(args: argparse.Namespace) -> int:
     """``modrag eval --grid``: every combination of the grid's values on one cache."""
     from modrag_studio.commands.common import apply_overrides
-    from modrag_studio.engine.errors import ModragError
+    from modrag_studio.engine.core.errors import ModragError
     from modrag_studio.evaluation import load_beir
     from modrag_studio.evaluation.grid import format_grid, parse_grid, plot_grid, run_grid
 

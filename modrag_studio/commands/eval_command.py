@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands import evalset_command
 from modrag_studio.commands.attribution_cli import (
     EvalAttribution,
@@ -16,6 +15,8 @@ from modrag_studio.commands.attribution_cli import (
     format_funnel,
 )
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.composition import default_registry
 
 SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
 
@@ -57,10 +58,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.errors import ModragError
-    from modrag_studio.engine.executor import Executor
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.errors import ModragError
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
     if args.evalset:
@@ -79,7 +80,8 @@ def run_eval(args: argparse.Namespace) -> int:
         doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
         extra = parse_pairs(args.input, "--input")
         dataset = load_beir(args.dataset, args.split)
-        executor = Executor(cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+        executor = Executor(default_registry(),
+                            cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
         executor.check(doc, {})
 
         def progress(done: int, total: int) -> None:

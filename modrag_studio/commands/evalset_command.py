@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.composition import default_registry
 
 RANKING_SHOWN = ("hit@1", "hit@5", "recall@5", "mrr@10")
 
@@ -73,10 +74,10 @@ def judge_from_flag(flag: str | None):
 
 
 def run_evalset(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.errors import ModragError
-    from modrag_studio.engine.executor import Executor
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.errors import ModragError
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation.answer_eval import evaluate_answers
     from modrag_studio.evaluation.evalset import load_evalset
 
@@ -88,7 +89,8 @@ def run_evalset(args: argparse.Namespace) -> int:
         doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
         extra = parse_pairs(args.input, "--input")
         evalset = load_evalset(args.evalset)
-        executor = Executor(cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+        executor = Executor(default_registry(),
+                            cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
         executor.check(doc, {})
 
         def progress(done: int, total: int, row) -> None:

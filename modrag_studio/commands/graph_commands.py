@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import load_or_exit, load_with_overrides
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -38,9 +38,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.graph_io import graph_interface
-    from modrag_studio.engine.registry import default_registry
-    from modrag_studio.engine.validation import errors_only, validate
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.graph_io import graph_interface
+    from modrag_studio.engine.core.validation import errors_only, validate
 
     doc = load_or_exit(args.graph)
     if doc is None:
@@ -66,8 +66,8 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def print_reach(doc, graph_path: str) -> None:
     """The files the graph reads outside its folder and the hosts it contacts (not run)."""
-    from modrag_studio.engine.registry import default_registry
-    from modrag_studio.engine.trust import reach
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.trust.reach import reach
 
     found = reach(doc, default_registry(), graph_path)
     if found.empty:
@@ -80,8 +80,8 @@ def print_reach(doc, graph_path: str) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.health import check_health
-    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.run.health import check_health
 
     doc = load_with_overrides(args.graph, args.set)
     if doc is None:
@@ -102,14 +102,14 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_schema(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.document import json_schema
+    from modrag_studio.engine.core.document import json_schema
 
     print(json.dumps(json_schema(), indent=2, sort_keys=True))
     return EXIT_OK
 
 
 def run_nodes(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.composition import default_registry
 
     types = [t for t in default_registry() if not args.category or t.category == args.category]
     if args.json:

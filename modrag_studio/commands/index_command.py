@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.run_command import ProgressPrinter
 
 
@@ -53,7 +53,7 @@ def run_index(args: argparse.Namespace) -> int:
     )
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
     from modrag_studio.distributed.ray_index import RayIndexOptions
-    from modrag_studio.engine.errors import ModragError, RunCancelled
+    from modrag_studio.engine.core.errors import ModragError, RunCancelled
 
     doc = load_with_overrides(args.graph, args.set)
     if doc is None:

@@ -10,19 +10,20 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.attribution_cli import (
     add_expect_option,
     expected_from_args,
     run_evidence,
 )
 from modrag_studio.commands.common import load_with_overrides, parse_pairs
-from modrag_studio.engine.formatting import failure
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.paths import absolute_if_exists
-from modrag_studio.engine.serialize import to_jsonable
-from modrag_studio.engine.store_mode import allow_large_deletes
-from modrag_studio.engine.trust import normalise_path_inputs
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.formatting import failure
+from modrag_studio.engine.core.paths import absolute_if_exists
+from modrag_studio.engine.core.serialize import to_jsonable
+from modrag_studio.engine.run.hooks import RunHook
+from modrag_studio.engine.trust.reach import normalise_path_inputs
+from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -108,11 +109,11 @@ def render_output(value: Any) -> str:
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.errors import GraphInvalid, ModragError
-    from modrag_studio.engine.executor import Executor
-    from modrag_studio.engine.node import CancelToken
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.errors import GraphInvalid, ModragError
+    from modrag_studio.engine.core.node import CancelToken
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
 
     doc = load_with_overrides(args.graph, args.set)
     if doc is None:
@@ -120,13 +121,13 @@ def run_graph(args: argparse.Namespace) -> int:
     try:
         raw = {name: absolute_if_exists(value)  # shell paths mean the working directory
                for name, value in parse_pairs(args.input, "--input").items()}
-        inputs = normalise_path_inputs(doc, raw)
+        inputs = normalise_path_inputs(doc, raw, default_registry())
         expected = expected_from_args(args.expect)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     cache_dir = None if args.no_cache else Path(args.cache_dir) if args.cache_dir else cache_home()
-    executor = Executor(cache=NodeCache(disk_dir=cache_dir))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_dir))
     cancel = CancelToken()
     hooks = [] if args.quiet else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     if threading.current_thread() is threading.main_thread():
@@ -171,7 +172,7 @@ def run_graph(args: argparse.Namespace) -> int:
 
 def load_pins(graph_path: str) -> dict[str, Any]:
     """The pins of the graph file at ``graph_path``, announced on stderr."""
-    from modrag_studio.engine.pins import PinStore, graph_key
+    from modrag_studio.engine.run.pins import PinStore, graph_key
 
     pins = PinStore().load(graph_key(path=graph_path))
     named = ", ".join(sorted(pins)) or "none"

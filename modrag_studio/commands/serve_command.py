@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from modrag_studio.cli import EXIT_INVALID, EXIT_OK
 from modrag_studio.commands.common import load_or_exit, parse_pairs
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -48,7 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def settings_from_args(args: argparse.Namespace):
     """ServerSettings from the command line; ValueError with the reason when they cannot work."""
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.core.paths import cache_home
     from modrag_studio.server import ServerSettings
     from modrag_studio.server.security import is_loopback, resolve_api_key
 
@@ -76,7 +76,7 @@ def settings_from_args(args: argparse.Namespace):
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from modrag_studio.engine.errors import GraphInvalid
+    from modrag_studio.engine.core.errors import GraphInvalid
     from modrag_studio.server import create_app
     from modrag_studio.server.exposure import ExposureError
     from modrag_studio.server.protocol import HeaderTimeoutProtocol

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.errors import ModragError
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
 
 
 class CacheSeedError(ModragError):
@@ -75,10 +76,8 @@ def seed_node_cache(doc: GraphDocument, inputs: Mapping[str, Any], cache: NodeCa
         result = executor.run(doc, dict(inputs), target=node_id, base_dir=base_dir)
         visit = result.trace.last_visit(node_id)
         if visit is None or visit.status != "done":
-            failed = [f"'{v.node_id}': {v.error.message}" for v in result.trace.visits
-                      if v.error is not None]
-            raise CacheSeedError(f"node '{node_id}': cannot compute its cache key ("
-                                 + ("; ".join(failed) or "the node was not reached") + ")")
+            reason = result.trace.failure_summary("the node was not reached")
+            raise CacheSeedError(f"node '{node_id}': cannot compute its cache key ({reason})")
         node_type = registry.get(doc.node(node_id).type)
         cache.put(visit.cache_key, dict(values), disk=node_type.disk_cache)
         signature = scratch.last_signature(scope, node_id)

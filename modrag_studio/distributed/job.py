@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modrag_studio.composition import default_registry
 from modrag_studio.distributed.progress import IndexProgress, LocalProgress
 from modrag_studio.distributed.ray_index import RayIndexOptions
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.errors import ModragError, RunCancelled
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import ModragError, RunCancelled
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.hooks import RunHook
 
 
 class IndexFailed(ModragError):
@@ -58,8 +59,8 @@ def run_index_job(request: IndexRequest, *, cancel: CancelToken | None = None,
 
 def node_cache(cache_dir: Path | None) -> Any:
     """The node cache of local runs (the given folder, else the user's cache folder)."""
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.paths import cache_home
 
     return NodeCache(disk_dir=Path(cache_dir or cache_home()))
 
@@ -68,9 +69,9 @@ def _locally(request: IndexRequest, plan: Any, cancel: CancelToken,
              on_progress: Callable[[IndexProgress], None] | None,
              hooks: Iterable[RunHook]) -> dict[str, Any]:
     from modrag_studio.distributed.plan import index_locally
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.run.executor import Executor
 
-    executor = Executor(cache=node_cache(request.cache_dir))
+    executor = Executor(default_registry(), cache=node_cache(request.cache_dir))
     stages = [plan.loader.node_id, *(s.node_id for s in plan.chain), *plan.sinks]
     all_hooks = list(hooks)
     if on_progress is not None:
@@ -81,10 +82,8 @@ def _locally(request: IndexRequest, plan: Any, cancel: CancelToken,
     for result in results.values():
         if result.status == "cancelled" or cancel.cancelled:
             raise RunCancelled("indexing cancelled")
-        failed = [f"node '{v.node_id}' ({v.type_id}) failed: {v.error.message}"
-                  for v in result.trace.visits if v.status == "failed" and v.error is not None]
-        if failed or not result.ok:
-            raise IndexFailed("; ".join(failed) or f"the run ended {result.status}")
+        if result.trace.failures() or not result.ok:
+            raise IndexFailed(result.trace.failure_summary(f"the run ended {result.status}"))
     last = next(iter(results.values()))
     chunks = last.output_of(plan.chain[-1].node_id, "chunks")
     summary: dict[str, Any] = {"mode": "local", "documents": len({c.doc_id for c in chunks}),
@@ -102,8 +101,8 @@ def _locally(request: IndexRequest, plan: Any, cancel: CancelToken,
 def _on_ray(request: IndexRequest, plan: Any, cancel: CancelToken,
             on_progress: Callable[[IndexProgress], None] | None,
             on_status: Callable[[str], None] | None) -> dict[str, Any]:
-    from modrag_studio.engine.executor import graph_base_dir
-    from modrag_studio.engine.paths import using_graph_folder
+    from modrag_studio.engine.core.paths import using_graph_folder
+    from modrag_studio.engine.run.executor import graph_base_dir
 
     with using_graph_folder(graph_base_dir(request.doc, request.base_dir)):
         return _on_ray_here(request, plan, cancel, on_progress, on_status)
@@ -113,9 +112,9 @@ def _on_ray_here(request: IndexRequest, plan: Any, cancel: CancelToken,
                  on_progress: Callable[[IndexProgress], None] | None,
                  on_status: Callable[[str], None] | None) -> dict[str, Any]:
     """The Ray job with relative paths resolving against the graph's folder."""
-    from modrag_studio.distributed import ray_session
     from modrag_studio.distributed.plan import corpus_root, embedder_of_plan
     from modrag_studio.distributed.ray_index import index_on_ray
+    from modrag_studio.distributed.session import ray_session
 
     root = corpus_root(plan, request.inputs)
     embedder = (embedder_of_plan(request.doc, plan, request.inputs)
@@ -157,8 +156,9 @@ def summary_text(summary: dict[str, Any]) -> str:
 def cli_inputs(doc: GraphDocument, values: Mapping[str, str]) -> dict[str, Any]:
     """Command-line inputs spelled as ``modrag run`` spells them (paths the shell meant made
     absolute, path-like inputs tidied), so both compute the same cache keys."""
-    from modrag_studio.engine.paths import absolute_if_exists
-    from modrag_studio.engine.trust import normalise_path_inputs
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.paths import absolute_if_exists
+    from modrag_studio.engine.trust.reach import normalise_path_inputs
 
     return normalise_path_inputs(doc, {name: absolute_if_exists(value)
-                                       for name, value in values.items()})
+                                       for name, value in values.items()}, default_registry())

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from modrag_studio.distributed import RayUnavailable, require_ray
-from modrag_studio.engine.errors import RunCancelled
+from modrag_studio.distributed.ray_support import RayUnavailable, require_ray
+from modrag_studio.engine.core.errors import RunCancelled
 
 
 def free_ports(count: int) -> list[int]:

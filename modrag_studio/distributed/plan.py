@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.errors import ModragError
-from modrag_studio.engine.executor import Executor, RunResult
-from modrag_studio.engine.graph_io import graph_interface
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.node import CancelToken
-from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.graph_io import graph_interface
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.engine.run.hooks import RunHook
 
 LOADER, STORE, BM25, EMBED_MODEL, EMBED_CHUNKS = (
     "load.files", "store.chroma", "bm25.index", "embed.model", "embed.chunks")
@@ -185,9 +186,8 @@ def embedder_of_plan(doc: GraphDocument, plan: IngestPlan, inputs: Mapping[str, 
 
     if plan.embedder_node is None:
         return EmbedderSpec()
-    executor = executor or Executor()
+    executor = executor or Executor(default_registry())
     result = executor.run(doc, {}, target=plan.embedder_node)
     if not result.ok:
-        errors = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits if v.error]
-        raise IngestGraphError("; ".join(errors) or "the embedder node did not run")
+        raise IngestGraphError(result.trace.failure_summary("the embedder node did not run"))
     return result.output_of(plan.embedder_node, "embedder")

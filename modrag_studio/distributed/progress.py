@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from modrag_studio.engine.hooks import RunHook
+from modrag_studio.engine.run.hooks import RunHook
 
 RAY_STAGES = ("read", "split", "embed", "write")
 

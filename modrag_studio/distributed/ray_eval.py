@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.distributed import ray_session
-from modrag_studio.engine.document import GraphDocument, dumps, loads
-from modrag_studio.engine.errors import RunCancelled
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.composition import default_registry
+from modrag_studio.distributed.session import ray_session
+from modrag_studio.engine.core.document import GraphDocument, dumps, loads
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 
 
@@ -26,11 +27,12 @@ class QueryWorker:
 
     def __init__(self, graph_json: str, dataset_root: str, split: str, outputs: list[str],
                  options: dict[str, Any], cache_dir: str | None, work_dir: str) -> None:
-        from modrag_studio.engine.cache import NodeCache
+        from modrag_studio.engine.cache.node_cache import NodeCache
         from modrag_studio.evaluation.beir import load_beir
         from modrag_studio.evaluation.runner import QueryRunner
 
-        executor = Executor(cache=NodeCache(disk_dir=Path(cache_dir) if cache_dir else None),
+        executor = Executor(default_registry(),
+                            cache=NodeCache(disk_dir=Path(cache_dir) if cache_dir else None),
                             work_dir=work_dir)
         self.runner = QueryRunner(loads(graph_json), load_beir(dataset_root, split), executor,
                                   outputs, query_name=options["query_name"],

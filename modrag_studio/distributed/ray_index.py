@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.distributed import require_ray
 from modrag_studio.distributed.plan import IngestPlan, StepSpec
 from modrag_studio.distributed.progress import IndexProgress
+from modrag_studio.distributed.ray_support import require_ray
 from modrag_studio.distributed.stages import (
     COUNTER_NAME,
     EmbedActor,
@@ -32,9 +32,9 @@ from modrag_studio.distributed.stages import (
     upsert_rows,
     write_block,
 )
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.errors import ModragError, NodeConfigError, RunCancelled
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.errors import ModragError, NodeConfigError, RunCancelled
+from modrag_studio.engine.core.node import CancelToken
 
 
 class RayIndexError(ModragError):

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.distributed.plan import StepSpec
-from modrag_studio.engine.datatypes import Chunk, Document
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 log = logging.getLogger(__name__)
 COUNTER_NAME = "modrag-index-progress"
@@ -33,7 +33,7 @@ def worker_context(node_id: str, type_id: str) -> NodeContext:
 
 def run_node(step: StepSpec, **inputs: Any) -> dict[str, Any]:
     """Run one node of the graph (by its registered type) on a block of inputs."""
-    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.composition import default_registry
 
     registry = default_registry()
     node_type = registry.get(step.type_id)
@@ -111,7 +111,7 @@ def split_block(batch: dict[str, Any], chain: list[StepSpec], bm25: StepSpec | N
 
 
 def _list_port(step: StepSpec) -> str:
-    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.composition import default_registry
 
     node_type = default_registry().get(step.type_id)
     return next(p.name for p in node_type.inputs if p.required)

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from modrag_studio.engine.datatypes import Answer, ScoredChunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import Executor, RunResult
-from modrag_studio.engine.graph_io import graph_interface
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_interface
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.evaluation.answer_metrics import (
     answer_length,
     citation_scores,
@@ -115,7 +116,7 @@ def _round(value: float | None) -> float | None:
 
 def answer_output_name(doc: GraphDocument, requested: str | None = None) -> str:
     """The graph output holding the answer: ``requested``, else "answer", else the only one."""
-    names = graph_interface(doc).output_names
+    names = graph_interface(doc, default_registry()).output_names
     if requested:
         if requested not in names:
             raise EvalError(f"--answer-output '{requested}': the graph has no output of that "
@@ -237,9 +238,7 @@ def evaluate_answers(
             answer = Answer(text=str(answer))
         row = score_question(question, answer, result, seconds, judge)
         if answer is None:
-            failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
-                      if v.error is not None]
-            row.error = "; ".join(failed) or f"output '{output}' not produced"
+            row.error = result.trace.failure_summary(f"output '{output}' not produced")
         report.results.append(row)
         if on_progress is not None:
             on_progress(index + 1, len(questions), row)

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
-from modrag_studio.engine.evidence import ExpectedEvidence
+from modrag_studio.engine.core.datatypes import Answer, Chunk, ScoredChunk
+from modrag_studio.engine.evidence.expected import ExpectedEvidence
 
 # --- numbers and units -----------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modrag_studio.engine.errors import ModragError
+from modrag_studio.engine.core.errors import ModragError
 
 
 class DatasetError(ModragError):

@@ -15,9 +15,10 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.datatypes import ScoredChunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import ScoredChunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.runner import EvalReport, graph_sha256
 from modrag_studio.evaluation.statistics import (

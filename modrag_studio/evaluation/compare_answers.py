@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.answer_eval import (
     ANSWER_METRICS,
     COST_METRICS,

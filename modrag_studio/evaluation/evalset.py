@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.evidence import EvidenceSpecError, ExpectedEvidence
+from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEvidence
 
 FIELDS = ("id", "question", "expected_evidence", "expected_facts", "answerable",
           "reference_answer", "language", "tags")

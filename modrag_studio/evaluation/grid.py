@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import GraphDocument, VariantSpec
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.topology import Topology
-from modrag_studio.engine.variants import VariantError, apply_variant
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import GraphDocument, VariantSpec
+from modrag_studio.engine.core.topology import Topology
+from modrag_studio.engine.edit.variants import VariantError, apply_variant
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.runner import evaluate_graph
 
@@ -101,7 +102,8 @@ def cell_graph(doc: GraphDocument, axes: list[Axis], values: tuple[Any, ...]) ->
     name = "_".join(f"{a.param or a.node_id}{v}" for a, v in zip(axes, values, strict=True))
     safe = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in name)[:60] or "cell"
     try:
-        return apply_variant(doc, VariantSpec(name=f"g_{safe}", params=params, swap=swap))
+        variant = VariantSpec(name=f"g_{safe}", params=params, swap=swap)
+        return apply_variant(doc, variant, default_registry())
     except VariantError as exc:
         raise ValueError(f"--grid: {exc}") from None
 

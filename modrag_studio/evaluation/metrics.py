@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from modrag_studio.engine.datatypes import ScoredChunk
+from modrag_studio.engine.core.datatypes import ScoredChunk
 
 RECALL_KS = (5, 10, 20, 100)
 

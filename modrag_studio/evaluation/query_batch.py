@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.graph_io import graph_interface
-from modrag_studio.engine.topology import Topology
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_interface
+from modrag_studio.engine.core.topology import Topology
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,8 @@ log = logging.getLogger(__name__)
 def query_side_nodes(doc: GraphDocument, query_name: str) -> set[str]:
     """The nodes that depend on the query input ``query_name`` (and that input's node)."""
     topology = Topology.of(doc)
-    query_nodes = {p.node_id for p in graph_interface(doc).inputs if p.name == query_name}
+    inputs = graph_interface(doc, default_registry()).inputs
+    query_nodes = {p.node_id for p in inputs if p.name == query_name}
     return set().union(*(topology.downstream(n) | {n} for n in query_nodes))
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from modrag_studio.engine.cache import stable_hash
-from modrag_studio.engine.datatypes import Answer, ScoredChunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.trace import NodeVisit
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.run.executor import RunResult
+from modrag_studio.engine.run.trace import NodeVisit
 
 TOP = 10
 

@@ -10,11 +10,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
-from modrag_studio.engine.datatypes import ScoredChunk
-from modrag_studio.engine.document import GraphDocument, dumps
-from modrag_studio.engine.errors import ModragError
-from modrag_studio.engine.executor import Executor, graph_input_names
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import ScoredChunk
+from modrag_studio.engine.core.document import GraphDocument, dumps
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.graph_io import graph_input_names
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
 from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
@@ -74,7 +76,7 @@ def pick_inputs(doc: GraphDocument, query_input: str | None,
     """The graph inputs taking the query and the corpus folder (None: no corpus input);
     named ones are checked, otherwise 'corpus'/'corpus_path' and 'query'/'question' or the
     only other input."""
-    names = graph_input_names(doc)
+    names = graph_input_names(doc, default_registry())
     corpus = corpus_input or next((n for n in names if n in ("corpus", "corpus_path")), None)
     if corpus is not None and corpus not in names:
         raise EvalError(f"the graph has no input '{corpus}' (inputs: {', '.join(names)})")
@@ -247,16 +249,14 @@ class QueryRunner:
                                    memory_only=self.query_side)
         if self.on_result is not None:
             self.on_result(query_id, result)
-        outcome = QueryOutcome(failed_nodes={v.node_id: v.error.message
-                                             for v in result.trace.visits if v.error is not None})
+        outcome = QueryOutcome(failed_nodes=result.trace.failures())
         for spec, (node_id, port) in zip(self.outputs, self.targets, strict=True):
             try:
                 ranked = result.output_of(node_id, port)
             except KeyError:
-                failed = [f"{v.node_id}: {v.error.message}" for v in result.trace.visits
-                          if v.error is not None]
+                reason = result.trace.failure_summary("output not produced")
                 outcome.failures.append({"query_id": query_id, "output": spec,
-                                         "reason": "; ".join(failed) or "output not produced"})
+                                         "reason": reason})
                 ranked = []
             if ranked and not isinstance(ranked[0], ScoredChunk):
                 raise EvalError(f"--output '{spec}' is not a list of scored chunks")

@@ -14,13 +14,14 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import GraphDocument, to_json_dict
-from modrag_studio.engine.errors import GraphInvalid
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.health import HealthReport, check_health
-from modrag_studio.engine.registry import NodeRegistry, default_registry
-from modrag_studio.engine.validation import errors_only, validate
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import GraphDocument, to_json_dict
+from modrag_studio.engine.core.errors import GraphInvalid
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.health import HealthReport, check_health
 from modrag_studio.server.exposure import Exposure, PathOutsideRoot
 from modrag_studio.server.runs import QueueFull, RunManager, result_body, stream_run
 from modrag_studio.server.schemas import request_model, response_model
@@ -88,8 +89,8 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     executor = executor or Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir))
     manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
                          timeout_s=settings.run_timeout_s, max_queued=settings.max_queued_runs)
-    inputs_model = request_model(doc, exposure.exposed)
-    result_model = response_model(doc)
+    inputs_model = request_model(doc, exposure.exposed, registry=registry)
+    result_model = response_model(doc, registry)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -173,14 +174,14 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
 
     @app.get("/graph.mmd", response_class=PlainTextResponse, summary="The graph as Mermaid")
     async def graph_mermaid() -> str:
-        from modrag_studio.engine.render import to_mermaid
+        from modrag_studio.engine.layout.render import to_mermaid
 
         return to_mermaid(doc, registry)
 
     @app.get("/graph.svg", summary="The graph drawn by graphviz",
              responses={200: {"content": {"image/svg+xml": {}}}, 503: {}})
     async def graph_svg() -> Response:
-        from modrag_studio.engine.render import to_svg
+        from modrag_studio.engine.layout.render import to_svg
 
         try:
             svg = await anyio.to_thread.run_sync(to_svg, doc, registry)

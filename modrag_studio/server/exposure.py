@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import graph_input_names
-from modrag_studio.engine.graph_io import graph_interface
-from modrag_studio.engine.trust import path_like_inputs
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_input_names, graph_interface
+from modrag_studio.engine.trust.reach import path_like_inputs
 
 
 class ExposureError(ValueError):
@@ -30,7 +30,7 @@ class PathOutsideRoot(ValueError):
 
 
 def input_defaults(doc: GraphDocument) -> dict[str, str | None]:
-    return {port.name: port.default for port in graph_interface(doc).inputs}
+    return {port.name: port.default for port in graph_interface(doc, default_registry()).inputs}
 
 
 @dataclass
@@ -48,14 +48,14 @@ class Exposure:
              data_root: str | os.PathLike[str] | None = None) -> Exposure:
         """Exposed = text inputs + ``expose``; raises ExposureError naming the input when the
         choice cannot work (unknown name, path input without a data root, no value)."""
-        names = graph_input_names(doc)
+        names = graph_input_names(doc, default_registry())
         fixed = dict(fixed or {})
         wanted = list(dict.fromkeys(expose))
         for name in [*wanted, *fixed]:
             if name not in names:
                 raise ExposureError(f"graph has no input '{name}'; its inputs are: "
                                     f"{', '.join(names) or 'none'}")
-        paths = path_like_inputs(doc)
+        paths = path_like_inputs(doc, default_registry())
         exposed = [n for n in names if (n not in paths or n in wanted) and n not in fixed]
         root = None
         if any(n in paths for n in exposed):

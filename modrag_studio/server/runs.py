@@ -11,13 +11,13 @@ from typing import Any
 
 import anyio
 
-from modrag_studio.engine.cancel_scope import cancel_scope
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import Executor, RunResult
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.node import CancelToken
-from modrag_studio.engine.serialize import to_jsonable
-from modrag_studio.engine.store_mode import read_only_stores
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.serialize import to_jsonable
+from modrag_studio.engine.run.cancel_scope import cancel_scope
+from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.engine.run.hooks import RunHook
+from modrag_studio.engine.trust.store_mode import read_only_stores
 
 
 class QueueFull(Exception):

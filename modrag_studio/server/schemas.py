@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.graph_io import graph_interface
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_interface
+from modrag_studio.engine.core.registry import NodeRegistry
 
 MAX_INPUT_CHARS = 100_000
 
@@ -21,7 +21,8 @@ def _title(name: str) -> str:
 def request_model(
     doc: GraphDocument,
     names: Collection[str] | None = None,
-    registry: NodeRegistry | None = None,
+    *,
+    registry: NodeRegistry,
 ) -> type[BaseModel]:
     """A model with one string field per graph input (required unless it has a default);
     ``names``: only these inputs (the ones a client may choose)."""
@@ -39,7 +40,7 @@ def request_model(
     return create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
 
 
-def outputs_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> type[BaseModel]:
+def outputs_model(doc: GraphDocument, registry: NodeRegistry) -> type[BaseModel]:
     fields: dict[str, Any] = {
         name: (Any, Field(None, description=f"graph output '{name}'"))
         for name in graph_interface(doc, registry).output_names
@@ -47,7 +48,7 @@ def outputs_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> t
     return create_model(f"{_title(doc.metadata.name) or 'Graph'}Outputs", **fields)
 
 
-def response_model(doc: GraphDocument, registry: NodeRegistry | None = None) -> type[BaseModel]:
+def response_model(doc: GraphDocument, registry: NodeRegistry) -> type[BaseModel]:
     return create_model(
         f"{_title(doc.metadata.name) or 'Graph'}Result",
         run_id=(str, ...),

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from modrag_studio.engine.trust import host_of, is_loopback_host
+from modrag_studio.engine.trust.reach import host_of, is_loopback_host
 
 API_KEY_ENV = "MODRAG_API_KEY"
 

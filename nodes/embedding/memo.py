@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from modrag_studio.engine.memo_stack import MemoStack
+from modrag_studio.engine.run.memo_stack import MemoStack
 
 _stack = MemoStack()
 

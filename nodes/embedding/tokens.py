@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.embedding.spec import DEFAULT_MODEL
-from modrag_studio.engine.errors import ModragError
+from modrag_studio.engine.core.errors import ModragError
 
 DEFAULT_WINDOW = 512
 _LOCK = threading.Lock()

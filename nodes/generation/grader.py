@@ -9,10 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_graded_lines, parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.datatypes import Query, ScoredChunk
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Query, ScoredChunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 GRADE_PROMPT = (
     "Question: {question}\n\n{documents}\n\n"

@@ -19,13 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.messy_parsing import extract_json
 from modrag_nodes.generation.schema_check import schema_errors
-from modrag_studio.engine.cache import stable_hash
-from modrag_studio.engine.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import resolve_path
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 _BRACKET = re.compile(r"(?<!\[)\[([^\[\]\n]{1,120})\](?!\()|【([^【】\n]{1,120})】"
                       r"|［([^［］\n]{1,120})］")

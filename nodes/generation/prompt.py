@@ -14,13 +14,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.cache import stable_hash
-from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import resolve_path
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 CitationStyle = Literal["doc_id", "number"]
 Preset = Literal["rich", "small_model", "auto"]

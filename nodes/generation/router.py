@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.datatypes import Query
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Query
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 MAX_ROUTES = 4
 CLASSIFY_PROMPT = (

@@ -18,10 +18,10 @@ from modrag_nodes.generation.guard import NO_EVIDENCE
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.datatypes import Answer, Query, ScoredChunk
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Answer, Query, ScoredChunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 CHECK_PROMPT = (
     "Evidence:\n{evidence}\n\nAnswer to check:\n{answer}\n\n"

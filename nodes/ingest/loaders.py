@@ -23,14 +23,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.ingest.contracts import FileProblem, LoadReport
 from modrag_nodes.ingest.html_text import html_to_text
-from modrag_studio.engine.cache import stable_hash
-from modrag_studio.engine.cancel_scope import cancel_scope, check_cancelled, is_cancelled
-from modrag_studio.engine.datatypes import Document
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import resolve_path as graph_path
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import Document
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path as graph_path
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
+from modrag_studio.engine.run.cancel_scope import cancel_scope, check_cancelled, is_cancelled
 
 SUPPORTED = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
 HASH_LIMIT = 1 << 20  # files up to 1 MiB are fingerprinted by content, larger by size + mtime

@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.ingest.spans import Span, make_chunks, recursive_spans, sentence_spans
-from modrag_studio.engine.datatypes import Chunk, Document
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 EmbedFn = Callable[[list[str]], Any]
 Method = Literal["percentile", "stddev", "absolute"]

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modrag_studio.engine.datatypes import Chunk, Document
+from modrag_studio.engine.core.datatypes import Chunk, Document
 
 Span = tuple[int, int]
 

@@ -20,10 +20,10 @@ from modrag_nodes.ingest.spans import (
     sentence_spans,
     token_windows,
 )
-from modrag_studio.engine.datatypes import Chunk, Document
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 Level = Literal["paragraph", "line", "sentence", "word"]
 

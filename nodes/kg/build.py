@@ -10,12 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.kg.contracts import GraphExtraction, KnowledgeGraph
 from modrag_nodes.kg.store import KGStore, load_store
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import resolve_path, work_home
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.store_mode import refuse_write, stores_read_only
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path, work_home
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
 _NAME = r"^[A-Za-z0-9_\-]{1,64}$"
 

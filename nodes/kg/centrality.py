@@ -15,10 +15,10 @@ from modrag_nodes.kg.contracts import KnowledgeGraph
 from modrag_nodes.kg.linking import store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
-from modrag_studio.engine.datatypes import ScoredChunk
-from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import ScoredChunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 
 def centrality(store: KGStore, method: str = "pagerank") -> dict[str, float]:

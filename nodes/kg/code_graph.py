@@ -21,10 +21,10 @@ from modrag_nodes.kg.build import BuildParams, build_graph, graph_path
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, KnowledgeGraph, Relation
 from modrag_nodes.kg.extract_rules import resolve_dir
 from modrag_nodes.kg.store import text_hash
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 SKIP_DIRS = {"__pycache__", ".git", ".venv", "venv", "build", "dist", "node_modules"}
 

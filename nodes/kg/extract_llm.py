@@ -20,11 +20,11 @@ from modrag_nodes.kg.aliases import display
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
 from modrag_nodes.llm.client import LLMSpec, chat
-from modrag_studio.engine.cache import stable_hash
-from modrag_studio.engine.datatypes import ChatMessage, Chunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 PROMPT = """Extract the entities and the relations between them from the text.
 Entity types: {entity_types}.

@@ -23,12 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.kg.aliases import display, normalize
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
-from modrag_studio.engine.cache import stable_hash
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import resolve_path
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,10 +20,10 @@ from modrag_nodes.kg.aliases import display, normalize
 from modrag_nodes.kg.contracts import EntityLink, EntityLinks, KnowledgeGraph
 from modrag_nodes.kg.extract_rules import _alternation
 from modrag_nodes.kg.store import KGStore, load_store
-from modrag_studio.engine.datatypes import Query
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Query
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 if TYPE_CHECKING:
     import numpy as np

@@ -13,10 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
-from modrag_studio.engine.datatypes import Chunk, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 
 class PathTextParams(BaseModel):

@@ -30,10 +30,10 @@ from modrag_nodes.kg.contracts import (
 from modrag_nodes.kg.linking import link_entities, store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
-from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Chunk, Query, ScoredChunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 Direction = Literal["both", "out", "in", "auto"]
 _IN_WORDS = re.compile(

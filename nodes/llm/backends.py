@@ -1,12 +1,12 @@
-"""Registers the built-in chat backends: ``embedded`` (in-process model), ``ollama`` and
-``openai`` (any OpenAI-compatible server).
+"""The built-in chat backends: ``embedded`` (in-process model), ``ollama`` and ``openai``
+(any OpenAI-compatible server); ``client`` registers them when first asked for a backend.
 
 Importing this module is cheap: each backend imports its heavy libraries when first used.
 """
 
 from __future__ import annotations
 
-from modrag_nodes.llm.client import ChatBackend, register_backend
+from modrag_nodes.llm.chat_types import ChatBackend
 
 
 def _embedded() -> ChatBackend:
@@ -28,6 +28,3 @@ def _openai() -> ChatBackend:
 
 
 BUILTIN_BACKENDS = {"embedded": _embedded, "ollama": _ollama, "openai": _openai}
-
-for _name, _factory in BUILTIN_BACKENDS.items():
-    register_backend(_name, _factory)

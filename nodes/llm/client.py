@@ -9,68 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
 
-from pydantic import Field
-
-from modrag_studio.engine.datatypes import ChatMessage, Contract
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.node import CancelToken, NodeContext
-
-
-class LLMSpec(Contract):
-    """Which model to call and how; travels on wires from a Chat model node."""
-
-    backend: str = "embedded"
-    model: str = ""
-    host: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 256
-    context_length: int = 2048
-    seed: int | None = 0
-    timeout_s: float = 120.0
-    retries: int = 3
-    system: str = ""
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    def preview(self) -> str:
-        return f"{self.backend}:{self.model or 'default'}"
-
-
-@dataclass
-class ChatResult:
-    text: str
-    model: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    time_to_first_token_s: float | None = None
-    duration_s: float = 0.0
-    load_time_s: float | None = None
-    stopped: str = "stop"  # "stop", "length" or "cancelled"
-
-    def trace_details(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "time_to_first_token_s": self.time_to_first_token_s,
-            "generation_s": self.duration_s,
-            "model_load_s": self.load_time_s,
-            "stopped": self.stopped,
-        }
-
-
-class ChatBackend(Protocol):
-    def chat(
-        self,
-        spec: LLMSpec,
-        messages: list[ChatMessage],
-        *,
-        on_token: Callable[[str], None] | None,
-        cancel: CancelToken,
-    ) -> ChatResult: ...
-
+from modrag_nodes.llm.chat_types import ChatBackend, ChatResult, LLMSpec
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 _BACKENDS: dict[str, Callable[[], ChatBackend]] = {}
 _INSTANCES: dict[str, ChatBackend] = {}
@@ -150,13 +93,14 @@ _builtin_loaded = False
 
 
 def _ensure_builtin_backends() -> None:
-    """Register the built-in backends (their modules import heavy libraries lazily)."""
+    """Register the built-in backends once (their modules import heavy libraries lazily);
+    a backend a test or plug-in registered under the same name keeps its place."""
     global _builtin_loaded
     if _builtin_loaded:
         return
     _builtin_loaded = True
-    try:
-        from modrag_nodes.llm import backends  # noqa: F401  (registers embedded and ollama)
-    except ModuleNotFoundError as exc:
-        if exc.name != "modrag_nodes.llm.backends":
-            raise
+    from modrag_nodes.llm.backends import BUILTIN_BACKENDS
+
+    with _LOCK:
+        for name, factory in BUILTIN_BACKENDS.items():
+            _BACKENDS.setdefault(name, factory)

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_nodes.llm.client import ChatResult, LLMSpec
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.node import CancelToken
-from modrag_studio.engine.paths import cache_home
+from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.paths import model_dir
 
 log = logging.getLogger(__name__)
 
@@ -71,12 +71,6 @@ def resolve_model(name: str) -> Path:
         "(the packaged model), 'qwen2.5-coder-1.5b-instruct' (assembled from its packages), "
         "a local .gguf file or a local transformers model folder"
     )
-
-
-def model_dir() -> Path:
-    """Where converted models are kept: ``$MODRAG_MODEL_DIR`` or ``<cache dir>/models``."""
-    env = os.environ.get("MODRAG_MODEL_DIR")
-    return Path(env) if env else cache_home() / "models"
 
 
 _HASHES: dict[tuple[str, int, float], str] = {}

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from modrag_nodes.llm.client import ChatResult, LLMSpec
+from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
 from modrag_nodes.llm.retry import retry_on_connect
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.errors import ModragError, NodeConfigError
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.errors import ModragError, NodeConfigError
+from modrag_studio.engine.core.node import CancelToken
 
 DEFAULT_HOST = "127.0.0.1:11434"
 

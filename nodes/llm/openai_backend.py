@@ -19,11 +19,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from modrag_nodes.llm.client import ChatResult, LLMSpec
+from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
 from modrag_nodes.llm.retry import retry_on_connect
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.errors import ModragError, NodeConfigError
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.errors import ModragError, NodeConfigError
+from modrag_studio.engine.core.node import CancelToken
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"

@@ -11,6 +11,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from modrag_studio.engine.core.paths import model_dir
+
 log = logging.getLogger(__name__)
 
 #: Params of a chat / embedding model node whose change means the list must be asked again.
@@ -40,7 +42,7 @@ def embedded_models() -> list[str]:
     """The embedded models usable here: SmolLM2 (packaged), Qwen when its parts or its
     assembled file are present, and any other ``.gguf`` file in the model folder (by path)."""
     from modrag_nodes.llm import qwen_model
-    from modrag_nodes.llm.embedded import DEFAULT_MODEL, model_dir
+    from modrag_nodes.llm.embedded import DEFAULT_MODEL
 
     names = [DEFAULT_MODEL]
     if not qwen_model.find_parts()[1] or qwen_model.default_target().is_file():
@@ -120,7 +122,7 @@ def _listed(call: Callable[[], list[str]], source: str, failure: str = "") -> Mo
     try:
         return ModelListing(list(call()), source)
     except Exception as exc:  # a picker never fails the panel: say why there is no list
-        from modrag_studio.engine.errors import ModragError
+        from modrag_studio.engine.core.errors import ModragError
 
         if isinstance(exc, ModragError):  # our own message already names the URL
             return ModelListing(source=source, error=str(exc).split("\n", 1)[0])

@@ -18,7 +18,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.paths import model_dir
 
 MODEL_NAME = "Qwen2.5-Coder-1.5B-Instruct"
 FILE_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -77,8 +78,6 @@ class ModelState:
 
 
 def default_target() -> Path:
-    from modrag_nodes.llm.embedded import model_dir
-
     return model_dir() / FILE_NAME
 
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.node import CancelToken
 
 
 def is_connect_error(exc: BaseException) -> bool:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modrag_nodes.llm.client import ChatResult, LLMSpec
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.errors import ModragError, NodeConfigError
-from modrag_studio.engine.node import CancelToken
+from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.errors import ModragError, NodeConfigError
+from modrag_studio.engine.core.node import CancelToken
 
 MIN_CONTEXT = 4096  # one engine serves every node; a smaller context_length still fits
 

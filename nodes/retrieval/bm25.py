@@ -28,11 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from modrag_nodes.retrieval.ranking import retriever_id, top_indices, with_ranks
 from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
-from modrag_studio.engine.datatypes import Chunk, Contract, Query, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Chunk, Contract, Query, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 Engine = Literal["rank-bm25", "fast", "bm25s"]
 TextField = Literal["text", "title+text"]

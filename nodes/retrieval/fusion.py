@@ -20,11 +20,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.retrieval.ranking import assign, retriever_id, unique_ids, with_ranks
-from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import ScoredChunk, SourceRank
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 Normalization = Literal["minmax", "zscore"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from modrag_studio.engine.datatypes import ScoredChunk, SourceRank
-from modrag_studio.engine.node import NodeContext
+from modrag_studio.engine.core.datatypes import ScoredChunk, SourceRank
+from modrag_studio.engine.core.node import NodeContext
 
 if TYPE_CHECKING:
     import numpy as np

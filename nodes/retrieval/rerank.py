@@ -28,11 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
-from modrag_studio.engine.datatypes import Query, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.lineage import EvidenceRole, UncutRanking
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Query, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"
 FLAG_INSTALL = ("pip install 'modrag-studio[flag]' (FlagEmbedding needs transformers<5, so "

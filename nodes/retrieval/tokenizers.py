@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from modrag_studio.engine.datatypes import Contract
+from modrag_studio.engine.core.datatypes import Contract
 
 TokenizerKind = Literal["regex", "jieba", "bigram"]
 StopWords = Literal["none", "english"]

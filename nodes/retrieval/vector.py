@@ -10,11 +10,11 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore import search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_studio.engine.datatypes import Query, ScoredChunk, SourceRank
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.engine.core.datatypes import Query, ScoredChunk, SourceRank
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 
 class VectorRetrieveParams(BaseModel):

@@ -26,13 +26,13 @@ from modrag_nodes.ingest.loaders import recently_unreadable
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.write_lock import collection_lock
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.lineage import EvidenceRole
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.paths import resolve_path, work_home
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.store_mode import deletes_allowed, refuse_write, stores_read_only
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path, work_home
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
+from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
 

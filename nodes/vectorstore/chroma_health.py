@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from modrag_nodes.vectorstore.chroma_store import SQLITE_FILE, folder_problem
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.errors import NodeConfigError
 
 
 def folder_health(folder: Path) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 from modrag_nodes.embedding.contracts import content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.errors import NodeConfigError
 
 # Keys of the collection metadata this package writes.
 META_MODEL_ID = "embedder_model_id"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from modrag_nodes.embedding.spec import EmbedderSpec
-from modrag_studio.engine.datatypes import Contract
+from modrag_studio.engine.core.datatypes import Contract
 
 VectorBackend = Literal["chroma-persistent", "chroma-http"]
 

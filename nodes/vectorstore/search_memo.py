@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from modrag_nodes.vectorstore.chroma_store import chunk_from_record
-from modrag_studio.engine.memo_stack import MemoStack
+from modrag_studio.engine.run.memo_stack import MemoStack
 
 _stack = MemoStack()
 BATCH = 256  # query vectors per collection.query call, at most ...

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.errors import NodeConfigError
 
 WAIT_S = float(os.environ.get("MODRAG_STORE_LOCK_WAIT", "120"))
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}

@@ -10,11 +10,11 @@ from modrag_nodes.embedding.nodes import EmbedChunks, EmbedModel
 from modrag_nodes.graph_io import GraphInput, GraphOutput
 from modrag_nodes.retrieval.vector import VectorRetrieve
 from modrag_nodes.vectorstore.chroma import ChromaStore
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
 
 DOCS: dict[str, str] = {
     "plants": "Photosynthesis in green plants turns sunlight, water and carbon dioxide into "

@@ -10,11 +10,11 @@ from modrag_nodes.embedding import models
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.vectorstore import chroma_store
 from modrag_nodes.vectorstore.chroma import ChromaParams
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.datatypes import Query
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.datatypes import Query
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.hooks import RunHook
 from tests.dense.helpers import DOCS, dense_graph, registry
 
 QUESTION = "How do plants make oxygen from sunlight?"

@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from modrag_nodes.vectorstore import chroma_store
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.run.executor import Executor
 from tests.dense.helpers import DOCS, dense_graph, registry
 
 QUESTION = "How do plants make oxygen from sunlight?"
@@ -110,8 +110,8 @@ def test_unreachable_chroma_server_is_named(executor):
 
 def test_health_checks_the_server_and_the_folder_without_opening_a_client(chroma_server,
                                                                            tmp_path):
-    from modrag_studio.engine.health import check_health
-    from modrag_studio.engine.registry import default_registry
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.run.health import check_health
 
     def report(store: dict):
         doc = dense_graph(DOCS, store=store)

@@ -12,8 +12,8 @@ import pytest
 from modrag_nodes.embedding import models
 from modrag_nodes.embedding.nodes import EmbedModel, EmbedModelParams
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 TEXTS = [
     "Photosynthesis turns sunlight into chemical energy in plants.",

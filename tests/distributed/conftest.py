@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from modrag_studio.composition import default_registry
 from tests.distributed.helpers import collection_records, index_graph, write_corpus
 
 
@@ -47,13 +48,13 @@ def local_reference(corpus, tmp_path_factory) -> tuple[dict, object]:
     document, metadata, embedding) and its BM25 index."""
     from modrag_nodes.vectorstore import chroma_store
     from modrag_studio.distributed.plan import index_locally, ingest_plan
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.executor import Executor
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.run.executor import Executor
 
     folder = tmp_path_factory.mktemp("reference")
     chroma_store.forget_clients()
     doc = index_graph({"path": str(folder / "chroma"), "collection": "c20"})
-    executor = Executor(cache=NodeCache(), work_dir=folder / "work")
+    executor = Executor(default_registry(), cache=NodeCache(), work_dir=folder / "work")
     results = index_locally(doc, ingest_plan(doc), {"corpus": str(corpus / "corpus.jsonl")},
                             executor)
     assert all(r.ok for r in results.values())

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from modrag_studio.engine.document import GraphDocument, from_json_dict
+from modrag_studio.engine.core.document import GraphDocument, from_json_dict
 
 TOPICS = ["volcano", "glacier", "coral", "desert", "forest", "comet", "battery", "vaccine",
           "bridge", "river", "tiger", "orchid", "satellite", "bread", "violin", "chess",

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from modrag_studio.distributed import RayUnavailable
 from modrag_studio.distributed.local_cluster import ensure_auth_token
+from modrag_studio.distributed.ray_support import RayUnavailable
 
 
 def test_a_missing_token_is_generated_private_to_the_user(tmp_path, monkeypatch):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from modrag_studio.composition import default_registry
 from modrag_studio.distributed.cache_seed import CacheSeedError, seed_node_cache
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.run.executor import Executor
 from tests.distributed.helpers import index_graph, write_corpus
 
 
@@ -19,7 +20,7 @@ def corpus(tmp_path):
 def test_a_seeded_bm25_index_is_what_a_later_local_run_takes_from_the_cache(tmp_path, corpus):
     doc = index_graph(None)
     inputs = {"corpus": corpus, "query": "coral samples"}
-    built = Executor(cache=NodeCache(), work_dir=tmp_path).run(doc, inputs)
+    built = Executor(default_registry(), cache=NodeCache(), work_dir=tmp_path).run(doc, inputs)
     assert built.ok and built.trace.last_visit("bm25_index").status == "done"
     index = built.output_of("bm25_index", "index")
 
@@ -29,7 +30,8 @@ def test_a_seeded_bm25_index_is_what_a_later_local_run_takes_from_the_cache(tmp_
     assert (tmp_path / "cache").exists()
 
     # A new process (a fresh cache object on the same folder) finds it on disk.
-    later = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path).run(
+    later = Executor(default_registry(),
+                     cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path).run(
         doc, inputs)
     visit = later.trace.last_visit("bm25_index")
     assert later.ok and visit.status == "cached", visit.cache_reason
@@ -41,13 +43,15 @@ def test_a_seeded_bm25_index_is_what_a_later_local_run_takes_from_the_cache(tmp_
 
 def test_a_changed_corpus_does_not_hit_the_seeded_entry(tmp_path, corpus):
     doc = index_graph(None)
-    built = Executor(cache=NodeCache(), work_dir=tmp_path).run(doc, {"corpus": corpus})
+    built = Executor(default_registry(),
+                     cache=NodeCache(), work_dir=tmp_path).run(doc, {"corpus": corpus})
     cache = NodeCache(disk_dir=tmp_path / "cache")
     seed_node_cache(doc, {"corpus": corpus}, cache,
                     {"bm25_index": {"index": built.output_of("bm25_index", "index")}})
     with open(corpus, "a", encoding="utf-8") as fh:
         fh.write('{"_id": "d99", "title": "New", "text": "A new document about kelp."}\n')
-    later = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path).run(
+    later = Executor(default_registry(),
+                     cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path).run(
         doc, {"corpus": corpus})
     assert later.trace.last_visit("bm25_index").status == "done"  # rebuilt, not stale
 

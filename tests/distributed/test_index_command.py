@@ -8,7 +8,7 @@ import pytest
 
 from modrag_studio.cli import main
 from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
-from modrag_studio.engine.document import from_json_dict, save
+from modrag_studio.engine.core.document import from_json_dict, save
 from tests.distributed.helpers import index_graph, write_corpus
 
 

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.vectorstore import chroma_store
-from modrag_studio.cli import EXIT_RUN_FAILED, main
+from modrag_studio.cli import main
+from modrag_studio.commands.exit_codes import EXIT_RUN_FAILED
 from modrag_studio.distributed.local_cluster import session_processes
-from modrag_studio.engine.document import save
+from modrag_studio.engine.core.document import save
 from tests.distributed.helpers import assert_same_records, collection_records, index_graph
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]

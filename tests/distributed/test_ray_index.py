@@ -15,11 +15,12 @@ import pytest
 
 from modrag_nodes.vectorstore import chroma_store
 from modrag_studio.cli import main
+from modrag_studio.composition import default_registry
 from modrag_studio.distributed.plan import embedder_of_plan, ingest_plan
 from modrag_studio.distributed.ray_index import RayIndexOptions, index_on_ray
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import save
-from modrag_studio.engine.executor import Executor
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import save
+from modrag_studio.engine.run.executor import Executor
 from tests.dense.test_chroma_server import chroma_server  # noqa: F401  (fixture)
 from tests.distributed.helpers import (
     TOPICS,
@@ -61,7 +62,7 @@ def test_ray_index_gives_the_local_collection_and_bm25(ray_cluster, chroma_serve
                   for i, s in local_bm25.search(query, 10)]
         assert ours == theirs
     # The collection is stamped like store.chroma stamps it: a local run embeds nothing.
-    run = Executor(cache=NodeCache(), work_dir=tmp_path).run(
+    run = Executor(default_registry(), cache=NodeCache(), work_dir=tmp_path).run(
         doc, {"corpus": str(corpus / "corpus.jsonl"), "query": "coral samples"})
     assert run.ok and run.trace.last_visit("store").details["embedded"] == 0
     assert run.outputs["dense"][0].chunk.doc_id == "d2"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modrag_studio.engine.document import GraphDocument
+from modrag_studio.engine.core.document import GraphDocument
 
 
 def node(node_id: str, type_id: str, **params: Any) -> dict[str, Any]:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from modrag_studio.engine.attribution import attribute
-from modrag_studio.engine.datatypes import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import (
     Answer,
     ChatMessage,
     Chunk,
@@ -17,12 +17,12 @@ from modrag_studio.engine.datatypes import (
     ScoredChunk,
     SourceRank,
 )
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.evidence import ExpectedEvidence
-from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.lineage import EvidenceRole, UncutRanking, chunk_lineage, role_of
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.trace import Trace
+from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.evidence.attribution import attribute
+from modrag_studio.engine.evidence.expected import ExpectedEvidence
+from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking, chunk_lineage, role_of
+from modrag_studio.engine.run.executor import RunResult
+from modrag_studio.engine.run.trace import Trace
 
 DOCS = [Document(doc_id=f"d{i}", text=f"text of document {i}" + (
     " the pump runs 500 operating hours" if i == 7 else "")) for i in range(1, 31)]
@@ -106,7 +106,8 @@ def _run(**override: dict[str, Any]) -> RunResult:
     }
     for node_id, (ins, outs) in override.items():
         values[node_id] = (ins, outs)
-    result = RunResult(trace=Trace(run_id="t", graph_name="attribution_test", started_at=0.0))
+    result = RunResult(trace=Trace(run_id="t", graph_name="attribution_test", started_at=0.0),
+                       registry=default_registry())
     for node_id, (ins, outs) in values.items():
         result.node_inputs[(node_id, 0)] = ins
         result.node_outputs[(node_id, 0)] = outs
@@ -362,7 +363,7 @@ def test_undeclared_types_show_nothing_and_bad_kinds_are_refused() -> None:
 
 
 def test_citation_lineage_finds_the_prompt_source_and_the_citations() -> None:
-    from modrag_studio.engine.lineage import Place, citations_of, prompt_block_source
+    from modrag_studio.engine.evidence.lineage import Place, citations_of, prompt_block_source
 
     run = _run()
     # prompt.evidence is wired from guard.evidence, where d7#0 is the first row

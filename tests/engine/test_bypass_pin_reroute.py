@@ -6,19 +6,19 @@ import json
 
 import pytest
 
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import Executor, GraphInvalid, NodeCache
-from modrag_studio.engine.datatypes import Query
-from modrag_studio.engine.document import dumps, json_schema, loads, save
-from modrag_studio.engine.passthrough import bypass_routes
-from modrag_studio.engine.pins import PinStore, graph_key
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.validation import validate
+from modrag_studio.engine.core.datatypes import Query
+from modrag_studio.engine.core.document import dumps, json_schema, loads, save
+from modrag_studio.engine.core.passthrough import bypass_routes
+from modrag_studio.engine.core.validation import validate
+from modrag_studio.engine.run.pins import PinStore, graph_key
 from tests.engine.helpers import chain_graph, edge, graph, node
 
 
 @pytest.fixture
 def executor(tmp_path):
-    return Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    return Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
 
 
 def bypassed(doc, node_id):
@@ -93,7 +93,7 @@ def test_bypass_coerces_between_compatible_types(executor):
 def pinned_setup(tmp_path, executor):
     path = tmp_path / "chain.json"
     save(chain_graph(), path)
-    from modrag_studio.engine.document import load
+    from modrag_studio.engine.core.document import load
 
     doc = load(path)
     first = executor.run(doc, {"question": "hello"})
@@ -148,7 +148,7 @@ def test_a_planted_pin_file_is_refused(tmp_path, executor):
 
 def test_cli_honours_pins_only_with_use_pins(tmp_path, capsys, monkeypatch):
     from modrag_studio.cli import main
-    from modrag_studio.engine.document import load
+    from modrag_studio.engine.core.document import load
 
     path = tmp_path / "chain.json"
     save(chain_graph(), path)
@@ -194,7 +194,7 @@ def test_reroute_refuses_what_the_direct_wire_would_refuse(executor):
 # editing ----------------------------------------------------------------------------------
 
 def editor_with(doc):
-    from modrag_studio.engine.editing import GraphEditor
+    from modrag_studio.engine.edit.editor import GraphEditor
 
     editor = GraphEditor(default_registry())
     editor.reset(doc)
@@ -223,7 +223,7 @@ def test_insert_reroute_then_delete_it_restores_the_wire():
     assert (f"{r1}.value", f"{r2}.value") in wires(doc)
     assert (f"{r2}.value", "join.texts") in wires(doc)
     assert ("up.text", "join.texts") not in wires(doc)
-    assert Executor().run(doc, {"question": "hi"}).outputs == {"answer": "HI!"}
+    assert Executor(default_registry()).run(doc, {"question": "hi"}).outputs == {"answer": "HI!"}
     editor.remove_nodes([r1, r2])  # a whole chain at once
     assert wires(editor.document()) == before
     editor.undo()
@@ -271,7 +271,7 @@ def test_server_runs_a_bypassed_node_as_a_pass_through(tmp_path):
 
 
 def test_a_pinned_node_on_a_branch_not_taken_stays_skipped(tmp_path, executor):
-    from modrag_studio.engine.document import load
+    from modrag_studio.engine.core.document import load
 
     doc = graph(
         [node("q", "graph.input", name="question"),
@@ -295,7 +295,7 @@ def test_a_pinned_node_on_a_branch_not_taken_stays_skipped(tmp_path, executor):
 
 
 def test_the_editor_refuses_a_wire_out_of_a_reroute_that_its_type_does_not_fit():
-    from modrag_studio.engine.errors import ConnectionRefused
+    from modrag_studio.engine.core.errors import ConnectionRefused
 
     editor = editor_with(graph([node("c", "debug.counter"), node("r", "flow.reroute"),
                                 node("up", "text.upper"), node("q", "graph.input")],

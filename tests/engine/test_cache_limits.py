@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from modrag_studio.engine.cache import NodeCache, approx_size, disk_usage
-from modrag_studio.engine.cache_signing import BadSignature, load_signed
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache, approx_size, disk_usage
+from modrag_studio.engine.cache.signing import BadSignature, load_signed
 
 MB = 1024 * 1024
 
@@ -84,7 +85,7 @@ def test_a_planted_pickle_is_refused_not_run(tmp_path, monkeypatch):
 
 
 def test_the_signing_key_is_private(tmp_path):
-    from modrag_studio.engine.cache_signing import key_path, signing_key
+    from modrag_studio.engine.cache.signing import key_path, signing_key
 
     signing_key()
     assert oct(key_path().stat().st_mode & 0o777) == "0o600"
@@ -117,13 +118,15 @@ def test_served_path_inputs_are_normalised_before_they_become_keys(tmp_path):
 
 
 def test_cli_path_inputs_are_written_one_way():
-    from modrag_studio.engine.trust import normalise_path_inputs
+    from modrag_studio.engine.trust.reach import normalise_path_inputs
     from tests.server.test_exposure import rag_graph
 
     doc = rag_graph("corpus", "chroma")
     spellings = ["a/b", "a/./b", "a//b", "a/b/", "./a/b"]
-    assert {normalise_path_inputs(doc, {"corpus": s, "question": "a/./b"})["corpus"]
+    assert {normalise_path_inputs(doc, {"corpus": s, "question": "a/./b"},
+                                  default_registry())["corpus"]
             for s in spellings} == {"a/b"}
-    assert normalise_path_inputs(doc, {"question": "a/./b"}) == {"question": "a/./b"}
-    assert normalise_path_inputs(doc, {"corpus": "a/c/../b"})["corpus"] == "a/c/../b"
-    assert normalise_path_inputs(doc, {"corpus": "/x//y/."})["corpus"] == "/x/y"
+    registry = default_registry()
+    assert normalise_path_inputs(doc, {"question": "a/./b"}, registry) == {"question": "a/./b"}
+    assert normalise_path_inputs(doc, {"corpus": "a/c/../b"}, registry)["corpus"] == "a/c/../b"
+    assert normalise_path_inputs(doc, {"corpus": "/x//y/."}, registry)["corpus"] == "/x/y"

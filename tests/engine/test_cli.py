@@ -3,7 +3,7 @@ import json
 import pytest
 
 from modrag_studio.cli import main
-from modrag_studio.engine.document import save
+from modrag_studio.engine.core.document import save
 from tests.engine.helpers import chain_graph, graph, node
 
 

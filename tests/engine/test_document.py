@@ -3,8 +3,9 @@ import sys
 
 import pytest
 
-from modrag_studio.engine import GraphLoadError, default_registry, validate
-from modrag_studio.engine.document import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine import GraphLoadError, validate
+from modrag_studio.engine.core.document import (
     SCHEMA_VERSION,
     GraphDocument,
     dumps,
@@ -102,8 +103,8 @@ def test_loading_never_imports_code_named_in_the_file():
 
 def test_renamed_type_maps_through_alias():
     from modrag_studio.engine import NodeRegistry
-    from modrag_studio.engine.node import NodeType
-    from modrag_studio.engine.ports import OutputPort
+    from modrag_studio.engine.core.node import NodeType
+    from modrag_studio.engine.core.ports import OutputPort
 
     class NewName(NodeType):
         type_id = "text.new_name"

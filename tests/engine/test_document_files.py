@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from modrag_studio.engine.document import GraphDocument, load, save
-from modrag_studio.engine.errors import GraphLoadError
+from modrag_studio.engine.core.document import GraphDocument, load, save
+from modrag_studio.engine.core.errors import GraphLoadError
 
 
 def test_save_keeps_the_mode_of_an_existing_file(tmp_path):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.engine.datatypes import Answer, Chunk, Document, Prompt, ScoredChunk
-from modrag_studio.engine.evidence import EvidenceSpecError, ExpectedEvidence, iter_chunks
+from modrag_studio.engine.core.datatypes import Answer, Chunk, Document, Prompt, ScoredChunk
+from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEvidence, iter_chunks
 
 DOC = Document(
     doc_id="maint", text="Pump LP-07 is serviced every 500\noperating hours by the team."

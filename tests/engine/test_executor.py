@@ -3,6 +3,7 @@ import time
 
 import pytest
 
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import (
     BadRunInput,
     CancelToken,
@@ -16,7 +17,7 @@ from tests.engine.helpers import chain_graph, edge, graph, node
 
 @pytest.fixture
 def executor(tmp_path):
-    return Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    return Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
 
 
 def test_runs_in_order_and_collects_outputs(executor):
@@ -46,8 +47,9 @@ def test_one_edit_reruns_exactly_the_affected_nodes(executor):
 
 def test_cache_survives_a_restart(tmp_path):
     doc = chain_graph()
-    Executor(cache=NodeCache(disk_dir=tmp_path / "c")).run(doc, {"question": "hi"})
-    restarted = Executor(cache=NodeCache(disk_dir=tmp_path / "c"))
+    Executor(default_registry(),
+             cache=NodeCache(disk_dir=tmp_path / "c")).run(doc, {"question": "hi"})
+    restarted = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "c"))
     result = restarted.run(doc, {"question": "hi"})
     assert result.outputs == {"answer": "HI!"}
     assert {"q", "up", "suffix", "join"} <= set(result.trace.from_cache())
@@ -55,11 +57,12 @@ def test_cache_survives_a_restart(tmp_path):
 
 def test_corrupted_disk_cache_entry_is_ignored_and_recomputed(tmp_path):
     doc = chain_graph()
-    Executor(cache=NodeCache(disk_dir=tmp_path / "c")).run(doc, {"question": "hi"})
+    Executor(default_registry(),
+             cache=NodeCache(disk_dir=tmp_path / "c")).run(doc, {"question": "hi"})
     for entry in (tmp_path / "c" / "results").rglob("*.pkl"):
         entry.write_bytes(b"garbage")
     cache = NodeCache(disk_dir=tmp_path / "c")
-    result = Executor(cache=cache).run(doc, {"question": "hi"})
+    result = Executor(default_registry(), cache=cache).run(doc, {"question": "hi"})
     assert result.outputs == {"answer": "HI!"}
     assert "up" in result.trace.ran()
     assert cache.warnings and "corrupted cache entry" in cache.warnings[0]
@@ -304,8 +307,8 @@ def test_a_node_writing_the_state_its_fingerprint_reads_is_cached_from_the_secon
     (and so is everything downstream), and losing the written file re-runs it."""
     from modrag_nodes import register_builtin_nodes
     from modrag_studio.engine import NodeRegistry
-    from modrag_studio.engine.node import NodeType
-    from modrag_studio.engine.ports import InputPort, OutputPort
+    from modrag_studio.engine.core.node import NodeType
+    from modrag_studio.engine.core.ports import InputPort, OutputPort
 
     store_file = tmp_path / "store.txt"
     runs: list[str] = []

@@ -17,7 +17,8 @@ def test_engine_and_nodes_run_without_qt(root):
                 return None
 
         sys.meta_path.insert(0, BlockQt())
-        from modrag_studio.engine import Executor, NodeCache, default_registry, loads
+        from modrag_studio.engine import Executor, NodeCache, loads
+        from modrag_studio.composition import default_registry
         registry = default_registry()
         import modrag_nodes
         for module in modrag_nodes.iter_node_modules():
@@ -55,7 +56,7 @@ def test_no_qt_import_in_engine_or_nodes_source(root):
 
 def test_every_builtin_node_module_imports_and_registers():
     from modrag_nodes import register_builtin_nodes
-    from modrag_studio.engine.registry import NodeRegistry
+    from modrag_studio.engine.core.registry import NodeRegistry
 
     registry = NodeRegistry()
     register_builtin_nodes(registry)

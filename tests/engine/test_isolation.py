@@ -7,14 +7,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from modrag_nodes.graph_io import GraphInput, GraphOutput
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.datatypes import Chunk, Contract, ScoredChunk, SourceRank
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.isolation import isolate
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.engine.trace import summarize
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.datatypes import Chunk, Contract, ScoredChunk, SourceRank
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.isolation import isolate
+from modrag_studio.engine.run.trace import summarize
 from tests.engine.helpers import edge, graph, node
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import Executor, NodeCache
-from modrag_studio.engine.document import load, save
-from modrag_studio.engine.paths import existing_path_key
+from modrag_studio.engine.core.document import load, save
+from modrag_studio.engine.core.paths import existing_path_key
 from tests.engine.helpers import edge, graph, node
 
 
@@ -40,7 +41,7 @@ def test_three_spellings_of_a_corpus_input_hit_one_cache_entry(project, tmp_path
                                                                monkeypatch):
     monkeypatch.chdir(tmp_path)  # not the graph's folder: relative means the graph's folder
     doc = saved(project, input_graph())
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
     spellings = ["./corpus", "corpus", str(project / "corpus"), "corpus/"]
     statuses, keys = [], set()
     for spelling in spellings:
@@ -59,7 +60,7 @@ def test_three_spellings_of_a_corpus_input_hit_one_cache_entry(project, tmp_path
 
 def test_three_spellings_of_a_path_param_hit_one_cache_entry(project, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
     statuses, keys = [], set()
     for spelling in ["./corpus", "corpus", str(project / "corpus")]:
         doc = saved(project, graph([node("load", "load.files", path=spelling),
@@ -82,7 +83,7 @@ def test_existing_path_key(tmp_path):
 
 
 def test_a_path_param_is_keyed_the_same_before_and_after_the_node_creates_it(tmp_path):
-    from modrag_studio.engine.paths import using_graph_folder, with_path_param_keys
+    from modrag_studio.engine.core.paths import using_graph_folder, with_path_param_keys
 
     with using_graph_folder(tmp_path):
         before = with_path_param_keys({"path": "./store", "top_k": 3, "query": "./store"})

@@ -1,9 +1,10 @@
 from typing import Any
 
-from modrag_studio.engine import default_registry, validate
-from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk
-from modrag_studio.engine.ports import check_types, type_name
-from modrag_studio.engine.validation import connection_problem
+from modrag_studio.composition import default_registry
+from modrag_studio.engine import validate
+from modrag_studio.engine.core.datatypes import Chunk, Query, ScoredChunk
+from modrag_studio.engine.core.ports import check_types, type_name
+from modrag_studio.engine.core.validation import connection_problem
 from tests.engine.helpers import chain_graph, edge, graph, node
 
 

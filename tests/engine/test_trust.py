@@ -8,10 +8,10 @@ import socket
 
 import pytest
 
-from modrag_studio.engine.document import GraphDocument, save
-from modrag_studio.engine.health import check_health
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.trust import is_trusted, reach, trust
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument, save
+from modrag_studio.engine.run.health import check_health
+from modrag_studio.engine.trust.reach import is_trusted, reach, trust
 
 
 def evil_graph(secret: str) -> GraphDocument:
@@ -139,8 +139,8 @@ def test_reach_names_the_environment_variables_a_graph_reads(tmp_path):
 def test_env_params_of_other_node_types_are_found_by_name(tmp_path):
     from pydantic import BaseModel
 
-    from modrag_studio.engine.node import NodeType
-    from modrag_studio.engine.registry import NodeRegistry
+    from modrag_studio.engine.core.node import NodeType
+    from modrag_studio.engine.core.registry import NodeRegistry
 
     class SearchParams(BaseModel):
         backend: str = "remote"

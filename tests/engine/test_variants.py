@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from modrag_studio.commands.common import parse_value
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import VariantSpec, dumps, loads
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.variants import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import VariantSpec, dumps, loads
+from modrag_studio.engine.edit.variants import (
     VariantError,
     apply_variant,
     diff_graphs,
@@ -16,6 +16,7 @@ from modrag_studio.engine.variants import (
     resolve_variant,
     with_variant,
 )
+from modrag_studio.engine.run.executor import Executor
 from tests.evaluation.compare_helpers import two_bm25_graph, write_dataset
 
 
@@ -36,8 +37,9 @@ def _ran(executor: Executor, doc, corpus: str, query: str) -> set[str]:
 def test_only_nodes_downstream_of_a_change_run_again(tmp_path, spec, rerun):
     corpus = str(write_dataset(tmp_path / "data") / "corpus.jsonl")
     base = two_bm25_graph()
-    variant = apply_variant(base, VariantSpec(name="v", **spec))
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
+    variant = apply_variant(base, VariantSpec(name="v", **spec), default_registry())
+    executor = Executor(default_registry(),
+                        cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
     first = _ran(executor, base, corpus, "heart attack")
     assert {"load", "split", "fusion"} <= first
     # graph inputs and outputs pass values through on every run; the rest is cached
@@ -52,7 +54,7 @@ def test_variants_are_stored_in_the_graph_file_and_round_trip():
         name="convex", params={"fusion": {"normalization": "zscore"}},
         swap={"fusion": "fuse.convex"}))
     again = loads(dumps(doc))
-    applied = apply_variant(again, "convex")
+    applied = apply_variant(again, "convex", default_registry())
     assert applied.node("fusion").type == "fuse.convex"
     assert applied.node("fusion").params == {"normalization": "zscore"}
     assert applied.variants is None and applied.metadata.name == "two_bm25:convex"
@@ -70,7 +72,7 @@ def test_variants_are_stored_in_the_graph_file_and_round_trip():
 ])
 def test_bad_variants_name_the_problem(spec, message):
     with pytest.raises(VariantError, match="variant 'bad'") as info:
-        apply_variant(two_bm25_graph(), VariantSpec(name="bad", **spec))
+        apply_variant(two_bm25_graph(), VariantSpec(name="bad", **spec), default_registry())
     assert message in str(info.value)
 
 
@@ -82,9 +84,9 @@ def test_command_line_variants_group_by_name_and_merge_with_stored_ones():
     assert specs["d"].rewire[0].source == "plain.results"
     stored = with_variant(two_bm25_graph(), VariantSpec(name="b", params={"stemmed": {
         "top_k": 4}}))
-    merged = resolve_variant(stored, specs["b"])
+    merged = resolve_variant(stored, specs["b"], default_registry())
     assert merged.node("stemmed").params["top_k"] == 4 and merged.node("fusion").params["k"] == 10
     with pytest.raises(VariantError, match="no variant 'zz'.*variants: b"):
-        resolve_variant(stored, parse_variant_args(["zz"], parse_value)["zz"])
+        resolve_variant(stored, parse_variant_args(["zz"], parse_value)["zz"], default_registry())
     with pytest.raises(VariantError, match="expected NAME:node.param=value"):
         parse_variant_args(["b:fusion"], parse_value)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from modrag_studio.engine import default_registry
-from modrag_studio.engine.auto_layout import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.layout.auto_layout import (
     auto_layout,
     layer_of,
     node_height,
     order_columns,
     with_auto_layout,
 )
-from modrag_studio.engine.document import GraphDocument
 
 NODE_WIDTH = 200.0  # wider than a drawn node with a short title
 
@@ -151,8 +151,8 @@ def test_barycentre_sweeps_uncross_wires():
 def test_dot_layout_crosses_fewer_wires_than_the_barycentre_layout(root):
     import shutil
 
-    from modrag_studio.engine.document import load
-    from modrag_studio.engine.layout_metrics import layout_metrics
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.layout.metrics import layout_metrics
 
     reg = default_registry()
     doc = load(root / "sample_graphs" / "corrective_rag.json")
@@ -169,7 +169,7 @@ def test_dot_layout_crosses_fewer_wires_than_the_barycentre_layout(root):
 
 
 def test_layout_metrics_count_a_crossing_and_the_wire_length():
-    from modrag_studio.engine.layout_metrics import Wire, measure
+    from modrag_studio.engine.layout.metrics import Wire, measure
 
     steps = [i * 10.0 for i in range(11)]
     straight = Wire("a", "b", [(t, t) for t in steps])
@@ -182,7 +182,7 @@ def test_layout_metrics_count_a_crossing_and_the_wire_length():
 
 
 def test_layout_options_set_the_spacing():
-    from modrag_studio.engine.auto_layout import LayoutOptions
+    from modrag_studio.engine.layout.auto_layout import LayoutOptions
 
     doc = chain(4)
     wide = auto_layout(doc, default_registry(), LayoutOptions(column_width=300.0),
@@ -191,7 +191,7 @@ def test_layout_options_set_the_spacing():
 
 
 def test_a_long_wire_gets_a_lane_the_nodes_keep_clear_of():
-    from modrag_studio.engine.layout_metrics import layout_metrics
+    from modrag_studio.engine.layout.metrics import layout_metrics
 
     # q feeds out directly and through a chain of three: the direct wire passes two columns
     data = chain(5).model_dump(by_alias=True)
@@ -208,7 +208,7 @@ def test_a_long_wire_gets_a_lane_the_nodes_keep_clear_of():
 
 
 def test_pack_keeps_order_and_gaps_and_a_heavy_lane_stays_on_its_wire():
-    from modrag_studio.engine.band_layout import LANE_GAP, _pack, _Slot
+    from modrag_studio.engine.layout.band_layout import LANE_GAP, _pack, _Slot
 
     nodes = [_Slot("a", 100.0, "a"), _Slot("b", 50.0, "b")]
     tops = _pack([0.0, 0.0], nodes, 40.0)
@@ -222,8 +222,8 @@ def test_pack_keeps_order_and_gaps_and_a_heavy_lane_stays_on_its_wire():
 
 
 def test_modular_rag_layout_crosses_fewer_and_shorter_wires_than_the_barycentre_one(root):
-    from modrag_studio.engine.document import load
-    from modrag_studio.engine.layout_metrics import layout_metrics
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.layout.metrics import layout_metrics
 
     reg = default_registry()
     for name in ("modular_rag", "corrective_rag"):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.engine import ConnectionRefused, default_registry, validate
-from modrag_studio.engine.document import GraphDocument, dumps, loads
-from modrag_studio.engine.editing import GraphEditor, ParamRejected
+from modrag_studio.composition import default_registry
+from modrag_studio.engine import ConnectionRefused, validate
+from modrag_studio.engine.core.document import GraphDocument, dumps, loads
+from modrag_studio.engine.edit.editor import GraphEditor, ParamRejected
 
 
 @pytest.fixture

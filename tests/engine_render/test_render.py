@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from modrag_studio.engine import default_registry
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.render import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.layout.render import (
     RenderError,
     hex_color,
     to_dot,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modrag_studio.engine import default_registry
-from modrag_studio.engine.auto_layout import auto_layout
-from modrag_studio.engine.document import load
-from modrag_studio.engine.layout_metrics import estimated_wires, measure
-from modrag_studio.engine.wire_routing import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import load
+from modrag_studio.engine.layout.auto_layout import auto_layout
+from modrag_studio.engine.layout.metrics import estimated_wires, measure
+from modrag_studio.engine.layout.wire_routing import (
     crosses_a_node,
     densify,
     route,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from modrag_studio.engine.document import GraphDocument, from_json_dict
+from modrag_studio.engine.core.document import GraphDocument, from_json_dict
 
 DOCS = {
     "d1": "Aspirin lowers the risk of heart attack in adults.",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.engine.datatypes import Answer, Chunk, Citation, ScoredChunk
-from modrag_studio.engine.evidence import ExpectedEvidence
+from modrag_studio.engine.core.datatypes import Answer, Chunk, Citation, ScoredChunk
+from modrag_studio.engine.evidence.expected import ExpectedEvidence
 from modrag_studio.evaluation.answer_eval import score_question
 from modrag_studio.evaluation.answer_metrics import (
     answer_length,

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from modrag_studio.cli import main
-from modrag_studio.engine.document import VariantSpec, save
-from modrag_studio.engine.variants import with_variant
+from modrag_studio.engine.core.document import VariantSpec, save
+from modrag_studio.engine.edit.variants import with_variant
 from tests.evaluation.compare_helpers import QUERIES, two_bm25_graph, write_dataset
 
 

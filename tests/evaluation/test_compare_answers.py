@@ -9,6 +9,7 @@ import pytest
 
 from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
 from modrag_studio.cli import main
+from modrag_studio.composition import default_registry
 from modrag_studio.evaluation.compare_answers import compare_answer_reports, flip_of
 from tests.evaluation.test_answer_eval_cli import Scripted, graph  # noqa: F401 (fixture)
 
@@ -167,16 +168,16 @@ def test_null_metrics_stay_out_of_pairs_and_flips_need_a_change():
 
 def test_the_variant_reruns_only_what_it_changed(folder, monkeypatch):
     from modrag_studio.commands.common import parse_value
-    from modrag_studio.engine.cache import NodeCache
-    from modrag_studio.engine.document import load
-    from modrag_studio.engine.executor import Executor
-    from modrag_studio.engine.variants import parse_variant_args, resolve_variant
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.edit.variants import parse_variant_args, resolve_variant
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation.compare_answers import run_variants_on_evalset
     from modrag_studio.evaluation.evalset import load_evalset
 
     base = load(folder / "tiny.json")
     spec = parse_variant_args(["b:llm.backend=test-eval-b"], parse_value)["b"]
-    executor = Executor(cache=NodeCache(disk_dir=folder / "cache2"))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=folder / "cache2"))
     ran: list[tuple[str, set[str]]] = []
     run = executor.run
 
@@ -187,7 +188,8 @@ def test_the_variant_reruns_only_what_it_changed(folder, monkeypatch):
 
     monkeypatch.setattr(executor, "run", recording_run)
     reports = run_variants_on_evalset(
-        [("base", base), ("b", resolve_variant(base, spec))], load_evalset(folder / "set.jsonl"),
+        [("base", base), ("b", resolve_variant(base, spec, default_registry()))],
+        load_evalset(folder / "set.jsonl"),
         executor=executor)
     assert [len(r.results) for r in reports] == [3, 3]
     variant_runs = [nodes - {"corpus", "question"} for nodes in (r for _, r in ran[3:])]

@@ -6,7 +6,7 @@ import json
 
 from modrag_studio.cli import main
 from modrag_studio.commands.common import parse_value
-from modrag_studio.engine.document import save
+from modrag_studio.engine.core.document import save
 from modrag_studio.evaluation.grid import parse_grid
 from tests.evaluation.compare_helpers import two_bm25_graph, write_dataset
 

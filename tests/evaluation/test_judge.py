@@ -12,7 +12,7 @@ from modrag_nodes.evaluation.judge import (
     parse_relevance,
     split_sentences,
 )
-from modrag_studio.engine.datatypes import Answer, Chunk, Citation, ScoredChunk
+from modrag_studio.engine.core.datatypes import Answer, Chunk, Citation, ScoredChunk
 from modrag_studio.evaluation.answer_metrics import mean
 
 

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
 from modrag_studio.evaluation.beir import DatasetError, load_beir
 from modrag_studio.evaluation.metrics import doc_ranking, mean_metrics, ndcg_at, score_ranking
 

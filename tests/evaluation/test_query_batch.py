@@ -9,9 +9,10 @@ from chromadb.api.models.Collection import Collection
 from modrag_nodes.embedding import models
 from modrag_nodes.embedding.memo import query_vector_memo, remember, remembered
 from modrag_nodes.embedding.spec import EmbedderSpec
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import load
-from modrag_studio.engine.executor import Executor
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import load
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation import evaluate_graph, load_beir
 from tests.evaluation.compare_helpers import QUERIES, write_dataset
 
@@ -36,14 +37,16 @@ def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
         return query(self, *args, **kwargs)
 
     monkeypatch.setattr(Collection, "query", counted)
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
+    executor = Executor(default_registry(),
+                        cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
     outputs = ["dense.results", "fusion.results"]
     one_by_one = evaluate_graph(doc, dataset, outputs, executor=executor, batch_queries=False)
     assert [c for c in calls if c[0] == "query"] == [("query", 1)] * len(QUERIES)
     assert searches == [1] * len(QUERIES)
     calls.clear()
     searches.clear()
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache2"), work_dir=tmp_path / "w")
+    executor = Executor(default_registry(),
+                        cache=NodeCache(disk_dir=tmp_path / "cache2"), work_dir=tmp_path / "w")
     batched = evaluate_graph(doc, dataset, outputs, executor=executor)
     # the warm-up run embeds the first query alone, then all queries go in one batch
     assert [c for c in calls if c[0] == "query"] == [("query", 1), ("query", len(QUERIES))]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from modrag_studio.engine.datatypes import Answer, Chunk, Citation, ScoredChunk
-from modrag_studio.engine.trace import NodeVisit
+from modrag_studio.engine.core.datatypes import Answer, Chunk, Citation, ScoredChunk
+from modrag_studio.engine.run.trace import NodeVisit
 from modrag_studio.evaluation.run_diff import _port_diff, badge, rank_diff
 
 

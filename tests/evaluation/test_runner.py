@@ -6,10 +6,11 @@ import gc
 import json
 from pathlib import Path
 
-from modrag_studio.engine.cache import NodeCache, stable_hash
-from modrag_studio.engine.document import load
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.hooks import RunHook
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache, stable_hash
+from modrag_studio.engine.core.document import load
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation import evaluate_graph, load_beir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +38,8 @@ def test_a_dataset_path_relative_to_the_shell_is_not_read_from_the_graph_folder(
     assert dataset.corpus_path == tmp_path / "data" / "corpus.jsonl"
     report = evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"), dataset,
                             ["bm25.results"],
-                            executor=Executor(cache=NodeCache(disk_dir=tmp_path / "cache")))
+                            executor=Executor(default_registry(),
+                                              cache=NodeCache(disk_dir=tmp_path / "cache")))
     assert not report.failures and report.outputs["bm25.results"]["ndcg@10"] == 1.0
 
 
@@ -50,7 +52,7 @@ def test_indexes_are_built_once_and_every_query_is_scored(tmp_path, monkeypatch)
             if visit.status == "done":
                 ran.append(visit.node_id)
 
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
     run = executor.run
     monkeypatch.setattr(executor, "run", lambda *a, **k: run(*a, hooks=[Spy()], **k))
     progress: list[int] = []
@@ -70,7 +72,7 @@ def test_a_failure_that_does_not_depend_on_the_query_stops_at_the_first_query(tm
     from modrag_studio.evaluation.runner import EvalError
 
     write_dataset(tmp_path)
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
     runs: list[object] = []
     run = executor.run
     executor.run = lambda *a, **k: runs.append(a) or run(*a, **k)  # type: ignore[method-assign]
@@ -87,7 +89,7 @@ def test_per_query_results_stay_out_of_the_disk_cache(tmp_path):
     cache_dir = tmp_path / "cache"
     stored = []
     for limit in (1, 3):
-        executor = Executor(cache=NodeCache(disk_dir=cache_dir))
+        executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_dir))
         report = evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"),
                                 load_beir(tmp_path, "test"), ["bm25.results"],
                                 executor=executor, limit=limit)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from modrag_nodes.graph_io import GraphInput, GraphOutput
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.editing import GraphEditor
-from modrag_studio.engine.registry import NodeRegistry, default_registry
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.edit.editor import GraphEditor
 
 
 def palette_graph(registry: NodeRegistry | None = None) -> GraphDocument:

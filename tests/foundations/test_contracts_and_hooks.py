@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.contracts import NodeContractError, contract_problems
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.contracts import NodeContractError, contract_problems
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.hooks import RunHook
 from tests.engine.helpers import graph, node
 
 
@@ -91,7 +92,7 @@ def test_a_broken_plugin_is_a_load_error_not_a_crash(monkeypatch):
         def load(self):
             return lambda registry: registry.register(MissingPort)
 
-    monkeypatch.setattr("modrag_studio.engine.registry.entry_points",
+    monkeypatch.setattr("modrag_studio.engine.core.registry.entry_points",
                         lambda group: [EntryPoint()])
     registry = NodeRegistry()
     registry.load_entry_points()
@@ -122,8 +123,8 @@ def test_a_raising_hook_is_reported_once_in_trace_and_log(tmp_path, caplog):
 
     doc = graph([node("a", "debug.constant", value="x"), node("b", "debug.constant", value="y")],
                 [])
-    executor = Executor(cache=NodeCache(disk_dir=None), work_dir=tmp_path)
-    with caplog.at_level(logging.WARNING, logger="modrag_studio.engine.hooks"):
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=None), work_dir=tmp_path)
+    with caplog.at_level(logging.WARNING, logger="modrag_studio.engine.run.hooks"):
         result = executor.run(doc, hooks=[Broken()])
     assert result.ok and Broken.calls == 2
     warnings = [p for p in result.trace.problems if p["code"] == "hook-failed"]

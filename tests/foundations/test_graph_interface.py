@@ -8,12 +8,12 @@ import httpx
 
 from modrag_nodes.graph_io import GraphInput, GraphOutput
 from modrag_studio.cli import main
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import save
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.graph_io import graph_input_names, graph_interface
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.validation import validate
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import save
+from modrag_studio.engine.core.graph_io import graph_input_names, graph_interface
+from modrag_studio.engine.core.validation import validate
+from modrag_studio.engine.run.executor import Executor
 from modrag_studio.server import ServerSettings
 from modrag_studio.server.schemas import request_model
 from tests.engine.helpers import edge, graph, node
@@ -29,10 +29,10 @@ def _defaults() -> tuple[str, str]:
 def test_palette_graph_has_the_params_default_names():
     doc = palette_graph()
     assert all(n.params == {} for n in doc.nodes)  # nothing written by the palette
-    interface = graph_interface(doc)
+    interface = graph_interface(doc, default_registry())
     in_name, out_name = _defaults()
     assert [p.name for p in interface.inputs] == [in_name]
-    assert interface.input_names == graph_input_names(doc) == [in_name]
+    assert interface.input_names == graph_input_names(doc, default_registry()) == [in_name]
     assert interface.output_names == [out_name]
     assert interface.inputs[0].required and interface.inputs[0].type is str
     assert interface.outputs[0].type is str  # what text.upper puts into it
@@ -41,7 +41,7 @@ def test_palette_graph_has_the_params_default_names():
 def test_explicit_params_win_over_defaults():
     doc = graph([node("a", "graph.input", name="topic", default="x", description="d"),
                  node("o", "graph.output", name="result")], [edge("a.value", "o.value")])
-    interface = graph_interface(doc)
+    interface = graph_interface(doc, default_registry())
     port = interface.inputs[0]
     assert (port.name, port.default, port.description, port.required) == ("topic", "x", "d",
                                                                           False)
@@ -50,7 +50,7 @@ def test_explicit_params_win_over_defaults():
 
 def test_executor_runs_a_palette_graph_by_default_names(tmp_path):
     in_name, out_name = _defaults()
-    result = Executor(cache=NodeCache(disk_dir=None), work_dir=tmp_path).run(
+    result = Executor(default_registry(), cache=NodeCache(disk_dir=None), work_dir=tmp_path).run(
         palette_graph(), {in_name: "hello"})
     assert result.ok, result.trace.visits
     assert result.outputs == {out_name: "HELLO"}
@@ -82,7 +82,7 @@ def test_server_schema_and_run_use_the_default_names(tmp_path):
     in_name, out_name = _defaults()
     doc = palette_graph()
     doc.metadata.name = "palette"
-    assert list(request_model(doc).model_fields) == [in_name]
+    assert list(request_model(doc, registry=default_registry()).model_fields) == [in_name]
     with serve(doc, ServerSettings(cache_dir=tmp_path)) as url, httpx.Client(base_url=url) as http:
         schema = http.get("/openapi.json").json()["components"]["schemas"]
         assert schema["PaletteInputs"]["required"] == [in_name]
@@ -94,7 +94,7 @@ def test_server_schema_and_run_use_the_default_names(tmp_path):
 
 def test_evaluation_serving_and_trust_read_the_default_names():
     """Modules that look for a graph's inputs and outputs agree with the engine's defaults."""
-    from modrag_studio.engine.trust import path_like_inputs
+    from modrag_studio.engine.trust.reach import path_like_inputs
     from modrag_studio.evaluation.answer_eval import answer_output_name
     from modrag_studio.evaluation.query_batch import query_side_nodes
     from modrag_studio.server.exposure import input_defaults
@@ -105,4 +105,4 @@ def test_evaluation_serving_and_trust_read_the_default_names():
     upper = next(n.id for n in doc.nodes if n.type == "text.upper")
     assert upper in query_side_nodes(doc, in_name)
     assert input_defaults(doc) == {in_name: None}
-    assert path_like_inputs(doc) == set()
+    assert path_like_inputs(doc, default_registry()) == set()

@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 from modrag_studio.cli import main
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.document import load, loads, save
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.paths import graph_folder, resolve_path, using_graph_folder
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import load, loads, save
+from modrag_studio.engine.core.paths import graph_folder, resolve_path, using_graph_folder
+from modrag_studio.engine.run.executor import Executor
 from tests.engine.helpers import edge, graph, node
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,7 +55,8 @@ def test_param_paths_resolve_against_the_graph_folder(tmp_path, monkeypatch):
                  node("out", "graph.output", name="docs")], [edge("load.documents", "out.value")])
     save(doc, project / "g.json")
     monkeypatch.chdir(tmp_path)
-    executor = Executor(cache=NodeCache(disk_dir=None), work_dir=tmp_path / "work")
+    executor = Executor(default_registry(),
+                        cache=NodeCache(disk_dir=None), work_dir=tmp_path / "work")
     result = executor.run(load(project / "g.json"))
     assert result.ok, result.trace.visits
     assert "weekly" in result.outputs["docs"][0].text

@@ -8,16 +8,17 @@ import sys
 import textwrap
 
 from modrag_nodes.graph_io import GraphOutput
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.cache.code_identity import _imported_modules, code_identity
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
 from tests.engine.helpers import edge, graph, node
 
 PLUGIN = '''
 from typing import Any
 
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import OutputPort
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import OutputPort
 
 
 class Greet(NodeType):
@@ -73,3 +74,66 @@ def test_changed_node_code_re_runs_with_a_reason(tmp_path, monkeypatch):
         assert visit.cache_key != first.trace.last_visit("g").cache_key
     finally:
         sys.modules.pop("greet_plugin_pkg", None)
+
+
+HELPER_NODE = '''
+from typing import Any
+
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import OutputPort
+
+
+class Shout(NodeType):
+    type_id = "plug.shout"
+    outputs = (OutputPort("text", str),)
+
+    def run(self, ctx: NodeContext, params: Any) -> dict[str, Any]:
+        from shout_plugin_pkg.wording import shout  # a lazy import counts too
+
+        return {"text": shout("hello")}
+'''
+
+
+def _install_with_helper(folder, ending: str):
+    """A plug-in whose node module is unchanged while its helper module changes."""
+    package = folder / "shout_plugin_pkg"
+    package.mkdir(exist_ok=True)
+    shutil.rmtree(package / "__pycache__", ignore_errors=True)
+    (package / "__init__.py").write_text("")
+    (package / "nodes.py").write_text(textwrap.dedent(HELPER_NODE))
+    (package / "wording.py").write_text(f"def shout(text):\n    return text.upper() + {ending!r}\n")
+    for name in ("shout_plugin_pkg", "shout_plugin_pkg.nodes", "shout_plugin_pkg.wording"):
+        sys.modules.pop(name, None)
+    importlib.invalidate_caches()
+    code_identity.cache_clear()  # a new process: identities are computed once per class
+    _imported_modules.cache_clear()
+    module = importlib.import_module("shout_plugin_pkg.nodes")
+    registry = NodeRegistry()
+    registry.register(GraphOutput)
+    registry.register(module.Shout)
+    return registry
+
+
+def test_editing_a_helper_module_of_a_node_invalidates_its_cache_entry(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    cache_dir, work = tmp_path / "cache", tmp_path / "work"
+    doc = graph([node("s", "plug.shout"), node("out", "graph.output", name="text")],
+                [edge("s.text", "out.value")], name="helper-demo")
+
+    def run(registry):
+        return Executor(registry, NodeCache(disk_dir=cache_dir), work_dir=work).run(doc)
+
+    try:
+        first = run(_install_with_helper(tmp_path, "!"))
+        assert first.outputs == {"text": "HELLO!"}
+        assert run(_install_with_helper(tmp_path, "!")).trace.last_visit("s").status == "cached"
+
+        edited = run(_install_with_helper(tmp_path, "?!"))
+        visit = edited.trace.last_visit("s")
+        assert visit.status == "done"
+        assert visit.cache_reason == "node code changed"
+        assert edited.outputs == {"text": "HELLO?!"}
+    finally:
+        for name in ("shout_plugin_pkg", "shout_plugin_pkg.nodes", "shout_plugin_pkg.wording"):
+            sys.modules.pop(name, None)

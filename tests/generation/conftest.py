@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
-from modrag_studio.engine.datatypes import ChatMessage
+from modrag_studio.engine.core.datatypes import ChatMessage
 
 Responder = Callable[[list[ChatMessage]], str]
 
@@ -69,7 +69,7 @@ class RunNode:
         import logging
         from pathlib import Path
 
-        from modrag_studio.engine.node import CancelToken, NodeContext
+        from modrag_studio.engine.core.node import CancelToken, NodeContext
 
         self.streamed: list[str] = []
         self.ctx = NodeContext(
@@ -91,7 +91,7 @@ def run_node() -> RunNode:
 def scored(doc_id: str, score: float, *, text: str = "", kind: str = "similarity",
            higher: bool = True, chunk_id: str | None = None, **metadata):
     """A ScoredChunk for tests."""
-    from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+    from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
 
     chunk = Chunk(chunk_id=chunk_id or f"{doc_id}#0", doc_id=doc_id,
                   text=text or f"Text of {doc_id}.", source=f"corpus/{doc_id}.md",

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.counterfactual import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.datatypes import ChatMessage, ScoredChunk
+from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.evidence.counterfactual import (
     PIN_NODE,
     CounterfactualError,
     force_into_prompt,
     with_pinned_evidence,
 )
-from modrag_studio.engine.datatypes import ChatMessage, ScoredChunk
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.evidence import ExpectedEvidence
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.validation import errors_only, validate
+from modrag_studio.engine.evidence.expected import ExpectedEvidence
+from modrag_studio.engine.run.executor import Executor
 
 DOCS = {"pump.md": "The lubrication pump LP-07 is serviced every 500 operating hours.",
         "press.md": "The press line PR-300 pump is checked every week by the press team.",
@@ -64,7 +65,8 @@ def test_forced_prompt_turns_a_retrieval_loss_into_a_cited_answer(fake_llm, tmp_
     for name, text in DOCS.items():
         (tmp_path / name).write_text(text)
     doc = from_json_dict(_graph())
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path)
+    executor = Executor(default_registry(),
+                        cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path)
     inputs = {"question": "press pump checked", "corpus": str(tmp_path)}
     first = executor.run(doc, inputs)
     assert first.ok
@@ -87,7 +89,6 @@ def test_pinned_graph_is_valid_and_rewires_only_the_evidence_input(fake_llm) -> 
     chunk = ScoredChunk.model_validate({"chunk": {"chunk_id": "c", "doc_id": "d", "text": "t"},
                                         "score": 1.0})
     forced = with_pinned_evidence(doc, "prompt", [chunk])
-    from modrag_studio.engine.registry import default_registry
 
     assert not errors_only(validate(forced, default_registry()))
     into_prompt = {e.source for e in forced.edges if e.target == "prompt.evidence"}
@@ -103,7 +104,8 @@ def test_no_matching_chunk_is_a_clear_error(fake_llm, tmp_path) -> None:
     for name, text in DOCS.items():
         (tmp_path / name).write_text(text)
     doc = from_json_dict(_graph())
-    executor = Executor(cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path)
+    executor = Executor(default_registry(),
+                        cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path)
     inputs = {"question": "pump", "corpus": str(tmp_path)}
     first = executor.run(doc, inputs)
     with pytest.raises(CounterfactualError, match="no chunk of the last run"):

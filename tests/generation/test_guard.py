@@ -7,7 +7,7 @@ import math
 import pytest
 
 from modrag_nodes.generation.guard import NO_EVIDENCE, EvidenceGuard
-from modrag_studio.engine.datatypes import Query
+from modrag_studio.engine.core.datatypes import Query
 
 Q = Query(text="q?")
 

@@ -8,11 +8,11 @@ import pytest
 
 from modrag_nodes import register_builtin_nodes
 from modrag_studio.engine import Executor
-from modrag_studio.engine.datatypes import Query, ScoredChunk
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.datatypes import Query, ScoredChunk
+from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
 
 
 class FixedRetriever(NodeType):

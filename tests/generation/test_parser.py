@@ -8,7 +8,7 @@ import pytest
 
 from modrag_nodes.generation import schema_check
 from modrag_nodes.generation.parser import AnswerParser, extract_citations
-from modrag_studio.engine.datatypes import Answer, ChatMessage, Prompt, Query
+from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query
 
 
 @pytest.fixture

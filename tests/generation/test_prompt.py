@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from modrag_nodes.generation.prompt import PromptBuilder, estimate_tokens
-from modrag_studio.engine.datatypes import Answer, ChatMessage, Query
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Query
+from modrag_studio.engine.core.errors import NodeConfigError
 
 Q = Query(text="How long is the warranty?")
 

@@ -12,8 +12,8 @@ from modrag_nodes.generation import query_transform
 from modrag_nodes.generation.grader import DocumentGrader
 from modrag_nodes.generation.query_transform import QueryTransform
 from modrag_nodes.generation.router import IntentRouter, match_route_name
-from modrag_studio.engine.datatypes import Answer, Query
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.datatypes import Answer, Query
+from modrag_studio.engine.core.errors import NodeConfigError
 
 Q = Query(text="How long is the warranty on the X200 pump?")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import Executor
-from modrag_studio.engine.document import loads
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.validation import validate
+from modrag_studio.engine.core.document import loads
+from modrag_studio.engine.core.validation import validate
 
 
 def _doc(root):
@@ -38,7 +38,8 @@ def test_sample_graph_runs_with_scripted_model(root, fake_llm) -> None:
     doc.node("llm").params["backend"] = "test-fake"
     doc.node("rewrite").params["drift_guard"] = False  # keeps the embedder model unloaded
     doc.node("corpus").params["default"] = str(root / "resources" / "sample_corpus")
-    result = Executor().run(doc, {"question": "How often is pump LP-07 serviced?"})
+    executor = Executor(default_registry())
+    result = executor.run(doc, {"question": "How often is pump LP-07 serviced?"})
     assert result.ok, result.trace.to_json()
     answer = result.outputs["answer"]
     assert not answer.fallback and answer.citations and answer.invalid_citations == []

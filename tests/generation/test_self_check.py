@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modrag_nodes.generation.self_check import FallbackAnswer, SelectAnswer, SupportCheck
-from modrag_studio.engine.datatypes import Answer, Query
+from modrag_studio.engine.core.datatypes import Answer, Query
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def test_select_answer(run_node, answer) -> None:
 
 def test_the_judge_sees_the_cited_chunks_with_their_block_numbers(run_node, fake_llm,
                                                                    make_chunk) -> None:
-    from modrag_studio.engine.datatypes import Citation
+    from modrag_studio.engine.core.datatypes import Citation
 
     backend, llm = fake_llm
     evidence = [make_chunk("a", 0.9, text="Pumps are serviced every 500 operating hours."),
@@ -85,7 +85,7 @@ def test_the_judge_sees_the_cited_chunks_with_their_block_numbers(run_node, fake
 
 def test_an_answer_citing_the_wrong_block_is_checked_against_all_the_evidence(
         run_node, fake_llm, make_chunk) -> None:
-    from modrag_studio.engine.datatypes import Citation
+    from modrag_studio.engine.core.datatypes import Citation
 
     backend, llm = fake_llm
     evidence = [make_chunk("a", 0.9, text="Pumps are serviced every 500 operating hours."),

@@ -30,8 +30,8 @@ from modrag_studio.engine import (  # noqa: E402
     NodeRegistry,
     NodeType,
 )
-from modrag_studio.engine.datatypes import Chunk  # noqa: E402
-from modrag_studio.engine.ports import OutputPort  # noqa: E402
+from modrag_studio.engine.core.datatypes import Chunk  # noqa: E402
+from modrag_studio.engine.core.ports import OutputPort  # noqa: E402
 
 PYTHON = sys.executable
 

@@ -32,9 +32,10 @@ def inputs_for(doc) -> dict[str, str]:
 
 def main(paths: list[str]) -> None:
     netguard.install()
+    from modrag_studio.composition import default_registry
     from modrag_studio.engine import Executor, NodeCache, load
 
-    executor = Executor(cache=NodeCache())
+    executor = Executor(default_registry(), cache=NodeCache())
     for path in paths:
         doc = load(path)
         start = time.perf_counter()

@@ -7,7 +7,7 @@ import pytest
 from chromadb.api.shared_system_client import SharedSystemClient
 
 from modrag_nodes.vectorstore import chroma_store as cs
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.errors import NodeConfigError
 
 
 def test_a_failed_first_open_is_retried_with_chromas_cached_system_dropped(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 
 from modrag_studio.engine import Executor, GraphDocument, NodeCache
-from modrag_studio.engine.trace import summarize
+from modrag_studio.engine.run.trace import summarize
 from modrag_studio.server import ServerSettings
 from tests.hardening.helpers import ROOT, registry
 from tests.server.conftest import echo_graph, serve

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from modrag_studio.engine import CancelToken, Executor, GraphDocument, NodeCache
-from modrag_studio.engine.document import load, loads, save
+from modrag_studio.engine.core.document import load, loads, save
 from tests.hardening.helpers import (
     PYTHON,
     ROOT,
@@ -46,8 +46,8 @@ def big_graph(tag: str, count: int = 3000) -> GraphDocument:
 _SLOW_WRITER = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from modrag_studio.engine import document
-    from modrag_studio.ui import files
+    from modrag_studio.engine.core import document
+    from modrag_studio.ui.shell import files
 
     real_fdopen = os.fdopen
 
@@ -114,7 +114,7 @@ def test_killed_at_random_times_during_repeated_saves(tmp_path):
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from tests.hardening.test_faults import big_graph
-        from modrag_studio.engine.document import save
+        from modrag_studio.engine.core.document import save
         docs = [big_graph("a", 2000), big_graph("b", 2500)]
         print("ready", flush=True)
         i = 0
@@ -135,7 +135,7 @@ def test_killed_at_random_times_during_repeated_saves(tmp_path):
 
 
 def test_killed_during_an_autosave_keeps_the_last_autosave_restorable(tmp_path):
-    from modrag_studio.ui import files
+    from modrag_studio.ui.shell import files
 
     target, source = tmp_path / "graph.json", tmp_path / "newer.json"
     save(big_graph("saved"), target)
@@ -185,7 +185,7 @@ def test_ollama_dropping_the_stream_fails_clearly_keeps_the_partial_text_and_can
             def on_node_stream(self, *, run_id, node_id, text):
                 streamed.append(text)
 
-        from modrag_studio.engine.hooks import RunHook
+        from modrag_studio.engine.run.hooks import RunHook
 
         hook = type("TokenHook", (Tokens, RunHook), {})()
         failed = executor.run(doc, {"question": "How often is LP-07 serviced?"}, hooks=[hook])
@@ -479,7 +479,7 @@ def test_cancel_at_random_points_never_leaves_a_readable_half_entry():
 def test_loads_of_a_half_written_temp_file_fails_cleanly(tmp_path):
     """What a killed save leaves behind (a half file) is refused with the place named."""
     text = (big_graph("x", 50).model_dump_json(by_alias=True))
-    from modrag_studio.engine.errors import GraphLoadError
+    from modrag_studio.engine.core.errors import GraphLoadError
 
     with pytest.raises(GraphLoadError, match="invalid JSON at line"):
         loads(text[: len(text) // 2], source="half.json")

@@ -22,15 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from modrag_studio.engine.document import (
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import (
     MAX_FILE_BYTES,
     GraphDocument,
     dumps,
     loads,
 )
-from modrag_studio.engine.errors import GraphLoadError
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.validation import validate
+from modrag_studio.engine.core.errors import GraphLoadError
+from modrag_studio.engine.core.validation import validate
 
 REGISTRY = default_registry()
 TYPE_IDS = sorted(t.type_id for t in REGISTRY)

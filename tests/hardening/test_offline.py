@@ -111,22 +111,24 @@ def test_sample_graphs_run_headless_with_no_network(model_env, request):
 
 
 def test_bm25_sample_graph_in_process_makes_no_connection(guard, shared_data):
+    from modrag_studio.composition import default_registry
     from modrag_studio.engine import Executor, NodeCache, load
 
     doc = load(ROOT / "sample_graphs" / "scifact_bm25.json")
     corpus = shared_data / "scifact" / "corpus.jsonl"
-    result = Executor(cache=NodeCache()).run(doc, {"corpus": str(corpus),
+    result = Executor(default_registry(), cache=NodeCache()).run(doc, {"corpus": str(corpus),
                                                    "query": "vitamin D and bone density"})
     assert result.ok, [v.error for v in result.trace.visits if v.error]
     assert guard == []
 
 
 def test_code_graph_sample_in_process_makes_no_connection(guard, monkeypatch):
+    from modrag_studio.composition import default_registry
     from modrag_studio.engine import Executor, NodeCache, load
 
     monkeypatch.chdir(ROOT)
     doc = load(ROOT / "sample_graphs" / "kg_code_modules.json")
-    result = Executor(cache=NodeCache()).run(
+    result = Executor(default_registry(), cache=NodeCache()).run(
         doc, {"question": "Which modules depend on the executor module?"})
     assert result.ok, [v.error for v in result.trace.visits if v.error]
     assert guard == []
@@ -136,8 +138,8 @@ def test_code_graph_sample_in_process_makes_no_connection(guard, monkeypatch):
 def test_studio_startup_makes_no_network_call(guard, qtbot, tmp_path, monkeypatch):
     from PySide6.QtCore import QSettings
 
-    from modrag_studio.engine import default_registry
-    from modrag_studio.ui.main_window import MainWindow
+    from modrag_studio.composition import default_registry
+    from modrag_studio.ui.shell.main_window import MainWindow
 
     monkeypatch.setattr(MainWindow, "ask_unsaved", lambda self: True)
     settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)

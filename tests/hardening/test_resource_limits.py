@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.core.datatypes import Chunk
 
 pytestmark = pytest.mark.ui
 TOTAL = 100_000
@@ -26,7 +26,7 @@ def test_overlay_card_materialises_one_page_of_100k_chunks(qtbot, chunks):
     from PySide6.QtGui import QImage, QPainter
     from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
-    from modrag_studio.ui.overlays import OverlayCard, content_for
+    from modrag_studio.ui.inspection.overlays import OverlayCard, content_for
 
     content = content_for(chunks, "chunks")
     built: list[int] = []
@@ -63,7 +63,7 @@ def test_overlay_card_materialises_one_page_of_100k_chunks(qtbot, chunks):
 
 
 def test_inspector_table_reads_only_visible_rows_of_100k_chunks(qtbot, chunks):
-    from modrag_studio.ui.inspector_views import Column, RecordTable, view_for
+    from modrag_studio.ui.inspection.views import Column, RecordTable, view_for
 
     table = view_for(chunks)
     assert isinstance(table, RecordTable)

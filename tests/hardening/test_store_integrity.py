@@ -15,7 +15,7 @@ import pytest
 from modrag_nodes.vectorstore import chroma_store as cs
 from modrag_nodes.vectorstore.write_lock import CollectionLocked, collection_lock, lock_path
 from modrag_studio.engine import Executor, GraphDocument, NodeCache
-from modrag_studio.engine.store_mode import allow_large_deletes
+from modrag_studio.engine.trust.store_mode import allow_large_deletes
 from tests.hardening.helpers import registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import Executor, NodeCache
-from modrag_studio.engine.document import GraphDocument, load
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.engine.validation import errors_only, validate
+from modrag_studio.engine.core.document import GraphDocument, load
+from modrag_studio.engine.core.validation import errors_only, validate
 from tests.ingest.helpers import SHORT_SECTIONS_MD, write_corpus
 
 
@@ -20,7 +20,7 @@ def graph(nodes: list[dict], edges: list[dict], name: str = "ingest-test") -> Gr
 
 @pytest.fixture
 def executor(tmp_path):
-    return Executor(cache=NodeCache(disk_dir=tmp_path / "cache"))
+    return Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
 
 
 def load_split_graph() -> GraphDocument:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.ingest.loaders import LoadParams, load_documents, match_files, read_bytes
-from modrag_studio.engine.cancel_scope import cancel_scope
-from modrag_studio.engine.errors import RunCancelled
-from modrag_studio.engine.node import CancelToken
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.cancel_scope import cancel_scope
 
 
 def test_walking_a_large_tree_stops_when_the_run_is_cancelled(tmp_path):

@@ -11,8 +11,8 @@ import pytest
 from modrag_nodes.ingest.html_text import html_to_text
 from modrag_nodes.ingest.loaders import LoadFiles, LoadParams, load_documents
 from modrag_nodes.ingest.splitters import split_recursive
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 from tests.ingest.helpers import HTML_PAGE, write_corpus, write_pdf
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modrag_nodes.ingest.loaders import LoadParams, load_documents
-from modrag_studio.engine.registry import default_registry
+from modrag_studio.composition import default_registry
 from tests.ingest.helpers import write_pdf
 from tests.sparse.helpers import make_ctx
 

@@ -17,8 +17,8 @@ from modrag_nodes.ingest.semantic import (
     semantic_spans,
     split_semantic,
 )
-from modrag_studio.engine.datatypes import Document
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.datatypes import Document
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 CATS = ["Cats purr when they are content.", "A cat sleeps most of the day.",
         "Kittens play with string and cat toys.", "Cats groom their fur with rough tongues."]

@@ -17,8 +17,8 @@ from modrag_nodes.ingest.smart_ingest import (
     smart_ingest,
     smart_split,
 )
-from modrag_studio.engine.datatypes import Chunk, Document
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 from tests.ingest.helpers import MARKDOWN
 from tests.ingest.helpers import SHORT_SECTIONS_MD as SHORT_SECTIONS
 

@@ -23,9 +23,9 @@ from modrag_nodes.ingest.splitters import (
     split_recursive,
     split_sentences,
 )
-from modrag_studio.engine.datatypes import Document
-from modrag_studio.engine.errors import RunCancelled
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.datatypes import Document
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 from tests.ingest.helpers import MARKDOWN
 
 PROSE = ("The cat sat on the mat. It was warm and quiet. Dr. Smith came in at noon. "

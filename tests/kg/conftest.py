@@ -10,7 +10,7 @@ import pytest
 from modrag_nodes.kg.build import build_graph
 from modrag_nodes.kg.extract_rules import RuleParams, build_extractor, extract_all
 from modrag_nodes.kg.store import KGStore, load_store
-from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.core.datatypes import Chunk
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "resources" / "sample_corpus"

@@ -14,7 +14,7 @@ from modrag_nodes.kg.search import SearchParams, search
 from modrag_nodes.kg.store import load_store
 
 ROOT = Path(__file__).resolve().parents[2]
-EXECUTOR = "modrag_studio.engine.executor"
+EXECUTOR = "modrag_studio.engine.run.executor"
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -98,5 +98,5 @@ def test_what_depends_on_the_executor_module(tmp_path: Path) -> None:
     expected = _importers_by_ast(package_root, EXECUTOR)
     assert expected and importers == expected
     node = store.graph.nodes[EXECUTOR]
-    assert node["path"] == "engine/executor.py"
-    assert node["lines"] == len((package_root / "engine/executor.py").read_text().splitlines())
+    assert node["path"] == "engine/run/executor.py"
+    assert node["lines"] == len((package_root / "engine/run/executor.py").read_text().splitlines())

@@ -12,7 +12,7 @@ from modrag_nodes.kg.extract_llm import (
 )
 from modrag_nodes.kg.extract_rules import DictEntity, RuleExtractor, RuleParams, build_extractor
 from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
-from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.core.datatypes import Chunk
 
 from .conftest import DICTIONARY, corpus_chunks, topology_questions
 
@@ -134,7 +134,7 @@ def fake_model():
 
 
 def test_llm_extractor_with_fake_backend(fake_model: FakeKGModel, tmp_path) -> None:
-    from modrag_studio.engine.node import CancelToken, NodeContext
+    from modrag_studio.engine.core.node import CancelToken, NodeContext
 
     ctx = NodeContext(node_id="x", type_id="kg.extract_llm", iteration=0, cancel=CancelToken(),
                       on_progress=lambda *_: None, on_stream=lambda _: None,

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from modrag_nodes.kg.routing import GRAPH_FIRST_ROUTER_PARAMS
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.executor import Executor
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.run.executor import Executor
 
 from .conftest import DICTIONARY
 
@@ -49,7 +50,7 @@ def test_graph_pipeline_and_incremental_update(tmp_path: Path) -> None:
         "The Order Service depends on the Inventory Service.\n\n"
         "The Inventory Service depends on the Warehouse DB.\n", "utf-8")
     (corpus / "people.md").write_text("Chen Hao is responsible for the Order Service.\n", "utf-8")
-    executor = Executor(work_dir=tmp_path / "work")
+    executor = Executor(default_registry(), work_dir=tmp_path / "work")
     doc = from_json_dict(_doc(corpus, tmp_path / "kg"))
     result = executor.run(doc, {"question": "What does the Order Service depend on?"})
     assert result.ok, result.trace.problems
@@ -91,7 +92,7 @@ def test_code_graph_node(tmp_path: Path) -> None:
                   {"id": "chunks", "type": "graph.output", "params": {"name": "chunks"}}],
         "edges": [{"from": "code.graph", "to": "out.value"},
                   {"from": "code.chunks", "to": "chunks.value"}]})
-    result = Executor(work_dir=tmp_path / "work").run(doc)
+    result = Executor(default_registry(), work_dir=tmp_path / "work").run(doc)
     assert result.ok, result.trace.problems
     assert result.outputs["graph"].summary["edges"] == 2
     assert [c.chunk_id for c in result.outputs["chunks"]] == ["code:pkg", "code:pkg.a",
@@ -108,7 +109,7 @@ def test_graph_first_router_preset(tmp_path: Path) -> None:
         "edges": [{"from": "q.value", "to": "router.query"},
                   {"from": "router.route_1", "to": "g.value"},
                   {"from": "router.default", "to": "v.value"}]})
-    executor = Executor(work_dir=tmp_path)
+    executor = Executor(default_registry(), work_dir=tmp_path)
     for question, route in [("Which services depend on the Inventory Service?", "graph"),
                             ("如果库存服务不可用，会影响哪些下游服务？", "graph"),
                             ("What calls the Order Service?", "graph"),
@@ -144,7 +145,7 @@ def test_llm_extractor_node_with_fake_backend(tmp_path: Path) -> None:
                       {"from": "model.llm", "to": "extract.llm"},
                       {"from": "extract.extraction", "to": "kg.extraction"},
                       {"from": "kg.graph", "to": "out.value"}]})
-        result = Executor(work_dir=tmp_path / "work").run(doc)
+        result = Executor(default_registry(), work_dir=tmp_path / "work").run(doc)
         assert result.ok, result.trace.problems
         summary = result.outputs["graph"].summary
         assert (summary["nodes"], summary["edges"]) == (2, 1)
@@ -165,7 +166,7 @@ def test_graph_file_removed_from_the_executor_work_folder_is_rebuilt(tmp_path: P
         if node["id"] == "kg":
             node["params"] = {"name": "t"}
     doc = from_json_dict(raw)
-    executor = Executor(work_dir=tmp_path / "work")
+    executor = Executor(default_registry(), work_dir=tmp_path / "work")
     question = {"question": "What does the Order Service depend on?"}
     assert executor.run(doc, question).ok
     graph_file = tmp_path / "work" / "kg" / "t.kg.json"

@@ -13,7 +13,7 @@ from modrag_nodes.kg.linking import link_entities
 from modrag_nodes.kg.path_text import render_paths
 from modrag_nodes.kg.search import SearchParams, graph_search, infer_direction, search
 from modrag_nodes.kg.store import KGStore
-from modrag_studio.engine.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
 
 from .conftest import topology_questions
 

@@ -12,7 +12,7 @@ from modrag_nodes.kg.build import build_graph
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.extract_rules import RuleParams, build_extractor, extract_all
 from modrag_nodes.kg.store import KGStore, load_store
-from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.core.datatypes import Chunk
 
 from .conftest import DICTIONARY
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 
 def user(text: str) -> list[ChatMessage]:

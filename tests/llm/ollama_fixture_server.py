@@ -48,7 +48,7 @@ def embedded_responder(max_tokens: int = 32) -> Responder:
 
     def respond(request: dict[str, Any]) -> list[str]:
         from modrag_nodes.llm.client import LLMSpec, chat
-        from modrag_studio.engine.datatypes import ChatMessage
+        from modrag_studio.engine.core.datatypes import ChatMessage
 
         if "messages" in request:
             messages = [ChatMessage(role=m["role"], content=m.get("content", ""))
@@ -68,7 +68,7 @@ class _Collector:
     """A stand-in for NodeContext that keeps streamed pieces."""
 
     def __init__(self, pieces: list[str]) -> None:
-        from modrag_studio.engine.node import CancelToken
+        from modrag_studio.engine.core.node import CancelToken
 
         self.pieces, self.cancel = pieces, CancelToken()
 

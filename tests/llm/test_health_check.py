@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from modrag_studio.cli import main
-from modrag_studio.engine.document import GraphDocument, save
-from modrag_studio.engine.health import check_health
-from modrag_studio.engine.registry import default_registry
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument, save
+from modrag_studio.engine.run.health import check_health
 from tests.llm.ollama_fixture_server import OllamaFixtureServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]

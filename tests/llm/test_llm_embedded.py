@@ -7,7 +7,7 @@ import pytest
 
 from modrag_nodes.llm import embedded
 from modrag_nodes.llm.client import LLMSpec, chat
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from tests.llm.helpers import Recorder, user
 
 pytestmark = pytest.mark.slow  # loads a 135M-parameter model (about 20 s of CPU)

@@ -6,13 +6,13 @@ import pytest
 
 from modrag_nodes.llm.client import LLMSpec
 from modrag_nodes.llm.nodes import ChatModel, ChatModelParams, Generate, GenerateParams
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import Executor
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.datatypes import Answer, Chunk, Prompt, Query, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.hooks import RunHook
-from modrag_studio.engine.node import CancelToken
-from modrag_studio.engine.registry import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.datatypes import Answer, Chunk, Prompt, Query, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.hooks import RunHook
 from tests.engine.helpers import edge, graph, node
 from tests.llm.helpers import Recorder, user
 from tests.llm.ollama_fixture_server import CANNED_PREFIX
@@ -102,7 +102,7 @@ def _visit(result, node_id):
 
 
 def test_graph_caches_greedy_answers_but_not_samples(ollama_server):
-    executor = Executor(cache=NodeCache())
+    executor = Executor(default_registry(), cache=NodeCache())
     greedy = chat_graph(ollama_server.host)
     first = executor.run(greedy, {"question": "Why is the sky blue?"})
     assert first.status == "ok"
@@ -132,7 +132,7 @@ def test_graph_cancel_during_generation(ollama_server):
     ollama_server.token_delay_s = 0.02
     cancel = CancelToken()
     hook = _CancelAfter(cancel, 3)
-    result = Executor(cache=NodeCache()).run(chat_graph(ollama_server.host),
+    result = Executor(default_registry(), cache=NodeCache()).run(chat_graph(ollama_server.host),
                                             {"question": "Tell me everything."},
                                             hooks=[hook], cancel=cancel)
     assert result.status == "cancelled"
@@ -146,7 +146,7 @@ def test_graph_reports_an_unreachable_ollama(ollama_server):
 
     doc = chat_graph(f"127.0.0.1:{free_port()}")
     doc.nodes[1].params["retries"] = 0
-    result = Executor(cache=NodeCache()).run(doc, {"question": "hi"})
+    result = Executor(default_registry(), cache=NodeCache()).run(doc, {"question": "hi"})
     assert result.status == "failed"
     error = _visit(result, "chat").error
     assert error is not None and "Ollama is not reachable at" in error.message

@@ -10,7 +10,7 @@ import pytest
 from modrag_nodes.llm import ollama_backend
 from modrag_nodes.llm.client import LLMSpec, chat
 from modrag_nodes.llm.ollama_backend import OllamaError, OllamaUnreachable, resolve_host
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from tests.llm.helpers import Recorder, user
 from tests.llm.ollama_fixture_server import (
     CANNED_PREFIX,

@@ -11,7 +11,7 @@ from modrag_nodes.llm import openai_backend
 from modrag_nodes.llm.client import LLMSpec, chat
 from modrag_nodes.llm.nodes import ChatModel, ChatModelParams
 from modrag_nodes.llm.pickers import chat_models
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from tests.llm.helpers import Recorder, user
 from tests.llm.openai_fixture_server import PIECES, OpenAIFixtureServer, vector_for
 

@@ -8,7 +8,7 @@ import pytest
 
 from modrag_nodes.llm import embedded, xllamacpp_runtime
 from modrag_nodes.llm.client import LLMSpec, chat
-from modrag_studio.engine.errors import NodeConfigError, RunCancelled
+from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from tests.llm.helpers import Recorder, user
 
 pytestmark = pytest.mark.skipif(not xllamacpp_runtime.available(),
@@ -81,7 +81,7 @@ def test_failing_stream_consumer_stops_generation_and_raises():
         raise ValueError("display went away")
 
     engine = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1)
-    from modrag_studio.engine.node import CancelToken
+    from modrag_studio.engine.core.node import CancelToken
 
     with pytest.raises(ValueError, match="display went away"):
         xllamacpp_runtime.chat(engine, spec(max_tokens=20), user(LONG), on_token=broken,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.llm import qwen_model
-from modrag_studio.engine.errors import NodeConfigError
+from modrag_studio.engine.core.errors import NodeConfigError
 
 
 def fake_parts(folder: Path, count: int = 3) -> list[Path]:

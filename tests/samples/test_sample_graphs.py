@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
+from modrag_studio.composition import default_registry
 from modrag_studio.engine import Executor, GraphDocument, NodeCache, load, loads, validate
-from modrag_studio.engine.datatypes import Answer, ChatMessage
-from modrag_studio.engine.document import dumps
-from modrag_studio.engine.registry import default_registry
+from modrag_studio.engine.core.datatypes import Answer, ChatMessage
+from modrag_studio.engine.core.document import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_graphs"
@@ -111,7 +111,8 @@ def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def module_executor(shared_home: Path) -> Executor:
     """One executor and node cache for the module: loading, splitting, indexing and graph
     building are shared between tests and graphs (LLM nodes never are: see ``sample``)."""
-    return Executor(cache=NodeCache(memory_items=4096), work_dir=shared_home / "data")
+    return Executor(default_registry(), cache=NodeCache(memory_items=4096),
+                    work_dir=shared_home / "data")
 
 
 @pytest.fixture(autouse=True)

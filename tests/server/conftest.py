@@ -15,10 +15,10 @@ import uvicorn
 from pydantic import BaseModel, ConfigDict
 
 from modrag_nodes import register_builtin_nodes
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.server import ServerSettings, create_app
 
 

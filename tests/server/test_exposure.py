@@ -12,10 +12,11 @@ import pytest
 from modrag_nodes.embedding.contracts import EmbeddedChunks
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore import chroma_store as cs
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.server import ServerSettings, create_app
 from modrag_studio.server.exposure import Exposure, ExposureError, path_like_inputs
 from tests.server.conftest import make_registry, serve
@@ -96,7 +97,7 @@ def count(store: str) -> int:
 def test_path_inputs_are_recognised_and_fixed_by_default(corpus, tmp_path):
     root, _ = corpus
     doc = rag_graph(str(root / "corpus"), str(tmp_path / "chroma"))
-    assert path_like_inputs(doc) == {"corpus"}
+    assert path_like_inputs(doc, default_registry()) == {"corpus"}
     exposure = Exposure.plan(doc)
     assert exposure.exposed == ["question"]
     with pytest.raises(ExposureError, match="--data-root"):
@@ -170,7 +171,7 @@ def test_host_header_must_name_the_bound_host(corpus, tmp_path):
 
 def test_serve_refuses_an_empty_host_and_an_unexposable_input(corpus, tmp_path, capsys):
     from modrag_studio.cli import main
-    from modrag_studio.engine.document import save
+    from modrag_studio.engine.core.document import save
 
     root, _ = corpus
     path = tmp_path / "g.json"

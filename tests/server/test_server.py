@@ -132,7 +132,7 @@ def test_run_time_limit_cancels_the_run(tmp_path):
 
 def test_serve_refuses_public_bind_without_key(tmp_path, monkeypatch):
     from modrag_studio.cli import main
-    from modrag_studio.engine.document import save
+    from modrag_studio.engine.core.document import save
 
     monkeypatch.delenv("MODRAG_API_KEY", raising=False)
     path = tmp_path / "g.json"

@@ -100,7 +100,7 @@ def test_a_slow_header_connection_is_closed(tmp_path, monkeypatch):
 def test_an_api_key_that_cannot_travel_in_a_header_is_refused_at_start(tmp_path, monkeypatch,
                                                                       capsys, key):
     from modrag_studio.cli import main
-    from modrag_studio.engine.document import save
+    from modrag_studio.engine.core.document import save
 
     monkeypatch.setenv("MODRAG_API_KEY", key)
     path = tmp_path / "g.json"

@@ -7,8 +7,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.engine.datatypes import Chunk, ScoredChunk
-from modrag_studio.engine.node import CancelToken, NodeContext
+from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.core.node import CancelToken, NodeContext
 
 
 def make_ctx(node_id: str = "node", type_id: str = "test") -> NodeContext:

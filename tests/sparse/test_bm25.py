@@ -18,13 +18,13 @@ from modrag_nodes.retrieval.bm25 import (
     search_texts,
 )
 from modrag_nodes.retrieval.tokenizers import Tokenizer
-from modrag_studio.engine.datatypes import Chunk, Query
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.isolation import isolate
-from modrag_studio.engine.node import NodeType
-from modrag_studio.engine.ports import OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.datatypes import Chunk, Query
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeType
+from modrag_studio.engine.core.ports import OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.isolation import isolate
 from tests.engine.helpers import edge, graph, node
 from tests.sparse.helpers import chunks_from_texts, make_ctx, read_jsonl
 

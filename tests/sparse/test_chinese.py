@@ -6,7 +6,7 @@ import pytest
 
 from modrag_nodes.retrieval.bm25 import BM25Index, search_texts
 from modrag_nodes.retrieval.tokenizers import Tokenizer
-from modrag_studio.engine.datatypes import Chunk
+from modrag_studio.engine.core.datatypes import Chunk
 from tests.sparse.helpers import read_jsonl, read_qrels
 
 pytestmark = pytest.mark.shared_data

@@ -8,11 +8,11 @@ import pytest
 
 from modrag_nodes import register_builtin_nodes
 from modrag_nodes.retrieval.fusion import ConvexNode, RRFNode, convex, rrf
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.node import NodeType
-from modrag_studio.engine.ports import OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.node import NodeType
+from modrag_studio.engine.core.ports import OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
 from tests.engine.helpers import edge, graph, node
 from tests.sparse.helpers import chunks_from_texts, make_ctx, ranking
 

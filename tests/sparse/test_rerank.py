@@ -17,12 +17,12 @@ from modrag_nodes.retrieval.rerank import (
     RerankFailed,
     rerank,
 )
-from modrag_studio.engine.datatypes import Chunk, Query, ScoredChunk
-from modrag_studio.engine.errors import NodeConfigError
-from modrag_studio.engine.executor import Executor
-from modrag_studio.engine.node import NodeType
-from modrag_studio.engine.ports import OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.datatypes import Chunk, Query, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeType
+from modrag_studio.engine.core.ports import OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
 from tests.engine.helpers import edge, graph, node
 from tests.sparse.helpers import chunks_from_texts, make_ctx
 

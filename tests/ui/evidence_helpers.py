@@ -11,10 +11,10 @@ from PySide6.QtCore import QSettings
 
 from modrag_nodes import register_builtin_nodes
 from modrag_nodes.llm.client import register_backend, unregister_backend
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.document import from_json_dict
-from modrag_studio.engine.registry import NodeRegistry
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.ui.shell.main_window import MainWindow
 from tests.generation.conftest import ScriptedBackend
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_studio.engine.datatypes import (
+from modrag_studio.engine.core.datatypes import (
     Answer,
     Chunk,
     Citation,
@@ -16,10 +16,10 @@ from modrag_studio.engine.datatypes import (
     ScoredChunk,
     SourceRank,
 )
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.node import NodeContext, NodeType
-from modrag_studio.engine.ports import InputPort, OutputPort
-from modrag_studio.engine.registry import NodeRegistry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.registry import NodeRegistry
 
 TEXTS = [
     "Aspirin reduces fever. It also thins the blood and lowers the risk of heart attack.",

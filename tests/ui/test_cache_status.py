@@ -2,8 +2,8 @@
 
 import pytest
 
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.ui.cache_status import CacheSizeLabel
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.ui.shell.cache_status import CacheSizeLabel
 
 pytestmark = pytest.mark.ui
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from modrag_studio.engine.datatypes import Answer, Chunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.trace import NodeVisit, Trace
-from modrag_studio.ui.overlays import CARD_WIDTH
-from modrag_studio.ui.presentation import PresentationWindow
+from modrag_studio.engine.core.datatypes import Answer, Chunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.run.trace import NodeVisit, Trace
+from modrag_studio.ui.inspection.overlays import CARD_WIDTH
+from modrag_studio.ui.present.presentation import PresentationWindow
 
 pytestmark = pytest.mark.ui
 
@@ -193,7 +193,7 @@ def _wires_through_nodes(canvas) -> list[tuple[str, str, str]]:
 
 
 def test_wires_are_drawn_around_nodes_and_rerouted_after_a_move(main_window):
-    from modrag_studio.engine.document import load
+    from modrag_studio.engine.core.document import load
 
     root = Path(__file__).resolve().parents[2]
     editor, canvas = main_window.editor, main_window.canvas

@@ -7,8 +7,14 @@ import pytest
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.embedding.tokens import embedder_window, token_counts, warn_over_window
 from modrag_nodes.ingest.splitters import split_fixed
-from modrag_studio.engine.datatypes import Document
-from modrag_studio.ui.chunk_map import OVER, OVERLAP, ChunkMapView, chunks_in, embedder_model
+from modrag_studio.engine.core.datatypes import Document
+from modrag_studio.ui.inspection.chunk_map import (
+    OVER,
+    OVERLAP,
+    ChunkMapView,
+    chunks_in,
+    embedder_model,
+)
 
 pytestmark = pytest.mark.ui
 
@@ -64,7 +70,7 @@ def test_chunk_map_colours_overlap_and_marks_long_chunks_red(qtbot):
 
 
 def test_inspector_of_a_splitter_has_a_chunk_map(main_window, qtbot, root):
-    from modrag_studio.engine.document import GraphDocument
+    from modrag_studio.engine.core.document import GraphDocument
 
     corpus = str(root / "resources" / "sample_corpus")
     main_window.editor.reset(GraphDocument.model_validate({"nodes": [

@@ -10,10 +10,10 @@ import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 
-from modrag_studio.engine.datatypes import ChatMessage
-from modrag_studio.engine.lineage import Place
-from modrag_studio.ui.citation_nav import pdf_page
-from modrag_studio.ui.inspector_views import ROW_OBJECT_ROLE, AnswerView, RecordTable
+from modrag_studio.engine.core.datatypes import ChatMessage
+from modrag_studio.engine.evidence.lineage import Place
+from modrag_studio.ui.inspection.citation_nav import pdf_page
+from modrag_studio.ui.inspection.views import ROW_OBJECT_ROLE, AnswerView, RecordTable
 from tests.generation.test_counterfactual import _graph
 from tests.ingest.helpers import write_pdf
 from tests.ui.evidence_helpers import evidence_window, run_and_wait

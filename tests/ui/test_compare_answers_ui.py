@@ -102,7 +102,7 @@ def test_evalset_comparison_needs_a_variant_and_a_readable_set(qtbot, make_windo
     assert "variant first" in window.statusBar().currentMessage()
     window.variants.new_variant("worst", ["words.reverse=true"])
     warnings = []
-    monkeypatch.setattr("modrag_studio.ui.variants.QMessageBox.warning",
+    monkeypatch.setattr("modrag_studio.ui.evaluate.variants.QMessageBox.warning",
                         lambda _parent, _title, text: warnings.append(text))
     (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
     assert not window.variants.compare_on_evalset(tmp_path / "bad.jsonl")

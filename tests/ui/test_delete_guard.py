@@ -2,10 +2,11 @@
 
 import pytest
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.executor import RunResult
-from modrag_studio.engine.trace import ErrorInfo, NodeVisit, Trace
-from modrag_studio.ui.run_controller import RunRequest
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.run.executor import RunResult
+from modrag_studio.engine.run.trace import ErrorInfo, NodeVisit, Trace
+from modrag_studio.ui.run.controller import RunRequest
 
 pytestmark = pytest.mark.ui
 
@@ -24,7 +25,8 @@ def test_a_stopped_deletion_is_asked_about_and_rerun_with_permission(main_window
              "raise param 'max_delete_share'")
     visit = NodeVisit(node_id="store", type_id="store.chroma", status="failed",
                       error=ErrorInfo(type="NodeConfigError", message=error))
-    result = RunResult(trace=Trace(run_id="r", graph_name="g", status="failed", visits=[visit]))
+    result = RunResult(trace=Trace(run_id="r", graph_name="g", status="failed", visits=[visit]),
+                       registry=default_registry())
     def refuse(message):
         questions.append(message)
         box = guard.message_box(message)

@@ -9,7 +9,7 @@ import sys
 import pytest
 from PySide6.QtGui import QImage
 
-from modrag_studio.engine.document import GraphDocument, save
+from modrag_studio.engine.core.document import GraphDocument, save
 
 pytestmark = pytest.mark.ui
 

@@ -9,9 +9,9 @@ from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QApplication
 
-from modrag_studio.engine import default_registry
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.ui.editor_extras import compatible_types, fragment_corner
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.ui.canvas.editor_extras import compatible_types, fragment_corner
 
 pytestmark = pytest.mark.ui
 
@@ -94,7 +94,7 @@ def test_zoom_keys_buttons_and_minimap(main_window, qtbot):
     assert minimap.width() <= max(120, view.width() * 0.2) + 1  # a small canvas keeps room
     minimap.refit()
     target = QPointF(1800, 900)
-    from modrag_studio.ui.canvas_view import pan_to, visible_rect
+    from modrag_studio.ui.canvas.view import pan_to, visible_rect
     pan_to(view, target)
     assert visible_rect(view).contains(target)
     main_window.actions["minimap"].trigger()

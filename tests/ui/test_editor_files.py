@@ -11,11 +11,11 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from modrag_studio.engine import default_registry
-from modrag_studio.engine.document import load, save
-from modrag_studio.engine.editing import GraphEditor
-from modrag_studio.ui import files
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import load, save
+from modrag_studio.engine.edit.editor import GraphEditor
+from modrag_studio.ui.shell import files
+from modrag_studio.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 

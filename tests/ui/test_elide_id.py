@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.ui.elide_id import elide_id, split_id
+from modrag_studio.ui.canvas.elide_id import elide_id, split_id
 
 pytestmark = pytest.mark.ui
 

@@ -7,8 +7,8 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 
 from modrag_studio.evaluation.evalset import load_evalset
-from modrag_studio.ui.evalset_panel import add_last_run_dialog
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.ui.evaluate.evalset_panel import add_last_run_dialog
+from modrag_studio.ui.shell.main_window import MainWindow
 from tests.ui.run_helpers import rag_graph, toy_registry
 
 pytestmark = pytest.mark.ui

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.ui.evidence_debugger import narration_for, parse_specs
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.ui.inspection.evidence_debugger import narration_for, parse_specs
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.retrieval.rerank import EmbeddingRerank
-from modrag_studio.engine.attribution_narration import LOST_HERE
-from modrag_studio.engine.trace import Trace
-from modrag_studio.ui.evidence_debugger import evidence_narrator, narration_for
-from modrag_studio.ui.inspector_views import RecordTable
-from modrag_studio.ui.presentation import PresentationWindow
+from modrag_studio.engine.evidence.narration import LOST_HERE
+from modrag_studio.engine.run.trace import Trace
+from modrag_studio.ui.inspection.evidence_debugger import evidence_narrator, narration_for
+from modrag_studio.ui.inspection.views import RecordTable
+from modrag_studio.ui.present.presentation import PresentationWindow
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 

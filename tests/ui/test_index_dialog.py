@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
-from modrag_studio.engine import default_registry
-from modrag_studio.engine.cache import NodeCache
-from modrag_studio.engine.executor import Executor
-from modrag_studio.ui import index_dialog
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.ui.run import index_dialog
+from modrag_studio.ui.shell.main_window import MainWindow
 from tests.distributed.helpers import index_graph, write_corpus
 
 pytestmark = pytest.mark.ui
@@ -54,7 +54,7 @@ def test_local_indexing_shows_each_node_and_fills_the_run_cache(qtbot, window, t
     assert dialog.stage_value("bm25_index") == (1000, 1000)
     assert f"{chunks} chunks" in dialog.status.text()
     # The studio's runs share the node cache the job wrote: the index is not built again.
-    run = Executor(cache=NodeCache(disk_dir=_cache_home())).run(
+    run = Executor(default_registry(), cache=NodeCache(disk_dir=_cache_home())).run(
         window.editor.document(), {"corpus": str(corpus), "query": "coral"})
     assert run.ok and run.trace.last_visit("bm25_index").status == "cached"
 
@@ -103,6 +103,6 @@ def test_ray_choices_name_the_address_and_show_the_ray_stages(qtbot, window, mon
 
 
 def _cache_home():
-    from modrag_studio.engine.paths import cache_home
+    from modrag_studio.engine.core.paths import cache_home
 
     return cache_home()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QFontMetricsF
 
-from modrag_studio.engine.datatypes import Chunk
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.ui.elide_id import elide_id
-from modrag_studio.ui.overlays import MIDDLE, chunk_content
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.ui.canvas.elide_id import elide_id
+from modrag_studio.ui.inspection.overlays import MIDDLE, chunk_content
 
 pytestmark = pytest.mark.ui
 

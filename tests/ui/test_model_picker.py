@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtGui import QImage, QPainter
 
 from modrag_nodes.llm.nodes import ChatModel
-from modrag_studio.engine.editing import ParamRejected
-from modrag_studio.ui.properties import PropertiesPanel
+from modrag_studio.engine.edit.editor import ParamRejected
+from modrag_studio.ui.panels.properties import PropertiesPanel
 from tests.llm.ollama_fixture_server import OllamaFixtureServer
 from tests.llm.openai_fixture_server import OpenAIFixtureServer
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from modrag_studio.ui.canvas_items import BYPASS_OPACITY
-from modrag_studio.ui.presentation import PresentationWindow
+from modrag_studio.ui.canvas.items import BYPASS_OPACITY
+from modrag_studio.ui.present.presentation import PresentationWindow
 from tests.ui.run_helpers import flag_graph
 from tests.ui.test_run_features import run_and_wait
 

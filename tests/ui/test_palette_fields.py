@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.engine import default_registry
-from modrag_studio.ui.palette import DEVELOPER, rank, ranked
+from modrag_studio.composition import default_registry
+from modrag_studio.ui.panels.palette import DEVELOPER, rank, ranked
 
 pytestmark = pytest.mark.ui
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modrag_studio.ui import app, platform_check
-from modrag_studio.ui.platform_check import check_platform, missing_xcb_libraries, qt_platform
+from modrag_studio.ui.shell import app, platform_check
+from modrag_studio.ui.shell.platform_check import check_platform, missing_xcb_libraries, qt_platform
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,9 +7,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from modrag_nodes.graph_io import GraphInput, GraphOutput
-from modrag_studio.engine.editing import GraphEditor
-from modrag_studio.engine.trust import trust
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.engine.edit.editor import GraphEditor
+from modrag_studio.engine.trust.reach import trust
+from modrag_studio.ui.shell.main_window import MainWindow
 
 pytestmark = pytest.mark.ui
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.ui
 @pytest.fixture
 def window(qtbot, studio_settings, monkeypatch):
     monkeypatch.setenv("MODRAG_RUN_MODE", "thread")
-    from modrag_studio.engine import default_registry
+    from modrag_studio.composition import default_registry
 
     made = MainWindow(default_registry(), settings=studio_settings, offer_restore=False)
     qtbot.addWidget(made)

@@ -9,11 +9,11 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel
 
-from modrag_studio.engine.document import GraphDocument
-from modrag_studio.engine.trace import Trace
-from modrag_studio.ui.inspector_views import AnswerView, RecordTable
-from modrag_studio.ui.main_window import MainWindow
-from modrag_studio.ui.presentation import PresentationWindow
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.run.trace import Trace
+from modrag_studio.ui.inspection.views import AnswerView, RecordTable
+from modrag_studio.ui.present.presentation import PresentationWindow
+from modrag_studio.ui.shell.main_window import MainWindow
 from tests.ui.run_helpers import rag_graph, slow_graph, toy_registry
 
 pytestmark = pytest.mark.ui

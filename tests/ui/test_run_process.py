@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings
 
-from modrag_studio.engine.registry import default_registry
-from modrag_studio.ui.main_window import MainWindow
+from modrag_studio.composition import default_registry
+from modrag_studio.ui.shell.main_window import MainWindow
 from tests.ui.run_helpers import slow_graph
 
 pytestmark = pytest.mark.ui

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from modrag_studio.engine.datatypes import Chunk, ScoredChunk, SourceRank
-from modrag_studio.engine.trace import NodeVisit, summarize
-from modrag_studio.ui.eval_metrics import node_metrics
-from modrag_studio.ui.inspector_views import RecordTable, view_for
-from modrag_studio.ui.narrate import describe_visit
-from modrag_studio.ui.overlays import OverlayCard, content_for, rank_move
+from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk, SourceRank
+from modrag_studio.engine.run.trace import NodeVisit, summarize
+from modrag_studio.ui.evaluate.metrics import node_metrics
+from modrag_studio.ui.inspection.overlays import OverlayCard, content_for, rank_move
+from modrag_studio.ui.inspection.views import RecordTable, view_for
+from modrag_studio.ui.present.narrate import describe_visit
 
 pytestmark = pytest.mark.ui
 
@@ -77,7 +77,7 @@ def test_report_formats():
 
 def test_reads_the_evaluation_command_report(tmp_path):
     from modrag_studio.evaluation.runner import EvalReport
-    from modrag_studio.ui.eval_metrics import load_report
+    from modrag_studio.ui.evaluate.metrics import load_report
 
     report = EvalReport(graph_name="g", graph_sha256="x", dataset="d", split="train",
                         qrels_sha256="y", queries=3, hit_k=10,
@@ -90,8 +90,8 @@ def test_reads_the_evaluation_command_report(tmp_path):
 
 
 def test_a_yes_no_output_is_told_in_words_not_as_true() -> None:
-    from modrag_studio.engine.trace import NodeVisit, ValueSummary
-    from modrag_studio.ui.narrate import describe_visit
+    from modrag_studio.engine.run.trace import NodeVisit, ValueSummary
+    from modrag_studio.ui.present.narrate import describe_visit
 
     visit = NodeVisit(node_id="rerank", type_id="rerank.embedding", status="done",
                       outputs={"reranked": ValueSummary(type="bool", preview=["True"]),

@@ -7,10 +7,10 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
-from modrag_studio.engine import default_registry
-from modrag_studio.ui.main_window import MainWindow
-from modrag_studio.ui.node_help import example_spec, node_help_html, param_rows
-from modrag_studio.ui.start_page import find_samples
+from modrag_studio.composition import default_registry
+from modrag_studio.ui.inspection.node_help import example_spec, node_help_html, param_rows
+from modrag_studio.ui.shell.main_window import MainWindow
+from modrag_studio.ui.shell.start_page import find_samples
 
 pytestmark = pytest.mark.ui
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_studio.ui.timeline import TICK_W, axis_step, nice_step
+from modrag_studio.ui.run.timeline import TICK_W, axis_step, nice_step
 
 pytestmark = pytest.mark.ui
 

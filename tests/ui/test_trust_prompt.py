@@ -2,8 +2,8 @@
 
 import pytest
 
-from modrag_studio.engine.document import save
-from modrag_studio.engine.trust import is_trusted
+from modrag_studio.engine.core.document import save
+from modrag_studio.engine.trust.reach import is_trusted
 from tests.engine.test_trust import evil_graph, key_graph
 
 pytestmark = pytest.mark.ui

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from modrag_studio.engine.document import save
+from modrag_studio.engine.core.document import save
 from tests.evaluation.compare_helpers import two_bm25_graph, write_dataset
 
 pytestmark = pytest.mark.ui

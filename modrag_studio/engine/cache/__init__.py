@@ -1,0 +1,1 @@
+"""The node result cache: keys from type, code, params and upstream; signed entries."""

@@ -1,0 +1,399 @@
+"""Node result cache: keyed by type, version, params and upstream keys; memory and disk."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.engine.cache.signing import dump_signed, load_signed
+from modrag_studio.engine.core.paths import with_path_param_keys
+
+log = logging.getLogger(__name__)
+_FORMAT = 1
+
+
+def stable_hash(data: Any) -> str:
+    """sha256 of the canonical JSON of ``data`` (sorted keys; unknown objects by ``repr``)."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def node_signature(
+    *,
+    type_id: str,
+    version: int,
+    params: dict[str, Any],
+    inputs: dict[str, list[tuple[str, str]]],
+    fingerprint: str | None,
+) -> dict[str, Any]:
+    """Everything a node's result depends on; inputs map port -> [(source, key), ...].
+    Path params naming an existing file or folder are keyed by their absolute path."""
+    return {
+        "type": type_id,
+        "version": version,
+        "params": with_path_param_keys(params),
+        "inputs": {port: [list(pair) for pair in pairs] for port, pairs in inputs.items()},
+        "fingerprint": fingerprint,
+    }
+
+
+def signature_key(signature: dict[str, Any]) -> str:
+    keyed = dict(signature)
+    keyed["inputs"] = {p: [k for _, k in pairs] for p, pairs in signature["inputs"].items()}
+    return stable_hash(keyed)
+
+
+def explain_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
+    """Why a node re-ran: which params, upstream ports or fingerprints differ from last time."""
+    if old is None:
+        return "first run"
+    reasons: list[str] = []
+    if old.get("type") != new["type"] or old.get("version") != new["version"]:
+        reasons.append(f"node type changed ({old.get('type')} v{old.get('version')})")
+    elif old.get("code") != new.get("code"):
+        reasons.append("node code changed")
+    old_params, new_params = old.get("params", {}), new["params"]
+    changed = sorted(k for k in set(old_params) | set(new_params)
+                     if old_params.get(k) != new_params.get(k))
+    if changed:
+        reasons.append("params changed: " + ", ".join(changed))
+    old_inputs, new_inputs = old.get("inputs", {}), new["inputs"]
+    upstream = []
+    for port in sorted(set(old_inputs) | set(new_inputs)):
+        if old_inputs.get(port) != new_inputs.get(port):
+            sources = {src for src, _ in new_inputs.get(port, [])} or {"(disconnected)"}
+            upstream.append(f"{port} from {', '.join(sorted(sources))}")
+    if upstream:
+        reasons.append("upstream changed: " + "; ".join(upstream))
+    if old.get("fingerprint") != new["fingerprint"]:
+        reasons.append("source data changed")
+    return "; ".join(reasons) if reasons else "no cached result (evicted or never stored)"
+
+
+def _limit_from_env(name: str, default_mb: float) -> int:
+    """A byte limit from ``$name`` (in MB), or ``default_mb``."""
+    raw = os.environ.get(name, "")
+    try:
+        return int(float(raw) * 1024 * 1024) if raw.strip() else int(default_mb * 1024 * 1024)
+    except ValueError:
+        log.warning("ignored %s=%r (not a number of MB)", name, raw)
+        return int(default_mb * 1024 * 1024)
+
+
+MEMORY_ENV, DISK_ENV = "MODRAG_CACHE_MEMORY_MB", "MODRAG_CACHE_DISK_MB"
+DEFAULT_MEMORY_MB, DEFAULT_DISK_MB = 1024, 4096
+
+
+def approx_size(value: Any, *, sample: int = 4) -> int:
+    """Rough bytes held by ``value``: arrays by ``nbytes``, texts by length, containers by a
+    sample of their items spread over them (so sizing a list of 100 000 chunks costs little;
+    an evaluation stores a few result lists per query, and sizing them with 64 items each
+    was a third of its time; 4 items of like objects give the same estimate)."""
+    import sys
+
+    seen: set[int] = set()
+
+    def size(item: Any, depth: int) -> int:
+        if id(item) in seen or depth > 12:
+            return 0
+        seen.add(id(item))
+        nbytes = getattr(item, "nbytes", None)
+        if isinstance(nbytes, int):
+            return nbytes + 112
+        if isinstance(item, str | bytes | bytearray | int | float | bool | None):
+            return sys.getsizeof(item)
+        if isinstance(item, dict):
+            items = list(item.items())
+            pairs = _spread(items, sample)
+            measured = sum(size(k, depth + 1) + size(v, depth + 1) for k, v in pairs)
+            return sys.getsizeof(item) + (measured * len(items) // max(1, len(pairs)))
+        if isinstance(item, list | tuple | set | frozenset):
+            items = list(item)
+            part = _spread(items, sample)
+            measured = sum(size(v, depth + 1) for v in part)
+            return sys.getsizeof(item) + (measured * len(items) // max(1, len(part)))
+        fields = getattr(item, "__dict__", None)
+        if isinstance(fields, dict):
+            return sys.getsizeof(item) + size(fields, depth + 1)
+        return sys.getsizeof(item)
+
+    return size(value, 0)
+
+
+def _spread(items: list, count: int) -> list:
+    """At most ``count`` items taken evenly from first to last."""
+    if len(items) <= count:
+        return items
+    step = len(items) / count
+    return [items[int(i * step)] for i in range(count)]
+
+
+class NodeCache:
+    """Thread-safe cache of node outputs: an LRU in memory and signed pickles on disk
+    (optional), both bounded in bytes (least recently used entries go first)."""
+
+    def __init__(self, disk_dir: str | os.PathLike[str] | None = None, memory_items: int = 512,
+                 *, memory_bytes: int | None = None, disk_bytes: int | None = None):
+        self.disk_dir = Path(disk_dir) if disk_dir is not None else None
+        self.memory_items = memory_items
+        self.memory_bytes = memory_bytes if memory_bytes is not None \
+            else _limit_from_env(MEMORY_ENV, DEFAULT_MEMORY_MB)
+        self.disk_bytes = disk_bytes if disk_bytes is not None \
+            else _limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
+        self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._sizes: dict[str, int] = {}
+        self.memory_used = 0
+        self._disk_used: int | None = None  # measured on first write
+        self._signatures: dict[tuple[str, str], dict[str, Any]] = {}
+        self._lock = threading.RLock()
+        self._key_locks: dict[str, list] = {}
+        self.warnings: list[str] = []
+
+    # single flight -------------------------------------------------------------
+    def acquire_key(self, key: str, should_stop) -> bool:
+        """Hold ``key`` so concurrent runs compute a result once; False if ``should_stop()``."""
+        with self._lock:
+            entry = self._key_locks.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        while not entry[0].acquire(timeout=0.05):
+            if should_stop():
+                self._drop_key_ref(key)
+                return False
+        return True
+
+    def release_key(self, key: str) -> None:
+        with self._lock:
+            entry = self._key_locks[key]
+            entry[0].release()
+        self._drop_key_ref(key)
+
+    def _drop_key_ref(self, key: str) -> None:
+        with self._lock:
+            entry = self._key_locks[key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._key_locks[key]
+
+    # results -----------------------------------------------------------------
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key]
+        loaded = self._read_disk(key)
+        if loaded is not None:
+            outputs, size = loaded
+            self._remember(key, outputs, size)
+            return outputs
+        return None
+
+    def put(self, key: str, outputs: dict[str, Any], *, disk: bool = True) -> None:
+        size = None
+        if disk and self.disk_dir is not None:
+            size = self._write_disk(key, outputs)
+        self._remember(key, outputs, size)
+
+    def clear_memory(self) -> None:
+        with self._lock:
+            self._memory.clear()
+            self._sizes.clear()
+            self.memory_used = 0
+
+    def _remember(self, key: str, outputs: dict[str, Any], size: int | None) -> None:
+        size = size if size is not None else approx_size(outputs)
+        with self._lock:
+            if key in self._memory:
+                self.memory_used -= self._sizes.pop(key, 0)
+                del self._memory[key]
+            if size > self.memory_bytes:
+                return  # larger than the whole budget: handed back, never kept
+            self._memory[key] = outputs
+            self._sizes[key] = size
+            self.memory_used += size
+            while self._memory and (len(self._memory) > self.memory_items
+                                    or self.memory_used > self.memory_bytes):
+                old, _ = self._memory.popitem(last=False)
+                self.memory_used -= self._sizes.pop(old, 0)
+
+    def _path(self, key: str) -> Path:
+        assert self.disk_dir is not None
+        return self.disk_dir / "results" / key[:2] / f"{key}.pkl"
+
+    def _read_disk(self, key: str) -> tuple[dict[str, Any], int] | None:
+        if self.disk_dir is None:
+            return None
+        path = self._path(key)
+        if not path.exists():
+            return None
+        try:
+            envelope = load_signed(path)
+            if not isinstance(envelope, dict) or envelope.get("format") != _FORMAT:
+                raise ValueError("unknown cache entry format")
+            if envelope.get("key") != key or not isinstance(envelope.get("outputs"), dict):
+                raise ValueError("cache entry does not match its key")
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: pruned last
+            return envelope["outputs"], path.stat().st_size
+        except Exception as exc:
+            message = f"ignored a corrupted cache entry {path.name} ({exc}); " \
+                      "recomputing"
+            self.warnings.append(message)
+            log.warning(message)
+            with contextlib.suppress(OSError):
+                self._account_disk(-path.stat().st_size)
+            path.unlink(missing_ok=True)
+            return None
+
+    def _write_disk(self, key: str, outputs: dict[str, Any]) -> int | None:
+        """Pickle straight into a temp file (no second copy of a large result in memory),
+        sign it, then rename it into place; an unpicklable result stays in memory only.
+        Returns the entry's size in bytes (None when not written)."""
+        path = self._path(key)
+        envelope = {"format": _FORMAT, "key": key, "outputs": outputs}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        except OSError as exc:
+            log.warning("could not write cache entry %s: %s", path, exc)
+            return None
+        written = None
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                dump_signed(envelope, fh)
+                fh.seek(0, os.SEEK_END)
+                written = fh.tell()
+            if written > self.disk_bytes:
+                log.info("result %s (%d bytes) is over the disk cache limit; not stored",
+                         key[:12], written)
+                return written
+            old = path.stat().st_size if path.exists() else 0
+            os.replace(tmp, path)
+            self._account_disk(written - old)
+            return written
+        except OSError as exc:
+            log.warning("could not write cache entry %s: %s", path, exc)
+        except Exception as exc:
+            log.info("result %s kept in memory only (not picklable: %s)", key[:12], exc)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return written
+
+    # disk accounting -----------------------------------------------------------
+    def _account_disk(self, delta: int) -> None:
+        with self._lock:
+            if self._disk_used is None:
+                self._disk_used = disk_usage(self.disk_dir)[0] if self.disk_dir else 0
+            else:
+                self._disk_used += delta
+            over = self._disk_used > self.disk_bytes
+        if over:
+            self.prune()
+
+    def prune(self, limit_bytes: int | None = None) -> tuple[int, int]:
+        """Delete least recently used disk entries until the results fit ``limit_bytes``
+        (default: the disk limit); returns (entries removed, bytes freed)."""
+        if self.disk_dir is None:
+            return 0, 0
+        removed, freed = prune_disk(self.disk_dir, self.disk_bytes if limit_bytes is None
+                                    else limit_bytes)
+        with self._lock:
+            self._disk_used = disk_usage(self.disk_dir)[0]
+        return removed, freed
+
+    def disk_used(self) -> int:
+        with self._lock:
+            if self._disk_used is None:
+                self._disk_used = disk_usage(self.disk_dir)[0] if self.disk_dir else 0
+            return self._disk_used
+
+    # signatures (for "why did this re-run") ----------------------------------
+    def last_signature(self, scope: str, node_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            if (scope, node_id) in self._signatures:
+                return self._signatures[(scope, node_id)]
+        if self.disk_dir is None:
+            return None
+        path = self.disk_dir / "signatures" / f"{stable_hash([scope, node_id])}.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def remember_signature(self, scope: str, node_id: str, signature: dict[str, Any], *,
+                           disk: bool = True) -> None:
+        """Keep the node's last signature; ``disk=False`` in memory only (an evaluation's
+        per-query nodes: writing one file per query was a tenth of its time)."""
+        with self._lock:
+            unchanged = self._signatures.get((scope, node_id)) == signature
+            self._signatures[(scope, node_id)] = signature
+        if self.disk_dir is None or unchanged or not disk:
+            return
+        path = self.disk_dir / "signatures" / f"{stable_hash([scope, node_id])}.json"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(signature, fh, default=repr)
+            os.replace(tmp, path)
+        except OSError as exc:
+            log.warning("could not record node signature: %s", exc)
+
+
+def _entries(disk_dir: Path) -> list[tuple[float, int, Path]]:
+    """(last use, size, path) of every result entry."""
+    found = []
+    results = disk_dir / "results"
+    if not results.is_dir():
+        return found
+    for sub in os.scandir(results):
+        if not sub.is_dir(follow_symlinks=False):
+            continue
+        for entry in os.scandir(sub.path):
+            if entry.name.endswith(".pkl") and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    stat = entry.stat(follow_symlinks=False)
+                    found.append((max(stat.st_mtime, stat.st_atime), stat.st_size,
+                                  Path(entry.path)))
+    return found
+
+
+def disk_usage(disk_dir: Path | None) -> tuple[int, int]:
+    """(bytes, entries) of the results stored in ``disk_dir``."""
+    if disk_dir is None:
+        return 0, 0
+    entries = _entries(Path(disk_dir))
+    return sum(size for _, size, _ in entries), len(entries)
+
+
+def prune_disk(disk_dir: Path, limit_bytes: int) -> tuple[int, int]:
+    """Delete the least recently used results until they total at most ``limit_bytes``."""
+    entries = sorted(_entries(Path(disk_dir)))
+    total = sum(size for _, size, _ in entries)
+    removed = freed = 0
+    for _, size, path in entries:
+        if total <= limit_bytes:
+            break
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total -= size
+            freed += size
+            removed += 1
+    return removed, freed
+
+
+def clear_disk(disk_dir: Path) -> tuple[int, int]:
+    """Delete every stored result and node signature; returns (entries, bytes) removed."""
+    removed, freed = prune_disk(disk_dir, 0)
+    signatures = Path(disk_dir) / "signatures"
+    if signatures.is_dir():
+        for path in signatures.glob("*.json"):
+            path.unlink(missing_ok=True)
+    return removed, freed

@@ -1,0 +1,93 @@
+"""Signed cache pickles: an entry is ``MAGIC + HMAC-SHA256(key, pickle) + pickle``.
+
+The key is per user, kept 0600 outside the cache folder (``$MODRAG_CACHE_KEY_FILE`` or
+``cache.key`` in ``trust.config_dir()``), so a pickle someone else planted in the cache
+folder fails the check and is refused before it is unpickled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import pickle
+import secrets
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+MAGIC = b"MRSC1\n"
+MAC_SIZE = 32
+KEY_ENV = "MODRAG_CACHE_KEY_FILE"
+_key: dict[str, bytes] = {}
+_lock = threading.Lock()
+
+
+class BadSignature(ValueError):
+    """The entry is not signed with this user's key (planted, or from another user)."""
+
+
+def key_path() -> Path:
+    from modrag_studio.engine.trust.reach import config_dir
+
+    env = os.environ.get(KEY_ENV)
+    return Path(env) if env else config_dir() / "cache.key"
+
+
+def signing_key() -> bytes:
+    """This user's key, created (0600) on first use."""
+    path = key_path()
+    with _lock:
+        if str(path) in _key:
+            return _key[str(path)]
+        try:
+            key = path.read_bytes()
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            key = secrets.token_bytes(32)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # another process made it first
+                key = path.read_bytes()
+            else:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(key)
+        if len(key) < 16:
+            raise BadSignature(f"cache key {path} is too short; delete it to make a new one")
+        _key[str(path)] = key
+        return key
+
+
+class _SigningWriter:
+    """A file-like object for ``pickle.dump`` that also feeds an HMAC."""
+
+    def __init__(self, fh: IO[bytes], mac: hmac.HMAC) -> None:
+        self.fh, self.mac = fh, mac
+
+    def write(self, data: bytes) -> int:
+        self.mac.update(data)
+        return self.fh.write(data)
+
+
+def dump_signed(value: Any, fh: IO[bytes]) -> None:
+    """Pickle ``value`` into ``fh`` (opened for writing at position 0), signed."""
+    mac = hmac.new(signing_key(), digestmod=hashlib.sha256)
+    fh.write(MAGIC + b"\0" * MAC_SIZE)
+    pickle.dump(value, _SigningWriter(fh, mac), protocol=5)
+    fh.seek(len(MAGIC))
+    fh.write(mac.digest())
+
+
+def load_signed(path: Path, block: int = 1 << 20) -> Any:
+    """Unpickle ``path`` after checking its signature; BadSignature when it does not match."""
+    with path.open("rb") as fh:
+        head = fh.read(len(MAGIC) + MAC_SIZE)
+        if len(head) < len(MAGIC) + MAC_SIZE or not head.startswith(MAGIC):
+            raise BadSignature("not a signed cache entry")
+        mac = hmac.new(signing_key(), digestmod=hashlib.sha256)
+        while data := fh.read(block):
+            mac.update(data)
+        if not hmac.compare_digest(mac.digest(), head[len(MAGIC):]):
+            raise BadSignature("signature does not match this user's cache key")
+        fh.seek(len(MAGIC) + MAC_SIZE)
+        return pickle.load(fh)

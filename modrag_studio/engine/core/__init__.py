@@ -1,0 +1,1 @@
+"""The graph model: documents, typed ports, the node API, the registry, validation."""

@@ -1,0 +1,185 @@
+"""The node type declaration every node in the library derives from, and its run context."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CancelToken:
+    """Thread-safe cancel flag checked between nodes and inside long node loops."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def raise_if_cancelled(self) -> None:
+        if self._event.is_set():
+            raise RunCancelled("run cancelled")
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; return True (early) when cancelled."""
+        return self._event.wait(seconds)
+
+
+class NodeContext:
+    """What a node may use while it runs: progress, streaming, notes for the trace, cancel."""
+
+    def __init__(
+        self,
+        *,
+        node_id: str,
+        type_id: str,
+        iteration: int,
+        cancel: CancelToken,
+        on_progress: Callable[[float | None, str], None],
+        on_stream: Callable[[str], None],
+        logger: logging.Logger,
+        work_dir: Path,
+        run_inputs: Mapping[str, Any],
+    ) -> None:
+        self.node_id = node_id
+        self.type_id = type_id
+        self.iteration = iteration
+        self.cancel = cancel
+        self.log = logger
+        self.work_dir = work_dir
+        self.run_inputs = run_inputs
+        self.details: dict[str, Any] = {}
+        self.warnings: list[str] = []
+        self._on_progress = on_progress
+        self._on_stream = on_stream
+
+    def progress(self, done: float, total: float | None = None, message: str = "") -> None:
+        """Report progress (``done`` of ``total``, or a fraction when ``total`` is None)."""
+        fraction = done / total if total else done
+        self._on_progress(max(0.0, min(1.0, fraction)), message)
+
+    def stream(self, text: str) -> None:
+        """Emit a piece of streamed output (LLM tokens)."""
+        self._on_stream(text)
+
+    def note(self, **details: Any) -> None:
+        """Record facts about this visit (route taken, strategy chosen) in the trace."""
+        self.details.update(details)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.log.warning("%s: %s", self.node_id, message)
+
+    def check_cancelled(self) -> None:
+        self.cancel.raise_if_cancelled()
+
+
+class NodeType:
+    """Base class of node types. Subclasses declare ports, params and implement ``run``.
+
+    ``run`` receives the validated params and one keyword argument per connected input port
+    (absent optional inputs are passed as ``None``; ``multiple`` ports get a list), and returns
+    a dict of output values by port name. An output port missing from the dict is inactive:
+    nodes that read only from it are skipped, which is how routers select branches.
+    """
+
+    type_id: ClassVar[str]
+    version: ClassVar[int] = 1
+    category: ClassVar[str] = "General"
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    Params: ClassVar[type[BaseModel]] = NoParams
+    inputs: ClassVar[tuple[InputPort, ...]] = ()
+    outputs: ClassVar[tuple[OutputPort, ...]] = ()
+    aliases: ClassVar[tuple[str, ...]] = ()
+    cacheable: ClassVar[bool] = True
+    disk_cache: ClassVar[bool] = True
+    #: False for nodes that never change their inputs (e.g. pass-throughs): they get the
+    #: upstream values themselves instead of private copies.
+    isolate_inputs: ClassVar[bool] = True
+    routes: ClassVar[bool] = False
+    #: True for a pass-through whose one output carries its one input's value and type
+    #: (a reroute point): validation and edge coercions use the type wired into it.
+    passes_through: ClassVar[bool] = False
+    #: "input" / "output" for the nodes that declare a graph's named inputs and outputs
+    #: (read through ``engine.graph_io``, never by type id).
+    graph_role: ClassVar[Literal["input", "output"] | None] = None
+    #: How output chunks relate to input chunks (an ``engine.lineage.EvidenceRole``).
+    evidence_role: ClassVar[Any] = None
+
+    def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def fingerprint(
+        self, params: Any, inputs: Mapping[str, Any], run_inputs: Mapping[str, Any]
+    ) -> str | None:
+        """Extra cache-key material, e.g. the content hash of files the node reads."""
+        return None
+
+    def health(self, params: Any) -> str | None:
+        """Check that what the node depends on answers (a model, a server, a folder).
+
+        Return a short description when healthy, raise with a clear message when not, or
+        return None when the node has nothing to check. Used by ``GET /health``.
+        """
+        return None
+
+    def is_cacheable(self, params: Any) -> bool:
+        """Whether this visit may be served from cache (override for e.g. sampled LLM calls)."""
+        return self.cacheable
+
+    @classmethod
+    def input_port(cls, name: str) -> InputPort | None:
+        return next((p for p in cls.inputs if p.name == name), None)
+
+    @classmethod
+    def output_port(cls, name: str) -> OutputPort | None:
+        return next((p for p in cls.outputs if p.name == name), None)
+
+    @classmethod
+    def display_title(cls) -> str:
+        return cls.title or cls.type_id
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """A JSON-able description of the type (for ``modrag nodes`` and the palette)."""
+        from modrag_studio.engine.core.ports import type_name
+
+        return {
+            "type": cls.type_id,
+            "version": cls.version,
+            "title": cls.display_title(),
+            "category": cls.category,
+            "description": cls.description,
+            "inputs": [
+                {
+                    "name": p.name,
+                    "type": type_name(p.type),
+                    "required": p.required,
+                    "multiple": p.multiple,
+                    "description": p.description,
+                }
+                for p in cls.inputs
+            ],
+            "outputs": [
+                {"name": p.name, "type": type_name(p.type), "description": p.description}
+                for p in cls.outputs
+            ],
+            "params": cls.Params.model_json_schema(),
+            "aliases": list(cls.aliases),
+        }

@@ -1,0 +1,132 @@
+"""Where ModRAG Studio keeps its caches and default data (overridable by environment)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+#: Param names that say the value is a file or folder (``path``, ``template_file``, ``*_dir``).
+PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
+                        r"_(file|path|dir|folder)$")
+
+_run_work_dir: ContextVar[Path | None] = ContextVar("modrag_run_work_dir", default=None)
+
+
+def cache_home() -> Path:
+    """Node result cache: ``$MODRAG_CACHE_DIR`` or ``~/.cache/modrag-studio``."""
+    env = os.environ.get("MODRAG_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "modrag-studio"
+
+
+def model_dir() -> Path:
+    """Where models converted or assembled on first use are kept: ``$MODRAG_MODEL_DIR`` or
+    ``<cache dir>/models``."""
+    env = os.environ.get("MODRAG_MODEL_DIR")
+    return Path(env) if env else cache_home() / "models"
+
+
+def data_home() -> Path:
+    """Folder for indexes and other node data: ``$MODRAG_DATA_DIR`` or ``~/.local/share``."""
+    env = os.environ.get("MODRAG_DATA_DIR")
+    return Path(env) if env else Path.home() / ".local" / "share" / "modrag-studio"
+
+
+def work_home() -> Path:
+    """The work folder of the run in progress on this thread (``data_home()`` outside runs).
+
+    It is the folder nodes get as ``ctx.work_dir``; ``NodeType.fingerprint`` has no context
+    and uses this to look at the same on-disk state.
+    """
+    return _run_work_dir.get() or data_home()
+
+
+@contextmanager
+def using_work_dir(path: Path) -> Iterator[None]:
+    """Make ``work_home()`` return ``path`` on this thread for the duration of a run."""
+    token = _run_work_dir.set(path)
+    try:
+        yield
+    finally:
+        _run_work_dir.reset(token)
+
+
+# Relative paths in a graph (a corpus folder, a template file, a store folder) are relative
+# to the graph file's folder, so a graph runs the same from any working directory.
+_graph_folder: ContextVar[Path | None] = ContextVar("modrag_graph_folder", default=None)
+
+
+def graph_folder() -> Path:
+    """The folder relative paths of the run in progress resolve against (the working
+    directory outside runs and for graphs that were never saved)."""
+    return _graph_folder.get() or Path.cwd()
+
+
+def resolve_path(value: str | os.PathLike[str]) -> Path:
+    """``value`` with ``~`` expanded; a relative path is joined to ``graph_folder()``."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else graph_folder() / path
+
+
+@contextmanager
+def using_graph_folder(path: Path | None) -> Iterator[None]:
+    """Make ``graph_folder()`` return ``path`` (absolute) on this thread during a run."""
+    token = _graph_folder.set(Path(path).resolve() if path is not None else None)
+    try:
+        yield
+    finally:
+        _graph_folder.reset(token)
+
+
+def absolute_if_exists(value: str) -> str:
+    """A command-line value that names an existing path relative to the working directory,
+    made absolute (so it keeps meaning what the shell meant once the run resolves relative
+    paths against the graph's folder); any other value unchanged."""
+    if not value or "\n" in value or len(value) > 4096:
+        return value
+    path = Path(value).expanduser()
+    try:
+        exists = not path.is_absolute() and path.exists()
+    except OSError:
+        return value
+    return str(path.resolve()) if exists else value
+
+
+def existing_path_key(value: Any, base: Path | None = None, *,
+                      must_exist: bool = True) -> str | None:
+    """The one spelling of a file or folder named by ``value`` (``./corpus``, ``corpus``,
+    ``corpus/`` and the absolute path all give the resolved absolute path); relative paths
+    resolve against ``base`` (default ``graph_folder()``). None when ``value`` is not text
+    naming a path, or (``must_exist``) names nothing that exists."""
+    if not isinstance(value, str) or not value.strip() or "\n" in value or len(value) > 4096:
+        return None
+    path = Path(value).expanduser()
+    try:
+        path = path if path.is_absolute() else (base or graph_folder()) / path
+        return str(path.resolve()) if not must_exist or path.exists() else None
+    except (OSError, RuntimeError, ValueError):  # unreadable, too long, a symlink loop
+        return None
+
+
+def with_path_keys(values: Mapping[str, Any], names: Any, base: Path | None = None, *,
+                   must_exist: bool = True) -> dict[str, Any]:
+    """``values`` with each entry in ``names`` that names a path (an existing one when
+    ``must_exist``) written as its resolved absolute path; other entries unchanged."""
+    out = dict(values)
+    for name, value in values.items():
+        if name in names and (key := existing_path_key(value, base,
+                                                       must_exist=must_exist)) is not None:
+            out[name] = key
+    return out
+
+
+def with_path_param_keys(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Node params named like paths (``PATH_PARAM``) written one way, for cache keys: a node
+    reads the same files however the path is spelled. A path that does not exist yet (a
+    store folder the node creates) is keyed the same before and after it is created."""
+    return with_path_keys(params, {name for name in params if PATH_PARAM.search(name)},
+                          must_exist=False)

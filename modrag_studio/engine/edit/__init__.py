@@ -1,0 +1,1 @@
+"""The editable graph model behind the canvas (undoable commands) and variants."""

@@ -1,0 +1,1 @@
+"""Expected evidence and where a finished run lost it: lineage, attribution, counterfactuals."""

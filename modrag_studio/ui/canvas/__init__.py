@@ -1,0 +1,1 @@
+"""The canvas: NodeGraphQt as a view of the editor model, its items, wires, navigation."""

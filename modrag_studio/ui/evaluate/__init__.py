@@ -1,0 +1,1 @@
+"""Evaluation in the studio: sets, metrics on nodes, grids, variants and their comparison."""

@@ -1,0 +1,389 @@
+"""Variants in the studio: create one, switch between them, see what changed, compare runs.
+
+A Variants menu and a switcher in the run toolbar. The active variant's changed params are
+shown in a purple badge under each changed node. "Compare with Base" runs the base graph and
+the variant on the run bar's inputs (one cache, off the GUI thread), then puts a diff badge
+on every node; clicking a badge opens the side-by-side inspector. "Compare on Evaluation
+Set…" runs both on every question of a ``.jsonl`` set (worker thread, progress, Cancel) and
+shows the answer-metric table with paired statistics and the flipped questions.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+)
+
+from modrag_studio.commands.common import parse_value
+from modrag_studio.engine.core.document import GraphDocument, VariantSpec
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.edit.variants import (
+    apply_variant,
+    base_of,
+    diff_graphs,
+    parse_variant_args,
+    variant_names,
+    with_variant,
+)
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.run_diff import diff_runs
+from modrag_studio.ui.evaluate.compare_view import (
+    AnswerComparisonDialog,
+    DiffBadge,
+    SideBySideDialog,
+)
+from modrag_studio.ui.evaluate.grid_table import GridDialog
+
+BASE = "(base)"
+
+
+class VariantsController(QObject):
+    """Owns the Variants menu, the switcher, the badges and the comparison thread."""
+
+    compared = Signal(object)  # {"labels", "nodes"} or {"error"}; emitted from the worker
+    evalset_progress = Signal(str, int, int)  # label, question runs done, total
+    evalset_compared = Signal(object)  # the answer comparison, or {"error"} / {"cancelled"}
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window, self.editor, self.canvas = window, window.editor, window.canvas
+        self.active: str | None = None
+        self.change_badges: dict[str, DiffBadge] = {}
+        self.diff_badges: dict[str, DiffBadge] = {}
+        self.comparison: dict[str, Any] | None = None
+        self.dialog: SideBySideDialog | None = None
+        self.answers_dialog: AnswerComparisonDialog | None = None
+        self.grid_dialog: GridDialog | None = None
+        self.cancel_token: CancelToken | None = None
+        self.thread: threading.Thread | None = None
+        self._executor: Executor | None = None
+        menu = window.menuBar().addMenu("V&ariants")
+        self.menu = menu
+        menu.addAction("&New Variant…", self.new_variant_dialog)
+        menu.addAction("&Delete Variant", self.delete_active)
+        menu.addSeparator()
+        menu.addAction("&Compare with Base", self.compare_with_base)
+        menu.addAction("Compare on &Evaluation Set…", self.compare_on_evalset_dialog)
+        menu.addAction("C&lear Comparison", self.clear_comparison)
+        menu.addSeparator()
+        menu.addAction("Open &Grid Results…", self.open_grid_dialog)
+        self.switcher = QComboBox()
+        self.switcher.setObjectName("variant_switcher")
+        self.switcher.setToolTip("Variant shown on the canvas (changed params in purple)")
+        window.run_toolbar.addSeparator()
+        window.run_toolbar.addWidget(QLabel(" Variant: "))
+        window.run_toolbar.addWidget(self.switcher)
+        self.switcher.currentTextChanged.connect(self._switched)
+        self.compared.connect(self._show_comparison)
+        self.evalset_progress.connect(self._evalset_progress)
+        self.evalset_compared.connect(self._show_answer_comparison)
+        self.editor.subscribe(lambda _change: self.refresh())
+        self.refresh()
+
+    # --- variants --------------------------------------------------------------------------
+    def document(self) -> GraphDocument:
+        return self.editor.document()
+
+    def refresh(self) -> None:
+        """Re-list the variants and redraw the active one's changes."""
+        names = variant_names(self.document())
+        if self.active not in names:
+            self.active = None
+        self.switcher.blockSignals(True)
+        self.switcher.clear()
+        self.switcher.addItems([BASE, *names])
+        self.switcher.setCurrentText(self.active or BASE)
+        self.switcher.blockSignals(False)
+        self._draw_changes()
+
+    def _switched(self, text: str) -> None:
+        self.set_active(None if text in ("", BASE) else text)
+
+    def set_active(self, name: str | None) -> None:
+        self.active = name
+        self.clear_comparison()
+        self.switcher.blockSignals(True)
+        self.switcher.setCurrentText(name or BASE)
+        self.switcher.blockSignals(False)
+        self._draw_changes()
+
+    def applied(self) -> GraphDocument:
+        """The graph the active variant runs (the base when none is active)."""
+        doc = self.document()
+        return apply_variant(doc, self.active, self.editor.registry) if self.active else \
+            base_of(doc)
+
+    def new_variant(self, name: str, changes: list[str]) -> VariantSpec:
+        """Store a variant of the current graph (``node.param=value`` etc.) and show it."""
+        specs = parse_variant_args([f"{name}:{c}" for c in changes if c.strip()] or [name],
+                                   parse_value)
+        spec = specs[name]
+        doc = self.document()
+        apply_variant(doc, spec, self.editor.registry)  # raises naming the bad change
+        self.editor._apply(f"New variant {name}", with_variant(doc, spec))
+        self.set_active(name)
+        return spec
+
+    def delete_active(self) -> None:
+        if self.active is None:
+            return
+        doc = self.document()
+        kept = [v for v in doc.variants or [] if v.name != self.active]
+        self.editor._apply(f"Delete variant {self.active}",
+                           doc.model_copy(update={"variants": kept or None}))
+        self.set_active(None)
+
+    def new_variant_dialog(self) -> None:
+        name, ok = QInputDialog.getText(self.window, "New Variant", "Variant name:")
+        if not ok or not name.strip():
+            return
+        selected = self.canvas.selected_node_ids()
+        doc = self.document()
+        template = "\n".join(f"{n}.{k}={v}" for n in selected[:1]
+                             for k, v in doc.node(n).params.items())
+        text, ok = QInputDialog.getMultiLineText(
+            self.window, "New Variant", "Changes, one per line: node.param=value, "
+            "node=other.type, node.port<-node.port", template)
+        if not ok:
+            return
+        try:
+            self.new_variant(name.strip(), text.splitlines())
+        except (ModragError, ValueError) as exc:
+            QMessageBox.warning(self.window, "New Variant", str(exc))
+
+    def open_grid(self, path: str | Path) -> GridDialog:
+        """Show a ``grid.json``; a double-clicked row becomes a variant of this graph."""
+        grid = json.loads(Path(path).read_text(encoding="utf-8"))
+        self.grid_dialog = GridDialog(grid, self._open_cell, self.window)
+        self.grid_dialog.show()
+        return self.grid_dialog
+
+    def open_grid_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open grid results", "",
+                                              "Grid results (grid.json);;JSON (*.json)")
+        if path:
+            try:
+                self.open_grid(path)
+            except (OSError, ValueError, KeyError) as exc:
+                QMessageBox.warning(self.window, "Open grid results", f"{path}: {exc}")
+
+    def _open_cell(self, name: str, changes: list[str]) -> None:
+        try:
+            self.new_variant(name, changes)
+        except (ModragError, ValueError) as exc:
+            QMessageBox.warning(self.window, "Open as variant", str(exc))
+
+    def _clear(self, badges: dict[str, DiffBadge]) -> None:
+        for badge in badges.values():
+            if badge.scene() is not None:
+                badge.scene().removeItem(badge)
+        badges.clear()
+
+    def _draw_changes(self) -> None:
+        self._clear(self.change_badges)
+        if self.active is None:
+            return
+        try:
+            diff = diff_graphs(base_of(self.document()), self.applied())
+        except ModragError as exc:
+            self.window.statusBar().showMessage(f"variant '{self.active}': {exc}", 8000)
+            return
+        for node_id in diff.changed:
+            item = self.canvas.node_item(node_id)
+            if item is not None:
+                self.change_badges[node_id] = DiffBadge(
+                    item, ", ".join(diff.changes_of(node_id)), "variant", above=False)
+
+    # --- comparison ------------------------------------------------------------------------
+    def executor(self) -> Executor:
+        features = getattr(self.window, "run_features", None)
+        if features is not None:
+            return features.controller.executor
+        if self._executor is None:
+            from modrag_studio.engine.cache.node_cache import NodeCache
+            from modrag_studio.engine.core.paths import cache_home
+            self._executor = Executor(self.editor.registry, NodeCache(cache_home()))
+        return self._executor
+
+    def run_inputs(self) -> dict[str, str]:
+        features = getattr(self.window, "run_features", None)
+        return features.run_bar.values() if features is not None else {}
+
+    def compare_with_base(self, inputs: dict[str, str] | None = None) -> bool:
+        """Run base and active variant on ``inputs`` (the run bar's by default) off-thread."""
+        pair = self._variant_pair()
+        if pair is None:
+            return False
+        doc_a, doc_b = pair
+        inputs = dict(self.run_inputs() if inputs is None else inputs)
+        labels = ("base", self.active)
+        token = self.cancel_token = CancelToken()
+        executor = self.executor()
+
+        def work() -> None:
+            try:
+                result_a = executor.run(doc_a, inputs, cancel=token)
+                result_b = executor.run(doc_b, inputs, cancel=token)
+                self.compared.emit({"labels": labels, "ran_b": result_b.trace.ran(),
+                                    "nodes": diff_runs(doc_a, result_a, doc_b, result_b)})
+            except Exception as exc:  # shown in the status bar, never lost in the thread
+                self.compared.emit({"error": f"{type(exc).__name__}: {exc}"})
+
+        self.window.statusBar().showMessage(f"Comparing base and {self.active}…")
+        self.thread = threading.Thread(target=work, name="variant-compare", daemon=True)
+        self.thread.start()
+        return True
+
+    def _variant_pair(self) -> tuple[GraphDocument, GraphDocument] | None:
+        """(base, active variant), or None with the reason in the status bar."""
+        if self.active is None:
+            self.window.statusBar().showMessage("Choose or create a variant first.", 5000)
+            return None
+        if self.thread is not None and self.thread.is_alive():
+            self.window.statusBar().showMessage("A comparison is still running.", 5000)
+            return None
+        try:
+            return base_of(self.document()), self.applied()
+        except ModragError as exc:
+            self.window.statusBar().showMessage(str(exc), 8000)
+            return None
+
+    def compare_on_evalset_dialog(self) -> None:
+        if self.active is None:
+            self.window.statusBar().showMessage("Choose or create a variant first.", 5000)
+            return
+        path, _ = QFileDialog.getOpenFileName(self.window, "Compare on an evaluation set", "",
+                                              "Evaluation sets (*.jsonl)")
+        if path:
+            self.compare_on_evalset(path)
+
+    def compare_on_evalset(self, path: str | Path,
+                           inputs: dict[str, str] | None = None) -> bool:
+        """Run base and the active variant on every question of the set ``path`` off-thread
+        (one cache: the variant re-runs only what it changed) and show their answers."""
+        from modrag_studio.evaluation.compare_answers import (
+            compare_answer_reports,
+            report_identity,
+            run_variants_on_evalset,
+        )
+        from modrag_studio.evaluation.evalset import EvalSetError, load_evalset
+
+        pair = self._variant_pair()
+        if pair is None:
+            return False
+        try:
+            evalset = load_evalset(path)
+        except EvalSetError as exc:
+            QMessageBox.warning(self.window, "Compare on an evaluation set", str(exc))
+            return False
+        labels = ("base", self.active)
+        sides = list(zip(labels, pair, strict=True))
+        inputs = dict(self.run_inputs() if inputs is None else inputs)
+        token = self.cancel_token = CancelToken()
+        executor, total = self.executor(), 2 * len(evalset)
+        if self.answers_dialog is not None:
+            self.answers_dialog.close()
+        self.answers_dialog = AnswerComparisonDialog(labels, Path(path).name, token.cancel,
+                                                     self.window)
+        self.answers_dialog.set_progress(labels[0], 0, total)
+        self.answers_dialog.show()
+
+        def progress(label: str, done: int, _n: int, _row: Any) -> None:
+            self.evalset_progress.emit(label, done + (len(evalset) if label != labels[0]
+                                                      else 0), total)
+
+        def work() -> None:
+            try:
+                reports = [r.to_dict() for r in run_variants_on_evalset(
+                    sides, evalset, executor=executor, extra_inputs=inputs, cancel=token,
+                    on_progress=progress)]
+                if token.cancelled:
+                    self.evalset_compared.emit({"cancelled": True})
+                    return
+                self.evalset_compared.emit(compare_answer_reports(
+                    reports[0], reports[1], identity_a=report_identity(labels[0], reports[0]),
+                    identity_b=report_identity(labels[1], reports[1])))
+            except Exception as exc:  # shown in the dialog, never lost in the thread
+                self.evalset_compared.emit({"error": f"{type(exc).__name__}: {exc}"})
+
+        self.thread = threading.Thread(target=work, name="variant-evalset", daemon=True)
+        self.thread.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel_token.cancel()
+
+    def _evalset_progress(self, label: str, done: int, total: int) -> None:
+        if self.answers_dialog is not None:
+            self.answers_dialog.set_progress(label, done, total)
+
+    def _show_answer_comparison(self, payload: dict[str, Any]) -> None:
+        dialog = self.answers_dialog
+        if dialog is None:
+            return
+        if "cancelled" in payload:
+            dialog.finish("Cancelled: no comparison (both variants must answer every question).")
+        elif "error" in payload:
+            dialog.finish(f"The comparison failed: {payload['error']}")
+        else:
+            dialog.show_result(payload)
+            flips = len(payload["flipped"])
+            self.window.statusBar().showMessage(
+                f"{payload['variants']['a']['name']} vs {payload['variants']['b']['name']}: "
+                f"{flips} questions flipped.", 15000)
+
+    def _show_comparison(self, payload: dict[str, Any]) -> None:
+        self._clear(self.diff_badges)
+        if "error" in payload:
+            self.window.statusBar().showMessage(f"comparison failed: {payload['error']}", 10000)
+            return
+        self.comparison = payload
+        changed = 0
+        for node_id, entry in payload["nodes"].items():
+            item = self.canvas.node_item(node_id)
+            if item is None:
+                continue
+            kind = ("same" if entry["status"] == "same" else "changed"
+                    if entry["status"] == "changed" else "missing")
+            changed += kind == "changed"
+            self.diff_badges[node_id] = DiffBadge(
+                item, entry["badge"], kind,
+                on_click=lambda n=node_id: self.open_node(n))
+        self.window.statusBar().showMessage(
+            f"{payload['labels'][0]} vs {payload['labels'][1]}: {changed} nodes differ; "
+            f"{len(payload['ran_b'])} ran again for the variant. Click a badge to inspect.",
+            15000)
+
+    def clear_comparison(self) -> None:
+        self._clear(self.diff_badges)
+        self.comparison = None
+
+    def open_node(self, node_id: str) -> SideBySideDialog | None:
+        if self.comparison is None or node_id not in self.comparison["nodes"]:
+            return None
+        if self.dialog is not None:
+            self.dialog.close()
+        self.dialog = SideBySideDialog(node_id, self.comparison["nodes"][node_id],
+                                       self.comparison["labels"], self.window)
+        self.dialog.show()
+        return self.dialog
+
+
+def install_variants(window: QMainWindow) -> VariantsController:
+    """Add the Variants menu and switcher to ``window``."""
+    controller = VariantsController(window)
+    window.variants = controller
+    return controller

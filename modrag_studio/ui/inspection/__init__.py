@@ -1,0 +1,1 @@
+"""Looking at what ran: the inspector, overlays, chunk map, citations, evidence debugger."""

@@ -1,0 +1,465 @@
+"""The evidence debugger in the studio: "why is this answer wrong?".
+
+A dock where the user declares the expected evidence (``doc:ID; text:500 operating hours``);
+after each run (or on the last run, without running again) every declared node gets a badge
+saying where the evidence is, the first node that lost it is outlined, and the status bar says
+it in one sentence. Selecting a chunk highlights every node where it appears with its rank
+(lineage); "Force into prompt" re-runs from the prompt builder with the expected chunks pinned
+and shows both answers side by side. All the logic is in ``engine.attribution``,
+``engine.lineage`` and ``engine.counterfactual``; this module draws.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QPen
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QGraphicsItem,
+    QGraphicsRectItem,
+    QGraphicsSimpleTextItem,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from modrag_studio.engine.core.datatypes import Answer, Chunk, ScoredChunk
+from modrag_studio.engine.evidence.attribution import Attribution, attribute
+from modrag_studio.engine.evidence.counterfactual import Counterfactual, force_into_prompt
+from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEvidence
+from modrag_studio.engine.evidence.lineage import Appearance, chunk_lineage
+from modrag_studio.engine.evidence.narration import narrate, narrate_node
+from modrag_studio.ui.inspection.citation_nav import CitationNavigator, install_citation_navigation
+
+STATUS_COLORS = {"reached": QColor(60, 170, 90), "lost": QColor(220, 70, 60),
+                 "never_reached": QColor(120, 120, 130), "lineage": QColor(70, 140, 240)}
+LOSS_OUTLINE = QColor(255, 150, 30)
+
+
+def parse_specs(text: str) -> ExpectedEvidence:
+    """``doc:a; text:500 operating hours`` (``;`` or new lines between specs)."""
+    specs = [s.strip() for s in text.replace("\n", ";").split(";") if s.strip()]
+    return ExpectedEvidence.parse(specs)
+
+
+class NodeBadge(QGraphicsRectItem):
+    """A rounded label above a node's top-left corner (evidence position or lineage rank)."""
+
+    def __init__(self, parent: QGraphicsItem, text: str, color: QColor) -> None:
+        super().__init__(parent)
+        self.setZValue(12)
+        self.label = QGraphicsSimpleTextItem(text, self)
+        self.label.setBrush(QBrush(QColor("white")))
+        rect = self.label.boundingRect().adjusted(-5, -2, 5, 2)
+        self.setRect(rect)
+        self.setBrush(QBrush(color))
+        self.setPen(QPen(color.darker(130), 1))
+        top = parent.boundingRect().topLeft()
+        self.setPos(top.x() + 6, top.y() - rect.height() - 22)
+        self.setToolTip(text)
+
+    @property
+    def text(self) -> str:
+        return self.label.text()
+
+
+class EvidenceDock(QDockWidget):
+    """Expected-evidence field, verdict, per-node table, lineage and the forced answers."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Expected evidence", parent)
+        self.setObjectName("evidenceDock")
+        body = QWidget(self)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(6, 4, 6, 4)
+        row = QHBoxLayout()
+        self.specs = QLineEdit(body)
+        self.specs.setObjectName("expectedEvidence")
+        self.specs.setPlaceholderText("doc:ID; chunk:ID; text:phrase; re:pattern")
+        self.specs.setToolTip("What the right answer must rest on; checked after every run")
+        self.check_button = QPushButton("Check last run", body)
+        self.force_button = QPushButton("Force into prompt", body)
+        self.force_button.setToolTip("Re-run from the prompt builder with the expected chunks "
+                                     "inserted (upstream from the cache)")
+        row.addWidget(self.specs, 1)
+        row.addWidget(self.check_button)
+        row.addWidget(self.force_button)
+        layout.addLayout(row)
+        self.verdict = QLabel("Declare the expected evidence, then run or check the last run.")
+        self.verdict.setObjectName("evidenceVerdict")
+        self.verdict.setWordWrap(True)
+        layout.addWidget(self.verdict)
+        split = QSplitter(Qt.Orientation.Horizontal, body)
+        self.table = QTableWidget(0, 3, split)
+        self.table.setObjectName("evidenceTable")
+        self.table.setHorizontalHeaderLabels(["Node", "Status", "Where"])
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        answers = QWidget(split)
+        answers_layout = QHBoxLayout(answers)
+        answers_layout.setContentsMargins(0, 0, 0, 0)
+        self.first_answer = QTextBrowser(answers)
+        self.first_answer.setObjectName("firstAnswer")
+        self.forced_answer = QTextBrowser(answers)
+        self.forced_answer.setObjectName("forcedAnswer")
+        for view in (self.first_answer, self.forced_answer):
+            answers_layout.addWidget(view)
+        split.setSizes([520, 480])
+        layout.addWidget(split, 1)
+        self.setWidget(body)
+
+
+class _Bridge(QObject):
+    forced = Signal(object)
+    failed = Signal(str)
+
+
+class EvidenceDebugger(QObject):
+    """Follows the expected evidence through the window's last run and draws the result."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.features = window.run_features
+        self.canvas = window.canvas
+        self.dock = EvidenceDock(window)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+        self.attribution: Attribution | None = None
+        self.counterfactual: Counterfactual | None = None
+        self.badges: dict[str, NodeBadge] = {}
+        self.outline: QGraphicsRectItem | None = None
+        self.lineage: list[Appearance] = []
+        self.citations: CitationNavigator | None = None
+        self.busy = False
+        self._thread: threading.Thread | None = None
+        self._bridge = _Bridge(self)
+        queued = Qt.ConnectionType.QueuedConnection
+        self._bridge.forced.connect(self._forced, queued)
+        self._bridge.failed.connect(self._force_failed, queued)
+        self.dock.check_button.clicked.connect(lambda: self.check())
+        self.dock.force_button.clicked.connect(lambda: self.force())
+        self.dock.specs.returnPressed.connect(lambda: self.check())
+        self.dock.table.cellDoubleClicked.connect(
+            lambda row, _col: self.window.select_node(self.dock.table.item(row, 0).text()))
+        self.features.controller.run_finished.connect(self._run_finished)
+        self.features.controller.run_started.connect(lambda *_: self.clear())
+        inspector = self.features.inspector
+        if hasattr(inspector, "table_shown"):
+            inspector.table_shown.connect(self._add_row_actions)
+
+    # expected evidence ---------------------------------------------------------------------
+    def expected(self) -> ExpectedEvidence:
+        return parse_specs(self.dock.specs.text())
+
+    def set_expected(self, specs: list[str] | str) -> None:
+        self.dock.specs.setText(specs if isinstance(specs, str) else "; ".join(specs))
+
+    def mark_expected(self, chunk: Chunk) -> None:
+        """Add a chunk (a row of the inspector) to the expected evidence and re-check."""
+        specs = [s.strip() for s in self.dock.specs.text().split(";") if s.strip()]
+        spec = f"chunk:{chunk.chunk_id}"
+        if spec not in specs:
+            self.set_expected([*specs, spec])
+        self.check()
+
+    # attribution ---------------------------------------------------------------------------
+    def check(self) -> Attribution | None:
+        """Follow the expected evidence through the last run (no re-run) and draw it."""
+        result = self.features.controller.last_result
+        try:
+            expected = self.expected()
+        except EvidenceSpecError as exc:
+            self._say(str(exc))
+            return None
+        if not expected:
+            self.clear()
+            self._say("Declare the expected evidence first (e.g. text:500 operating hours).")
+            return None
+        if result is None:
+            self._say("Run the graph first; the evidence is checked on the last run.")
+            return None
+        self.attribution = attribute(result, self.features.document(), expected,
+                                     registry=self.features.controller.registry)
+        self._draw(self.attribution)
+        return self.attribution
+
+    def _run_finished(self, result: Any) -> None:
+        if self.dock.specs.text().strip():
+            self.check()
+
+    def _draw(self, found: Attribution) -> None:
+        self._clear_items()
+        table = self.dock.table
+        table.setRowCount(len(found.nodes))
+        for row, node in enumerate(found.nodes):
+            color = STATUS_COLORS[node.status]
+            first = node.node_id == found.first_loss
+            cells = [node.node_id, "first loss" if first else node.status.replace("_", " "),
+                     node.text]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col == 1:
+                    item.setForeground(QBrush(LOSS_OUTLINE if first else color))
+                table.setItem(row, col, item)
+            shown = node.text if node.status == "lost" else node.short
+            self._badge(node.node_id, _clip(f"{node.kind}: {shown}"), color)
+        table.resizeColumnsToContents()
+        if found.first_loss:
+            self._outline(found.first_loss)
+        lines = [found.verdict, *found.resolutions]
+        self.dock.verdict.setText("\n".join(lines))
+        self._say(found.verdict)
+
+    def _badge(self, node_id: str, text: str, color: QColor) -> None:
+        item = self.canvas.node_item(node_id) if self.canvas is not None else None
+        if item is None:
+            return
+        old = self.badges.pop(node_id, None)
+        if old is not None and old.scene() is not None:
+            old.scene().removeItem(old)
+        self.badges[node_id] = NodeBadge(item, text, color)
+
+    def _outline(self, node_id: str) -> None:
+        item = self.canvas.node_item(node_id) if self.canvas is not None else None
+        if item is None:
+            return
+        self.outline = QGraphicsRectItem(item.boundingRect().adjusted(-8, -8, 8, 8), item)
+        pen = QPen(LOSS_OUTLINE, 4, Qt.PenStyle.DashLine)
+        self.outline.setPen(pen)
+        self.outline.setZValue(11)
+        self.outline.setToolTip("first node that lost the expected evidence")
+
+    def _clear_items(self) -> None:
+        items: list[QGraphicsItem] = list(self.badges.values())
+        if self.outline is not None:
+            items.append(self.outline)
+        for item in items:
+            if item.scene() is not None:
+                item.scene().removeItem(item)
+        self.badges, self.outline = {}, None
+
+    def clear(self) -> None:
+        self._clear_items()
+        self.attribution, self.lineage = None, []
+        self.dock.table.setRowCount(0)
+
+    def _say(self, text: str) -> None:
+        self.dock.verdict.setText(text)
+        self.window.statusBar().showMessage(text)
+
+    # lineage -------------------------------------------------------------------------------
+    def show_lineage(self, chunk_id: str) -> list[Appearance]:
+        """Highlight every node whose output holds ``chunk_id``, with its rank there."""
+        result = self.features.controller.last_result
+        if result is None:
+            return []
+        self._clear_items()
+        self.lineage = chunk_lineage(result, self.features.document(), chunk_id,
+                                     self.features.controller.registry)
+        for seen in self.lineage:
+            self._badge(seen.node_id, f"{chunk_id} {seen.describe()}", STATUS_COLORS["lineage"])
+        where = ", ".join(f"{a.node_id} #{a.position}" for a in self.lineage) or "no node"
+        self._say(f"{chunk_id}: {where}")
+        return self.lineage
+
+    def _add_row_actions(self, view: Any) -> None:
+        table = view.table
+        table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        table.customContextMenuRequested.connect(lambda pos: self._row_menu(view, pos))
+
+    def _row_menu(self, view: Any, pos: Any) -> None:
+        from modrag_studio.ui.inspection.views import ROW_OBJECT_ROLE
+
+        row = view.table.indexAt(pos).data(ROW_OBJECT_ROLE)
+        chunk = row.chunk if isinstance(row, ScoredChunk) else row
+        if not isinstance(chunk, Chunk):
+            return
+        menu = self.row_menu(chunk)
+        menu.exec(view.table.viewport().mapToGlobal(pos))
+
+    def row_menu(self, chunk: Chunk) -> QMenu:
+        menu = QMenu(self.window)
+        mark = QAction("Mark as expected evidence", menu)
+        mark.triggered.connect(lambda: self.mark_expected(chunk))
+        trace = QAction("Show where this chunk appears", menu)
+        trace.triggered.connect(lambda: self.show_lineage(chunk.chunk_id))
+        menu.addAction(mark)
+        menu.addAction(trace)
+        if self.citations is not None:
+            cites = QAction("Show citations of this chunk", menu)
+            cites.triggered.connect(lambda: self.citations.show_citations(chunk))
+            menu.addAction(cites)
+        return menu
+
+    def mark_node(self, node_id: str, text: str) -> None:
+        """A lineage badge on one node (citation navigation)."""
+        self._badge(node_id, _clip(text), STATUS_COLORS["lineage"])
+
+    # force into the prompt -----------------------------------------------------------------
+    def force(self) -> bool:
+        """Re-run with the expected chunks in the prompt (off the GUI thread)."""
+        controller = self.features.controller
+        result = controller.last_result
+        if self.busy or controller.busy:
+            self._say("A run is going; wait for it to finish.")
+            return False
+        if result is None or controller.last_request is None:
+            self._say("Run the graph first.")
+            return False
+        try:
+            expected = self.expected()
+        except EvidenceSpecError as exc:
+            self._say(str(exc))
+            return False
+        doc, inputs = self.features.document(), dict(controller.last_request.inputs)
+        self.busy = True
+        self.dock.force_button.setEnabled(False)
+        self._say("Running again with the expected evidence forced into the prompt…")
+
+        def work() -> None:
+            try:
+                outcome = force_into_prompt(controller.executor, doc, inputs, result, expected)
+            except Exception as exc:  # shown in the dock; the window stays usable
+                self._bridge.failed.emit(str(exc) or type(exc).__name__)
+                return
+            self._bridge.forced.emit(outcome)
+
+        self._thread = threading.Thread(target=work, name="modrag-force", daemon=True)
+        self._thread.start()
+        return True
+
+    def _forced(self, outcome: Counterfactual) -> None:
+        self._done()
+        self.counterfactual = outcome
+        self.dock.first_answer.setHtml(_answer_html("First answer", outcome.first))
+        self.dock.forced_answer.setHtml(_answer_html(
+            f"With {', '.join(outcome.inserted)} forced in", outcome.second))
+        forced = (f"Forced {', '.join(outcome.inserted)} into {outcome.prompt_node}: "
+                  f"{outcome.attribution.verdict}")
+        before = self.attribution.verdict if self.attribution is not None else ""
+        self.dock.verdict.setText("\n".join(t for t in (before, forced) if t))
+        self.window.statusBar().showMessage(forced)
+
+    def _force_failed(self, message: str) -> None:
+        self._done()
+        self._say(f"Force into prompt: {message}")
+
+    def _done(self) -> None:
+        self.busy = False
+        self.dock.force_button.setEnabled(True)
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+
+    # funnel over a dataset -----------------------------------------------------------------
+    def show_funnel(self, path: str) -> dict[str, dict[str, int]]:
+        """Badge each node with its ``attribution`` counts from an ``eval --attribute`` report."""
+        import json
+        from pathlib import Path
+
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        funnel = data.get("attribution")
+        if not isinstance(funnel, dict):
+            self._say(f"{path}: no attribution in this report (run modrag eval --attribute)")
+            return {}
+        self._clear_items()
+        for node_id, counts in funnel.items():
+            lost = counts.get("lost_here", 0)
+            text = (f"reached {counts.get('reached', 0)} · lost here {lost} · "
+                    f"never {counts.get('never_reached', 0)}")
+            self._badge(node_id, text, STATUS_COLORS["lost" if lost else "reached"])
+        worst = max(funnel, key=lambda n: funnel[n].get("lost_here", 0), default=None)
+        if worst is not None and funnel[worst].get("lost_here", 0):
+            self._outline(worst)
+            self._say(f"Most queries are lost at {worst}: {funnel[worst]['lost_here']} of "
+                      f"{sum(funnel[worst].values())}")
+        return funnel
+
+    def show_funnel_dialog(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self.window, "Evaluation report with attribution",
+                                              "", "Report JSON (*.json)")
+        if path:
+            self.show_funnel(path)
+
+    # presentation --------------------------------------------------------------------------
+    def narration(self, node_id: str | None = None) -> str:
+        """The last check in plain words (for presentation mode); with ``node_id``, what that
+        node did with the evidence."""
+        if self.attribution is None:
+            return ""
+        return narrate(self.attribution) if node_id is None else \
+            narrate_node(self.attribution, node_id)
+
+    def attribution_for(self, run_id: str) -> Attribution | None:
+        """The check of the last run when it is run ``run_id`` and evidence is declared
+        (checked now when it was not yet)."""
+        result = self.features.controller.last_result
+        if result is None or result.trace.run_id != run_id or not self.dock.specs.text().strip():
+            return None
+        return self.attribution if self.attribution is not None else self.check()
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _answer_html(title: str, value: Any) -> str:
+    from html import escape
+
+    text = value.text if isinstance(value, Answer) else "" if value is None else str(value)
+    cites = ""
+    if isinstance(value, Answer) and value.citations:
+        cites = "<p style='color:#8a8'>cites " + ", ".join(
+            escape(c.ref) for c in value.citations) + "</p>"
+    return f"<h3>{escape(title)}</h3><p>{escape(text)}</p>{cites}"
+
+
+def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
+    """Add the evidence debugger to a window that has run features."""
+    if getattr(window, "run_features", None) is None:
+        return None
+    debugger = EvidenceDebugger(window)
+    window.evidence_debugger = debugger
+    debugger.citations = install_citation_navigation(window, debugger)
+    view_menu = getattr(window, "menus", {}).get("View")
+    if view_menu is not None:
+        view_menu.addAction(debugger.dock.toggleViewAction())
+    run_menu = getattr(window, "menus", {}).get("Run")
+    if run_menu is not None:
+        action = QAction("Show evidence funnel from a report…", window)
+        action.triggered.connect(lambda _checked=False: debugger.show_funnel_dialog())
+        run_menu.addAction(action)
+    window.resizeDocks([debugger.dock], [260], Qt.Orientation.Vertical)
+    return debugger
+
+
+def narration_for(window: QMainWindow, node_id: str | None = None) -> str:
+    """Presentation mode's sentence about the expected evidence ("" when none is declared);
+    with ``node_id``, the sentence for that node's step."""
+    debugger = getattr(window, "evidence_debugger", None)
+    return debugger.narration(node_id) if debugger is not None else ""
+
+
+def evidence_narrator(window: QMainWindow, run_id: str) -> Callable[[str | None], str] | None:
+    """For presentation mode: node id -> its evidence sentence (None -> the overall one), when
+    the replayed run is the last run and expected evidence is declared; else None."""
+    debugger = getattr(window, "evidence_debugger", None)
+    if debugger is None or debugger.attribution_for(run_id) is None:
+        return None
+    return lambda node_id: narration_for(window, node_id)

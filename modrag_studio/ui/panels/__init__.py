@@ -1,0 +1,1 @@
+"""The side panels: palette, properties, problems, model pickers."""

@@ -1,0 +1,1 @@
+"""Presentation mode: the replay, its plain-words narration, saved traces."""

@@ -1,0 +1,94 @@
+"""Saving the last run's trace as JSON, and replaying traces in presentation mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog
+
+from modrag_studio.engine.run.trace import Trace
+from modrag_studio.ui.canvas.items import node_title
+from modrag_studio.ui.inspection.evidence_debugger import evidence_narrator
+from modrag_studio.ui.present.presentation import PresentationWindow
+from modrag_studio.ui.run.controller import RunController
+from modrag_studio.ui.run.protocols import StudioWindow
+
+
+class TraceExport:
+    """Export the last run's trace (File menu, Run menu)."""
+
+    def __init__(self, window: StudioWindow, controller: RunController,
+                 status: Callable[[str, int], None]) -> None:
+        self.window = window
+        self.controller = controller
+        self.status = status
+
+    def last_trace(self) -> Trace | None:
+        result = self.controller.last_result
+        return result.trace if result else None
+
+    def export(self, path: str | Path) -> Path:
+        trace = self.last_trace()
+        if trace is None:
+            raise ValueError("no run to export yet: run the graph first")
+        path = Path(path)
+        path.write_text(trace.to_json(), encoding="utf-8")
+        self.status(f"Trace saved to {path}", 5000)
+        return path
+
+    def export_dialog(self) -> None:
+        trace = self.last_trace()
+        if trace is None:
+            self.status("Run the graph first; there is no trace to export.", 5000)
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export run trace",  # type: ignore[arg-type]
+                                              f"{trace.graph_name}-trace.json",
+                                              "Trace JSON (*.json)")
+        if path:
+            self.export(path)
+
+
+class Presenter:
+    """Presentation mode: replay the last run, or a recorded trace, step by step."""
+
+    def __init__(self, window: StudioWindow, traces: TraceExport,
+                 status: Callable[[str, int], None]) -> None:
+        self.window = window
+        self.traces = traces
+        self.status = status
+        self.presentation: PresentationWindow | None = None
+
+    def titles(self) -> dict[str, str]:
+        """Node titles for the narration, as the canvas draws them ("Input: query")."""
+        registry = self.window.registry
+        return {node.id: node_title(node, registry.get(node.type))
+                for node in self.window.editor.document().nodes if node.type in registry}
+
+    def present(self, trace: Trace | None = None,
+                full_screen: bool = True) -> PresentationWindow | None:
+        trace = trace or self.traces.last_trace()
+        if trace is None:
+            self.status("Run the graph first (or replay a recorded trace).", 5000)
+            return None
+        self.presentation = PresentationWindow(trace, self.window.canvas, self.titles(),
+                                               evidence=evidence_narrator(self.window,
+                                                                          trace.run_id),
+                                               registry=self.window.registry)
+        if full_screen:
+            self.presentation.showFullScreen()
+        else:
+            self.presentation.resize(1280, 800)
+            self.presentation.show()
+        return self.presentation
+
+    def replay_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Recorded run trace", "",  # type: ignore[arg-type]
+                                              "Trace JSON (*.json)")
+        if path:
+            try:
+                trace = Trace.model_validate_json(Path(path).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                self.status(f"{path}: not a run trace ({exc})", 8000)
+                return
+            self.present(trace)

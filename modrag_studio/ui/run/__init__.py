@@ -1,0 +1,1 @@
+"""Running from the studio: actions, run bar, controller and worker, live states, guards."""

@@ -1,0 +1,250 @@
+"""Runs graphs off the GUI thread and turns executor hook calls into queued Qt signals.
+
+The worker thread only calls the engine and emits signals; it never touches a widget.
+Progress and streamed text are throttled so a chatty node cannot flood the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.paths import cache_home
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.engine.run.hooks import RunHook
+from modrag_studio.engine.run.pins import pins_of
+from modrag_studio.engine.run.trace import NodeVisit, Trace
+from modrag_studio.ui.run.process import ProcessRunner
+
+THROTTLE_S = 0.05
+
+
+class _Bridge(QObject):
+    """Signals emitted from the worker thread; receivers live on the GUI thread."""
+
+    run_started = Signal(str, list)            # run_id, node ids in order
+    node_started = Signal(str, int)            # node_id, iteration
+    node_progress = Signal(str, object, str)   # node_id, fraction or None, message
+    node_stream = Signal(str, str)             # node_id, text appended since last signal
+    node_finished = Signal(object, object)     # NodeVisit, outputs by port
+    run_finished = Signal(object)              # RunResult
+    run_error = Signal(str)                    # the run could not start or crashed
+
+
+class QtRunHook(RunHook):
+    """A ``RunHook`` that forwards events as signals, throttling progress and stream text."""
+
+    def __init__(self, bridge: _Bridge, throttle_s: float = THROTTLE_S) -> None:
+        self.bridge = bridge
+        self.throttle_s = throttle_s
+        self._last_progress: dict[str, float] = {}
+        self._stream_buf: dict[str, list[str]] = {}
+        self._last_stream: dict[str, float] = {}
+
+    def on_run_start(self, *, run_id: str, graph_name: str, inputs: dict[str, Any],
+                     node_ids: list[str], **kwargs: Any) -> None:
+        self.bridge.run_started.emit(run_id, list(node_ids))
+
+    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int,
+                      **kwargs: Any) -> None:
+        self.bridge.node_started.emit(node_id, iteration)
+
+    def on_node_progress(self, *, run_id: str, node_id: str, fraction: float | None,
+                         message: str, **kwargs: Any) -> None:
+        now = time.monotonic()
+        final = fraction is not None and fraction >= 1.0
+        if not final and now - self._last_progress.get(node_id, 0.0) < self.throttle_s:
+            return
+        self._last_progress[node_id] = now
+        self.bridge.node_progress.emit(node_id, fraction, message)
+
+    def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
+        self._stream_buf.setdefault(node_id, []).append(text)
+        now = time.monotonic()
+        if now - self._last_stream.get(node_id, 0.0) >= self.throttle_s:
+            self._flush(node_id, now)
+
+    def _flush(self, node_id: str, now: float | None = None) -> None:
+        parts = self._stream_buf.pop(node_id, None)
+        self._last_stream[node_id] = now if now is not None else time.monotonic()
+        if parts:
+            self.bridge.node_stream.emit(node_id, "".join(parts))
+
+    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict[str, Any],
+                    outputs: dict[str, Any], **kwargs: Any) -> None:
+        self._flush(visit.node_id)
+        self.bridge.node_finished.emit(visit.model_copy(), dict(outputs))
+
+
+@dataclass
+class RunRequest:
+    """What to run: the document, its inputs, and the run mode."""
+
+    doc: GraphDocument
+    inputs: dict[str, Any] = field(default_factory=dict)
+    target: str | None = None
+    rerun: list[str] = field(default_factory=list)
+    start_from: str | None = None
+    label: str = "Run"
+    base_dir: Path | None = None  # where relative paths resolve (the graph file's folder)
+    pins_graph: str | None = None  # use the pins of this graph (``engine.pins.graph_key``)
+
+
+def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:
+    """'process' (a worker process) or 'thread' (a worker thread in the GUI process).
+
+    ``auto`` (or ``$MODRAG_RUN_MODE``) picks the process for the built-in registry, whose node
+    types the worker can load by itself, and a thread for a custom registry.
+    """
+    mode = os.environ.get("MODRAG_RUN_MODE", mode) if mode == "auto" else mode
+    if mode in ("process", "thread"):
+        return mode
+    return "process" if registry is default_registry() else "thread"
+
+
+class RunController(QObject):
+    """One executor with a disk cache per window; at most one run at a time.
+
+    Runs go to a persistent worker process (model imports and Python-heavy nodes never stall
+    the GUI) or, for custom registries, a worker thread. Signals mirror the hook events
+    (queued onto the GUI thread). ``history`` keeps this session's traces for the inspector.
+    """
+
+    run_started = Signal(str, list)
+    node_started = Signal(str, int)
+    node_progress = Signal(str, object, str)
+    node_stream = Signal(str, str)
+    node_finished = Signal(object, object)
+    run_finished = Signal(object)
+    run_error = Signal(str)
+    busy_changed = Signal(bool)
+
+    def __init__(self, registry: NodeRegistry, parent: QObject | None = None,
+                 executor: Executor | None = None, mode: str = "auto") -> None:
+        super().__init__(parent)
+        self.executor = executor or Executor(registry, NodeCache(cache_home()))
+        self.registry = self.executor.registry
+        self.mode = choose_mode(self.registry, mode) if executor is None else "thread"
+        self.process = ProcessRunner() if self.mode == "process" else None
+        self.history: list[Trace] = []
+        self.last_result: RunResult | None = None
+        self.last_request: RunRequest | None = None
+        self.streams: dict[str, str] = {}
+        self._cancel: CancelToken | None = None
+        self._thread: threading.Thread | None = None
+        self._bridge = _Bridge(self)
+        queued = Qt.ConnectionType.QueuedConnection
+        for name in ("run_started", "node_started", "node_progress", "node_finished"):
+            getattr(self._bridge, name).connect(getattr(self, name).emit, queued)
+        self._bridge.node_stream.connect(self._on_stream, queued)
+        self._bridge.run_finished.connect(self._on_finished, queued)
+        self._bridge.run_error.connect(self._on_error, queued)
+
+    # control -----------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None
+
+    def start(self, request: RunRequest) -> bool:
+        """Start ``request`` on a worker thread; False when a run is already going."""
+        if self.busy:
+            return False
+        self.last_request = request
+        self.streams = {}
+        self._cancel = CancelToken()
+        hook = QtRunHook(self._bridge)
+        self._thread = threading.Thread(
+            target=self._work, args=(request, hook, self._cancel), name="modrag-run", daemon=True)
+        self.busy_changed.emit(True)
+        self._thread.start()
+        return True
+
+    def run(self, doc: GraphDocument, inputs: Mapping[str, Any] | None = None, *,
+            target: str | None = None, rerun: Iterable[str] = (),
+            start_from: str | None = None, base_dir: Path | None = None,
+            pins_graph: str | None = None) -> bool:
+        label = ("Run to node" if target else "Re-run node" if start_from or rerun else "Run")
+        return self.start(RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from,
+                                     label, base_dir, pins_graph))
+
+    def cancel(self) -> None:
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    def warm_up(self) -> None:
+        """Start the worker process early (it loads the node library in the background)."""
+        if self.process is not None:
+            self.process.start()
+
+    def shutdown(self) -> None:
+        """Cancel any run and stop the worker process."""
+        self.cancel()
+        self.wait(10)
+        if self.process is not None:
+            self.process.close()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Join the worker (tests, shutdown). Signals still arrive through the event loop."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    # worker ------------------------------------------------------------------
+    def _work(self, request: RunRequest, hook: QtRunHook, cancel: CancelToken) -> None:
+        try:
+            if self.process is not None:
+                self.executor.check(request.doc, request.inputs)  # fail fast, same message
+                result = self.process.run(
+                    request.doc, request.inputs, hook, cancel, target=request.target,
+                    rerun=request.rerun, start_from=request.start_from,
+                    base_dir=request.base_dir, pins_graph=request.pins_graph)
+            else:
+                result = self.executor.run(
+                    request.doc, request.inputs, hooks=[hook], cancel=cancel,
+                    target=request.target, rerun=request.rerun, start_from=request.start_from,
+                    base_dir=request.base_dir, pins=pins_of(request.pins_graph))
+        except Exception as exc:  # invalid graph, bad input, or an engine crash
+            self._bridge.run_error.emit(str(exc) or type(exc).__name__)
+            return
+        self._bridge.run_finished.emit(result)
+
+    # GUI thread ----------------------------------------------------------------
+    def _on_stream(self, node_id: str, text: str) -> None:
+        self.streams[node_id] = self.streams.get(node_id, "") + text
+        self.node_stream.emit(node_id, text)
+
+    def _on_finished(self, result: RunResult) -> None:
+        self._join()
+        self.last_result = result
+        self.history.append(result.trace)
+        self.run_finished.emit(result)
+        self.busy_changed.emit(False)
+
+    def _on_error(self, message: str) -> None:
+        self._join()
+        self.busy_changed.emit(False)
+        self.run_error.emit(message)
+
+    def _join(self) -> None:
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        self._cancel = None
+
+    def visits_of(self, node_id: str) -> list[tuple[Trace, NodeVisit]]:
+        """Every visit of ``node_id`` in this session's traces, oldest first."""
+        return [(t, v) for t in self.history for v in t.visits if v.node_id == node_id]

@@ -1,0 +1,62 @@
+"""When a run stops because a store would delete most of its collection, ask; if the user
+agrees, run once more with that store allowed to delete (the graph itself is unchanged)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+from modrag_studio.engine.core.document import GraphDocument
+
+MARKER = "--allow-delete"
+
+
+class DeleteGuard:
+    def __init__(self, window: QMainWindow, controller: Any) -> None:
+        self.window = window
+        self.controller = controller
+        controller.run_finished.connect(self.on_finished)
+
+    def on_finished(self, result: Any) -> None:
+        stopped = [v for v in result.trace.visits if v.type_id == "store.chroma"
+                   and v.error is not None and MARKER in v.error.message]
+        request = self.controller.last_request
+        if not stopped or request is None or not self.ask(stopped[0].error.message):
+            return
+        doc = allow_deletes_once(request.doc, [v.node_id for v in stopped])
+        QTimer.singleShot(0, lambda: self.controller.run(
+            doc, request.inputs, target=request.target, rerun=request.rerun,
+            start_from=request.start_from))
+
+    def message_box(self, message: str) -> QMessageBox:
+        text = message.split("; check the corpus path")[0]
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete indexed chunks?",
+                          f"{text}.\n\nIs the corpus path right? Delete them and run again?",
+                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                          self.window)
+        box.button(QMessageBox.StandardButton.Yes).setText("Delete and run")
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        return box
+
+    def ask(self, message: str) -> bool:
+        """The question (tests replace this method)."""
+        return self.message_box(message).exec() == QMessageBox.StandardButton.Yes
+
+
+def allow_deletes_once(doc: GraphDocument, node_ids: list[str]) -> GraphDocument:
+    """A copy of ``doc`` whose stores ``node_ids`` may delete any share of their collection."""
+    copy = doc.model_copy(deep=True)
+    for spec in copy.nodes:
+        if spec.id in node_ids:
+            spec.params["max_delete_share"] = 1.0
+    return copy
+
+
+def install_delete_guard(window: QMainWindow) -> DeleteGuard | None:
+    features = getattr(window, "run_features", None)
+    if features is None:
+        return None
+    window.delete_guard = DeleteGuard(window, features.controller)
+    return window.delete_guard

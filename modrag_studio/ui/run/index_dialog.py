@@ -1,0 +1,362 @@
+"""Run > Index Corpus…: the ``modrag index`` job on the canvas graph, in this process or on
+Ray, off the GUI thread, with a progress bar per stage and a Cancel that stops the job (and a
+Ray head node the job started).
+
+The job, its progress events and its cancel token are ``modrag_studio.distributed.job``'s,
+the same as the command line's; this module only draws them.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from modrag_studio.distributed.progress import RAY_STAGES, IndexProgress, StageState
+from modrag_studio.distributed.ray_support import INSTALL_HINT, ray_available
+from modrag_studio.engine.core.node import CancelToken
+
+#: Where the job runs: (key, label); the key is the ``--ray`` address (None: no Ray).
+PLACES = (("none", "This process (no Ray)"), ("local", "Ray on this machine (starts a head "
+          "node, stops it after)"), ("auto", "Join the Ray cluster running here (auto)"),
+          ("address", "Join the Ray cluster at"))
+
+
+class _Bridge(QObject):
+    progress = Signal(object)        # IndexProgress
+    status = Signal(str)             # a head node started / stopped
+    finished = Signal(object, str)   # summary dict or None, error text ("" when cancelled)
+
+
+class IndexDialog(QDialog):
+    """Index the corpus of the canvas graph's ingest part (loader -> splitters -> store /
+    BM25), here or on Ray."""
+
+    def __init__(self, window: QMainWindow, parent: QWidget | None = None) -> None:
+        super().__init__(parent or window)
+        self.window = window
+        self.setWindowTitle("Index corpus")
+        self.resize(680, 460)
+        self.summary: dict[str, Any] | None = None
+        self.error = ""
+        self.cancelled = False
+        self._cancel: CancelToken | None = None
+        self._thread: threading.Thread | None = None
+        self._running = False
+        self._bridge = _Bridge()
+        self._bridge.progress.connect(self.show_progress)
+        self._bridge.status.connect(self._on_status)
+        self._bridge.finished.connect(self._on_finished)
+        self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
+        self.plan, plan_error = _plan_of(window)
+
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.plan_label = QLabel(self.plan.describe() if self.plan else plan_error)
+        self.plan_label.setWordWrap(True)
+        form.addRow("Ingest part", self.plan_label)
+        self.corpus = QLineEdit()
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.corpus, 1)
+        row.addWidget(browse)
+        self.corpus_row = QWidget()
+        self.corpus_row.setLayout(row)
+        row.setContentsMargins(0, 0, 0, 0)
+        if self.plan is not None and self.plan.loader_input:
+            form.addRow(f"Corpus ({self.plan.loader_input})", self.corpus_row)
+            self.corpus.setText(_run_bar_values(window).get(self.plan.loader_input, ""))
+        layout.addLayout(form)
+
+        where = QGroupBox("Run on")
+        where_layout = QVBoxLayout(where)
+        self.places = QButtonGroup(self)
+        self.place_buttons: dict[str, QRadioButton] = {}
+        for index, (key, label) in enumerate(PLACES):
+            button = QRadioButton(label)
+            self.places.addButton(button, index)
+            self.place_buttons[key] = button
+            if key == "address":
+                self.address = QLineEdit()
+                self.address.setPlaceholderText("HOST:PORT of the head node")
+                line = QHBoxLayout()
+                line.addWidget(button)
+                line.addWidget(self.address, 1)
+                where_layout.addLayout(line)
+            else:
+                where_layout.addWidget(button)
+        self.place_buttons["none"].setChecked(True)
+        actors = QHBoxLayout()
+        self.actors = QSpinBox()
+        self.actors.setRange(1, 256)
+        self.actors.setToolTip("Ray actors holding an embedding model each")
+        actors.addWidget(QLabel("Embedding actors"))
+        actors.addWidget(self.actors)
+        actors.addStretch(1)
+        where_layout.addLayout(actors)
+        self.ray_hint = QLabel(INSTALL_HINT)
+        self.ray_hint.setWordWrap(True)
+        self.ray_hint.setStyleSheet("color: #8a5a00")
+        where_layout.addWidget(self.ray_hint)
+        self.has_ray = ray_available()
+        for key in ("local", "auto", "address"):
+            self.place_buttons[key].setEnabled(self.has_ray)
+        self.ray_hint.setVisible(not self.has_ray)
+        self.places.idToggled.connect(lambda *_: self._sync_place())
+        layout.addWidget(where)
+
+        self.progress_box = QGroupBox("Progress")
+        self.grid = QGridLayout(self.progress_box)
+        layout.addWidget(self.progress_box, 1)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start")
+        self.start_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel job")
+        self.close_button = QPushButton("Close")
+        buttons.addStretch(1)
+        for button in (self.start_button, self.cancel_button, self.close_button):
+            buttons.addWidget(button)
+        layout.addLayout(buttons)
+        self.start_button.clicked.connect(lambda: self.start())
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button.clicked.connect(self.close)
+        self.start_button.setEnabled(self.plan is not None)
+        self.cancel_button.setEnabled(False)
+        self._sync_place()
+
+    # choices ------------------------------------------------------------------------------
+    def place(self) -> str:
+        return next(k for k, b in self.place_buttons.items() if b.isChecked())
+
+    def ray_address(self) -> str | None:
+        """The ``--ray`` value of the choice (None: index in this process)."""
+        place = self.place()
+        if place == "none":
+            return None
+        return self.address.text().strip() if place == "address" else place
+
+    def _sync_place(self) -> None:
+        ray = self.place() != "none"
+        self.address.setEnabled(self.place() == "address")
+        self.actors.setEnabled(ray and self.plan is not None and self.plan.store is not None)
+        if not self.busy:
+            self.show_progress(self._initial_progress())
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Corpus file", self.corpus.text(),
+                                              "Corpora (*.jsonl *.txt *.md *.pdf);;All (*)")
+        if path:
+            self.corpus.setText(path)
+
+    def _initial_progress(self) -> IndexProgress:
+        if self.plan is None:
+            return IndexProgress("local")
+        if self.place() != "none":
+            names = RAY_STAGES if self.plan.store is not None else RAY_STAGES[:2]
+            return IndexProgress("ray", {n: StageState() for n in names})
+        nodes = [self.plan.loader.node_id, *(s.node_id for s in self.plan.chain),
+                 *self.plan.sinks]
+        return IndexProgress("local", {n: StageState(total_blocks=1) for n in nodes})
+
+    # running ------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """A job started and its end not yet shown."""
+        return self._running
+
+    def start(self) -> bool:
+        """Start the job in a worker thread (False, with the reason shown, when it cannot)."""
+        from modrag_studio.distributed.job import IndexRequest, run_index_job
+        from modrag_studio.distributed.ray_index import RayIndexOptions
+
+        if self.busy or self.plan is None:
+            return False
+        address = self.ray_address()
+        if address == "":
+            self.status.setText("Give the head node's HOST:PORT.")
+            return False
+        inputs = dict(_run_bar_values(self.window))
+        if self.plan.loader_input:
+            corpus = self.corpus.text().strip()
+            if not corpus:
+                self.status.setText(f"Choose the corpus (graph input "
+                                    f"'{self.plan.loader_input}').")
+                return False
+            inputs[self.plan.loader_input] = corpus
+        path = getattr(self.window.editor, "path", None)
+        request = IndexRequest(self.window.editor.document(), inputs, ray=address,
+                               options=RayIndexOptions(embed_actors=self.actors.value()),
+                               base_dir=Path(path).parent if path else None)
+        self._cancel = CancelToken()
+        cancel, bridge = self._cancel, self._bridge
+        self.summary, self.error, self.cancelled = None, "", False
+        self.show_progress(self._initial_progress())
+        self.status.setText("Indexing…" if address is None else f"Indexing on Ray ({address})…")
+        self._running = True
+        self._set_busy(True)
+
+        def work() -> None:
+            try:
+                summary = run_index_job(request, cancel=cancel, on_progress=bridge.progress.emit,
+                                        on_status=bridge.status.emit)
+                bridge.finished.emit(summary, "")
+            except Exception as exc:  # shown in the dialog, never raised into Qt
+                from modrag_studio.engine.core.errors import RunCancelled
+
+                bridge.finished.emit(None, "" if isinstance(exc, RunCancelled)
+                                     else f"{type(exc).__name__}: {exc}")
+
+        self._thread = threading.Thread(target=work, name="index-job", daemon=True)
+        self._thread.start()
+        return True
+
+    def cancel(self) -> None:
+        if self._cancel is not None and self.busy:
+            self._cancel.cancel()
+            self.status.setText("Cancelling… (the job stops at the next block; a Ray head node "
+                                "started here is stopped)")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Join the job's thread (its end is shown once the GUI thread handles events)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self._thread is None or not self._thread.is_alive()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        self.cancel()
+        super().closeEvent(event)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.start_button.setEnabled(not busy and self.plan is not None)
+        self.cancel_button.setEnabled(busy)
+        for button in self.place_buttons.values():
+            button.setEnabled(not busy and (button is self.place_buttons["none"]
+                                            or self.has_ray))
+
+    # progress -----------------------------------------------------------------------------
+    def show_progress(self, progress: IndexProgress) -> None:
+        """One row per stage: name, bar, blocks and rows."""
+        if list(self._bars) != list(progress.stages):
+            while self.grid.count():
+                widget = self.grid.takeAt(0).widget()
+                if widget is not None:
+                    widget.setParent(None)  # gone now, not at the next event loop turn
+                    widget.deleteLater()
+            self._bars = {}
+            for row, name in enumerate(progress.stages):
+                bar, label = QProgressBar(), QLabel()
+                bar.setTextVisible(False)
+                label.setMinimumWidth(label.fontMetrics().horizontalAdvance(
+                    "0000 / 0000 blocks 000000 / 000000 rows (cached)"))
+                self.grid.addWidget(QLabel(name), row, 0)
+                self.grid.addWidget(bar, row, 1)
+                self.grid.addWidget(label, row, 2)
+                self._bars[name] = (bar, label)
+            self.grid.setColumnStretch(1, 1)
+        for name, stage in progress.stages.items():
+            bar, label = self._bars[name]
+            ratio = stage.ratio()
+            if ratio is None and (stage.blocks or stage.note == "running"):
+                bar.setRange(0, 0)  # busy, size unknown
+            else:
+                bar.setRange(0, 1000)
+                bar.setValue(int(1000 * (ratio or 0.0)))
+            label.setText(stage.text())
+
+    def stage_text(self, name: str) -> str:
+        return self._bars[name][1].text()
+
+    def stage_value(self, name: str) -> tuple[int, int]:
+        """(value, maximum) of a stage's bar."""
+        bar = self._bars[name][0]
+        return bar.value(), bar.maximum()
+
+    def _on_status(self, text: str) -> None:
+        self.status.setText(text[:1].upper() + text[1:])
+
+    def _on_finished(self, summary: Any, error: str) -> None:
+        self._running = False
+        self._set_busy(False)
+        self.summary, self.error = summary, error
+        self.cancelled = summary is None and not error
+        if self.cancelled:
+            self.status.setText("Cancelled. The store keeps what was written; indexing again "
+                                "completes it.")
+        elif error:
+            self.status.setText(error)
+        else:
+            self.status.setText(describe_summary(summary))
+            for bar, _ in self._bars.values():
+                bar.setRange(0, 1000)
+                bar.setValue(1000)
+
+
+def describe_summary(summary: dict[str, Any]) -> str:
+    from modrag_studio.distributed.job import summary_text
+
+    text = summary_text(summary)
+    text = text[:1].upper() + text[1:]
+    if summary.get("bm25_cache_key"):
+        text += ". The BM25 index is in the node cache: runs of this graph take it from there."
+    return text
+
+
+def _plan_of(window: QMainWindow) -> tuple[Any, str]:
+    from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
+
+    try:
+        return ingest_plan(window.editor.document(), window.registry), ""
+    except IngestGraphError as exc:
+        return None, f"Nothing to index: {exc}"
+
+
+def _run_bar_values(window: QMainWindow) -> dict[str, str]:
+    features = getattr(window, "run_features", None)
+    return dict(features.run_bar.values()) if features is not None else {}
+
+
+def open_index_dialog(window: QMainWindow) -> IndexDialog:
+    dialog = getattr(window, "index_dialog", None)
+    if dialog is None or not dialog.busy:
+        dialog = IndexDialog(window)
+        window.index_dialog = dialog
+    dialog.show()
+    dialog.raise_()
+    return dialog
+
+
+def install_index_action(window: QMainWindow) -> QAction:
+    """Run > Index Corpus… (opens the dialog; one job at a time)."""
+    action = QAction("&Index Corpus…", window)
+    action.setObjectName("indexCorpusAction")
+    action.setStatusTip("Index the graph's corpus (loader -> splitters -> store / BM25) here "
+                        "or on Ray")
+    action.triggered.connect(lambda: open_index_dialog(window))
+    window.menus["Run"].addAction(action)
+    window.index_dialog = None
+    return action

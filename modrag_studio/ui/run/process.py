@@ -1,0 +1,196 @@
+"""Runs graphs in a persistent worker process, so heavy imports and Python-bound node work
+never hold the GUI process's interpreter lock.
+
+The GUI side (:class:`ProcessRunner`) sends a run request and replays the worker's hook events
+onto a local ``RunHook``; it returns the ``RunResult`` the worker sends back. The worker keeps
+its executor (and loaded models) between runs. No Qt here: the worker never imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+import queue
+import time
+from typing import Any
+
+from modrag_studio.engine.core.document import GraphDocument, from_json_dict, to_json_dict
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import RunResult
+from modrag_studio.engine.run.hooks import RunHook
+from modrag_studio.engine.run.pins import pins_of
+
+
+class WorkerError(RuntimeError):
+    """The run could not start in the worker, or the worker process stopped."""
+
+
+class _SharedCancel(CancelToken):
+    """A cancel token backed by a process-shared event."""
+
+    def __init__(self, event: Any) -> None:
+        self._event = event
+
+
+def _portable(values: dict[str, Any]) -> dict[str, Any]:
+    """The values that survive pickling (the others are replaced by a short note)."""
+    out = {}
+    for key, value in values.items():
+        try:
+            pickle.dumps(value, protocol=5)
+            out[key] = value
+        except Exception:
+            out[key] = f"<{type(value).__name__}: not transferable from the run process>"
+    return out
+
+
+def _send(events: Any, item: tuple[str, Any]) -> None:
+    try:
+        data = pickle.dumps(item, protocol=5)
+    except Exception:
+        kind, payload = item
+        if kind == "result":
+            payload.node_inputs = {k: _portable(v) for k, v in payload.node_inputs.items()}
+            payload.node_outputs = {k: _portable(v) for k, v in payload.node_outputs.items()}
+            payload.outputs = _portable(payload.outputs)
+        elif kind == "on_node_end":
+            payload = {**payload, "inputs": {}, "outputs": _portable(payload["outputs"])}
+        data = pickle.dumps((kind, payload), protocol=5)
+    events.put(data)
+
+
+class _QueueHook(RunHook):
+    def __init__(self, events: Any) -> None:
+        self.events = events
+
+    def on_run_start(self, **kwargs: Any) -> None:
+        _send(self.events, ("on_run_start", kwargs))
+
+    def on_node_start(self, **kwargs: Any) -> None:
+        _send(self.events, ("on_node_start", kwargs))
+
+    def on_node_progress(self, **kwargs: Any) -> None:
+        _send(self.events, ("on_node_progress", kwargs))
+
+    def on_node_stream(self, **kwargs: Any) -> None:
+        _send(self.events, ("on_node_stream", kwargs))
+
+    def on_node_end(self, **kwargs: Any) -> None:
+        # inputs are in the final result; the GUI needs outputs now for overlays
+        _send(self.events, ("on_node_end", {**kwargs, "inputs": {}}))
+
+
+def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
+    """The worker process: one executor with the disk cache, serving run requests."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _lower_priority()
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
+
+    executor = Executor(default_registry(), NodeCache(cache_home()))
+    while True:
+        request = requests.get()
+        if request is None:
+            return
+        try:
+            result = executor.run(
+                from_json_dict(request["doc"]), request["inputs"], hooks=[_QueueHook(events)],
+                cancel=_SharedCancel(cancel_event), target=request["target"],
+                rerun=request["rerun"], start_from=request["start_from"],
+                base_dir=request.get("base_dir"), pins=pins_of(request.get("pins_graph")))
+        except Exception as exc:
+            _send(events, ("error", str(exc) or type(exc).__name__))
+            continue
+        _send(events, ("result", result))
+
+
+def _lower_priority(steps: int = 10) -> None:
+    """Let the window win the CPU over a run: a busy core must never stall the event loop."""
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(steps)
+
+
+class ProcessRunner:
+    """The GUI-process end of the worker; ``run`` is called from a plain worker thread.
+
+    A cancelled run whose node does not reach a batch boundary within ``kill_after_s`` has its
+    worker process stopped (the next run starts a fresh one).
+    """
+
+    def __init__(self, kill_after_s: float = 5.0) -> None:
+        self.kill_after_s = kill_after_s
+        self._ctx = mp.get_context("spawn")
+        self._proc: Any = None
+        self._requests: Any = None
+        self._events: Any = None
+        self._cancel: Any = None
+
+    @property
+    def started(self) -> bool:
+        return self._proc is not None and self._proc.is_alive()
+
+    def start(self) -> None:
+        """Start the worker now (it imports the node library while the user edits)."""
+        if self.started:
+            return
+        self._requests = self._ctx.Queue()
+        self._events = self._ctx.Queue()
+        self._cancel = self._ctx.Event()
+        self._proc = self._ctx.Process(target=worker_main, name="modrag-run-worker",
+                                       args=(self._requests, self._events, self._cancel),
+                                       daemon=True)
+        self._proc.start()
+
+    def run(self, doc: GraphDocument, inputs: dict[str, Any], hook: RunHook,
+            cancel: CancelToken, *, target: str | None = None, rerun: list[str] | None = None,
+            start_from: str | None = None, base_dir: Any = None,
+            pins_graph: str | None = None) -> RunResult:
+        self.start()
+        self._cancel.clear()
+        self._requests.put({"doc": to_json_dict(doc), "inputs": dict(inputs), "target": target,
+                            "rerun": list(rerun or []), "start_from": start_from,
+                            "base_dir": str(base_dir) if base_dir is not None else None,
+                            "pins_graph": pins_graph})
+        cancelled_at: float | None = None
+        while True:
+            if cancel.cancelled and cancelled_at is None:
+                self._cancel.set()
+                cancelled_at = time.monotonic()
+            if cancelled_at is not None and time.monotonic() - cancelled_at > self.kill_after_s:
+                self._proc.terminate()
+                self._proc.join(5)
+                self._proc = None
+                raise WorkerError(f"cancelled: the running node did not stop within "
+                                  f"{self.kill_after_s:.0f} s, so its run process was stopped")
+            try:
+                raw = self._events.get(timeout=0.05)
+            except queue.Empty:
+                if not self._proc.is_alive():
+                    code = self._proc.exitcode
+                    self._proc = None
+                    raise WorkerError(f"the run process stopped unexpectedly (exit code {code})"
+                                      "; the next run starts a new one") from None
+                continue
+            kind, payload = pickle.loads(raw)
+            if kind == "result":
+                return payload
+            if kind == "error":
+                raise WorkerError(payload)
+            getattr(hook, kind)(**payload)
+
+    def close(self) -> None:
+        if self._proc is None:
+            return
+        try:
+            self._requests.put(None)
+            self._proc.join(2)
+        finally:
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join(2)
+            self._proc = None

@@ -1,0 +1,85 @@
+"""What the run features need from the studio window, its editor and its canvas.
+
+Explicit protocols instead of ``getattr``/``hasattr`` probing: ``require`` checks a window
+against them when the run features are installed, so a renamed window or canvas attribute
+fails at once with a message naming it, instead of silently disabling a feature.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar, QToolBar
+
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.registry import NodeRegistry
+
+
+class RunCanvas(Protocol):
+    """The canvas as the run features drive it: node states, captions, progress, selection."""
+
+    on_node_selected: list[Callable[[str | None], None]]
+
+    def selected_node_ids(self) -> list[str]: ...
+
+    def set_node_state(self, node_id: str, state: str, tooltip: str = "") -> None: ...
+
+    def set_node_caption(self, node_id: str, text: str) -> None: ...
+
+    def set_node_progress(self, node_id: str, fraction: float | None) -> None: ...
+
+    def clear_run_state(self) -> None: ...
+
+    def is_reroute(self, node_id: str) -> bool: ...
+
+
+class RunEditor(Protocol):
+    """The document holder: the graph to run, its file, and change notifications."""
+
+    path: Path | None
+
+    def document(self) -> GraphDocument: ...
+
+    def subscribe(self, callback: Callable[[Any], None]) -> None: ...
+
+
+class StudioWindow(Protocol):
+    """A main window the run features install into."""
+
+    registry: NodeRegistry
+    settings: QSettings
+    editor: RunEditor
+    canvas: RunCanvas
+    run_toolbar: QToolBar
+    menus: dict[str, QMenu]
+    docks: dict[str, QDockWidget]
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
+
+
+def missing_members(obj: Any, protocol: type, prefix: str = "") -> list[str]:
+    """The members of ``protocol`` that ``obj`` lacks (nested protocols checked too)."""
+    hints = typing.get_type_hints(protocol)
+    names = [*hints, *(n for n, v in vars(protocol).items()
+                       if callable(v) and not n.startswith("_"))]
+    missing = []
+    for name in dict.fromkeys(names):
+        if not hasattr(obj, name):
+            missing.append(prefix + name)
+            continue
+        nested = hints.get(name)
+        if isinstance(nested, type) and getattr(nested, "_is_protocol", False):
+            missing.extend(missing_members(getattr(obj, name), nested, f"{prefix}{name}."))
+    return missing
+
+
+def require(obj: Any, protocol: type, what: str) -> None:
+    """Raise TypeError naming every member of ``protocol`` that ``obj`` lacks."""
+    missing = missing_members(obj, protocol)
+    if missing:
+        raise TypeError(f"{what} ({type(obj).__name__}) lacks what it needs: "
+                        f"{', '.join(missing)}")

@@ -1,0 +1,1 @@
+"""The window and what holds it together: start-up, the main window, files, exports, start page."""

@@ -1,0 +1,563 @@
+"""The studio's main window: canvas, palette, properties, problems, files, exports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QCursor, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QToolBar,
+)
+
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument, load, save
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.edit.editor import Change, GraphEditor
+from modrag_studio.engine.layout.auto_layout import auto_layout
+from modrag_studio.ui.canvas.adapter import CanvasAdapter
+from modrag_studio.ui.canvas.items import GroupItem, LayoutItem, NoteItem
+from modrag_studio.ui.evaluate.evalset_panel import install_evalset_panel
+from modrag_studio.ui.evaluate.variants import install_variants
+from modrag_studio.ui.inspection.evidence_debugger import install_evidence_debugger
+from modrag_studio.ui.panels.palette import NodePalette, NodeSearchPopup, node_type_from_mime
+from modrag_studio.ui.panels.problems import ProblemsPanel
+from modrag_studio.ui.panels.properties import PropertiesPanel
+from modrag_studio.ui.run.index_dialog import install_index_action
+from modrag_studio.ui.run.preflight import install_preflight
+from modrag_studio.ui.run.trust_prompt import install_trust_prompt
+from modrag_studio.ui.shell import exports, files
+from modrag_studio.ui.shell.cache_status import install_cache_status
+from modrag_studio.ui.shell.studio_ux import install_studio_ux
+
+APP_NAME = "ModRAG Studio"
+MAX_RECENT = 10
+GRAPH_FILTER = "Graph files (*.json);;All files (*)"
+NODE_COLOURS: dict[str, str | None] = {
+    "Default": None, "Red": "#7a3030", "Orange": "#7a5a25", "Green": "#2f6a3a",
+    "Blue": "#2f4f7a", "Purple": "#5a3a7a", "Grey": "#505050",
+}
+
+
+def default_settings() -> QSettings:
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
+                     "modrag-studio", "studio")
+
+
+class MainWindow(QMainWindow):
+    """The editor window. Run features (run bar, overlays, inspector) install themselves."""
+
+    def __init__(
+        self,
+        registry: NodeRegistry | None = None,
+        path: str | Path | None = None,
+        *,
+        settings: QSettings | None = None,
+        offer_restore: bool = True,
+    ) -> None:
+        super().__init__()
+        self.registry = registry or default_registry()
+        self.settings = settings or default_settings()
+        self.last_error = ""
+        self.editor = GraphEditor(self.registry)
+        self.canvas = CanvasAdapter(self.editor, self.registry)
+        self.setCentralWidget(self.canvas.view)
+        self.palette = NodePalette(self.registry)
+        self.properties = PropertiesPanel(self.editor)
+        self.properties.setMinimumHeight(240)
+        self.problems = ProblemsPanel(self.editor)
+        self.docks = {
+            "palette": self._dock("Nodes", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "properties": self._dock("Properties", self.properties,
+                                     Qt.DockWidgetArea.RightDockWidgetArea),
+            "problems": self._dock("Problems", self.problems,
+                                   Qt.DockWidgetArea.BottomDockWidgetArea),
+        }
+        self.search_popup = NodeSearchPopup(self.registry, self.canvas.view)
+        self._search_scene_pos = QPointF()
+        self.run_toolbar = QToolBar("Run", self)
+        self.run_toolbar.setObjectName("run_toolbar")
+        self.addToolBar(self.run_toolbar)
+        self.menus: dict[str, QMenu] = {
+            name: self.menuBar().addMenu(f"&{name}") for name in ("File", "Edit", "View", "Run")
+        }
+        self.actions: dict[str, QAction] = {}
+        self._build_file_menu()
+        self._build_edit_menu()
+        self._build_view_menu()
+        self._wire()
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setInterval(files.AUTOSAVE_INTERVAL_MS)
+        self._autosave_timer.timeout.connect(self.autosave_now)
+        self._autosave_timer.start()
+        self.resize(1400, 860)
+        self.resizeDocks([self.docks["palette"], self.docks["properties"]], [210, 320],
+                         Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["problems"]], [150], Qt.Orientation.Vertical)
+        self.statusBar().showMessage("Ready", 3000)
+        if path is not None:
+            self.open_path(Path(path), offer_restore=offer_restore)
+        elif offer_restore:
+            self._offer_untitled_restore()
+        self.problems.refresh()
+        self._update_title()
+        self._install_run_features()
+        install_evidence_debugger(self)
+        install_preflight(self)
+        install_cache_status(self)
+        install_trust_prompt(self)
+        install_evalset_panel(self)
+        install_variants(self)
+        install_studio_ux(self)
+        install_index_action(self)
+
+    def _install_run_features(self) -> None:
+        try:
+            from modrag_studio.ui.run.features import install_run_features
+        except ModuleNotFoundError as exc:
+            if exc.name != "modrag_studio.ui.run.features":
+                raise
+            return
+        install_run_features(self)
+
+    # --- construction ----------------------------------------------------------------------
+
+    def _dock(self, title: str, widget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{title.lower()}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, menu: str, key: str, text: str, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False: slot())
+        self.menus[menu].addAction(action)
+        self.actions[key] = action
+        return action
+
+    def _build_file_menu(self) -> None:
+        self._action("File", "new", "&New", self.new_document, QKeySequence.StandardKey.New)
+        self._action("File", "open", "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = self.menus["File"].addMenu("Open &Recent")
+        self._action("File", "save", "&Save", self.save, QKeySequence.StandardKey.Save)
+        self._action("File", "save_as", "Save &As…", self.save_as,
+                     QKeySequence.StandardKey.SaveAs)
+        export_menu = self.menus["File"].addMenu("&Export")
+        for kind, (label, _filter, _suffix) in exports.EXPORT_KINDS.items():
+            action = export_menu.addAction(label)
+            action.triggered.connect(lambda _c=False, k=kind: self.export_dialog(k))
+            self.actions[f"export_{kind}"] = action
+        self.menus["File"].addSeparator()
+        self._action("File", "quit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self._rebuild_recent_menu()
+
+    def _build_edit_menu(self) -> None:
+        self._action("Edit", "undo", "&Undo", self.editor.undo, QKeySequence.StandardKey.Undo)
+        self._action("Edit", "redo", "&Redo", self.editor.redo, QKeySequence.StandardKey.Redo)
+        self.menus["Edit"].addSeparator()
+        self._action("Edit", "cut", "Cu&t", self.cut, QKeySequence.StandardKey.Cut)
+        self._action("Edit", "copy", "&Copy", self.copy, QKeySequence.StandardKey.Copy)
+        self._action("Edit", "paste", "&Paste", self.paste, QKeySequence.StandardKey.Paste)
+        self._action("Edit", "duplicate", "D&uplicate", self.duplicate, "Ctrl+D")
+        self._action("Edit", "delete", "&Delete", self.delete_selection,
+                     QKeySequence.StandardKey.Delete)
+        self._action("Edit", "select_all", "Select &All", self.select_all,
+                     QKeySequence.StandardKey.SelectAll)
+        self.menus["Edit"].addSeparator()
+        self._action("Edit", "group", "&Group Selection…", self.group_selection, "Ctrl+G")
+        self._action("Edit", "note", "Add &Note…", self.add_note, "Ctrl+Shift+N")
+
+    def _build_view_menu(self) -> None:
+        self._action("View", "fit", "&Fit Graph", self.canvas.fit_all, "F")
+        self._action("View", "auto_layout", "&Auto Layout", self.auto_layout, "Ctrl+L")
+        self._action("View", "search", "Add Node by &Search", self.open_node_search)
+        self.menus["View"].addSeparator()
+        for dock in self.docks.values():
+            self.menus["View"].addAction(dock.toggleViewAction())
+
+    def _wire(self) -> None:
+        self.editor.subscribe(self._on_change)
+        self.canvas.on_message.append(self.show_message)
+        self.canvas.on_node_selected.append(self.properties.show_node)
+        self.canvas.on_edit_layout_item.append(self.edit_layout_item)
+        self.canvas.graph.data_dropped.connect(self._on_drop)
+        self.properties.on_message.append(self.show_message)
+        self.problems.on_problems.append(lambda _p: self.canvas.set_problems(
+            self.problems.by_node()))
+        self.problems.on_select_node.append(self.select_node)
+        self.palette.on_activate.append(self._add_from_palette)
+        self.search_popup.on_chosen = lambda type_id: self.add_node_at(
+            type_id, self._search_scene_pos)
+        self.canvas.view.installEventFilter(self)
+        self.canvas.view.viewport().installEventFilter(self)
+        self.canvas.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.canvas.view.customContextMenuRequested.connect(self._canvas_menu)
+
+    def canvas_menu(self, view_pos: QPoint) -> QMenu:
+        """The right-click menu of the canvas (add by search, edit commands, view)."""
+        menu = QMenu(self.canvas.view)
+        add = menu.addAction("Add Node…\tTab")
+        add.triggered.connect(lambda: self.open_node_search(view_pos))
+        menu.addSeparator()
+        for key in ("undo", "redo", "cut", "copy", "paste", "duplicate", "delete",
+                    "select_all", "group", "note"):
+            menu.addAction(self.actions[key])
+        selected = self.canvas.selected_node_ids()
+        if selected:
+            colours = menu.addMenu("Node Colour")
+            for name, value in NODE_COLOURS.items():
+                action = colours.addAction(name)
+                action.triggered.connect(lambda _c=False, v=value: self.colour_nodes(selected, v))
+        menu.addSeparator()
+        menu.addAction(self.actions["fit"])
+        menu.addAction(self.actions["auto_layout"])
+        return menu
+
+    def _canvas_menu(self, view_pos: QPoint) -> None:
+        menu = self.canvas_menu(view_pos)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.canvas.view.mapToGlobal(view_pos))
+
+    # --- events ----------------------------------------------------------------------------
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_Tab \
+                and not self.search_popup.isVisible():
+            self.open_node_search()
+            return True
+        return super().eventFilter(watched, event)
+
+    def open_node_search(self, view_pos: QPoint | None = None) -> None:
+        """Open the Tab search at the cursor (or ``view_pos``); the chosen node goes there."""
+        view = self.canvas.view
+        if view_pos is None:
+            view_pos = view.mapFromGlobal(QCursor.pos())
+            if not view.rect().contains(view_pos):
+                view_pos = view.rect().center()
+        self._search_scene_pos = view.mapToScene(view_pos)
+        self.search_popup.open_at(view_pos)
+
+    def _on_drop(self, mime, pos) -> None:
+        type_id = node_type_from_mime(mime)
+        if type_id:
+            self.add_node_at(type_id, QPointF(pos.x(), pos.y()))
+
+    def _add_from_palette(self, type_id: str) -> None:
+        view = self.canvas.view
+        self.add_node_at(type_id, view.mapToScene(view.rect().center()))
+
+    def add_node_at(self, type_id: str, scene_pos: QPointF) -> str | None:
+        """Add a node of ``type_id`` at a scene position and select it."""
+        try:
+            node_id = self.editor.add_node(type_id, (round(scene_pos.x()), round(scene_pos.y())))
+        except ModragError as exc:
+            self.show_message(str(exc))
+            return None
+        self.canvas.select_nodes([node_id])
+        return node_id
+
+    def select_node(self, node_id: str) -> None:
+        self.canvas.select_nodes([node_id])
+        self.canvas.center_on([node_id])
+
+    def _on_change(self, change: Change) -> None:
+        self._update_title()
+        self.actions["undo"].setEnabled(self.editor.can_undo)
+        self.actions["redo"].setEnabled(self.editor.can_redo)
+        self.actions["undo"].setText(f"&Undo {self.editor.undo_label()}".rstrip())
+        self.actions["redo"].setText(f"&Redo {self.editor.redo_label()}".rstrip())
+        if change.kind in ("undo", "redo"):
+            self.show_message(f"{change.kind}: {change.label}")
+
+    def _update_title(self) -> None:
+        name = self.editor.path.name if self.editor.path else "untitled"
+        star = "*" if self.editor.dirty else ""
+        self.setWindowTitle(f"{name}{star} — {APP_NAME}")
+
+    def show_message(self, text: str, timeout_ms: int = 10_000) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
+    def _error(self, title: str, text: str) -> None:
+        """Report an error without blocking (a window-modal box, and the status bar)."""
+        self.last_error = text
+        self.show_message(text)
+        box = QMessageBox(QMessageBox.Icon.Critical, title, text, QMessageBox.StandardButton.Ok,
+                          self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    # --- edit commands ---------------------------------------------------------------------
+
+    def _selected_layout_items(self) -> list[LayoutItem]:
+        return [i for i in self.canvas.scene.selectedItems() if isinstance(i, LayoutItem)]
+
+    def copy(self) -> None:
+        ids = self.canvas.selected_node_ids()
+        if ids:
+            QApplication.clipboard().setText(self.editor.copy(ids))
+
+    def cut(self) -> None:
+        self.copy()
+        self.delete_selection()
+
+    def paste(self) -> None:
+        """Paste the copied nodes at the mouse cursor (over the canvas), else beside them."""
+        text = QApplication.clipboard().text()
+        new = self.editor.paste(text, offset=self._paste_offset(text))
+        if new:
+            self.canvas.select_nodes(new)
+
+    def _paste_offset(self, text: str) -> tuple[float, float]:
+        from modrag_studio.ui.canvas.editor_extras import fragment_corner
+
+        view = self.canvas.view
+        cursor = view.mapFromGlobal(QCursor.pos())
+        corner = fragment_corner(text)
+        if corner is None or not view.rect().contains(cursor):
+            return (40.0, 40.0)
+        target = view.mapToScene(cursor)
+        return (target.x() - corner[0], target.y() - corner[1])
+
+    def duplicate(self) -> None:
+        new = self.editor.duplicate(self.canvas.selected_node_ids())
+        if new:
+            self.canvas.select_nodes(new)
+
+    def delete_selection(self) -> None:
+        ids = self.canvas.selected_node_ids()
+        items = [i.item_id for i in self._selected_layout_items()]
+        with self.editor.macro("delete"):
+            if ids:
+                self.editor.remove_nodes(ids)
+            if items:
+                self.editor.remove_layout_items(items)
+
+    def select_all(self) -> None:
+        self.canvas.select_nodes(self.canvas.node_ids())
+
+    def group_selection(self, title: str | None = None) -> str | None:
+        """A titled backdrop around the selected nodes (or at the view centre)."""
+        if title is None:
+            title, ok = QInputDialog.getText(self, "Group", "Group title:", text="Group")
+            if not ok:
+                return None
+        rect = None
+        for node_id in self.canvas.selected_node_ids():
+            node_rect = self.canvas.node_scene_rect(node_id)
+            rect = node_rect if rect is None else rect.united(node_rect)
+        if rect is None:
+            center = self.canvas.view.mapToScene(self.canvas.view.rect().center())
+            box = (center.x() - 200, center.y() - 150, 400.0, 300.0)
+        else:
+            box = (rect.x() - 30, rect.y() - 50, rect.width() + 60, rect.height() + 80)
+        return self.editor.add_group(title, box)
+
+    def add_note(self, text: str | None = None) -> str | None:
+        if text is None:
+            text, ok = QInputDialog.getMultiLineText(self, "Note", "Note text:")
+            if not ok:
+                return None
+        center = self.canvas.view.mapToScene(self.canvas.view.rect().center())
+        return self.editor.add_note(text, (center.x(), center.y()))
+
+    def edit_layout_item(self, item_id: str) -> None:
+        item = self.canvas.layout_item(item_id)
+        if isinstance(item, GroupItem):
+            title, ok = QInputDialog.getText(self, "Group", "Group title:",
+                                             text=item.title.text())
+            if ok:
+                self.editor.update_group(item_id, title=title)
+        elif isinstance(item, NoteItem):
+            text, ok = QInputDialog.getMultiLineText(self, "Note", "Note text:",
+                                                     item.text.toPlainText())
+            if ok:
+                self.editor.update_note(item_id, text=text)
+
+    def colour_nodes(self, node_ids: list[str], colour: str | None) -> None:
+        """Give nodes a body colour (layout only; None restores the category colour)."""
+        with self.editor.macro("colour nodes"):
+            for node_id in node_ids:
+                self.editor.set_node_color(node_id, colour)
+
+    def auto_layout(self) -> None:
+        self.editor.move_nodes(auto_layout(self.editor.document(), self.registry))
+        self.canvas.fit_all()
+
+    # --- files -----------------------------------------------------------------------------
+
+    def ask_unsaved(self) -> bool:
+        """True when it is fine to drop the current document (saved, or the user agreed)."""
+        if not self.editor.dirty:
+            return True
+        answer = QMessageBox.question(
+            self, APP_NAME, "The graph has unsaved changes. Save them?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def ask_restore(self, autosave: Path) -> bool:
+        """Offer to restore an autosave found after a crash (a dialog; tests drive it)."""
+        answer = QMessageBox.question(
+            self, "Restore unsaved work?",
+            f"ModRAG Studio did not close cleanly. Restore the unsaved changes from "
+            f"{autosave}?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def new_document(self) -> None:
+        if self.ask_unsaved():
+            files.discard_autosave(self.editor.path)
+            self.editor.reset(GraphDocument())
+            self.show_message("New graph")
+
+    def open_dialog(self) -> None:
+        if not self.ask_unsaved():
+            return
+        start = str(self.editor.path.parent) if self.editor.path else ""
+        name, _ = QFileDialog.getOpenFileName(self, "Open graph", start, GRAPH_FILTER)
+        if name:
+            self.open_path(Path(name))
+
+    def open_path(self, path: Path, *, offer_restore: bool = True) -> bool:
+        """Load a graph file (offering a newer autosave when there is one)."""
+        path = Path(path)
+        autosave = files.find_restorable(path) if offer_restore else None
+        source, dirty = path, False
+        if autosave is not None:
+            if self.ask_restore(autosave):
+                source, dirty = autosave, True
+            else:
+                autosave.unlink(missing_ok=True)
+        try:
+            doc = load(source)
+        except ModragError as exc:
+            self._error("Cannot open graph", str(exc))
+            return False
+        self.editor.reset(doc, path, dirty=dirty)
+        self._add_recent(path)
+        QTimer.singleShot(0, self.canvas.fit_all)
+        self.show_message(f"Opened {path}" + (" (restored unsaved changes)" if dirty else ""))
+        return True
+
+    def _offer_untitled_restore(self) -> None:
+        autosave = files.find_restorable(None)
+        if autosave is None:
+            return
+        if self.ask_restore(autosave):
+            try:
+                doc = load(autosave)
+            except ModragError as exc:
+                self._error("Cannot restore", str(exc))
+                return
+            self.editor.reset(doc, None, dirty=True)
+        autosave.unlink(missing_ok=True)
+
+    def save(self) -> bool:
+        if self.editor.path is None:
+            return self.save_as()
+        return self.save_to(self.editor.path)
+
+    def save_as(self) -> bool:
+        start = str(self.editor.path or "graph.json")
+        name, _ = QFileDialog.getSaveFileName(self, "Save graph as", start, GRAPH_FILTER)
+        if not name:
+            return False
+        path = Path(name)
+        if not path.suffix:
+            path = path.with_suffix(".json")
+        return self.save_to(path)
+
+    def save_to(self, path: Path) -> bool:
+        """Save atomically (temporary file, then rename) and forget the autosave."""
+        path = Path(path)
+        old_path = self.editor.path
+        try:
+            save(self.editor.document(), path)
+        except OSError as exc:
+            self._error("Cannot save", f"{path}: {exc.strerror or exc}")
+            return False
+        files.discard_autosave(old_path)
+        files.discard_autosave(path)
+        self.editor.mark_saved(path)
+        self._add_recent(path)
+        self.show_message(f"Saved {path}")
+        return True
+
+    def autosave_now(self) -> Path | None:
+        """Write the autosave side file when there are unsaved changes."""
+        if not self.editor.dirty:
+            return None
+        try:
+            return files.write_autosave(self.editor.document(), self.editor.path)
+        except OSError as exc:
+            self.show_message(f"autosave failed: {exc}")
+            return None
+
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in value or []]
+
+    def _add_recent(self, path: Path) -> None:
+        entry = str(Path(path).resolve())
+        recent = [entry] + [p for p in self.recent_files() if p != entry]
+        self.settings.setValue("recent_files", recent[:MAX_RECENT])
+        self._rebuild_recent_menu()
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_files()
+        for entry in recent:
+            action = self.recent_menu.addAction(entry)
+            action.triggered.connect(lambda _c=False, p=entry: self._open_recent(p))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def _open_recent(self, entry: str) -> None:
+        if self.ask_unsaved():
+            self.open_path(Path(entry))
+
+    def export_dialog(self, kind: str) -> None:
+        label, file_filter, suffix = exports.EXPORT_KINDS[kind]
+        base = self.editor.path.with_suffix(suffix) if self.editor.path else Path("graph" + suffix)
+        name, _ = QFileDialog.getSaveFileName(self, label.rstrip("…"), str(base), file_filter)
+        if name:
+            self.export(kind, Path(name))
+
+    def export(self, kind: str, path: Path) -> Path | None:
+        """Export as ``kind`` (see ``exports.EXPORT_KINDS``) to ``path``."""
+        path = Path(path)
+        try:
+            if kind == "png":
+                exports.export_png(self.canvas.scene, self.canvas.items_rect(), path)
+            elif kind == "svg":
+                exports.export_canvas_svg(self.canvas.scene, self.canvas.items_rect(), path,
+                                          self.editor.document().metadata.name)
+            else:
+                exports.export_text(kind, self.editor.document(), self.registry, path)
+        except (ModragError, OSError, ValueError) as exc:
+            self._error("Export failed", str(exc))
+            return None
+        self.show_message(f"Exported {path}")
+        return path
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if not self.ask_unsaved():
+            event.ignore()
+            return
+        self._autosave_timer.stop()
+        files.discard_autosave(self.editor.path)
+        event.accept()

@@ -1,0 +1,139 @@
+"""Newcomer and big-graph features installed on the main window in one call.
+
+Start page, graph settings dock, Help menu; the canvas features (level of detail, minimap,
+zoom controls, node menu, live progress) are installed from their own modules.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMessageBox
+
+from modrag_studio.ui.shell.graph_settings import GraphSettingsPanel
+from modrag_studio.ui.shell.start_page import StartPage
+
+SHORTCUTS = """<table>
+<tr><td><b>Tab</b></td><td>add a node by name at the cursor</td></tr>
+<tr><td><b>Ctrl+C / Ctrl+V</b></td><td>copy / paste at the cursor</td></tr>
+<tr><td><b>Ctrl+= / Ctrl+-</b></td><td>zoom in / out</td></tr>
+<tr><td><b>F / Ctrl+0</b></td><td>fit the graph in the window</td></tr>
+<tr><td><b>F1</b></td><td>help for the selected node</td></tr>
+<tr><td><b>right-click a node</b></td><td>run to here, re-run, bypass, pin output, help</td></tr>
+<tr><td><b>drop a wire on empty canvas</b></td><td>pick a compatible node, connected</td></tr>
+<tr><td><b>Ctrl+B / Ctrl+Shift+B</b></td><td>bypass / pin the output of the selected nodes</td></tr>
+<tr><td><b>double-click a wire</b></td><td>add a reroute point (Delete joins the wire)</td></tr>
+<tr><td><b>presentation</b></td><td>Right/Space/PageDown next, Left/PageUp back, Esc</td></tr>
+</table>"""
+
+
+class StudioUX:
+    """Holds the start page and panels added to one window."""
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        self.start_page = StartPage(window.canvas.view, window.recent_files)
+        self.start_page.new_requested.connect(self.new_graph)
+        self.start_page.open_requested.connect(window.open_dialog)
+        self.start_page.path_chosen.connect(self.open_graph)
+        self.graph_settings = GraphSettingsPanel(window.editor)
+        dock = window._dock("Graph", self.graph_settings, Qt.DockWidgetArea.RightDockWidgetArea)
+        window.docks["graph"] = dock
+        dock.hide()  # shown once tabified: tabified while shown left a stale tab bar drawn
+        window.tabifyDockWidget(window.docks["properties"], dock)
+        dock.show()
+        window.docks["properties"].raise_()
+        self._build_help_menu()
+        self._developer_toggle()
+        window.editor.subscribe(self._on_change)
+        if self._graph_is_blank():
+            self.start_page.show_over_canvas()
+        else:
+            self.start_page.hide()
+
+    def _graph_is_blank(self) -> bool:
+        editor = self.window.editor
+        return editor.path is None and not editor.document().nodes
+
+    def _on_change(self, change: Any) -> None:
+        if change.new.nodes or self.window.editor.path is not None:
+            self.start_page.hide()
+
+    def new_graph(self) -> None:
+        self.window.new_document()
+        self.start_page.hide()
+        self.window.canvas.view.setFocus()
+
+    def open_graph(self, path: Path) -> None:
+        if self.window.ask_unsaved() and self.window.open_path(Path(path)):
+            self.start_page.hide()
+
+    def show_start_page(self) -> None:
+        self.start_page.show_over_canvas()
+
+    def _developer_toggle(self) -> None:
+        """View > Developer Nodes: the palette's and the Tab search's hidden category."""
+        window = self.window
+        action = QAction("&Developer Nodes", window)
+        action.setCheckable(True)
+        action.setToolTip("Offer debug and test nodes (Fail, Sleep, Mutate input…)")
+        window.menus["View"].addAction(action)
+        window.actions["developer_nodes"] = action
+        action.toggled.connect(window.palette.set_show_developer)
+        window.palette.developer_box.toggled.connect(action.setChecked)
+        window.palette.developer_box.toggled.connect(
+            lambda shown: setattr(window.search_popup, "show_developer", shown))
+
+    def _build_help_menu(self) -> None:
+        window = self.window
+        menu = window.menus.get("Help") or window.menuBar().addMenu("&Help")
+        window.menus["Help"] = menu
+        entries = [
+            ("help_start", "&Getting Started", self.show_start_page, None),
+            ("help_node", "&Node Help", self.node_help, QKeySequence(Qt.Key.Key_F1)),
+            ("help_keys", "&Keyboard Shortcuts", self.show_shortcuts, None),
+            ("help_about", "&About ModRAG Studio", self.about, None),
+        ]
+        for key, text, slot, shortcut in entries:
+            action = QAction(text, window)
+            if shortcut is not None:
+                action.setShortcut(shortcut)
+            action.triggered.connect(lambda _c=False, s=slot: s())
+            menu.addAction(action)
+            window.actions[key] = action
+
+    def node_help(self, node_id: str | None = None) -> None:
+        from modrag_studio.ui.inspection.node_help import show_node_help
+
+        ids = [node_id] if node_id else self.window.canvas.selected_node_ids()
+        if not ids:
+            self.window.show_message("Select a node first, then press F1 for its help.")
+            return
+        show_node_help(self.window, ids[0])
+
+    def show_shortcuts(self) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Information, "Keyboard shortcuts", SHORTCUTS,
+                          QMessageBox.StandardButton.Ok, self.window)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    def about(self) -> None:
+        QMessageBox.about(self.window, "About ModRAG Studio",
+                          "ModRAG Studio: design, run and debug RAG pipelines as typed node "
+                          "graphs. See README.md and docs/studio-editor.md.")
+
+
+def install_studio_ux(window: Any) -> StudioUX:
+    """Add the start page, graph settings and Help menu to ``window``."""
+    from modrag_studio.ui.canvas.editor_extras import install_editor_extras
+    from modrag_studio.ui.run.live import install_live_run
+
+    ux = StudioUX(window)
+    window.studio_ux = ux
+    install_live_run(window)
+    install_editor_extras(window)
+    return ux

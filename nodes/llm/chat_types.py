@@ -1,0 +1,66 @@
+"""The contracts of a chat call: which model (``LLMSpec``), what came back (``ChatResult``)
+and what a backend implements (``ChatBackend``). Backends import these, not the client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import Field
+
+from modrag_studio.engine.core.datatypes import ChatMessage, Contract
+from modrag_studio.engine.core.node import CancelToken
+
+
+class LLMSpec(Contract):
+    """Which model to call and how; travels on wires from a Chat model node."""
+
+    backend: str = "embedded"
+    model: str = ""
+    host: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 256
+    context_length: int = 2048
+    seed: int | None = 0
+    timeout_s: float = 120.0
+    retries: int = 3
+    system: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def preview(self) -> str:
+        return f"{self.backend}:{self.model or 'default'}"
+
+
+@dataclass
+class ChatResult:
+    text: str
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    time_to_first_token_s: float | None = None
+    duration_s: float = 0.0
+    load_time_s: float | None = None
+    stopped: str = "stop"  # "stop", "length" or "cancelled"
+
+    def trace_details(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "time_to_first_token_s": self.time_to_first_token_s,
+            "generation_s": self.duration_s,
+            "model_load_s": self.load_time_s,
+            "stopped": self.stopped,
+        }
+
+
+class ChatBackend(Protocol):
+    def chat(
+        self,
+        spec: LLMSpec,
+        messages: list[ChatMessage],
+        *,
+        on_token: Callable[[str], None] | None,
+        cancel: CancelToken,
+    ) -> ChatResult: ...

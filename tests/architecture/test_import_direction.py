@@ -1,0 +1,222 @@
+"""The package map of docs/architecture.md, held against the code's own imports.
+
+Every import counts (module level and inside functions; ``if TYPE_CHECKING:`` blocks do not,
+they never run). A package may import itself and the packages its rule names; anything else,
+or any cycle between modules, fails with the importing file and line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = {"modrag_studio": ROOT / "modrag_studio", "modrag_nodes": ROOT / "nodes"}
+
+ENGINE_BELOW_RUN = {"engine.core", "engine.trust", "engine.cache"}
+#: package -> the packages it may import (besides itself). Mirrors docs/architecture.md.
+ALLOWED: dict[str, set[str]] = {
+    "engine.core": set(),
+    "engine.trust": {"engine.core"},
+    "engine.cache": {"engine.core", "engine.trust"},
+    "engine.run": {"engine.core", "engine.trust", "engine.cache"},
+    "engine.evidence": ENGINE_BELOW_RUN | {"engine.run"},
+    "engine.layout": {"engine.core"},
+    "engine.edit": {"engine.core", "engine.layout"},
+    "engine": {"engine.core", "engine.trust", "engine.cache", "engine.run"},  # the facade
+    "nodes": ENGINE_BELOW_RUN | {"engine.run", "engine.evidence"},
+    "composition": {"engine.core", "nodes"},
+    "evaluation": {"engine.*", "nodes", "composition"},
+    "server": {"engine.*", "composition", "evaluation"},
+    "distributed": {"engine.*", "nodes", "composition", "evaluation"},
+    "commands": {"engine.*", "nodes", "composition", "evaluation", "server", "distributed"},
+    "cli": {"commands"},
+    "ui": {"engine.*", "nodes", "composition", "evaluation", "distributed", "commands"},
+    "__main__": {"ui"},
+    "package": set(),  # modrag_studio/__init__.py
+}
+QT_MODULES = ("PySide6", "NodeGraphQt", "Qt", "shiboken6")
+NODEGRAPHQT_ADAPTER = "ui.canvas.adapter"
+MAX_MODULES_PER_FOLDER = 16
+MAX_LINES = 600
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module, dotted
+    target: str  # imported name, dotted
+    path: Path
+    line: int
+
+
+def _module_name(root: str, path: Path) -> str:
+    parts = [root, *path.relative_to(SOURCES[root]).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(root, p): p for root, folder in SOURCES.items()
+            for p in sorted(folder.rglob("*.py"))}
+
+
+def _imports(module: str, path: Path) -> list[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found += [Import(module, name, path, node.lineno) for name in names]
+    return found
+
+
+MODULES = _modules()
+IMPORTS = [imp for module, path in MODULES.items() for imp in _imports(module, path)]
+
+
+def _resolve(name: str) -> str | None:
+    """The project module an imported name lives in (None outside the project)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def package_of(module: str) -> str:
+    """The architecture package of a module: ``engine.run``, ``nodes``, ``ui``, ..."""
+    root, _, rest = module.partition(".")
+    if root == "modrag_nodes":
+        return "nodes"
+    parts = rest.split(".")
+    if not rest:
+        return "package"
+    if parts[0] == "engine" and len(parts) > 1:
+        return f"engine.{parts[1]}"
+    return parts[0]
+
+
+def _allowed(source: str, target: str) -> bool:
+    if source == target:
+        return True
+    rules = ALLOWED[source]
+    return target in rules or ("engine.*" in rules and target.startswith("engine"))
+
+
+def test_every_package_has_a_rule():
+    assert {package_of(m) for m in MODULES} <= set(ALLOWED)
+
+
+def test_imports_follow_the_allowed_direction():
+    wrong = []
+    for imp in IMPORTS:
+        target = _resolve(imp.target)
+        if target is None:
+            continue
+        source_pkg, target_pkg = package_of(imp.source), package_of(target)
+        if not _allowed(source_pkg, target_pkg):
+            wrong.append(f"{imp.path.relative_to(ROOT)}:{imp.line}: {source_pkg} imports "
+                         f"{target_pkg} ({imp.target})")
+    assert wrong == []
+
+
+def test_no_import_cycle_between_modules():
+    graph: dict[str, set[str]] = defaultdict(set)
+    for imp in IMPORTS:
+        target = _resolve(imp.target)
+        if target is not None and target != imp.source:
+            graph[imp.source].add(target)
+    assert strongly_connected(graph) == []
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of two or more modules that import each other, directly or around a loop."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(start: str) -> None:  # iterative Tarjan: the graph has hundreds of modules
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        groups.append(sorted(group))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                work.append((child, iter(sorted(graph.get(child, ())))))
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return groups
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
+        ["a", "b", "c"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_qt_only_in_the_studio_and_nodegraphqt_only_in_its_adapter():
+    wrong = []
+    for imp in IMPORTS:
+        top = imp.target.split(".")[0]
+        if top not in QT_MODULES:
+            continue
+        pkg = package_of(imp.source)
+        if pkg != "ui" or (top == "NodeGraphQt" and not imp.source.endswith(NODEGRAPHQT_ADAPTER)):
+            wrong.append(f"{imp.path.relative_to(ROOT)}:{imp.line}: {imp.target}")
+    assert wrong == []
+
+
+def test_the_engine_never_imports_the_node_library_or_the_application():
+    wrong = [f"{imp.path.relative_to(ROOT)}:{imp.line}: {imp.target}" for imp in IMPORTS
+             if package_of(imp.source).startswith("engine")
+             and (imp.target.startswith("modrag_nodes")
+                  or imp.target.startswith("modrag_studio.composition"))]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("root", sorted(SOURCES))
+def test_folders_stay_small(root):
+    big = {}
+    for folder in [SOURCES[root], *sorted(p for p in SOURCES[root].rglob("*") if p.is_dir())]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if len(modules) > MAX_MODULES_PER_FOLDER:
+            big[str(folder.relative_to(ROOT))] = len(modules)
+    assert big == {}
+
+
+def test_modules_stay_small():
+    long = {str(p.relative_to(ROOT)): n for p in MODULES.values()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
