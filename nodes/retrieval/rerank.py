@@ -32,6 +32,7 @@ from modrag_studio.engine.core.datatypes import Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.resources import current_resources
 from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"
@@ -39,8 +40,6 @@ FLAG_INSTALL = ("pip install 'modrag-studio[flag]' (FlagEmbedding needs transfor
                 "install it in an environment of its own)")
 Scorer = Callable[[str, list[str]], list[float]]
 
-_models: dict[tuple[Any, ...], Any] = {}
-_models_lock = threading.Lock()
 
 
 class RerankFailed(RuntimeError):
@@ -71,10 +70,7 @@ def resolve_model(name: str) -> str:
 
 
 def _cached_model(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
-    with _models_lock:
-        if key not in _models:
-            _models[key] = load()
-        return _models[key]
+    return current_resources().model("reranker", key, load, name=" ".join(map(str, key)))
 
 
 def _offline() -> None:

@@ -14,24 +14,30 @@ from typing import Any
 import numpy as np
 
 from modrag_nodes.vectorstore.chroma_store import chunk_from_record
-from modrag_studio.engine.run.memo_stack import MemoStack
+from modrag_studio.engine.core.resources import MemoStack, current_resources
 
-_stack = MemoStack()
+
+def _stack() -> MemoStack:
+    return current_resources().memos("vector-search")
 BATCH = 256  # query vectors per collection.query call, at most ...
 MAX_RESULTS_PER_CALL = 20_000  # ... results: Chroma fetches them in one SQL statement, and
 # SQLite refuses more than 32,766 variables ("too many SQL variables" at 256 x 200)
 
 
+def _stack() -> MemoStack:
+    return current_resources().memos("vector-search")
+
+
 def search_memo() -> AbstractContextManager[dict[tuple[Any, ...], Any]]:
     """Open a memo {(collection, version, n, vector bytes): result row}; dropped at the end."""
-    return _stack.open()
+    return _stack().open()
 
 
 def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Any:
     """The record's chunk, built once per open memo (an evaluation sees the same chunks in
     many queries' results; chunks are shared read-only, like an index's). Without an open
     memo, a new chunk each time."""
-    memos = _stack.open_memos()
+    memos = _stack().open_memos()
     memo = memos[-1] if memos else None
     hit = memo.get(("chunk", record_id)) if memo is not None else None
     if hit is not None:
@@ -43,7 +49,7 @@ def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> A
 
 
 def is_open() -> bool:
-    return bool(_stack.open_memos())
+    return bool(_stack().open_memos())
 
 
 def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
@@ -52,7 +58,7 @@ def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
 
 def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray) -> dict[str, list] | None:
     """The search result of every vector (Chroma's layout), or None when one is not held."""
-    for memo in reversed(_stack.open_memos()):
+    for memo in reversed(_stack().open_memos()):
         rows = [memo.get(_key(where, n, v)) for v in vectors]
         if all(r is not None for r in rows):
             return {field: [r[i] for r in rows]
@@ -67,7 +73,7 @@ def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.nd
     are then read once each (many queries share chunks: reading them per result was most of
     the time of the batched searches).
     """
-    memos = _stack.open_memos()
+    memos = _stack().open_memos()
     if not memos or len(vectors) == 0:
         return 0
     rows: list[tuple[np.ndarray, list[str], list[float]]] = []

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from modrag_studio.engine.core.errors import RunCancelled
 from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.resources import Resources, current_resources
 
 
 class NoParams(BaseModel):
@@ -55,6 +56,7 @@ class NodeContext:
         logger: logging.Logger,
         work_dir: Path,
         run_inputs: Mapping[str, Any],
+        resources: Resources | None = None,
     ) -> None:
         self.node_id = node_id
         self.type_id = type_id
@@ -63,6 +65,7 @@ class NodeContext:
         self.log = logger
         self.work_dir = work_dir
         self.run_inputs = run_inputs
+        self.resources = resources or current_resources()  # models and memos to reuse
         self.details: dict[str, Any] = {}
         self.warnings: list[str] = []
         self._on_progress = on_progress

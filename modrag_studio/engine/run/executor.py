@@ -27,6 +27,7 @@ from modrag_studio.engine.core.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.core.passthrough import bypass_routes, bypass_value
 from modrag_studio.engine.core.paths import data_home, using_graph_folder, using_work_dir
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.core.resources import Resources, process_resources, using_resources
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.core.validation import Problem, errors_only, validate
 from modrag_studio.engine.run.hooks import HookSet, RunHook
@@ -336,6 +337,7 @@ class _Run:
             on_stream=lambda t: self.hooks.emit(
                 "on_node_stream", run_id=self.run_id, node_id=node_id, text=t),
             work_dir=self.executor.work_dir, run_inputs=self.inputs,
+            resources=self.executor.resources,
         )
         visit.status, visit.started_at = "running", time.time()
         self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
@@ -444,9 +446,11 @@ class Executor:
     """Runs graph documents. Safe to share between threads; each run keeps its own state."""
 
     def __init__(self, registry: NodeRegistry, cache: NodeCache | None = None,
-                 work_dir: str | Path | None = None) -> None:
+                 work_dir: str | Path | None = None, *,
+                 resources: Resources | None = None) -> None:
         self.registry = registry
         self.cache = cache if cache is not None else NodeCache()
+        self.resources = resources or process_resources()  # models and memos runs reuse
         self.work_dir = Path(work_dir) if work_dir else data_home()
         self._lock = threading.Lock()
 
@@ -518,7 +522,8 @@ class Executor:
         folder = graph_base_dir(doc, base_dir)
         if folder is None:
             run.result.trace.problems.append(unsaved_graph_note())
-        with using_work_dir(self.work_dir), using_graph_folder(folder):
+        with (using_work_dir(self.work_dir), using_graph_folder(folder),
+              using_resources(self.resources)):
             return run.execute(active, forced, cached_only)
 
 
