@@ -23,7 +23,7 @@ from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.paths import OptionalFilePath, resolve_path
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
@@ -110,7 +110,8 @@ class ParserParams(BaseModel):
     format: Literal["text", "json"] = Field("text", description="What the model was asked for")
     json_schema: dict[str, Any] | None = Field(
         None, description="json: JSON Schema the object must satisfy")
-    json_schema_file: str | None = Field(None, description="json: read the schema from a file")
+    json_schema_file: OptionalFilePath = Field(
+        None, description="json: read the schema from a file")
     answer_field: str = Field(
         "answer", description="json: the field holding the answer text (else the whole JSON)")
     on_invalid: Literal["fail", "warn"] = Field(

@@ -18,7 +18,7 @@ from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.paths import OptionalFilePath, resolve_path
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
@@ -160,7 +160,7 @@ class PromptParams(BaseModel):
                     "{history} and the names in 'variables'; {{ and }} give literal braces",
         json_schema_extra={"multiline": True},
     )
-    template_file: str | None = Field(
+    template_file: OptionalFilePath = Field(
         None, description="Read the user message template from this UTF-8 file instead"
     )
     system: str = Field(

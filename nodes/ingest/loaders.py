@@ -27,6 +27,7 @@ from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Document
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import AnyPath
 from modrag_studio.engine.core.paths import resolve_path as graph_path
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
@@ -42,7 +43,7 @@ class UnreadableFile(Exception):
 
 class LoadParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field("", description="A file or a folder (the 'path' input overrides it)")
+    path: AnyPath = Field("", description="A file or a folder (the 'path' input overrides it)")
     glob: str = Field("*", description="Filter on file names, or on relative paths when it "
                                        "contains '/' (e.g. '*.html', 'docs/**/*.md')")
     recursive: bool = Field(True, description="Descend into sub-folders")

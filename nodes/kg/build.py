@@ -13,7 +13,7 @@ from modrag_nodes.kg.store import KGStore, load_store
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import resolve_path, work_home
+from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
@@ -22,7 +22,7 @@ _NAME = r"^[A-Za-z0-9_\-]{1,64}$"
 
 class BuildParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    folder: str = Field("", description="Folder of the graph file (empty: <data dir>/kg, "
+    folder: FolderPath = Field("", description="Folder of the graph file (empty: <data dir>/kg, "
                                         "beside the default Chroma folder)")
     name: str = Field("graph", pattern=_NAME, description="File name without .kg.json")
     mode: Literal["incremental", "rebuild"] = Field(

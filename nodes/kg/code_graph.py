@@ -24,6 +24,7 @@ from modrag_nodes.kg.store import text_hash
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import FolderPath
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 SKIP_DIRS = {"__pycache__", ".git", ".venv", "venv", "build", "dist", "node_modules"}
@@ -207,11 +208,11 @@ def code_extraction(root: Path, package: str = "") -> tuple[GraphExtraction, lis
 
 class CodeGraphParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    path: str = Field("", description="Source folder (a package or a folder of packages); "
+    path: FolderPath = Field("", description="Source folder (a package or a folder of packages); "
                                       "the 'path' input overrides it")
     package: str = Field("", description="Import name of the folder when it differs from "
                                          "the folder name (e.g. modrag_nodes for nodes/)")
-    folder: str = Field("", description="Folder of the graph file (empty: <data dir>/kg)")
+    folder: FolderPath = Field("", description="Folder of the graph file (empty: <data dir>/kg)")
     name: str = Field("code", pattern=r"^[A-Za-z0-9_\-]{1,64}$",
                       description="Graph file name without .kg.json")
 

@@ -27,7 +27,7 @@ from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.paths import FilePath, resolve_path
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -332,8 +332,8 @@ def read_dictionary(path: Path) -> dict[str, Any]:
 
 class RuleParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    dictionary: str = Field("", description="JSON file of known entities (name, type, aliases) "
-                                             "and relation triggers (see kg_dictionary.json)")
+    dictionary: FilePath = Field("", description="JSON file of known entities (name, type, "
+                                 "aliases) and relation triggers (see kg_dictionary.json)")
     entities: list[DictEntity] = Field(default_factory=list,
                                        description="Extra known entities")
     relations: dict[str, RelationRule] = Field(

@@ -22,6 +22,7 @@ from modrag_nodes.llm.pickers import (
 from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import FilePath
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
@@ -53,7 +54,8 @@ class ChatModelParams(BaseModel):
                       "http://127.0.0.1:8080/v1)")
     api_key_env: str = Field("OPENAI_API_KEY", description="openai: environment variable "
                              "holding the API key (the key itself is never saved in the graph)")
-    api_key_file: str = Field("", description="openai: read the API key from this file instead")
+    api_key_file: FilePath = Field(
+        "", description="openai: read the API key from this file instead")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy (deterministic)")
     max_tokens: int = Field(256, ge=1, le=32768, description="Most tokens to generate")
     context_length: int = Field(2048, ge=128, le=262144, description="Context window (tokens)")

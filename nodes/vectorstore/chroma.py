@@ -29,7 +29,7 @@ from modrag_nodes.vectorstore.write_lock import collection_lock
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import resolve_path, work_home
+from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
@@ -42,7 +42,8 @@ class ChromaParams(BaseModel):
     backend: Literal["persistent", "http"] = Field(
         "persistent", description="Embedded Chroma in a folder, or a Chroma server"
     )
-    path: str = Field("", description="Folder of the embedded store (empty: <data dir>/chroma)")
+    path: FolderPath = Field(
+        "", description="Folder of the embedded store (empty: <data dir>/chroma)")
     host: str = Field("localhost", description="Chroma server host (backend 'http')")
     port: int = Field(8000, ge=1, le=65535, description="Chroma server port (backend 'http')")
     ssl: bool = Field(False, description="Use https for the Chroma server")

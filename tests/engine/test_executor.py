@@ -357,3 +357,23 @@ def test_unpicklable_result_stays_in_memory_and_leaves_no_file(tmp_path):
     files = sorted(p.name for p in (tmp_path / "c").rglob("*") if p.is_file())
     assert files == ["j" * 64 + ".pkl"]
     assert NodeCache(disk_dir=tmp_path / "c").get("j" * 64) == {"value": [1, 2, 3]}
+
+
+def test_a_planned_run_gives_the_keys_a_real_run_uses_and_runs_nothing(executor, monkeypatch):
+    from modrag_nodes.debug import Upper
+
+    calls = []
+    real_run = Upper.run
+    monkeypatch.setattr(Upper, "run", lambda self, ctx, params, text: calls.append(text)
+                        or real_run(self, ctx, params, text))
+    doc = chain_graph()
+    planned = executor.run(doc, {"question": "hello"}, target="join", plan_only=True)
+    assert calls == []  # only the graph input ran
+    assert planned.ok and set(planned.planned) >= {"q", "up", "join"}
+    assert executor.cache.get(planned.trace.last_visit("join").cache_key) is None  # not stored
+
+    real = executor.run(doc, {"question": "hello"}, target="join")
+    assert calls == ["hello"]
+    for node_id in ("q", "up", "join"):
+        assert real.trace.last_visit(node_id).cache_key == \
+            planned.trace.last_visit(node_id).cache_key

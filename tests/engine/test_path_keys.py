@@ -86,8 +86,39 @@ def test_a_path_param_is_keyed_the_same_before_and_after_the_node_creates_it(tmp
     from modrag_studio.engine.core.paths import using_graph_folder, with_path_param_keys
 
     with using_graph_folder(tmp_path):
-        before = with_path_param_keys({"path": "./store", "top_k": 3, "query": "./store"})
+        before = with_path_param_keys({"path": "./store", "top_k": 3, "query": "./store"},
+                                      {"path"})
         (tmp_path / "store").mkdir()
-        after = with_path_param_keys({"path": "store/", "top_k": 3, "query": "./store"})
+        after = with_path_param_keys({"path": "store/", "top_k": 3, "query": "./store"},
+                                     {"path"})
     assert before == after == {"path": str((tmp_path / "store").resolve()), "top_k": 3,
                                "query": "./store"}
+
+
+def test_path_params_are_declared_in_their_params_type():
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.paths import path_params
+
+    registry = default_registry()
+    declared = {t.type_id: path_params(t.Params) for t in registry if path_params(t.Params)}
+    assert declared["load.files"] == {"path": "any"}
+    assert declared["store.chroma"] == {"path": "folder"}
+    assert declared["prompt.build"] == {"template_file": "file"}
+    schema = registry.get("store.chroma").Params.model_json_schema()
+    assert schema["properties"]["path"]["x-path"] == "folder"
+    assert "x-path" not in schema["properties"]["collection"]
+
+
+def test_a_declared_path_param_is_keyed_one_way_and_an_undeclared_one_is_not(tmp_path):
+    from modrag_studio.engine.cache.node_cache import node_signature
+
+    def key(params, declared):
+        return node_signature(type_id="t", version=1, params=params, inputs={},
+                              fingerprint=None, path_params=declared)["params"]
+
+    (tmp_path / "store").mkdir()
+    from modrag_studio.engine.core.paths import using_graph_folder
+
+    with using_graph_folder(tmp_path):
+        assert key({"path": "./store"}, {"path"}) == key({"path": "store/"}, {"path"})
+        assert key({"note": "./store"}, ()) != key({"note": "store/"}, ())

@@ -10,6 +10,7 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +34,14 @@ def node_signature(
     params: dict[str, Any],
     inputs: dict[str, list[tuple[str, str]]],
     fingerprint: str | None,
+    path_params: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Everything a node's result depends on; inputs map port -> [(source, key), ...].
     Path params naming an existing file or folder are keyed by their absolute path."""
     return {
         "type": type_id,
         "version": version,
-        "params": with_path_param_keys(params),
+        "params": with_path_param_keys(params, path_params),
         "inputs": {port: [list(pair) for pair in pairs] for port, pairs in inputs.items()},
         "fingerprint": fingerprint,
     }

@@ -4,15 +4,47 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-#: Param names that say the value is a file or folder (``path``, ``template_file``, ``*_dir``).
-PATH_PARAM = re.compile(r"^(path|file|folder|dir|directory|dictionary|template_file|source)$|"
-                        r"_(file|path|dir|folder)$")
+#: Names of graph inputs and ports that say the value is a file or folder (``corpus``,
+#: ``path``, ``*_dir``): graph inputs have no Params type to declare it.
+PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
+                        r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PathParam:
+    """Marks a node param as naming a file or folder: ``Annotated[str, PathParam("folder")]``.
+
+    Cache keys, the trust list and the properties panel (a Browse button) read it from the
+    node's Params type; the JSON schema says ``"x-path": kind``.
+    """
+
+    kind: Literal["file", "folder", "any"] = "any"
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema = handler(core_schema)
+        schema["x-path"] = self.kind
+        return schema
+
+
+AnyPath = Annotated[str, PathParam("any")]  # a file or a folder
+FilePath = Annotated[str, PathParam("file")]
+FolderPath = Annotated[str, PathParam("folder")]
+OptionalFilePath = Annotated[str | None, PathParam("file")]
+
+
+def path_params(params_model: Any) -> dict[str, str]:
+    """Param name -> "file", "folder" or "any" for the params ``params_model`` declares as
+    paths."""
+    fields = getattr(params_model, "model_fields", None) or {}
+    return {name: marker.kind for name, field in fields.items()
+            for marker in field.metadata if isinstance(marker, PathParam)}
 
 _run_work_dir: ContextVar[Path | None] = ContextVar("modrag_run_work_dir", default=None)
 
@@ -124,9 +156,16 @@ def with_path_keys(values: Mapping[str, Any], names: Any, base: Path | None = No
     return out
 
 
-def with_path_param_keys(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Node params named like paths (``PATH_PARAM``) written one way, for cache keys: a node
-    reads the same files however the path is spelled. A path that does not exist yet (a
+def with_path_param_keys(params: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The path params ``names`` (see :func:`path_params`) written one way, for cache keys: a
+    node reads the same files however the path is spelled. A path that does not exist yet (a
     store folder the node creates) is keyed the same before and after it is created."""
-    return with_path_keys(params, {name for name in params if PATH_PARAM.search(name)},
-                          must_exist=False)
+    return with_path_keys(params, set(names), must_exist=False)
+
+
+def tidy_path(path: str) -> str:
+    """``a/./b/`` and ``a//b`` written as ``a/b`` (``..`` kept: through a symlink it need not
+    undo the step before it)."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    tidy = ("/" if path.startswith("/") else "") + "/".join(parts)
+    return tidy or "."

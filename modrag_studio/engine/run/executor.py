@@ -25,7 +25,12 @@ from modrag_studio.engine.core.errors import GraphInvalid, ModragError, RunCance
 from modrag_studio.engine.core.graph_io import GraphInterface, graph_interface
 from modrag_studio.engine.core.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.core.passthrough import bypass_routes, bypass_value
-from modrag_studio.engine.core.paths import data_home, using_graph_folder, using_work_dir
+from modrag_studio.engine.core.paths import (
+    data_home,
+    path_params,
+    using_graph_folder,
+    using_work_dir,
+)
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.resources import Resources, process_resources, using_resources
 from modrag_studio.engine.core.topology import Topology
@@ -61,6 +66,7 @@ class RunResult:
     node_outputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
     shared_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
     registry: NodeRegistry | None = field(default=None, repr=False)  # the types that ran
+    planned: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # plan_only
     _outputs: dict[str, Any] | None = field(default=None, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -128,6 +134,7 @@ class _Run:
         self.states = self.state.nodes
         self.rerun: set[str] = set()
         self.cached_only: set[str] = set()
+        self.plan_only = False
         self.memory_only: set[str] = set()
         self.result = RunResult(trace=Trace(
             run_id=run_id, graph_name=doc.metadata.name, started_at=time.time(),
@@ -206,7 +213,8 @@ class _Run:
             return self._fail(visit, state, exc, gathered.values)
         signature = node_signature(type_id=node_type.type_id, version=node_type.version,
                                    params=params_json, inputs=gathered.keys,
-                                   fingerprint=fingerprint)
+                                   fingerprint=fingerprint,
+                                   path_params=path_params(node_type.Params))
         signature["code"] = code_identity(node_type)
         key = signature_key(signature)
         visit.cache_key = key
@@ -229,8 +237,11 @@ class _Run:
                 cache.release_key(key)
         if outputs is None:
             return None
-        cache.remember_signature(scope, node_id, signature,
-                                 disk=node_id not in self.memory_only)
+        if self.plan_only:
+            self.result.planned[node_id] = signature
+        else:
+            cache.remember_signature(scope, node_id, signature,
+                                     disk=node_id not in self.memory_only)
         state.outputs = outputs
         state.status = "done"
         state.port_keys = {port: f"{visit.cache_key}:{port}" for port in outputs}
@@ -279,6 +290,9 @@ class _Run:
         visit, node_type, gathered = attempt.visit, attempt.node_type, attempt.gathered
         previous, signature, use_cache = attempt.previous, attempt.signature, attempt.use_cache
         node_id, cache, state = visit.node_id, self.executor.cache, self.states[visit.node_id]
+        if self.plan_only and node_type.graph_role != "input":
+            visit.status, visit.cache_reason = "done", "planned: keyed, not run"
+            return {port.name: None for port in node_type.outputs}
         outputs = cache.get(visit.cache_key) if use_cache else None
         if outputs is not None:
             visit.status, visit.cached = "cached", True
@@ -483,6 +497,7 @@ class Executor:
         base_dir: str | Path | None = None,
         pins: Mapping[str, Pin] | None = None,
         memory_only: Iterable[str] = (),
+        plan_only: bool = False,
     ) -> RunResult:
         """Run ``doc``.
 
@@ -497,6 +512,9 @@ class Executor:
         hand out the pinned values, and nodes that only feed them do not run either.
         ``memory_only``: nodes whose results this run keeps in the memory cache only (an
         evaluation's per-query nodes: thousands of results nobody reads from disk again).
+        ``plan_only``: compute every visited node's cache key without running it (graph inputs
+        excepted): "what key would this node get". The trace has the keys, ``planned`` the
+        signatures; nothing is stored and no signature is remembered.
         """
         inputs = dict(inputs or {})
         self.check(doc, inputs)
@@ -517,6 +535,7 @@ class Executor:
         run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface, pins)
         run.memory_only = set(memory_only)
+        run.plan_only = plan_only
         if run.pins:
             active &= needed_nodes(topology, set(run.pins), target)
         folder = graph_base_dir(doc, base_dir)

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
 from modrag_studio.engine.core.formatting import short
 from modrag_studio.engine.core.ports import type_name
 
+#: The one state vocabulary: what a node visit is in the trace, and what the studio shows on
+#: a node (``NODE_STATES`` adds "idle", a node no run has reached); the executor's own
+#: bookkeeping (``run_state.NodeStatus``) uses the subset it needs plus "pending".
 VisitStatus = Literal["queued", "running", "done", "cached", "skipped", "failed", "cancelled",
                       "bypassed", "pinned"]
+VISIT_STATES: tuple[str, ...] = get_args(VisitStatus)
+NODE_STATES: tuple[str, ...] = ("idle", *VISIT_STATES)
 RunStatus = Literal["ok", "failed", "cancelled", "invalid"]
 
 

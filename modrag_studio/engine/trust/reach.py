@@ -24,17 +24,13 @@ from urllib.parse import urlsplit
 
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.graph_io import graph_interface
-from modrag_studio.engine.core.paths import PATH_PARAM as _PATH_PARAM
-from modrag_studio.engine.core.paths import with_path_keys
+from modrag_studio.engine.core.paths import PATH_WORDS, path_params, tidy_path, with_path_keys
 from modrag_studio.engine.core.registry import NodeRegistry
 
 APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
 _HOST_PARAM = re.compile(r"^(host|base_url|url|endpoint|server)$")
 _ENV_PARAM = re.compile(r"(^|_)(env|env_var|environment_variable)$")
 _LOCAL_BACKENDS = ("persistent", "embedded")
-#: Names (of inputs or ports) that say the value is a file or folder.
-PATH_WORDS = re.compile(r"(^|_)(path|paths|file|files|folder|dir|directory|corpus|source|root|"
-                        r"dataset|template_file|dictionary)($|_)", re.IGNORECASE)
 
 
 @dataclass
@@ -127,6 +123,7 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
         remote_backend = params.get("backend") not in _LOCAL_BACKENDS
         found.env_vars += [(f"{spec.id}.{name}", var)
                            for name, var in _env_reads(spec, registry, params, remote_backend)]
+        declared = path_params(registry.get(spec.type).Params) if spec.type in registry else {}
         for name, text in _walk(params, ""):
             if not text.strip():
                 continue
@@ -135,7 +132,7 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
                 host = host_of(text)
                 if host and remote_backend and not is_loopback_host(host):
                     found.hosts.append((where, host))
-            elif _PATH_PARAM.search(name):
+            elif name in declared:
                 _add_file(found, where, text, base, folder)
     return found
 
@@ -191,7 +188,7 @@ def normalise_path_inputs(doc: GraphDocument, inputs: dict[str, Any],
     so one folder is one cache key whatever its spelling. ``..`` is kept: through a symlink
     it need not undo the step before it."""
     paths = path_like_inputs(doc, registry)
-    return {name: _tidy(value) if name in paths and isinstance(value, str) and value
+    return {name: tidy_path(value) if name in paths and isinstance(value, str) and value
             else value for name, value in inputs.items()}
 
 
@@ -202,12 +199,6 @@ def absolute_path_inputs(doc: GraphDocument, inputs: dict[str, Any], base: Path 
     ``./corpus``, ``corpus`` and ``/abs/corpus`` are one cache key."""
     paths = path_like_inputs(doc, registry) if inputs else set()
     return with_path_keys(inputs, paths, base.resolve() if base is not None else Path.cwd())
-
-
-def _tidy(path: str) -> str:
-    parts = [p for p in path.split("/") if p not in ("", ".")]
-    tidy = ("/" if path.startswith("/") else "") + "/".join(parts)
-    return tidy or "."
 
 
 # approved hosts ------------------------------------------------------------------------------

@@ -96,6 +96,9 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
         request = requests.get()
         if request is None:
             return
+        if request.get("op") in ("resident", "unload"):
+            _send(events, ("resident", _resident(executor.resources, request["op"])))
+            continue
         try:
             result = executor.run(
                 from_json_dict(request["doc"]), request["inputs"], hooks=[_QueueHook(events)],
@@ -106,6 +109,12 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
             _send(events, ("error", str(exc) or type(exc).__name__))
             continue
         _send(events, ("result", result))
+
+
+def _resident(resources: Any, op: str) -> list[dict[str, Any]]:
+    """What the worker holds (``op`` "resident") or held before it let go ("unload")."""
+    held = resources.unload() if op == "unload" else resources.resident()
+    return [{"kind": r.kind, "name": r.name, "size_bytes": r.size_bytes} for r in held]
 
 
 def _lower_priority(steps: int = 10) -> None:
@@ -182,6 +191,25 @@ class ProcessRunner:
             if kind == "error":
                 raise WorkerError(payload)
             getattr(hook, kind)(**payload)
+
+    def resident(self, *, unload: bool = False, timeout_s: float = 10.0) -> list[dict[str, Any]]:
+        """The models the worker holds (kind, name, size_bytes); with ``unload`` it lets go of
+        them first and says what it held. Call between runs: the worker serves one request
+        at a time. A worker not started holds nothing."""
+        if not self.started:
+            return []
+        self._requests.put({"op": "unload" if unload else "resident"})
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                kind, payload = pickle.loads(self._events.get(timeout=0.1))
+            except queue.Empty:
+                if not self._proc.is_alive():
+                    break
+                continue
+            if kind == "resident":
+                return payload
+        raise WorkerError("the run process did not say which models it holds (busy or stopped)")
 
     def close(self) -> None:
         if self._proc is None:
