@@ -101,8 +101,7 @@ def _locally(request: IndexRequest, plan: Any, cancel: CancelToken,
 def _on_ray(request: IndexRequest, plan: Any, cancel: CancelToken,
             on_progress: Callable[[IndexProgress], None] | None,
             on_status: Callable[[str], None] | None) -> dict[str, Any]:
-    from modrag_studio.engine.core.paths import using_graph_folder
-    from modrag_studio.engine.run.executor import graph_base_dir
+    from modrag_studio.engine.core.paths import graph_base_dir, using_graph_folder
 
     with using_graph_folder(graph_base_dir(request.doc, request.base_dir)):
         return _on_ray_here(request, plan, cancel, on_progress, on_status)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +171,31 @@ def test_validate_prints_the_variable(tmp_path, capsys):
     save(key_graph(backend="openai", model="m", api_key_env="MY_TEAM_KEY"), path)
     assert main(["validate", str(path)]) == 0
     assert "reads environment variable MY_TEAM_KEY" in capsys.readouterr().out
+
+
+def test_the_trust_list_names_the_files_the_run_reads_from_another_working_directory(
+        tmp_path, monkeypatch):
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.document import load, save
+    from modrag_studio.engine.run.executor import Executor
+    from modrag_studio.engine.trust.reach import reach
+    from tests.engine.helpers import edge, graph, node
+
+    project = tmp_path / "project"
+    (project / "outside").mkdir(parents=True)
+    (project / "outside" / "notes.md").write_text("# Notes\nLP-07 every 500 hours.\n")
+    (project / "graphs").mkdir()
+    (tmp_path / "elsewhere").mkdir()  # from here "../outside" would be another folder
+    path = project / "graphs" / "g.json"
+    save(graph([node("load", "load.files", path="../outside", glob="*.md"),
+                node("out", "graph.output", name="documents")],
+               [edge("load.documents", "out.value")], name="reads-outside"), path)
+    monkeypatch.chdir(tmp_path / "elsewhere")  # neither the graph's folder nor the corpus'
+    doc = load(path)
+    listed = [file for where, file in reach(doc, default_registry(), path).files
+              if where.startswith("load.")]
+    result = Executor(default_registry(), work_dir=tmp_path / "work").run(doc)
+    assert result.ok, result.trace.failure_summary()
+    read = {str(Path(d.source).resolve().parent) for d in result.outputs["documents"]}
+    assert listed == [str((project / "outside").resolve())]
+    assert read == set(listed)

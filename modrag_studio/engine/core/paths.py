@@ -169,3 +169,14 @@ def tidy_path(path: str) -> str:
     parts = [p for p in path.split("/") if p not in ("", ".")]
     tidy = ("/" if path.startswith("/") else "") + "/".join(parts)
     return tidy or "."
+
+
+def graph_base_dir(doc: Any, base_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """Where relative paths of a graph resolve: ``base_dir``, else the folder of the file the
+    graph was loaded from (None for a never-saved graph: the working directory then). Runs,
+    the trust list and validation all ask this one function."""
+    if base_dir is not None:
+        return Path(base_dir)
+    source = getattr(doc, "source_path", None)
+    return Path(source).parent if source is not None else None
+

@@ -27,6 +27,7 @@ from modrag_studio.engine.core.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.core.passthrough import bypass_routes, bypass_value
 from modrag_studio.engine.core.paths import (
     data_home,
+    graph_base_dir,
     path_params,
     using_graph_folder,
     using_work_dir,
@@ -562,13 +563,6 @@ def needed_nodes(topology: Topology, pinned: set[str], target: str | None = None
                 needed.add(edge.source_node)
                 queue.append(edge.source_node)
     return needed
-
-
-def graph_base_dir(doc: GraphDocument, base_dir: str | Path | None = None) -> Path | None:
-    """Where relative paths of ``doc`` resolve: ``base_dir``, else the folder of its file."""
-    if base_dir is not None:
-        return Path(base_dir)
-    return doc.source_path.parent if doc.source_path is not None else None
 
 
 def unsaved_graph_note() -> dict[str, Any]:

@@ -24,7 +24,13 @@ from urllib.parse import urlsplit
 
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.graph_io import graph_interface
-from modrag_studio.engine.core.paths import PATH_WORDS, path_params, tidy_path, with_path_keys
+from modrag_studio.engine.core.paths import (
+    PATH_WORDS,
+    graph_base_dir,
+    path_params,
+    tidy_path,
+    with_path_keys,
+)
 from modrag_studio.engine.core.registry import NodeRegistry
 
 APPROVED_ENV = "MODRAG_APPROVED_HOSTS"
@@ -104,10 +110,10 @@ def _resolve(value: str, base: Path) -> Path:
 def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | None = None,
           *, base: Path | None = None) -> Reach:
     """What ``doc`` reads outside the folder of ``graph_path`` and which non-loopback hosts
-    it names. Relative paths resolve against ``base`` (the working folder by default), as
-    they do when the graph runs."""
+    it names. Relative paths resolve as they do when the graph runs (``graph_base_dir``):
+    against ``base``, else the graph file's folder, else the working directory."""
     folder = Path(os.path.realpath(Path(graph_path).parent)) if graph_path else None
-    base = base or Path.cwd()
+    base = base or graph_base_dir(doc, folder) or Path.cwd()
     found = Reach()
     path_inputs = path_like_inputs(doc, registry)
     interface = graph_interface(doc, registry)
