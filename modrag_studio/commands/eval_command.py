@@ -17,6 +17,7 @@ from modrag_studio.commands.attribution_cli import (
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.composition import default_registry
+from modrag_studio.evaluation.metrics import GAINS
 
 SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
 
@@ -30,6 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--output", action="append", default=[], metavar="NODE.PORT",
                     help="a ranked output to score (repeatable: several nodes in one pass)")
     ev.add_argument("--k", type=int, default=10, help="k of Hit@k (default 10)")
+    ev.add_argument("--ndcg-gain", choices=GAINS, default="linear",
+                    help="nDCG gain of a relevance grade g: linear (g, as trec_eval and BEIR's "
+                         "published figures; default) or exponential (2^g - 1)")
     ev.add_argument("--limit", type=int, help="only the first N evaluated queries")
     ev.add_argument("--query-input", help="graph input that takes the query text")
     ev.add_argument("--corpus-input", help="graph input that takes the corpus path")
@@ -91,7 +95,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
         funnel = (EvalAttribution(doc, dataset.qrels, [o.partition(".")[0] for o in args.output])
                   if args.attribute else None)
-        common = dict(executor=executor, hit_k=args.k, limit=args.limit,
+        common = dict(executor=executor, hit_k=args.k, ndcg_gain=args.ndcg_gain, limit=args.limit,
                       query_input=args.query_input, corpus_input=args.corpus_input,
                       extra_inputs=extra, on_progress=progress)
         if args.ray:

@@ -37,7 +37,8 @@ class QueryWorker:
         self.runner = QueryRunner(loads(graph_json), load_beir(dataset_root, split), executor,
                                   outputs, query_name=options["query_name"],
                                   corpus_name=options["corpus_name"],
-                                  extra_inputs=options["extra_inputs"], hit_k=options["hit_k"])
+                                  extra_inputs=options["extra_inputs"], hit_k=options["hit_k"],
+                                  ndcg_gain=options["ndcg_gain"])
 
     def run(self, query_ids: list[str]) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
         scored: dict[str, list[Any]] = {spec: [] for spec in self.runner.outputs}
@@ -49,7 +50,8 @@ class QueryWorker:
 
 def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outputs: list[str],
                     *, executor: Executor, actors: int = 2, slice_size: int = 8,
-                    hit_k: int = 10, limit: int | None = None, query_input: str | None = None,
+                    hit_k: int = 10, ndcg_gain: str = "linear", limit: int | None = None,
+                    query_input: str | None = None,
                     corpus_input: str | None = None, extra_inputs: dict[str, str] | None = None,
                     cancel: CancelToken | None = None,
                     on_progress: Callable[[int, int], None] | None = None) -> Any:
@@ -57,8 +59,9 @@ def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outp
     from modrag_studio.evaluation.runner import finish_report, start_report
 
     _, query_name, corpus_name, query_ids, report = start_report(
-        doc, dataset, outputs, hit_k, limit, query_input, corpus_input)
-    options = {"hit_k": hit_k, "query_name": query_name, "corpus_name": corpus_name,
+        doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain)
+    options = {"hit_k": hit_k, "ndcg_gain": ndcg_gain, "query_name": query_name,
+               "corpus_name": corpus_name,
                "extra_inputs": dict(extra_inputs or {})}
     slices = [query_ids[i:i + slice_size] for i in range(0, len(query_ids), slice_size)]
     scored: dict[str, list[Any]] = {spec: [] for spec in outputs}

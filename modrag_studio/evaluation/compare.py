@@ -142,6 +142,8 @@ def compare_evaluations(
     """The comparison document of two evaluations (see the module docstring)."""
     keys = ("corpus_sha256", "queries_sha256", "qrels_sha256", "split")
     mismatched = [k for k in keys if dataset_a.get(k) != dataset_b.get(k)]
+    if report_a.ndcg_gain != report_b.ndcg_gain:
+        mismatched.append("ndcg_gain")
     main = compare_output(report_a, report_b, output_a, output_b, seed=seed)
     nodes = {spec: compare_output(report_a, report_b, spec, spec, seed=seed)
              for spec in shared if spec in report_a.per_query and spec in report_b.per_query}
@@ -153,6 +155,7 @@ def compare_evaluations(
         "dataset": dataset_a,
         "output": {"a": output_a, "b": output_b},
         "hit_k": report_a.hit_k,
+        "ndcg_gain": report_a.ndcg_gain,
         "metrics": main["metrics"],
         "queries": main["queries"],
         "flipped": flipped_queries(report_a, report_b, output_a, output_b, texts),
@@ -166,7 +169,9 @@ def report_from_dict(data: dict[str, Any]) -> EvalReport:
     return EvalReport(
         graph_name=graph["name"], graph_sha256=graph["sha256"], dataset=dataset["path"],
         split=dataset["split"], qrels_sha256=dataset["qrels_sha256"],
-        queries=dataset["queries"], hit_k=data.get("hit_k", 10), outputs=data.get("nodes", {}),
+        queries=dataset["queries"], hit_k=data.get("hit_k", 10),
+        ndcg_gain=data.get("ndcg_gain", "exponential"),  # reports before the field: 2**g - 1
+        outputs=data.get("nodes", {}),
         per_query=data.get("per_query", {}), failures=data.get("failures", []),
         seconds=data.get("seconds", 0.0))
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from modrag_studio.engine.core.datatypes import ScoredChunk
 
 RECALL_KS = (5, 10, 20, 100)
+#: nDCG gain of a relevance grade g: "linear" (g, trec_eval's ndcg_cut and so BEIR's published
+#: figures) or "exponential" (2**g - 1). They agree on binary qrels (SciFact), not on graded
+#: ones (MS MARCO, DBpedia).
+Gain = Literal["linear", "exponential"]
+GAINS: tuple[str, ...] = ("linear", "exponential")
 
 
 def doc_ranking(results: Iterable[ScoredChunk]) -> list[str]:
@@ -34,11 +40,13 @@ class QueryMetrics:
 
 
 def score_ranking(
-    query_id: str, ranked_docs: Sequence[str], relevance: dict[str, int], hit_k: int = 10
+    query_id: str, ranked_docs: Sequence[str], relevance: dict[str, int], hit_k: int = 10,
+    gain: Gain = "linear",
 ) -> QueryMetrics:
-    """nDCG@10 (graded), Recall@{5,10,20,100}, Hit@{hit_k}, MRR@10 for one query."""
+    """nDCG@10 (graded, ``gain``), Recall@{5,10,20,100}, Hit@{hit_k}, MRR@10 for one query,
+    as trec_eval defines them (ndcg_cut_10, recall_k, success_k, recip_rank of the top 10)."""
     relevant = {doc for doc, grade in relevance.items() if grade > 0}
-    values: dict[str, float] = {"ndcg@10": ndcg_at(ranked_docs, relevance, 10)}
+    values: dict[str, float] = {"ndcg@10": ndcg_at(ranked_docs, relevance, 10, gain)}
     for k in sorted({*RECALL_KS, hit_k}):
         found = len(relevant.intersection(ranked_docs[:k]))
         if k in RECALL_KS:
@@ -50,11 +58,16 @@ def score_ranking(
     return QueryMetrics(query_id, values, list(ranked_docs[:10]), sorted(relevant))
 
 
-def ndcg_at(ranked_docs: Sequence[str], relevance: dict[str, int], k: int) -> float:
+def ndcg_at(ranked_docs: Sequence[str], relevance: dict[str, int], k: int,
+            gain: Gain = "linear") -> float:
+    """nDCG@k with the ideal ranking taken from the qrels (as trec_eval does)."""
+    if gain not in GAINS:
+        raise ValueError(f"nDCG gain must be one of {', '.join(GAINS)}, got {gain!r}")
+    worth = (lambda g: g) if gain == "linear" else (lambda g: 2**g - 1)
     gains = [relevance.get(doc, 0) for doc in ranked_docs[:k]]
-    dcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
+    dcg = sum(worth(g) / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
     ideal = sorted((g for g in relevance.values() if g > 0), reverse=True)[:k]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    idcg = sum(worth(g) / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 

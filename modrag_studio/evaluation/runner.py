@@ -35,6 +35,7 @@ class EvalReport:
     qrels_sha256: str
     queries: int
     hit_k: int
+    ndcg_gain: str = "linear"
     outputs: dict[str, dict[str, float]] = field(default_factory=dict)
     per_query: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
@@ -42,7 +43,8 @@ class EvalReport:
 
     def comparable_with(self, other: EvalReport) -> bool:
         """Two reports (of any two graphs) compare when split and qrels are the same."""
-        return (self.split, self.qrels_sha256) == (other.split, other.qrels_sha256)
+        return ((self.split, self.qrels_sha256, self.ndcg_gain)
+                == (other.split, other.qrels_sha256, other.ndcg_gain))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class EvalReport:
             "dataset": {"path": self.dataset, "split": self.split,
                         "qrels_sha256": self.qrels_sha256, "queries": self.queries},
             "hit_k": self.hit_k,
+            "ndcg_gain": self.ndcg_gain,
             "seconds": round(self.seconds, 2),
             "nodes": self.outputs,
             "failures": self.failures,
@@ -90,7 +93,8 @@ def pick_inputs(doc: GraphDocument, query_input: str | None,
 
 
 def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], hit_k: int,
-                 limit: int | None, query_input: str | None, corpus_input: str | None
+                 limit: int | None, query_input: str | None, corpus_input: str | None,
+                 ndcg_gain: str = "linear",
                  ) -> tuple[list[tuple[str, str]], str, str | None, list[str], EvalReport]:
     """What an evaluation needs before its first query: the outputs as (node, port), the
     query and corpus inputs, the query ids and the empty report."""
@@ -104,7 +108,8 @@ def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], h
                         f"'{dataset.split}'")
     report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
                         dataset=str(dataset.root), split=dataset.split,
-                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k)
+                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k,
+                        ndcg_gain=ndcg_gain)
     return targets, query_name, corpus_name, query_ids, report
 
 
@@ -115,6 +120,7 @@ def evaluate_graph(
     *,
     executor: Executor,
     hit_k: int = 10,
+    ndcg_gain: str = "linear",
     limit: int | None = None,
     query_input: str | None = None,
     corpus_input: str | None = None,
@@ -130,10 +136,10 @@ def evaluate_graph(
     ``batch_queries``: embed all query texts in batches first (see ``query_batch``).
     """
     _targets, query_name, corpus_name, query_ids, report = start_report(
-        doc, dataset, outputs, hit_k, limit, query_input, corpus_input)
+        doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain)
     runner = QueryRunner(doc, dataset, executor, outputs, query_name=query_name,
                          corpus_name=corpus_name, extra_inputs=dict(extra_inputs or {}),
-                         hit_k=hit_k, cancel=cancel, on_result=on_result)
+                         hit_k=hit_k, ndcg_gain=ndcg_gain, cancel=cancel, on_result=on_result)
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
     frozen = False
@@ -222,6 +228,7 @@ class QueryRunner:
     corpus_name: str | None = None
     extra_inputs: dict[str, str] = field(default_factory=dict)
     hit_k: int = 10
+    ndcg_gain: str = "linear"
     cancel: CancelToken | None = None
     #: Sees each query's run result (e.g. evidence attribution).
     on_result: Callable[[str, Any], None] | None = None
@@ -261,5 +268,6 @@ class QueryRunner:
             if ranked and not isinstance(ranked[0], ScoredChunk):
                 raise EvalError(f"--output '{spec}' is not a list of scored chunks")
             outcome.metrics[spec] = score_ranking(query_id, doc_ranking(ranked),
-                                                  self.dataset.qrels[query_id], self.hit_k)
+                                                  self.dataset.qrels[query_id], self.hit_k,
+                                                  self.ndcg_gain)
         return outcome
