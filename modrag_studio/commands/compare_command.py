@@ -16,6 +16,7 @@ from typing import Any
 
 from modrag_studio.commands.common import load_or_exit, parse_pairs, parse_value
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.progress import ProgressLine
 from modrag_studio.composition import default_registry
 
 
@@ -210,11 +211,10 @@ def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:
     for label, doc, output in ((label_a, doc_a, args.output), (label_b, doc_b, output_b)):
         executor.check(doc, {})
         outputs = [output, *(s for s in shared if s != output)]
-        print(f"{label}: ", end="", file=sys.stderr, flush=True)
         reports.append(evaluate_graph(
             doc, dataset, outputs, executor=executor, hit_k=args.k, limit=args.limit,
             query_input=args.query_input, corpus_input=args.corpus_input,
-            extra_inputs=extra, on_progress=_progress))
+            extra_inputs=extra, on_progress=ProgressLine(f"queries of {label}").update))
     identity = dataset_identity(dataset)
     return compare_evaluations(
         reports[0], reports[1], output_a=args.output, output_b=output_b, shared=shared,
@@ -234,9 +234,12 @@ def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
 
     evalset = load_evalset(args.evalset)
 
+    lines: dict[str, ProgressLine] = {}
+
     def progress(label: str, done: int, total: int, row) -> None:
         mark = "error" if row.error else ("refused" if row.refused else "answered")
-        print(f"{label} [{done}/{total}] {row.id}: {mark}", file=sys.stderr, flush=True)
+        line = lines.setdefault(label, ProgressLine(f"questions of {label}", every_s=0))
+        line.update(done, total, f"{row.id}: {mark}")
 
     reports = [r.to_dict() for r in run_variants_on_evalset(
         [(label, doc) for label, doc, _ in sides], evalset, executor=_executor(args),
@@ -249,10 +252,6 @@ def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
         identity_b=report_identity(label_b, reports[1], file_b), **_seed_kwargs(args))
 
 
-def _progress(done: int, total: int) -> None:
-    if done == 1 or done % 50 == 0 or done == total:
-        print(f"\r{done}/{total} queries", end="" if done < total else "\n", file=sys.stderr,
-              flush=True)
 
 
 def _compare_one_question(args: argparse.Namespace, sides) -> int:

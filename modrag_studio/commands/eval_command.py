@@ -16,6 +16,7 @@ from modrag_studio.commands.attribution_cli import (
 )
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.progress import ProgressLine
 from modrag_studio.composition import default_registry
 from modrag_studio.evaluation.metrics import GAINS
 
@@ -88,10 +89,7 @@ def run_eval(args: argparse.Namespace) -> int:
                             cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
         executor.check(doc, {})
 
-        def progress(done: int, total: int) -> None:
-            if done == 1 or done % 50 == 0 or done == total:
-                print(f"\r{done}/{total} queries", end="" if done < total else "\n",
-                      file=sys.stderr, flush=True)
+        progress = ProgressLine("queries").update
 
         funnel = (EvalAttribution(doc, dataset.qrels, [o.partition(".")[0] for o in args.output])
                   if args.attribute else None)

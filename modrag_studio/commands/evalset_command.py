@@ -11,6 +11,7 @@ from typing import Any
 
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.progress import ProgressLine
 from modrag_studio.composition import default_registry
 
 RANKING_SHOWN = ("hit@1", "hit@5", "recall@5", "mrr@10")
@@ -93,10 +94,12 @@ def run_evalset(args: argparse.Namespace) -> int:
                             cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
         executor.check(doc, {})
 
+        line = ProgressLine("questions", every_s=0)  # answers are slow: every one is told
+
         def progress(done: int, total: int, row) -> None:
             mark = "error" if row.error else ("refused" if row.refused else "answered")
-            print(f"[{done}/{total}] {row.id}: {mark}, {row.metrics.get('latency_s', 0):.1f} s",
-                  file=sys.stderr, flush=True)
+            line.update(done, total, f"{row.id}: {mark}, "
+                                     f"{row.metrics.get('latency_s', 0):.1f} s")
 
         report = evaluate_answers(doc, evalset, executor=executor,
                                   answer_output=args.answer_output,
