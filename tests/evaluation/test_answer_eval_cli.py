@@ -86,7 +86,7 @@ def test_summary_per_question_results_judge_and_report(graph, capsys):
     code = _eval(graph, "--json", "--report", str(graph / "report.json"))
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "[3/3] u1: refused" in err  # progress on stderr
+    assert "3/3 questions" in err and "u1: refused" in err  # progress on stderr
     answers = json.loads(out)["answers"]
     # q1 answered and cited right, q2 wrongly refused, u1 rightly refused
     assert answers["fact_recall"] == 0.5
