@@ -180,19 +180,14 @@ def label_output_ports(node: StudioNode, labels: dict[str, str]) -> bool:
     return changed
 
 
-def _helper(helper: str, name: str) -> property:
-    """A method of the canvas answered by one of its helpers (``canvas.queries.node_ids``)."""
-    return property(lambda self: getattr(getattr(self, helper), name),
-                    doc=f"``{helper}.{name}``")
-
-
 class CanvasAdapter:
     """Mirrors a :class:`GraphEditor` on a NodeGraphQt canvas and reports gestures back.
 
     Composed of helpers that share its node map: ``queries`` (items, ports, wires,
     selection, fit), ``decor`` (run states, captions, badges, bypassed / pinned looks),
-    ``layout`` (groups and notes) and ``ports`` (compatible ports lit while wiring). Their
-    public methods are the canvas's own (the table at the end of the class).
+    ``layout`` (groups and notes), ``ports`` (compatible ports lit while wiring) and
+    ``gestures`` (the user's edits sent to the editor). The helpers' methods callers use
+    are the canvas's own (the table at the end of the class).
     """
 
     def __init__(self, editor: GraphEditor, registry: NodeRegistry) -> None:
@@ -218,7 +213,7 @@ class CanvasAdapter:
         self.decor = NodeDecorations(self._nodes, editor)
         self.layout = LayoutItems(self._nodes, self.scene, editor, self.on_edit_layout_item)
         self.queries = CanvasQueries(self.graph, self.view, self._nodes, self._ids,
-                                     self.layout.items, self._on_selection_changed)  # type: ignore[arg-type]
+                                     self.layout.items, self._on_selection_changed)
         self.gestures = CanvasGestures(editor, self._ids, self.refuse,
                                        lambda: self._sync_edges(editor.document()))
         self.ports = PortHighlight(self._nodes, self.port_type, self.gestures.port_ref)
@@ -558,25 +553,25 @@ class CanvasAdapter:
         return None
 
     # the helpers' methods, as callers address the canvas (``RunCanvas`` and the studio)
-    node_ids = _helper("queries", "node_ids")
-    node_item = _helper("queries", "node_item")
-    canvas_edges = _helper("queries", "canvas_edges")
-    input_port_items = _helper("queries", "input_port_items")
-    node_scene_rect = _helper("queries", "node_scene_rect")
-    port_scene_pos = _helper("queries", "port_scene_pos")
-    selected_node_ids = _helper("queries", "selected_node_ids")
-    select_nodes = _helper("queries", "select_nodes")
-    center_on = _helper("queries", "center_on")
-    fit_all = _helper("queries", "fit_all")
-    items_rect = _helper("queries", "items_rect")
-    set_node_state = _helper("decor", "set_node_state")
-    node_state = _helper("decor", "node_state")
-    set_node_caption = _helper("decor", "set_node_caption")
-    set_node_progress = _helper("decor", "set_node_progress")
-    clear_run_state = _helper("decor", "clear_run_state")
-    set_problems = _helper("decor", "set_problems")
-    set_pinned = _helper("decor", "set_pinned")
-    node_flags = _helper("decor", "node_flags")
-    badged_node_ids = _helper("decor", "badged_node_ids")
-    layout_item = _helper("layout", "layout_item")
-    compatible_ports = _helper("ports", "compatible_ports")
+    node_ids = property(lambda self: self.queries.node_ids)
+    node_item = property(lambda self: self.queries.node_item)
+    canvas_edges = property(lambda self: self.queries.canvas_edges)
+    input_port_items = property(lambda self: self.queries.input_port_items)
+    node_scene_rect = property(lambda self: self.queries.node_scene_rect)
+    port_scene_pos = property(lambda self: self.queries.port_scene_pos)
+    selected_node_ids = property(lambda self: self.queries.selected_node_ids)
+    select_nodes = property(lambda self: self.queries.select_nodes)
+    center_on = property(lambda self: self.queries.center_on)
+    fit_all = property(lambda self: self.queries.fit_all)
+    items_rect = property(lambda self: self.queries.items_rect)
+    set_node_state = property(lambda self: self.decor.set_node_state)
+    node_state = property(lambda self: self.decor.node_state)
+    set_node_caption = property(lambda self: self.decor.set_node_caption)
+    set_node_progress = property(lambda self: self.decor.set_node_progress)
+    clear_run_state = property(lambda self: self.decor.clear_run_state)
+    set_problems = property(lambda self: self.decor.set_problems)
+    set_pinned = property(lambda self: self.decor.set_pinned)
+    node_flags = property(lambda self: self.decor.node_flags)
+    badged_node_ids = property(lambda self: self.decor.badged_node_ids)
+    layout_item = property(lambda self: self.layout.layout_item)
+    compatible_ports = property(lambda self: self.ports.compatible_ports)

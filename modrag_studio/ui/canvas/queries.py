@@ -3,7 +3,7 @@ canvas adapter owns; it reads NodeGraphQt nodes through their public API only.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF
@@ -20,7 +20,7 @@ class CanvasQueries:
     groups and notes; ``selection_changed`` tells the adapter a selection was made here."""
 
     def __init__(self, graph: Any, view: Any, nodes: dict[str, Any], ids: dict[str, str],
-                 layout_items: dict[str, QGraphicsItem],
+                 layout_items: Mapping[str, QGraphicsItem],
                  selection_changed: Callable[[], None]) -> None:
         self.graph, self.view = graph, view
         self.scene: QGraphicsScene = view.scene()
