@@ -137,7 +137,7 @@ class VariantsController(QObject):
         spec = specs[name]
         doc = self.document()
         apply_variant(doc, spec, self.editor.registry)  # raises naming the bad change
-        self.editor._apply(f"New variant {name}", with_variant(doc, spec))
+        self.editor.replace(f"New variant {name}", with_variant(doc, spec))
         self.set_active(name)
         return spec
 
@@ -146,8 +146,8 @@ class VariantsController(QObject):
             return
         doc = self.document()
         kept = [v for v in doc.variants or [] if v.name != self.active]
-        self.editor._apply(f"Delete variant {self.active}",
-                           doc.model_copy(update={"variants": kept or None}))
+        self.editor.replace(f"Delete variant {self.active}",
+                            doc.model_copy(update={"variants": kept or None}))
         self.set_active(None)
 
     def new_variant_dialog(self) -> None:
