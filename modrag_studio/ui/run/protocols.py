@@ -1,8 +1,10 @@
-"""What the run features need from the studio window, its editor and its canvas.
+"""What the studio's features need from the window, its editor and its canvas, and the
+steps of the run and save chains.
 
 Explicit protocols instead of ``getattr``/``hasattr`` probing: ``require`` checks a window
-against them when the run features are installed, so a renamed window or canvas attribute
-fails at once with a message naming it, instead of silently disabling a feature.
+against them when the features are built (``ui/shell/composition.py``), so a renamed window
+or canvas attribute fails at once with a message naming it, instead of silently disabling a
+feature.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar, QToolBar, QWidget
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.ui.panels.palette import NodePalette, NodeSearchPopup
+from modrag_studio.ui.panels.problems import ProblemsPanel
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.controller import RunRequest
@@ -69,9 +73,9 @@ class StudioShell(StudioWindow, Protocol):
     """The main window as every studio feature sees it (``ui/shell/composition.py``)."""
 
     actions: dict[str, QAction]
-    palette: Any
-    problems: Any
-    search_popup: Any
+    palette: NodePalette
+    problems: ProblemsPanel
+    search_popup: NodeSearchPopup
 
     def show_message(self, text: str, timeout_ms: int = 10_000) -> None: ...
 
