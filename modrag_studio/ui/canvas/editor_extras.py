@@ -165,7 +165,7 @@ class EditorExtras:
     def add_for_wire(self, type_id: str) -> str | None:
         window = self.window
         popup = window.search_popup
-        allowed = getattr(popup, "allowed", None) or {}
+        allowed = popup.allowed or {}
         popup.allowed = None
         popup.on_chosen = window.add_searched_node
         popup.line.setPlaceholderText("Add node…")

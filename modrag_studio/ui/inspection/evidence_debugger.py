@@ -312,10 +312,9 @@ class EvidenceDebugger(QObject):
         trace.triggered.connect(lambda: self.show_lineage(chunk.chunk_id))
         menu.addAction(mark)
         menu.addAction(trace)
-        if self.citations is not None:
-            cites = QAction("Show citations of this chunk", menu)
-            cites.triggered.connect(lambda: self.citations.show_citations(chunk))
-            menu.addAction(cites)
+        cites = QAction("Show citations of this chunk", menu)
+        cites.triggered.connect(lambda: self.citations.show_citations(chunk))
+        menu.addAction(cites)
         return menu
 
     def mark_node(self, node_id: str, text: str) -> None:
