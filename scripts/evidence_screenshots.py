@@ -50,15 +50,15 @@ def shoot(app: QApplication, settings: QSettings, base, name: str, question: str
     window.editor.reset(doc)
     window.resize(1600, 1000)
     window.show()
-    debugger = window.evidence_debugger
+    debugger = window.features.evidence_debugger
     debugger.set_expected(EXPECT)
-    controller = window.run_features.controller
+    controller = window.features.run.controller
     inputs = {"question": question, "corpus": "resources/sample_corpus"}  # as modrag run
     controller.run(doc, inputs, target=target)
     wait(app, lambda: not controller.busy and (controller.last_result is not None
-                                               or bool(window.run_features.last_error)))
+                                               or bool(window.features.run.last_error)))
     if controller.last_result is None:
-        raise RuntimeError(f"{name}: {window.run_features.last_error}")
+        raise RuntimeError(f"{name}: {window.features.run.last_error}")
     wait(app, lambda: debugger.attribution is not None)
     if force:
         debugger.force()

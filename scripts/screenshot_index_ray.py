@@ -22,7 +22,6 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from modrag_studio.composition import default_registry
-    from modrag_studio.ui.run.index_dialog import open_index_dialog
     from modrag_studio.ui.shell.main_window import MainWindow
     from tests.distributed.helpers import index_graph
 
@@ -34,7 +33,7 @@ def main() -> int:
     window = MainWindow(default_registry(), settings=settings, offer_restore=False)
     window.editor.reset(index_graph({"path": str(work / "chroma"), "collection": "beir20"}))
     window.show()
-    dialog = open_index_dialog(window)
+    dialog = window.features.index.open()
     dialog.corpus.setText(str(corpus))
     dialog.place_buttons["local"].setChecked(True)
     dialog.resize(720, 500)

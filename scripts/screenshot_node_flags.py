@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     window.open_path(path, offer_restore=False)
     window.resize(1400, 760)
     window.show()
-    features = window.run_features
+    features = window.features.run
 
     def run() -> None:
         features.run()
@@ -55,13 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         app.processEvents()
 
     run()
-    window.node_flags.pin("split")
+    window.features.node_flags.pin("split")
     window.editor.set_bypass(["normalise"], True)
     canvas = window.canvas
     a = canvas.port_scene_pos("fuse", "results", "out")
     b = canvas.port_scene_pos("answer", "evidence", "in")
     middle = (a + b) / 2
-    window.node_flags.add_reroute(canvas.wire_at(middle), QPointF(middle.x() - 10, middle.y() + 70))
+    window.features.node_flags.add_reroute(canvas.wire_at(middle),
+                                           QPointF(middle.x() - 10, middle.y() + 70))
     canvas.select_nodes([])
     run()
     for dock in window.findChildren(QDockWidget):  # the canvas alone, large

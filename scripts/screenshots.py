@@ -97,7 +97,7 @@ def shoot(app, window, path: Path, out: Path, extra: dict[str, str],
     window.open_path(path, offer_restore=False)
     use_model(window, model)
     app.processEvents()
-    features = window.run_features
+    features = window.features.run
     doc = window.editor.document()
     values = {}
     for name in graph_input_names(doc, default_registry()):
@@ -168,7 +168,7 @@ def studio_shots(app, window, out: Path, timeout: float,
                  model: str = FAST_MODEL) -> list[Path]:
     """The pictures of the studio itself (see the module docstring)."""
     shots = []
-    ux, features = window.studio_ux, window.run_features
+    ux, features = window.features.studio_ux, window.features.run
     window._autosave_timer.stop()  # the edits below are for the pictures only
     window.new_document()
     ux.show_start_page()
@@ -194,7 +194,7 @@ def studio_shots(app, window, out: Path, timeout: float,
     _report("basic_rag", features, _wait(app, features, timeout))
     features.run(rerun=["generate"])  # again, to catch the model writing: bar and time
     end = time.monotonic() + timeout
-    deco = window.canvas._decorations["generate"]
+    deco = window.canvas.decor.states["generate"]
     while time.monotonic() < end and features.controller.busy:
         app.processEvents()
         if window.canvas.node_state("generate") == "running" and (deco.elapsed or 0) > 2.5:
@@ -238,7 +238,7 @@ def _chunk_map_shot(app, window, path: Path) -> Path:
     the inspector made tall and wide enough to read it (the docks are put back after)."""
     from PySide6.QtCore import Qt
 
-    features = window.run_features
+    features = window.features.run
     inspector = features.inspector
     window.canvas.select_nodes(["split"])
     tabs = inspector.outputs_tabs
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
                               args.model):
                 print(f"  saved {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
     finally:
-        window.run_features.controller.shutdown()
+        window.features.run.controller.shutdown()
         window.editor.mark_saved()
         window.close()
     return 0

@@ -149,6 +149,6 @@ def test_studio_startup_makes_no_network_call(guard, qtbot, tmp_path, monkeypatc
     qtbot.waitExposed(window)
     window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
     qtbot.waitUntil(lambda: len(window.canvas.node_ids()) == len(window.editor.document().nodes)
-                    and bool(window.run_features.run_bar.fields))
+                    and bool(window.features.run.run_bar.fields))
     assert guard == []
     window.close()

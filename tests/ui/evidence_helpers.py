@@ -41,13 +41,13 @@ def evidence_window(qtbot: Any, tmp_path: Path, monkeypatch: Any, graph: dict,
     try:
         yield win
     finally:
-        win.run_features.controller.shutdown()
+        win.features.run.controller.shutdown()
         unregister_backend("test-fake")
 
 
 def run_and_wait(qtbot: Any, win: MainWindow, inputs: dict[str, str]) -> None:
     """Run the window's graph with ``inputs`` and wait for the result."""
-    controller = win.run_features.controller
-    assert controller.run(win.run_features.document(), inputs)
+    controller = win.features.run.controller
+    assert controller.run(win.features.run.document(), inputs)
     qtbot.waitUntil(lambda: not controller.busy and controller.last_result is not None,
                     timeout=20_000)

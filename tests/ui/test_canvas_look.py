@@ -92,7 +92,7 @@ def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
     # neither a node nor its state word above and caption below
     editor.move_nodes({"q": (0, 0), "u0": (170, 0), "u1": (340, 20), "u2": (0, 110),
                        "u3": (170, 300), "out": (510, 0)})
-    overlays = main_window.run_features.overlays
+    overlays = main_window.features.run.overlays
     long_text = "The pump is serviced every three months. " * 12
     chunks = [Chunk(chunk_id=f"c{i}", doc_id=f"doc{i}", text=long_text, index=i)
               for i in range(9)]
@@ -125,7 +125,7 @@ def test_overlay_cards_cover_no_node_and_no_other_card(main_window):
 
 def test_a_card_opens_under_the_mouse_and_keeps_its_pages(main_window):
     main_window.editor.reset(chain(1))
-    overlays = main_window.run_features.overlays
+    overlays = main_window.features.run.overlays
     text = "A long answer that needs many lines to be read in full. " * 20
     overlays.show_outputs("u0", {"text": Answer(text=text)})
     card = overlays.card("u0")

@@ -77,7 +77,7 @@ def test_inspector_of_a_splitter_has_a_chunk_map(main_window, qtbot, root):
         {"id": "load", "type": "load.files", "params": {"path": corpus, "glob": "en_*.md"}},
         {"id": "split", "type": "split.fixed", "params": {"chunk_size": 2400, "overlap": 300}},
     ], "edges": [{"from": "load.documents", "to": "split.documents"}]}))
-    features = main_window.run_features
+    features = main_window.features.run
     features.run()
     qtbot.waitUntil(lambda: not features.controller.busy, timeout=120_000)
     assert features.controller.last_result.ok

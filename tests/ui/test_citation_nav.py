@@ -55,9 +55,9 @@ def _answer_view(inspector) -> AnswerView:
 def test_citation_leads_to_the_chunk_row_the_document_and_the_pdf_page(qtbot, window,
                                                                         monkeypatch) -> None:
     win, pdf = window
-    inspector = win.run_features.inspector
-    navigator = win.evidence_debugger.citations
-    result = win.run_features.controller.last_result
+    inspector = win.features.run.inspector
+    navigator = win.features.evidence_debugger.citations
+    result = win.features.run.controller.last_result
     answer = result.output_of("parse", "answer")
     assert answer.citations and answer.citations[0].valid, answer.text
     cited = answer.citations[0].chunk_id
@@ -75,7 +75,7 @@ def test_citation_leads_to_the_chunk_row_the_document_and_the_pdf_page(qtbot, wi
     selected = table.table.selectionModel().selectedRows()
     assert [i.data(ROW_OBJECT_ROLE).chunk_id for i in selected] == [cited]
     # every node where the chunk appears is badged, as "Show where this chunk appears" does
-    badges = win.evidence_debugger.badges
+    badges = win.features.evidence_debugger.badges
     assert {"bm25", "split", "prompt"} <= set(badges)
     assert all(b.text.startswith(cited) for b in badges.values())
     # the document view is open at the chunk, with its PDF page
@@ -111,8 +111,8 @@ def test_citation_leads_to_the_chunk_row_the_document_and_the_pdf_page(qtbot, wi
 
 def test_chunk_menu_shows_citations_and_says_when_there_are_none(qtbot, window) -> None:
     win, _ = window
-    debugger = win.evidence_debugger
-    result = win.run_features.controller.last_result
+    debugger = win.features.evidence_debugger
+    result = win.features.run.controller.last_result
     chunks = result.output_of("split", "chunks")
     uncited = next(c for c in chunks if c.doc_id == "canteen.md")
     menu = debugger.row_menu(uncited)

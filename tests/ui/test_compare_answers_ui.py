@@ -46,7 +46,7 @@ def _side_by_side(*widgets) -> QPixmap:
 
 def test_compare_on_an_evalset_shows_metrics_flips_and_answers(qtbot, make_window, tmp_path):
     window = make_window(rag_graph())
-    variants = window.variants
+    variants = window.features.variants
     # the word search ranks worst first: the answers lose the chunks holding the facts
     variants.new_variant("worst", ["words.reverse=true"])
     assert variants.compare_on_evalset(_write_set(tmp_path))
@@ -82,7 +82,7 @@ def test_compare_on_an_evalset_shows_metrics_flips_and_answers(qtbot, make_windo
 
 def test_cancel_stops_the_evalset_comparison(qtbot, make_window, tmp_path):
     window = make_window(rag_graph())
-    variants = window.variants
+    variants = window.features.variants
     variants.new_variant("slow", ["answer.delay=0.05"])  # about a second per answer
     assert variants.compare_on_evalset(_write_set(tmp_path))
     dialog = variants.answers_dialog
@@ -98,12 +98,12 @@ def test_cancel_stops_the_evalset_comparison(qtbot, make_window, tmp_path):
 def test_evalset_comparison_needs_a_variant_and_a_readable_set(qtbot, make_window, tmp_path,
                                                                monkeypatch):
     window = make_window(rag_graph())
-    assert not window.variants.compare_on_evalset(_write_set(tmp_path))
+    assert not window.features.variants.compare_on_evalset(_write_set(tmp_path))
     assert "variant first" in window.statusBar().currentMessage()
-    window.variants.new_variant("worst", ["words.reverse=true"])
+    window.features.variants.new_variant("worst", ["words.reverse=true"])
     warnings = []
     monkeypatch.setattr("modrag_studio.ui.evaluate.variants.QMessageBox.warning",
                         lambda _parent, _title, text: warnings.append(text))
     (tmp_path / "bad.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
-    assert not window.variants.compare_on_evalset(tmp_path / "bad.jsonl")
+    assert not window.features.variants.compare_on_evalset(tmp_path / "bad.jsonl")
     assert "line 1: field 'question'" in warnings[0]

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.ui
 
 def test_a_stopped_deletion_is_asked_about_and_rerun_with_permission(main_window, qtbot,
                                                                      monkeypatch):
-    guard = main_window.delete_guard
-    controller = main_window.run_features.controller
+    guard = main_window.features.delete_guard
+    controller = main_window.features.run.controller
     doc = GraphDocument.model_validate({"nodes": [
         {"id": "store", "type": "store.chroma", "params": {"collection": "docs"}}]})
     controller.last_request = RunRequest(doc, {"corpus": "x"})

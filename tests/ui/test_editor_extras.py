@@ -62,14 +62,14 @@ def test_node_menu_runs_to_here_and_opens_help(main_window, qtbot):
     node_id = main_window.add_node_at("split.recursive", QPointF(0, 0))
     canvas = main_window.canvas
     view_pos = canvas.view.mapFromScene(canvas.node_scene_rect(node_id).center())
-    menu = main_window.editor_extras.context_menu(view_pos)
+    menu = main_window.features.editor_extras.context_menu(view_pos)
     texts = [a.text() for a in menu.actions()]
     assert texts[:4] == ["Run to Here", "Re-run This Node", "Inspect", "Help…"]
     assert any("Copy" in t for t in texts)
     menu.close()
     next(a for a in menu.actions() if a.text() == "Help…").trigger()
-    qtbot.waitUntil(lambda: main_window.node_help_dialog.isVisible())
-    empty = main_window.editor_extras.context_menu(QPoint(5, 5))
+    qtbot.waitUntil(lambda: main_window.features.studio_ux.help_dialog.isVisible())
+    empty = main_window.features.editor_extras.context_menu(QPoint(5, 5))
     assert "Run to Here" not in [a.text() for a in empty.actions()]
     empty.close()
 
@@ -82,10 +82,10 @@ def test_zoom_keys_buttons_and_minimap(main_window, qtbot):
     start = view.transform().m11()
     main_window.actions["zoom_in"].trigger()
     assert view.transform().m11() == pytest.approx(start * 1.25, rel=0.02)
-    main_window.editor_extras.zoom_controls.buttons["out"].click()
-    main_window.editor_extras.zoom_controls.buttons["out"].click()
+    main_window.features.editor_extras.zoom_controls.buttons["out"].click()
+    main_window.features.editor_extras.zoom_controls.buttons["out"].click()
     assert view.transform().m11() < start
-    minimap = main_window.editor_extras.minimap
+    minimap = main_window.features.editor_extras.minimap
     main_window.canvas.fit_all()  # the whole graph in view: the minimap would only cover it
     qtbot.waitUntil(lambda: not minimap.isVisible())
     main_window.actions["zoom_in"].trigger()

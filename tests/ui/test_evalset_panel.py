@@ -23,13 +23,13 @@ def window(qtbot, tmp_path):
     win.resize(1400, 900)
     win.show()
     yield win
-    win.evalset_panel.cancel()
-    win.evalset_panel.wait(10)
-    win.run_features.controller.shutdown()
+    win.features.evaluation_sets.panel.cancel()
+    win.features.evaluation_sets.panel.wait(10)
+    win.features.run.controller.shutdown()
 
 
 def _run(qtbot, win, question: str) -> None:
-    features = win.run_features
+    features = win.features.run
     features.run_bar.set_values({"question": question})
     assert features.run()
     qtbot.waitUntil(lambda: not features.controller.busy
@@ -37,7 +37,7 @@ def _run(qtbot, win, question: str) -> None:
 
 
 def test_add_edit_run_and_open_a_question(qtbot, window, tmp_path):
-    panel, path = window.evalset_panel, tmp_path / "set.jsonl"
+    panel, path = window.features.evaluation_sets.panel, tmp_path / "set.jsonl"
     _run(qtbot, window, "what lowers blood pressure")
     dialog = add_last_run_dialog(window, panel)
     assert dialog is not None
@@ -76,7 +76,7 @@ def test_add_edit_run_and_open_a_question(qtbot, window, tmp_path):
 
     # clicking the unanswerable question opens its run on the canvas, from the cache
     assert panel.open_result(1)
-    features = window.run_features
+    features = window.features.run
     qtbot.waitUntil(lambda: not features.controller.busy and features.controller.last_result
                     .trace.inputs.get("question") == "who founded the company", timeout=20_000)
     trace = features.controller.last_result.trace
@@ -85,7 +85,7 @@ def test_add_edit_run_and_open_a_question(qtbot, window, tmp_path):
 
 def test_invalid_evidence_typed_in_the_dialog_is_shown(qtbot, window, tmp_path):
     _run(qtbot, window, "what lowers blood pressure")
-    dialog = add_last_run_dialog(window, window.evalset_panel)
+    dialog = add_last_run_dialog(window, window.features.evaluation_sets.panel)
     dialog.path.setText(str(tmp_path / "set.jsonl"))
     dialog.editor.evidence.setPlainText("page:3")
     assert not dialog.save()

@@ -26,7 +26,7 @@ def _run(qtbot, win, tmp_path) -> None:
 
 def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
     win, tmp_path = window
-    debugger = win.evidence_debugger
+    debugger = win.features.evidence_debugger
     debugger.set_expected("text:500 operating hours")
     _run(qtbot, win, tmp_path)
     qtbot.waitUntil(lambda: debugger.attribution is not None, timeout=5000)
@@ -48,10 +48,10 @@ def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
 
 def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
     win, tmp_path = window
-    debugger = win.evidence_debugger
+    debugger = win.features.evidence_debugger
     _run(qtbot, win, tmp_path)
     assert debugger.attribution is None  # nothing declared: nothing drawn
-    retrieved = win.run_features.controller.last_result.output_of("bm25", "results")[0]
+    retrieved = win.features.run.controller.last_result.output_of("bm25", "results")[0]
     menu = debugger.row_menu(retrieved.chunk)
     assert [a.text() for a in menu.actions()] == ["Mark as expected evidence",
                                                   "Show where this chunk appears",
@@ -70,7 +70,7 @@ def test_check_works_on_the_last_run_and_marks_rows(qtbot, window) -> None:
 
 def test_force_into_prompt_shows_both_answers(qtbot, window) -> None:
     win, tmp_path = window
-    debugger = win.evidence_debugger
+    debugger = win.features.evidence_debugger
     debugger.set_expected(["text:500 operating hours"])
     _run(qtbot, win, tmp_path)
     assert debugger.force()
@@ -97,7 +97,7 @@ def test_funnel_from_a_report_badges_the_nodes(qtbot, window) -> None:
     report.write_text(json.dumps({"attribution": {
         "load": {"reached": 3, "lost_here": 0, "never_reached": 0},
         "bm25": {"reached": 2, "lost_here": 1, "never_reached": 0}}}))
-    debugger = win.evidence_debugger
+    debugger = win.features.evidence_debugger
     funnel = debugger.show_funnel(str(report))
     assert funnel["bm25"]["lost_here"] == 1
     assert debugger.badges["bm25"].text == "reached 2 · lost here 1 · never 0"

@@ -46,7 +46,7 @@ def window(qtbot, tmp_path, monkeypatch):
 
 def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, window) -> None:
     win = window
-    features = win.run_features
+    features = win.features.run
     run_id = features.controller.last_result.trace.run_id
     assert evidence_narrator(win, run_id) is None  # nothing declared: no evidence sentences
     plain = features.present(full_screen=False)
@@ -55,11 +55,11 @@ def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, wind
     assert not plain.evidence_label.isVisible()
     plain.close()
 
-    win.evidence_debugger.set_expected("text:500 operating hours")  # not checked yet
+    win.features.evidence_debugger.set_expected("text:500 operating hours")  # not checked yet
     shown = features.present(full_screen=False)
     qtbot.addWidget(shown)
     shown.resize(1280, 820)
-    attribution = win.evidence_debugger.attribution
+    attribution = win.features.evidence_debugger.attribution
     assert attribution is not None and attribution.first_loss == "rerank"
     steps = [visit.node_id for visit, _ in shown.steps]
     said = {}

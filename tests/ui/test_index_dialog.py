@@ -24,17 +24,17 @@ def window(qtbot, tmp_path):
     qtbot.addWidget(win)
     win.show()
     yield win
-    if win.index_dialog is not None:
-        win.index_dialog.cancel()
-        win.index_dialog.wait(30)
-    win.run_features.controller.shutdown()
+    if win.features.index.dialog is not None:
+        win.features.index.dialog.cancel()
+        win.features.index.dialog.wait(30)
+    win.features.run.controller.shutdown()
 
 
 def _open(win) -> index_dialog.IndexDialog:
     action = next(a for a in win.menus["Run"].actions() if a.objectName() == "indexCorpusAction")
     action.trigger()
-    assert win.index_dialog is not None and win.index_dialog.isVisible()
-    return win.index_dialog
+    assert win.features.index.dialog is not None and win.features.index.dialog.isVisible()
+    return win.features.index.dialog
 
 
 def test_local_indexing_shows_each_node_and_fills_the_run_cache(qtbot, window, tmp_path):

@@ -42,7 +42,7 @@ def test_zoomed_out_nodes_show_a_large_title_and_state(main_window, qtbot):
     main_window.editor.reset(small_graph())
     canvas = main_window.canvas
     canvas.set_node_state("rewrite", "running")
-    deco = canvas._decorations["rewrite"]
+    deco = canvas.decor.states["rewrite"]
     item = canvas.node_item("rewrite")
     canvas.view.resetTransform()
     canvas.view.scale(0.3, 0.3)
@@ -61,7 +61,7 @@ def test_zoomed_out_nodes_show_a_large_title_and_state(main_window, qtbot):
 
 def test_cards_collapse_to_one_line_and_ids_elide_in_the_middle(main_window, qtbot):
     main_window.editor.reset(small_graph())
-    manager = main_window.run_features.overlays
+    manager = main_window.features.run.overlays
     chunks = [Chunk(doc_id="en_maintenance_schedule_cnc_a01.md",
                     chunk_id=f"en_maintenance_schedule_cnc_a01.md#{i}", text="x " * 40)
               for i in range(3)]

@@ -11,8 +11,8 @@ pytestmark = pytest.mark.ui
 
 def test_running_node_shows_elapsed_time_and_its_progress(qtbot, make_window):
     window = make_window(slow_graph(seconds=60))
-    features, canvas = window.run_features, window.canvas
-    deco = canvas._decorations["slow"]
+    features, canvas = window.features.run, window.canvas
+    deco = canvas.decor.states["slow"]
     window.canvas.select_nodes(["slow"])
     features.run()
     qtbot.waitUntil(lambda: canvas.node_state("slow") == "running", timeout=60_000)
@@ -28,13 +28,13 @@ def test_running_node_shows_elapsed_time_and_its_progress(qtbot, make_window):
     qtbot.waitUntil(lambda: not features.controller.busy, timeout=5_000)
     assert deco.elapsed is None and "·" not in deco.status.text()
     assert {b.node_id: b.status for b in timeline.bars}["slow"] == "cancelled"
-    assert not window.live_run.timer.isActive()
+    assert not window.features.live_run.timer.isActive()
 
 
 def test_a_node_without_progress_gets_a_moving_bar(qtbot, make_window):
     window = make_window(rag_graph(delay=0.4))
-    features, canvas = window.run_features, window.canvas
-    deco = canvas._decorations["answer"]
+    features, canvas = window.features.run, window.canvas
+    deco = canvas.decor.states["answer"]
     features.run()
     qtbot.waitUntil(lambda: canvas.node_state("answer") == "running", timeout=60_000)
     qtbot.waitUntil(lambda: deco.busy, timeout=5_000)
@@ -47,7 +47,7 @@ def test_a_node_without_progress_gets_a_moving_bar(qtbot, make_window):
 
 def test_inspector_never_shows_an_earlier_run_or_a_deleted_node(qtbot, make_window):
     window = make_window(rag_graph(delay=0.0))
-    features = window.run_features
+    features = window.features.run
     features.run()
     qtbot.waitUntil(lambda: not features.controller.busy, timeout=20_000)
     features.inspector.show_node("answer")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.ui
 def menu_texts(window, node_id: str) -> list[str]:
     canvas = window.canvas
     pos = canvas.view.mapFromScene(canvas.node_scene_rect(node_id).center())
-    menu = window.editor_extras.context_menu(pos)
+    menu = window.features.editor_extras.context_menu(pos)
     texts = [a.text() for a in menu.actions()]
     menu.close()
     return texts
@@ -25,7 +25,7 @@ def menu_texts(window, node_id: str) -> list[str]:
 def trigger(window, node_id: str, text: str) -> None:
     canvas = window.canvas
     pos = canvas.view.mapFromScene(canvas.node_scene_rect(node_id).center())
-    menu = window.editor_extras.context_menu(pos)
+    menu = window.features.editor_extras.context_menu(pos)
     menu.close()
     next(a for a in menu.actions() if a.text() == text).trigger()
 
@@ -42,7 +42,7 @@ def test_bypass_from_the_node_menu_dims_the_card_runs_through_and_undoes(qtbot, 
     assert canvas.node_item("normalise").opacity() == pytest.approx(BYPASS_OPACITY)
     assert "Enable" in menu_texts(window, "normalise")
     run_and_wait(qtbot, window)
-    result = window.run_features.controller.last_result
+    result = window.features.run.controller.last_result
     assert result.ok and result.trace.last_visit("normalise").status == "bypassed"
     assert ", 1 bypassed" in window.statusBar().currentMessage()
     assert result.outputs["answer"].query == "what lowers blood pressure"  # not upper-cased
@@ -57,10 +57,10 @@ def test_a_bypass_with_no_compatible_input_is_flagged_on_the_node(qtbot, make_wi
     window = make_window(flag_graph())
     trigger(window, "fuse", "Bypass")
     qtbot.waitUntil(lambda: "fuse" in window.canvas.badged_node_ids())
-    badge = window.canvas._badges["fuse"]
+    badge = window.canvas.decor.badges["fuse"]
     assert "cannot bypass 'fuse': output 'results'" in badge.toolTip()
     errors: list[str] = []
-    window.run_features.controller.run_error.connect(errors.append)
+    window.features.run.controller.run_error.connect(errors.append)
     run_and_wait(qtbot, window)
     qtbot.waitUntil(lambda: bool(errors))
     assert "cannot bypass 'fuse'" in errors[0]
@@ -75,14 +75,14 @@ def test_pin_output_then_runs_use_it_until_unpinned_with_undo(qtbot, make_window
     assert "Unpin" in menu_texts(window, "split")
     assert not editor.dirty  # a pin is not part of the file
     run_and_wait(qtbot, window)
-    trace = window.run_features.controller.last_result.trace
+    trace = window.features.run.controller.last_result.trace
     assert trace.last_visit("split").status == "pinned"
     assert trace.visits_of("docs") == []  # it only fed the pinned node
     assert canvas.node_state("split") == "pinned"
     editor.undo()  # unpins
     assert canvas.node_flags("split") == set()
     run_and_wait(qtbot, window)
-    trace = window.run_features.controller.last_result.trace
+    trace = window.features.run.controller.last_result.trace
     assert trace.last_visit("split").status in ("done", "cached")
     editor.redo()
     assert canvas.node_flags("split") == {"pinned"}
@@ -118,7 +118,7 @@ def test_double_click_on_a_wire_adds_a_reroute_point_and_delete_joins_it(qtbot, 
     assert not canvas.node_item(dot).text_item.isVisible()
     assert ("fuse.results", f"{dot}.value") in [(e.source, e.target) for e in doc.edges]
     run_and_wait(qtbot, window)
-    trace = window.run_features.controller.last_result.trace
+    trace = window.features.run.controller.last_result.trace
     assert trace.status == "ok" and trace.last_visit(dot).status == "done"
     shown = PresentationWindow(trace, canvas)  # a dot is not a step of the replay
     assert dot not in [visit.node_id for visit, _ in shown.steps]
@@ -135,7 +135,7 @@ def test_wire_context_menu_adds_a_reroute_point(qtbot, make_window):
     a = canvas.port_scene_pos("split", "chunks", "out")
     b = canvas.port_scene_pos("words", "chunks", "in")
     middle = (a + b) / 2
-    menu = window.editor_extras.context_menu(canvas.view.mapFromScene(middle))
+    menu = window.features.editor_extras.context_menu(canvas.view.mapFromScene(middle))
     menu.close()
     action = next(a for a in menu.actions() if a.text() == "Add Reroute Point")
     action.trigger()

@@ -44,5 +44,5 @@ def test_unusable_models_are_flagged_before_a_run_and_cleared_when_fixed(main_wi
     assert llm not in main_window.canvas.badged_node_ids()
 
     main_window.actions["preflight"].trigger()
-    qtbot.waitUntil(lambda: not main_window.preflight.running, timeout=30000)
+    qtbot.waitUntil(lambda: not main_window.features.preflight.running, timeout=30000)
     assert "Models and servers ready" in main_window.statusBar().currentMessage()

@@ -23,7 +23,7 @@ def window(qtbot, studio_settings, monkeypatch):
     qtbot.addWidget(made)
     made.show()
     yield made
-    made.run_features.controller.shutdown()
+    made.features.run.controller.shutdown()
 
 
 def _build_from_palette(editor: GraphEditor) -> str:
@@ -44,7 +44,7 @@ def test_default_names_run_and_typed_value_survives_save_as_and_rename(qtbot, wi
     in_name = GraphInput.Params.model_fields["name"].default
     out_name = GraphOutput.Params.model_fields["name"].default
     source = _build_from_palette(window.editor)
-    bar, features = window.run_features.run_bar, window.run_features
+    bar, features = window.features.run.run_bar, window.features.run
     qtbot.waitUntil(lambda: list(bar.fields) == [in_name])
     assert _labels(bar) == [f"{in_name}:"]
     qtbot.keyClicks(bar.fields[in_name], "hello")
@@ -68,7 +68,7 @@ def test_default_names_run_and_typed_value_survives_save_as_and_rename(qtbot, wi
 
 def test_another_graph_does_not_inherit_typed_values(qtbot, window):
     _build_from_palette(window.editor)
-    bar = window.run_features.run_bar
+    bar = window.features.run.run_bar
     qtbot.waitUntil(lambda: len(bar.fields) == 1)
     qtbot.keyClicks(next(iter(bar.fields.values())), "typed")
     other = GraphEditor(window.editor.registry)
@@ -88,7 +88,7 @@ def test_studio_runs_a_sample_opened_from_another_folder(qtbot, window, tmp_path
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     window.open_path(path)
-    features = window.run_features
+    features = window.features.run
     qtbot.waitUntil(lambda: "corpus" in features.run_bar.fields)
     assert features.run()
     qtbot.waitUntil(lambda: features.controller.last_result is not None
@@ -101,7 +101,7 @@ def test_studio_runs_a_sample_opened_from_another_folder(qtbot, window, tmp_path
 
 def test_unsaved_graph_says_where_relative_paths_go(qtbot, window):
     _build_from_palette(window.editor)
-    features = window.run_features
+    features = window.features.run
     bar = features.run_bar
     qtbot.waitUntil(lambda: len(bar.fields) == 1)
     qtbot.keyClicks(next(iter(bar.fields.values())), "x")

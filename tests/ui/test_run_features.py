@@ -37,11 +37,11 @@ def make_window(qtbot, tmp_path):
 
     yield make
     for window in made:
-        window.run_features.controller.shutdown()
+        window.features.run.controller.shutdown()
 
 
 def run_and_wait(qtbot, window, action: str = "run", timeout: int = 20_000, **kwargs) -> None:
-    features = window.run_features
+    features = window.features.run
     assert getattr(features, action)(**kwargs) is not False
     qtbot.waitUntil(lambda: not features.controller.busy, timeout=timeout)
 
@@ -49,7 +49,7 @@ def run_and_wait(qtbot, window, action: str = "run", timeout: int = 20_000, **kw
 def test_every_node_reaches_done_with_a_time(qtbot, make_window):
     window = make_window(rag_graph())
     run_and_wait(qtbot, window)
-    features = window.run_features
+    features = window.features.run
     assert features.controller.last_result.ok
     for node_id in window.editor.document().node_ids():
         assert window.canvas.node_state(node_id) == "done", node_id
@@ -65,7 +65,7 @@ def test_every_node_reaches_done_with_a_time(qtbot, make_window):
 
 def test_cancel_stops_a_slow_run_and_shows_what_completed(qtbot, make_window):
     window = make_window(slow_graph(seconds=60))
-    features = window.run_features
+    features = window.features.run
     features.run()
     qtbot.waitUntil(lambda: window.canvas.node_state("slow") == "running", timeout=10_000)
     assert features.cancel_action.isEnabled() and not features.run_action.isEnabled()
@@ -82,7 +82,7 @@ def test_cancel_stops_a_slow_run_and_shows_what_completed(qtbot, make_window):
 def test_inspector_shows_a_sortable_filterable_chunk_table(qtbot, make_window):
     window = make_window(rag_graph())
     run_and_wait(qtbot, window)
-    features = window.run_features
+    features = window.features.run
     features.select_node("split")
     table = features.inspector.findChild(RecordTable, "chunksTable")
     assert table is not None and table.proxy.rowCount() == 8
@@ -101,7 +101,7 @@ def test_inspector_shows_a_sortable_filterable_chunk_table(qtbot, make_window):
 
 def test_streaming_text_shows_while_the_answer_is_written(qtbot, make_window):
     window = make_window(rag_graph(delay=0.02))
-    features = window.run_features
+    features = window.features.run
     features.select_node("answer")
     seen: list[tuple[str, str]] = []
 
@@ -120,7 +120,7 @@ def test_streaming_text_shows_while_the_answer_is_written(qtbot, make_window):
 def test_overlays_follow_the_value_type_and_can_be_hidden(qtbot, make_window):
     window = make_window(rag_graph())
     run_and_wait(qtbot, window)
-    overlays = window.run_features.overlays
+    overlays = window.features.run.overlays
     kinds = {node: overlays.card(node).content.kind for node in ("docs", "split", "fuse")}
     assert kinds == {"docs": "documents", "split": "chunks", "fuse": "scores"}
     assert overlays.card("question") is None  # a plain string gets no card
@@ -130,9 +130,9 @@ def test_overlays_follow_the_value_type_and_can_be_hidden(qtbot, make_window):
     assert any("↑" in m or "↓" in m or "=" in m for m in moves)
     rect = window.canvas.node_scene_rect("fuse")
     assert card.pos().y() > rect.bottom() and abs(card.pos().x() - rect.left()) < 1
-    window.run_features.overlay_action.trigger()
+    window.features.run.overlay_action.trigger()
     assert not card.isVisible()
-    window.run_features.overlay_action.trigger()
+    window.features.run.overlay_action.trigger()
     assert card.isVisible()
     window.editor.reset(slow_graph())  # another graph: the last run's cards go
     assert overlays.cards == {} and card.scene() is None
@@ -141,7 +141,7 @@ def test_overlays_follow_the_value_type_and_can_be_hidden(qtbot, make_window):
 def test_citation_opens_the_chunk_in_its_document(qtbot, make_window):
     window = make_window(rag_graph())
     run_and_wait(qtbot, window)
-    inspector = window.run_features.inspector
+    inspector = window.features.run.inspector
     inspector.show_node("answer")
     view = inspector.findChild(AnswerView, "answerView")
     assert view is not None
@@ -153,10 +153,10 @@ def test_citation_opens_the_chunk_in_its_document(qtbot, make_window):
     assert inspector.tabs.currentWidget() is inspector.source_tab
     assert chunk.doc_id in inspector.source_label.text()
     # the answer card on the canvas: its second citation row opens the second chunk
-    card = window.run_features.overlays.card("answer")
+    card = window.features.run.overlays.card("answer")
     top = card._rows_top + card._row_h[0] + 1
     assert card.row_at(top) == 1
-    window.run_features.open_card_row("answer", card.content.kind, card.row_at(top))
+    window.features.run.open_card_row("answer", card.content.kind, card.row_at(top))
     start, end = inspector.highlighted
     assert inspector.source_view.toPlainText()[start:end] == answer.evidence[1].chunk.text
 
@@ -170,8 +170,8 @@ def test_failed_node_shows_its_error(qtbot, make_window):
     window = make_window(doc)
     run_and_wait(qtbot, window)
     assert window.canvas.node_state("boom") == "failed"
-    window.run_features.select_node("boom")
-    inspector = window.run_features.inspector
+    window.features.run.select_node("boom")
+    inspector = window.features.run.inspector
     assert "disk full" in inspector.error_view.toPlainText()
     assert "Traceback" in inspector.error_view.toPlainText()
     assert "boom failed: disk full" in window.statusBar().currentMessage()
@@ -188,7 +188,7 @@ def test_loop_iterations_are_counted_and_pickable(qtbot, make_window):
                   {"from": "gate.passed", "to": "out.value"}]})
     window = make_window(doc)
     run_and_wait(qtbot, window)
-    features = window.run_features
+    features = window.features.run
     assert features.captions["count"].startswith("×3 · ")
     features.select_node("count")
     picker = features.inspector.iterations
@@ -199,7 +199,7 @@ def test_loop_iterations_are_counted_and_pickable(qtbot, make_window):
 
 def test_run_to_and_rerun_selected_node(qtbot, make_window):
     window = make_window(rag_graph())
-    features = window.run_features
+    features = window.features.run
     window.canvas.select_nodes(["split"])
     run_and_wait(qtbot, window, "run_to_selected")
     assert features.controller.last_result.trace.ran() == ["docs", "split"]
@@ -214,7 +214,7 @@ def test_run_to_and_rerun_selected_node(qtbot, make_window):
 def test_trace_export_timeline_and_presentation(qtbot, make_window, tmp_path):
     window = make_window(rag_graph())
     run_and_wait(qtbot, window)
-    features = window.run_features
+    features = window.features.run
     path = features.export_trace(tmp_path / "trace.json")
     trace = Trace.model_validate_json(path.read_text(encoding="utf-8"))
     assert [v.node_id for v in trace.visits][-1] == "out"
@@ -238,7 +238,7 @@ def test_evaluation_metrics_show_on_their_nodes(qtbot, make_window, tmp_path):
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"nodes": {"fuse.results": {"ndcg@10": 0.6523,
                                                              "recall@100": 0.91}}}))
-    features = window.run_features
+    features = window.features.run
     metrics = features.show_evaluation(report)
     assert metrics == {"fuse": {"ndcg@10": 0.6523, "recall@100": 0.91}}
     assert features.overlays.card("fuse", "metrics").content.kind == "metrics"
@@ -249,16 +249,16 @@ def test_evaluation_metrics_show_on_their_nodes(qtbot, make_window, tmp_path):
 
 def test_run_bar_remembers_inputs_per_graph(qtbot, make_window):
     window = make_window(rag_graph())
-    features = window.run_features
+    features = window.features.run
     field = features.run_bar.fields["question"]
     field.setText("does coffee raise alertness")
     run_and_wait(qtbot, window)
     assert features.controller.last_result.trace.inputs == {
         "question": "does coffee raise alertness"}
     other = make_window(rag_graph())
-    assert other.run_features.run_bar.fields["question"].text() == "does coffee raise alertness"
+    assert other.features.run.run_bar.fields["question"].text() == "does coffee raise alertness"
     third = make_window(rag_graph(name="another-graph"))
-    assert third.run_features.run_bar.fields["question"].text() == ""
+    assert third.features.run.run_bar.fields["question"].text() == ""
 
 
 def test_invalid_graph_reports_without_running(qtbot, make_window):
@@ -267,13 +267,13 @@ def test_invalid_graph_reports_without_running(qtbot, make_window):
         "nodes": [{"id": "up", "type": "text.upper"}], "edges": []})
     window = make_window(doc)
     run_and_wait(qtbot, window)
-    assert "up" in window.run_features.last_error
+    assert "up" in window.features.run.last_error
     assert window.statusBar().currentMessage().startswith("Cannot run:")
 
 
 def test_run_bar_follows_the_graph_inputs(qtbot, make_window):
     window = make_window(rag_graph())
-    bar = window.run_features.run_bar
+    bar = window.features.run.run_bar
     assert list(bar.fields) == ["question"]
     window.editor.reset(slow_graph())
     assert bar.fields == {} and bar._empty.isVisibleTo(bar)

@@ -18,11 +18,11 @@ def window(qtbot, tmp_path):
     win = MainWindow(default_registry(), settings=settings, offer_restore=False)
     qtbot.addWidget(win)
     yield win
-    win.run_features.controller.shutdown()
+    win.features.run.controller.shutdown()
 
 
 def test_process_run_cancel_and_rerun(qtbot, window):
-    features = window.run_features
+    features = window.features.run
     assert features.controller.mode == "process"
     window.editor.reset(slow_graph(seconds=60))
     features.run()
@@ -46,7 +46,7 @@ def test_process_run_cancel_and_rerun(qtbot, window):
 
 
 def test_worker_that_dies_is_reported_and_replaced(qtbot, window):
-    features = window.run_features
+    features = window.features.run
     window.editor.reset(slow_graph(seconds=60))
     features.run()
     qtbot.waitUntil(lambda: window.canvas.node_state("slow") == "running", timeout=60_000)

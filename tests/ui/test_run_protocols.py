@@ -15,7 +15,7 @@ pytestmark = pytest.mark.ui
 def test_the_main_window_satisfies_the_protocols(main_window):
     assert missing_members(main_window, StudioWindow) == []
     assert missing_members(main_window.canvas, RunCanvas) == []
-    assert isinstance(main_window.run_features, RunFeatures)
+    assert isinstance(main_window.features.run, RunFeatures)
 
 
 def _window_like(main_window, **renamed: str) -> SimpleNamespace:
@@ -40,4 +40,4 @@ def test_a_renamed_attribute_is_named_in_the_error(main_window):
         require(_window_like(main_window, **{"canvas.set_node_caption": "caption"}),
                 StudioWindow, "window")
     with pytest.raises(TypeError, match="the window given to the run features"):
-        RunFeatures(_window_like(main_window, docks="panels"))
+        RunFeatures(_window_like(main_window, docks="panels"), main_window.controller)

@@ -27,7 +27,7 @@ def test_samples_carry_their_description_and_picture(root):
 
 
 def test_start_page_opens_a_sample_and_hides(main_window, qtbot):
-    ux = main_window.studio_ux
+    ux = main_window.features.studio_ux
     qtbot.waitUntil(lambda: ux.start_page.isVisible())
     assert len(ux.start_page.cards) == len(find_samples())
     card = next(c for c in ux.start_page.cards if c.sample.path.stem == "corrective_rag")
@@ -42,7 +42,7 @@ def test_start_page_opens_a_sample_and_hides(main_window, qtbot):
 
 
 def test_new_graph_button_leaves_an_empty_canvas(main_window, qtbot):
-    page = main_window.studio_ux.start_page
+    page = main_window.features.studio_ux.start_page
     qtbot.waitUntil(page.isVisible)
     qtbot.mouseClick(page.new_button, Qt.MouseButton.LeftButton)
     assert not page.isVisible()
@@ -55,11 +55,11 @@ def test_start_page_hidden_when_a_graph_is_opened(qtbot, studio_settings, root):
                         settings=studio_settings, offer_restore=False)
     qtbot.addWidget(window)
     window.show()
-    assert not window.studio_ux.start_page.isVisible()
+    assert not window.features.studio_ux.start_page.isVisible()
 
 
 def test_graph_settings_rename_and_describe_undoably(main_window, qtbot):
-    panel = main_window.studio_ux.graph_settings
+    panel = main_window.features.studio_ux.graph_settings
     panel.name_edit.setText("my pipeline")
     panel.description_edit.setPlainText("Ask about pumps.")
     panel.commit()
@@ -82,6 +82,6 @@ def test_help_menu_and_node_help(main_window, qtbot):
     assert example_spec(splitter)["type"] == "split.recursive"
     node_id = main_window.add_node_at("split.recursive", main_window.canvas.view.mapToScene(0, 0))
     main_window.actions["help_node"].trigger()
-    dialog = main_window.node_help_dialog
+    dialog = main_window.features.studio_ux.help_dialog
     qtbot.waitUntil(dialog.isVisible)
     assert "chunk" in dialog.browser.toPlainText().lower() and node_id

@@ -19,7 +19,7 @@ def test_a_received_graph_asks_first_and_a_saved_one_does_not(main_window, qtbot
     path = tmp_path / "downloads" / "received.json"
     save(evil_graph(str(secret)), path)
     assert main_window.open_path(path, offer_restore=False)
-    prompt = main_window.trust_prompt
+    prompt = main_window.features.trust_prompt
     asked = []
 
     def refuse(graph_path, found):
@@ -32,7 +32,7 @@ def test_a_received_graph_asks_first_and_a_saved_one_does_not(main_window, qtbot
         return False
 
     monkeypatch.setattr(prompt, "ask", refuse)
-    controller = main_window.run_features.controller
+    controller = main_window.features.run.controller
     assert controller.run(main_window.editor.document()) is False
     assert not controller.busy
     assert any(str(secret) in line for line in asked[0])
@@ -53,7 +53,7 @@ def test_the_prompt_names_the_environment_variable_a_graph_reads(main_window, qt
     save(key_graph(backend="openai", host="http://127.0.0.1:8080/v1", model="m",
                    api_key_env="MY_TEAM_KEY"), path)
     assert main_window.open_path(path, offer_restore=False)
-    prompt = main_window.trust_prompt
+    prompt = main_window.features.trust_prompt
     shown = []
 
     def refuse(graph_path, found):
@@ -63,5 +63,5 @@ def test_the_prompt_names_the_environment_variable_a_graph_reads(main_window, qt
         return False
 
     monkeypatch.setattr(prompt, "ask", refuse)
-    assert main_window.run_features.controller.run(main_window.editor.document()) is False
+    assert main_window.features.run.controller.run(main_window.editor.document()) is False
     assert "reads environment variable MY_TEAM_KEY  (llm.api_key_env)" in shown[0]

@@ -20,7 +20,7 @@ def test_variant_diff_badges_and_side_by_side(main_window, qtbot, tmp_path):
     graph = tmp_path / "g.json"
     save(two_bm25_graph(), graph)
     assert main_window.open_path(graph, offer_restore=False)
-    variants = main_window.variants
+    variants = main_window.features.variants
     variants.new_variant("few", ["plain.top_k=2", "fusion.k=5"])
     switcher = variants.switcher
     assert [switcher.itemText(i) for i in range(switcher.count())] == ["(base)", "few"]
@@ -59,7 +59,7 @@ def test_a_bad_variant_is_refused_with_its_reason(main_window, tmp_path):
     save(two_bm25_graph(), graph)
     assert main_window.open_path(graph, offer_restore=False)
     with pytest.raises(Exception, match="no param 'kk'"):
-        main_window.variants.new_variant("bad", ["fusion.kk=5"])
+        main_window.features.variants.new_variant("bad", ["fusion.kk=5"])
     assert main_window.editor.document().variants is None
 
 
@@ -73,11 +73,12 @@ def test_a_grid_cell_opens_as_a_variant(main_window, qtbot, tmp_path):
                        "metrics": {"fusion.results": {"ndcg@10": 0.5}}, "seconds": 1.0}
                       for c in (60, 200) for f in ("fuse.rrf", "fuse.convex")]}
     (tmp_path / "grid.json").write_text(json.dumps(grid))
-    dialog = main_window.variants.open_grid(tmp_path / "grid.json")
+    dialog = main_window.features.variants.open_grid(tmp_path / "grid.json")
     assert dialog.table.rowCount() == 4 and dialog.table.item(3, 1).text() == "fuse.convex"
     dialog.open_row(3)
     doc = main_window.editor.document()
     assert doc.variants[0].name == "grid_4" and doc.variants[0].swap == {"fusion": "fuse.convex"}
     assert doc.variants[0].params == {"split": {"chunk_size": 200}}
-    assert main_window.variants.active == "grid_4"
-    assert main_window.variants.change_badges["fusion"].text == "type fuse.rrf -> fuse.convex"
+    assert main_window.features.variants.active == "grid_4"
+    variants = main_window.features.variants
+    assert variants.change_badges["fusion"].text == "type fuse.rrf -> fuse.convex"

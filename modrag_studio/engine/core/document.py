@@ -130,6 +130,10 @@ class VariantSpec(_Strict):
 
 
 class GraphDocument(_Strict):
+    # frozen: an edit makes a new document (``model_copy(update=...)``, ``GraphEditor.replace``)
+    # so the editor's undo snapshots stay what they were (no docstring: it would enter the schema)
+    model_config = ConfigDict(frozen=True)
+
     schema_version: int = SCHEMA_VERSION
     metadata: GraphMetadata = Field(default_factory=GraphMetadata)
     nodes: list[NodeSpec] = Field(default_factory=list)

@@ -192,6 +192,10 @@ class GraphEditor:
                     self._redo.clear()
                     self._emit(Change("edit", macro.label, macro.before, self._doc))
 
+    def replace(self, label: str, doc: GraphDocument) -> None:
+        """Make ``doc`` the document, one undo step named ``label`` (nothing when equal)."""
+        self._apply(label, doc)
+
     def _apply(self, label: str, new: GraphDocument) -> None:
         if new == self._doc:
             return

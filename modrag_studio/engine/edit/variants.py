@@ -125,7 +125,7 @@ def _rewire(doc: GraphDocument, rewire: RewireSpec, where: str, ids: set[str]) -
                                "to re-wire")
     else:
         replaced = into
-    doc.edges = [e for e in doc.edges if e not in replaced]
+    doc.edges[:] = [e for e in doc.edges if e not in replaced]
     doc.edges.append(EdgeSpec.model_validate({"from": rewire.source, "to": rewire.target}))
 
 

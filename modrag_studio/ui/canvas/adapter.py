@@ -15,7 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor, QPen
 
 from modrag_studio.engine.core.document import GraphDocument, Layout
-from modrag_studio.engine.core.errors import ConnectionRefused, UnknownNodeType
+from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.core.passthrough import carried_type, edges_into
 from modrag_studio.engine.core.ports import type_name
@@ -23,12 +23,10 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.edit.editor import Change, GraphEditor
 from modrag_studio.engine.layout.render import type_color
 from modrag_studio.ui.canvas.decor import LayoutItems, NodeDecorations
+from modrag_studio.ui.canvas.gestures import CanvasGestures
 from modrag_studio.ui.canvas.items import (
     LOD_SCALE,
-    BadgeItem,
-    LayoutItem,
-    NodeFlagsDecoration,
-    StateDecoration,
+    category_color,
     graph_titles,
     node_title,
     port_labels,
@@ -36,7 +34,7 @@ from modrag_studio.ui.canvas.items import (
 from modrag_studio.ui.canvas.port_highlight import PortHighlight
 from modrag_studio.ui.canvas.queries import CanvasQueries
 from modrag_studio.ui.canvas.routed_wires import routed_path
-from modrag_studio.ui.canvas.view import HintBubble, label_output_ports
+from modrag_studio.ui.canvas.view import HintBubble
 
 with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.shell.startup)
     warnings.simplefilter("ignore")
@@ -46,7 +44,6 @@ with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.sh
     from NodeGraphQt.qgraphics.port import PortItem
 
 _IN, _OUT = "in", "out"
-_CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
 
 
 class StudioNodeItem(NodeItem):
@@ -170,16 +167,28 @@ class StudioNode(BaseNode):
         super().__init__(StudioNodeItem)
 
 
-def category_color(category: str) -> tuple[int, int, int]:
-    """A muted node body colour per category (stable across runs)."""
-    if category not in _CATEGORY_COLORS:
-        r, g, b = type_color(f"category:{category}")
-        _CATEGORY_COLORS[category] = (r // 3 + 20, g // 3 + 20, b // 3 + 20)
-    return _CATEGORY_COLORS[category]
+def label_output_ports(node: StudioNode, labels: dict[str, str]) -> bool:
+    """Show a node's output ports under ``labels`` (router routes by name); True if changed."""
+    changed = False
+    for port in node.output_ports():
+        text_item = node.view._output_items.get(port.view)
+        label = labels.get(port.name(), port.name())
+        if text_item is not None and text_item.toPlainText() != label:
+            text_item.setPlainText(label)
+            port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
+            changed = True
+    return changed
 
 
-class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
-    """Mirrors a :class:`GraphEditor` on a NodeGraphQt canvas and reports gestures back."""
+class CanvasAdapter:
+    """Mirrors a :class:`GraphEditor` on a NodeGraphQt canvas and reports gestures back.
+
+    Composed of helpers that share its node map: ``queries`` (items, ports, wires,
+    selection, fit), ``decor`` (run states, captions, badges, bypassed / pinned looks),
+    ``layout`` (groups and notes), ``ports`` (compatible ports lit while wiring) and
+    ``gestures`` (the user's edits sent to the editor). The helpers' methods callers use
+    are the canvas's own (the table at the end of the class).
+    """
 
     def __init__(self, editor: GraphEditor, registry: NodeRegistry) -> None:
         self.editor = editor
@@ -201,12 +210,13 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         self.zoomed_out = False
         self._nodes: dict[str, StudioNode] = {}
         self._ids: dict[str, str] = {}  # NodeGraphQt id -> our node id
-        self._decorations: dict[str, StateDecoration] = {}
-        self._flags: dict[str, NodeFlagsDecoration] = {}
-        self.pinned: set[str] = set()  # node ids whose output is pinned (set by node_flags)
-        self._badges: dict[str, BadgeItem] = {}
-        self._layout_items: dict[str, LayoutItem] = {}
-        self._dimmed: list = []
+        self.decor = NodeDecorations(self._nodes, editor)
+        self.layout = LayoutItems(self._nodes, self.scene, editor, self.on_edit_layout_item)
+        self.queries = CanvasQueries(self.graph, self.view, self._nodes, self._ids,
+                                     self.layout.items, self._on_selection_changed)
+        self.gestures = CanvasGestures(editor, self._ids, self.refuse,
+                                       lambda: self._sync_edges(editor.document()))
+        self.ports = PortHighlight(self._nodes, self.port_type, self.gestures.port_ref)
         self.hint = HintBubble(self.scene, self.view)
         self._rewire_signals()
         # NodeGraphQt's own undo/redo actions would make Ctrl+Z ambiguous: ours is the editor's
@@ -229,11 +239,12 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         v.insert_node.disconnect(g._on_insert_node)
         v.search_triggered.disconnect(g._on_search_triggered)
         v.node_name_changed.disconnect(g._on_node_name_changed)
-        v.connection_changed.connect(self._on_connection_changed)
-        v.connection_sliced.connect(self._on_connection_sliced)
-        v.moved_nodes.connect(self._on_nodes_moved)
-        v.insert_node.connect(lambda _pipe, _nid, moved: self._on_nodes_moved(moved))
-        v.node_name_changed.connect(self._on_node_renamed)
+        gestures = self.gestures
+        v.connection_changed.connect(gestures.connection_changed)
+        v.connection_sliced.connect(gestures.connection_sliced)
+        v.moved_nodes.connect(gestures.nodes_moved)
+        v.insert_node.connect(lambda _pipe, _nid, moved: gestures.nodes_moved(moved))
+        v.node_name_changed.connect(gestures.node_renamed)
         v.node_selection_changed.connect(self._on_selection_changed)
         # highlight compatible ports while a wire is dragged
         start, end = v.start_live_connection, v.end_live_connection
@@ -241,10 +252,10 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         def start_live(port_item):
             start(port_item)
             if port_item is not None:
-                self._highlight_compatible(port_item)
+                self.ports.highlight(port_item)
 
         def end_live():
-            self._clear_highlight()
+            self.ports.clear()
             end()
 
         v.start_live_connection = start_live
@@ -268,58 +279,7 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
             return None
         if any(isinstance(i, NodeItem | PortItem) for i in self.scene.items(scene_pos)):
             return None
-        return self._port_ref(v._start_port)
-
-    def _port_ref(self, port_item) -> tuple[str, str, str] | None:
-        node_id = self._ids.get(port_item.node.id)
-        if node_id is None:
-            return None
-        return node_id, port_item.name, port_item.port_type
-
-    def _pair(self, a, b) -> tuple[str, str, str, str] | None:
-        ra, rb = self._port_ref(a), self._port_ref(b)
-        if ra is None or rb is None:
-            return None
-        if ra[2] == _IN:
-            ra, rb = rb, ra
-        return ra[0], ra[1], rb[0], rb[1]
-
-    def _on_connection_changed(self, disconnected: list, connected: list) -> None:
-        drops = [p for p in (self._pair(a, b) for a, b in disconnected) if p]
-        adds = [p for p in (self._pair(a, b) for a, b in connected) if p]
-        for src, sp, dst, dp in adds:
-            reason = self.editor.connection_problem(src, sp, dst, dp)
-            if reason is not None:
-                self.refuse(f"{src}.{sp} -> {dst}.{dp}: {reason}", dst, dp)
-                self._sync_edges(self.editor.document())
-                return
-        try:
-            with self.editor.macro("connect" if adds else "disconnect"):
-                for src, sp, dst, dp in drops:
-                    self.editor.disconnect(src, sp, dst, dp)
-                for src, sp, dst, dp in adds:
-                    self.editor.connect(src, sp, dst, dp)
-        except ConnectionRefused as exc:
-            self.refuse(str(exc), adds[0][2] if adds else None, adds[0][3] if adds else None)
-        self._sync_edges(self.editor.document())
-
-    def _on_connection_sliced(self, ports: list) -> None:
-        with self.editor.macro("cut wires"):
-            for a, b in ports:
-                pair = self._pair(a, b)
-                if pair:
-                    self.editor.disconnect(*pair)
-        self._sync_edges(self.editor.document())
-
-    def _on_nodes_moved(self, moved: dict) -> None:
-        positions = {}
-        for node_view in moved:
-            node_id = self._ids.get(node_view.id)
-            if node_id is not None:
-                x, y = node_view.xy_pos
-                positions[node_id] = (round(x, 1), round(y, 1))
-        if positions:
-            self.editor.move_nodes(positions)
+        return self.gestures.port_ref(v._start_port)
 
     def _follow_drag(self, _regions) -> None:
         """Report selected nodes that moved (live, while dragged) to ``on_node_moved``."""
@@ -332,11 +292,6 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
                 self._live_pos[node_id] = xy
                 for callback in list(self.on_node_moved):
                     callback(node_id)
-
-    def _on_node_renamed(self, view_id: str, name: str) -> None:
-        node_id = self._ids.get(view_id)
-        if node_id is not None:
-            self.editor.set_title(node_id, name)
 
     def _on_selection_changed(self, *_args) -> None:
         selected = self.selected_node_ids()
@@ -390,10 +345,10 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         titles = graph_titles(new, self._type_of)  # may change with params and other nodes
         for node_id in self._nodes:
             self._set_title(node_id, new, titles)
-            self._show_flags(node_id, new_nodes[node_id].bypass)
+            self.decor.show_flags(node_id, new_nodes[node_id].bypass)
         self._sync_edges(new)
         if (new_layout.groups, new_layout.notes) != (old_layout.groups, old_layout.notes):
-            self._sync_layout_items(new_layout)
+            self.layout.sync(new_layout)
         if (new_layout.nodes != old_layout.nodes or new.edges != old.edges
                 or old_nodes.keys() != new_nodes.keys()):
             self.redraw_wires()
@@ -415,7 +370,7 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         for spec in doc.nodes:
             self._add_node(doc, spec.id, titles)
         self._sync_edges(doc)
-        self._sync_layout_items(doc.layout or Layout())
+        self.layout.sync(doc.layout or Layout())
         self.graph.undo_stack().clear()
         self.redraw_wires()
 
@@ -469,15 +424,10 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
             node.view.setToolTip(f"{node_id}: reroute point (double-click a wire to add one; "
                                  "delete it to join the wire again)")
             return
-        self._decorations[node_id] = StateDecoration(node.view)
-        self._flags[node_id] = NodeFlagsDecoration(node.view)
-        self._show_flags(node_id, spec.bypass)
+        self.decor.add(node_id, node.view, spec.bypass)
 
     def _zoom_level_changed(self, item: StudioNodeItem, zoomed_out: bool) -> None:
-        node_id = self._ids.get(getattr(item, "id", ""))
-        deco = self._decorations.get(node_id or "")
-        if deco is not None:
-            deco.set_zoomed_out(zoomed_out)
+        self.decor.set_zoomed_out(self._ids.get(getattr(item, "id", ""), ""), zoomed_out)
         if zoomed_out != self.zoomed_out:
             self.zoomed_out = zoomed_out
             # not from inside a paint: listeners change the geometry of other items
@@ -524,25 +474,13 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         if node is None:
             return
         self._ids.pop(node.id, None)
-        self._decorations.pop(node_id, None)
-        self._flags.pop(node_id, None)
-        self._badges.pop(node_id, None)
+        self.decor.forget(node_id)
         self.graph.remove_node(node, push_undo=False)
-
-    def _canvas_edges(self) -> set[tuple[str, str, str, str]]:
-        edges = set()
-        for node_id, node in self._nodes.items():
-            for port in node.output_ports():
-                for other in port.connected_ports():
-                    target = self._ids.get(other.node().id)
-                    if target is not None:
-                        edges.add((node_id, port.name(), target, other.name()))
-        return edges
 
     def _sync_edges(self, doc: GraphDocument) -> None:
         wanted = {(e.source_node, e.source_port, e.target_node, e.target_port)
                   for e in doc.edges}
-        current = self._canvas_edges()
+        current = self.queries.canvas_edges()
         for src, sp, dst, dp in current - wanted:
             out, inp = self._ports(src, sp, dst, dp)
             if out is not None and inp is not None:
@@ -556,25 +494,29 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         self._prune_orphan_pipes()
         self._colour_reroutes()
 
-    def _port_type(self, node_id: str, port: str, kind: str):
-        """A port's type; out of a reroute point, the type wired into it."""
+    def port_type(self, node_id: str, port: str, kind: str):
+        """A port's type (None when unknown); out of a reroute point, the type wired in."""
         if kind == _OUT and self.is_reroute(node_id):
             doc = self.editor.document()
             return carried_type(node_id, port, self._type_of, edges_into(doc.edges))
-        return super()._port_type(node_id, port, kind)
+        node_type = self._type_of(node_id)
+        if node_type is None:
+            return None
+        spec = node_type.input_port(port) if kind == _IN else node_type.output_port(port)
+        return spec.type if spec is not None else None
 
     def _colour_reroutes(self) -> None:
         """Reroute dots and the wires leaving them in the colour of the type they carry."""
         for node_id, node in self._nodes.items():
             if isinstance(node.view, RerouteNodeItem):
-                tp = self._port_type(node_id, "value", _OUT)
+                tp = self.port_type(node_id, "value", _OUT)
                 node.view.color = (*type_color(type_name(tp)), 255)
                 for port in node.output_ports():
                     self._colour_pipes(node_id, port)
                 node.view.update()
 
     def _colour_pipes(self, node_id: str, out_port) -> None:
-        tp = self._port_type(node_id, out_port.name(), _OUT)
+        tp = self.port_type(node_id, out_port.name(), _OUT)
         r, g, b = type_color(type_name(tp)) if tp is not None else (200, 200, 200)
         for pipe in out_port.view.connected_pipes:
             pipe.color = (r, g, b, 255)
@@ -607,5 +549,29 @@ class CanvasAdapter(CanvasQueries, PortHighlight, NodeDecorations, LayoutItems):
         for item in self.scene.items(area):
             if isinstance(item, PipeItem) and not isinstance(item, LivePipeItem) \
                     and item.input_port is not None and item.output_port is not None:
-                return self._pair(item.output_port, item.input_port)
+                return self.gestures.pair(item.output_port, item.input_port)
         return None
+
+    # the helpers' methods, as callers address the canvas (``RunCanvas`` and the studio)
+    node_ids = property(lambda self: self.queries.node_ids)
+    node_item = property(lambda self: self.queries.node_item)
+    canvas_edges = property(lambda self: self.queries.canvas_edges)
+    input_port_items = property(lambda self: self.queries.input_port_items)
+    node_scene_rect = property(lambda self: self.queries.node_scene_rect)
+    port_scene_pos = property(lambda self: self.queries.port_scene_pos)
+    selected_node_ids = property(lambda self: self.queries.selected_node_ids)
+    select_nodes = property(lambda self: self.queries.select_nodes)
+    center_on = property(lambda self: self.queries.center_on)
+    fit_all = property(lambda self: self.queries.fit_all)
+    items_rect = property(lambda self: self.queries.items_rect)
+    set_node_state = property(lambda self: self.decor.set_node_state)
+    node_state = property(lambda self: self.decor.node_state)
+    set_node_caption = property(lambda self: self.decor.set_node_caption)
+    set_node_progress = property(lambda self: self.decor.set_node_progress)
+    clear_run_state = property(lambda self: self.decor.clear_run_state)
+    set_problems = property(lambda self: self.decor.set_problems)
+    set_pinned = property(lambda self: self.decor.set_pinned)
+    node_flags = property(lambda self: self.decor.node_flags)
+    badged_node_ids = property(lambda self: self.decor.badged_node_ids)
+    layout_item = property(lambda self: self.layout.layout_item)
+    compatible_ports = property(lambda self: self.ports.compatible_ports)

@@ -1,12 +1,15 @@
 """Parts of the canvas that need no NodeGraphQt: run states, captions, progress, problem
 badges, bypassed / pinned looks (:class:`NodeDecorations`), groups and notes
-(:class:`LayoutItems`). Mixed into ``canvas_adapter.CanvasAdapter``."""
+(:class:`LayoutItems`). Helpers the canvas adapter owns; it gives each the map of node
+cards it draws on (node id -> NodeGraphQt node, shared, never changed here)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from modrag_studio.engine.core.document import Layout
 from modrag_studio.ui.canvas.items import (
@@ -23,50 +26,67 @@ NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed
 
 
 class NodeDecorations:
-    """What the run and the editor draw on node cards (uses the canvas's dictionaries)."""
+    """What the run and the editor draw on node cards: ``states`` (run state, caption,
+    progress), ``flags`` (bypassed / pinned) and ``badges`` (problems), by node id."""
 
-    _nodes: dict[str, Any]
-    _decorations: dict[str, StateDecoration]
-    _flags: dict[str, NodeFlagsDecoration]
-    _badges: dict[str, BadgeItem]
-    pinned: set[str]
-    editor: Any
+    def __init__(self, nodes: dict[str, Any], editor: Any) -> None:
+        self.nodes = nodes
+        self.editor = editor
+        self.states: dict[str, StateDecoration] = {}
+        self.flags: dict[str, NodeFlagsDecoration] = {}
+        self.badges: dict[str, BadgeItem] = {}
+        self.pinned: set[str] = set()  # node ids whose output is pinned (set by node_flags)
+
+    def add(self, node_id: str, card: QGraphicsItem, bypassed: bool) -> None:
+        """Decorate a new node card (reroute points get none)."""
+        self.states[node_id] = StateDecoration(card)
+        self.flags[node_id] = NodeFlagsDecoration(card)
+        self.show_flags(node_id, bypassed)
+
+    def forget(self, node_id: str) -> None:
+        for found in (self.states, self.flags, self.badges):
+            found.pop(node_id, None)
+
+    def set_zoomed_out(self, node_id: str, zoomed_out: bool) -> None:
+        deco = self.states.get(node_id)
+        if deco is not None:
+            deco.set_zoomed_out(zoomed_out)
 
     def set_node_state(self, node_id: str, state: str, tooltip: str = "") -> None:
         if state not in NODE_STATES:
             raise ValueError(f"unknown node state '{state}' (one of {', '.join(NODE_STATES)})")
-        deco = self._decorations.get(node_id)
+        deco = self.states.get(node_id)
         if deco is not None:
             deco.set_state(state, tooltip)
 
     def node_state(self, node_id: str) -> str | None:
-        deco = self._decorations.get(node_id)
+        deco = self.states.get(node_id)
         return deco.state if deco is not None else None
 
     def set_node_caption(self, node_id: str, text: str) -> None:
-        deco = self._decorations.get(node_id)
+        deco = self.states.get(node_id)
         if deco is not None:
             deco.set_caption(text)
 
     def set_node_progress(self, node_id: str, fraction: float | None) -> None:
-        deco = self._decorations.get(node_id)
+        deco = self.states.get(node_id)
         if deco is not None:
             deco.set_progress(fraction)
 
     def clear_run_state(self) -> None:
-        for deco in self._decorations.values():
+        for deco in self.states.values():
             deco.set_state("idle")
             deco.set_caption("")
             deco.set_progress(None)
 
     def set_problems(self, problems_by_node: dict[str, list[str]]) -> None:
         """Badge nodes that have problems (tooltip lists them); clear the others."""
-        for node_id, node in self._nodes.items():
+        for node_id, node in self.nodes.items():
             messages = problems_by_node.get(node_id)
-            badge = self._badges.get(node_id)
+            badge = self.badges.get(node_id)
             if messages:
                 if badge is None:
-                    badge = self._badges[node_id] = BadgeItem(node.view)
+                    badge = self.badges[node_id] = BadgeItem(node.view)
                 badge.setPos(node.view.boundingRect().topLeft() + QPointF(2, 2))
                 badge.setToolTip("\n".join(messages))
                 badge.setVisible(True)
@@ -75,8 +95,8 @@ class NodeDecorations:
 
     # --- bypassed / pinned look and reroute points -------------------------------------------
 
-    def _show_flags(self, node_id: str, bypassed: bool) -> None:
-        flags = self._flags.get(node_id)
+    def show_flags(self, node_id: str, bypassed: bool) -> None:
+        flags = self.flags.get(node_id)
         if flags is not None:
             flags.set_flags(bypassed=bypassed, pinned=node_id in self.pinned)
 
@@ -85,30 +105,33 @@ class NodeDecorations:
         self.pinned = set(node_ids)
         doc = self.editor.document()
         for spec in doc.nodes:
-            self._show_flags(spec.id, spec.bypass)
+            self.show_flags(spec.id, spec.bypass)
 
     def node_flags(self, node_id: str) -> set[str]:
         """"bypassed" / "pinned" as drawn on the node (tests, screenshots)."""
-        flags = self._flags.get(node_id)
+        flags = self.flags.get(node_id)
         return set(flags.flags) if flags is not None else set()
 
     def badged_node_ids(self) -> list[str]:
-        return [n for n, b in self._badges.items() if b.isVisible()]
+        return [n for n, b in self.badges.items() if b.isVisible()]
 
 
 class LayoutItems:
-    """Group backdrops and notes: drawn from the layout, moves and resizes sent back."""
+    """Group backdrops and notes: drawn from the layout, moves and resizes sent back;
+    ``on_edit`` is told the id of an item the user wants to edit (double-click)."""
 
-    _nodes: dict[str, Any]
-    _layout_items: dict[str, LayoutItem]
-    scene: Any
-    editor: Any
-    on_edit_layout_item: list
+    def __init__(self, nodes: dict[str, Any], scene: QGraphicsScene, editor: Any,
+                 on_edit: list[Callable[[str], None]]) -> None:
+        self.nodes = nodes
+        self.scene = scene
+        self.editor = editor
+        self.on_edit = on_edit
+        self.items: dict[str, LayoutItem] = {}
 
-    def _sync_layout_items(self, layout: Layout) -> None:
-        for item in self._layout_items.values():
+    def sync(self, layout: Layout) -> None:
+        for item in self.items.values():
             self.scene.removeItem(item)
-        self._layout_items.clear()
+        self.items.clear()
         for group in layout.groups:
             item = GroupItem(group.id, group.title,
                              QRectF(group.x, group.y, group.width, group.height), group.color)
@@ -120,9 +143,9 @@ class LayoutItems:
     def _add_layout_item(self, item: LayoutItem) -> None:
         item.on_moved = self._on_layout_item_moved
         item.on_resized = self._on_layout_item_resized
-        item.on_edit = lambda it: [cb(it.item_id) for cb in list(self.on_edit_layout_item)]
+        item.on_edit = lambda it: [cb(it.item_id) for cb in list(self.on_edit)]
         self.scene.addItem(item)
-        self._layout_items[item.item_id] = item
+        self.items[item.item_id] = item
 
     def _on_layout_item_moved(self, item: LayoutItem, old: QPointF, new: QPointF) -> None:
         dx, dy = new.x() - old.x(), new.y() - old.y()
@@ -131,7 +154,7 @@ class LayoutItems:
             return
         rect = QRectF(old, item.rect().size())
         inside = {}
-        for node_id in self._nodes:
+        for node_id in self.nodes:
             x, y = self.editor.node_position(node_id)
             if rect.contains(QPointF(x, y)):
                 inside[node_id] = (x + dx, y + dy)
@@ -148,5 +171,5 @@ class LayoutItems:
             self.editor.update_group(item.item_id, **size)
 
     def layout_item(self, item_id: str) -> LayoutItem | None:
-        return self._layout_items.get(item_id)
+        return self.items.get(item_id)
 

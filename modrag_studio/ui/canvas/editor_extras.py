@@ -4,7 +4,7 @@ and dropping a wire on empty canvas to add a compatible node that gets connected
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtGui import QAction, QKeySequence
@@ -15,6 +15,12 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.edit.editor import CLIPBOARD_KIND
 from modrag_studio.ui.canvas.view import ZOOM_STEP, Minimap, ZoomControls, zoom_by
 from modrag_studio.ui.panels.palette import is_developer
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.canvas.node_flags import NodeFlags
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.studio_ux import StudioUX
 
 
 def compatible_types(registry: NodeRegistry, port_type: Any, kind: str,
@@ -54,10 +60,12 @@ def fragment_corner(text: str) -> tuple[float, float] | None:
 
 
 class EditorExtras:
-    """Installs the editor basics on one window."""
+    """The editor basics of one window; its canvas right-click menu replaces the window's."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: StudioShell, run: RunFeatures, flags: NodeFlags,
+                 ux: StudioUX) -> None:
         self.window = window
+        self.run_features, self.node_flags, self.ux = run, flags, ux
         canvas = window.canvas
         self.minimap = Minimap(canvas)
         self.zoom_controls = ZoomControls(canvas)
@@ -65,7 +73,7 @@ class EditorExtras:
         self.pending_wire: tuple[str, str, str, QPointF] | None = None
         canvas.on_wire_dropped.append(self.wire_dropped)
         view = canvas.view
-        view.customContextMenuRequested.disconnect(window._canvas_menu)
+        view.customContextMenuRequested.disconnect(window.popup_canvas_menu)
         view.customContextMenuRequested.connect(self.context_menu)
 
     def _view_actions(self) -> None:
@@ -78,12 +86,12 @@ class EditorExtras:
              [QKeySequence("Ctrl+-"), QKeySequence.StandardKey.ZoomOut]),
         )
         for key, text, slot, shortcuts in entries:
-            action = QAction(text, window)
+            action = QAction(text, window)  # type: ignore[call-overload]
             action.setShortcuts(shortcuts)
             action.triggered.connect(lambda _c=False, s=slot: s())
             menu.addAction(action)
             window.actions[key] = action
-        minimap = QAction("&Minimap", window)
+        minimap = QAction("&Minimap", window)  # type: ignore[call-overload]
         minimap.setCheckable(True)
         minimap.setChecked(True)
         minimap.toggled.connect(self.minimap.set_wanted)
@@ -105,14 +113,12 @@ class EditorExtras:
         window = self.window
         menu = window.canvas_menu(view_pos)
         first = menu.actions()[0] if menu.actions() else None
-        features = getattr(window, "run_features", None)
-        items = []
-        if features is not None:
-            items += [("Run to Here", lambda: features.run(target=node_id)),
-                      ("Re-run This Node", lambda: features.run(rerun=[node_id])),
-                      ("Inspect", lambda: features.select_node(node_id))]
-        items.append(("Help…", lambda: window.studio_ux.node_help(node_id)))
-        items += window.node_flags.menu_items(node_id)
+        features = self.run_features
+        items = [("Run to Here", lambda: features.run(target=node_id)),
+                 ("Re-run This Node", lambda: features.run(rerun=[node_id])),
+                 ("Inspect", lambda: features.select_node(node_id)),
+                 ("Help…", lambda: self.ux.node_help(node_id)),
+                 *self.node_flags.menu_items(node_id)]
         for text, slot in items:
             action = QAction(text, menu)
             action.triggered.connect(lambda _c=False, s=slot: s())
@@ -130,7 +136,7 @@ class EditorExtras:
                 first = menu.actions()[0]
                 action = QAction("Add Reroute Point", menu)
                 action.triggered.connect(
-                    lambda _c=False: self.window.node_flags.add_reroute(wire, scene_pos))
+                    lambda _c=False: self.node_flags.add_reroute(wire, scene_pos))
                 menu.insertAction(first, action)
                 menu.insertSeparator(first)
         else:
@@ -144,7 +150,7 @@ class EditorExtras:
     def wire_dropped(self, node_id: str, port: str, kind: str, scene_pos: QPointF) -> None:
         """Offer the node types that fit the wire; the chosen one is added and connected."""
         window = self.window
-        port_type = window.canvas._port_type(node_id, port, kind)
+        port_type = window.canvas.port_type(node_id, port, kind)
         if port_type is None:
             return
         choices = compatible_types(window.registry, port_type, kind,
@@ -159,9 +165,9 @@ class EditorExtras:
     def add_for_wire(self, type_id: str) -> str | None:
         window = self.window
         popup = window.search_popup
-        allowed = getattr(popup, "allowed", None) or {}
+        allowed = popup.allowed or {}
         popup.allowed = None
-        popup.on_chosen = lambda chosen: window.add_node_at(chosen, window._search_scene_pos)
+        popup.on_chosen = window.add_searched_node
         popup.line.setPlaceholderText("Add node…")
         if self.pending_wire is None or type_id not in allowed:
             return None
@@ -177,12 +183,3 @@ class EditorExtras:
             else:
                 window.editor.connect(new_id, allowed[type_id], node_id, port)
         return new_id
-
-
-def install_editor_extras(window: Any) -> EditorExtras:
-    from modrag_studio.ui.canvas.node_flags import install_node_flags
-
-    install_node_flags(window)
-    extras = EditorExtras(window)
-    window.editor_extras = extras
-    return extras

@@ -18,8 +18,18 @@ from PySide6.QtWidgets import (
 )
 
 from modrag_studio.engine.core.graph_io import port_of_node
+from modrag_studio.engine.layout.render import type_color
 
 NAMED_ENDS = {"input": "Input", "output": "Output"}  # by NodeType.graph_role
+_CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
+
+
+def category_color(category: str) -> tuple[int, int, int]:
+    """A muted node body colour per category (stable across runs)."""
+    if category not in _CATEGORY_COLORS:
+        r, g, b = type_color(f"category:{category}")
+        _CATEGORY_COLORS[category] = (r // 3 + 20, g // 3 + 20, b // 3 + 20)
+    return _CATEGORY_COLORS[category]
 
 STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "idle": (80, 80, 90),

@@ -4,13 +4,17 @@ undo steps, the badges on the cards, and reroute points added on a wire."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF
 from PySide6.QtGui import QAction, QKeySequence
 
 from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.run.pins import PinStore, graph_key
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
 
 REROUTE_TYPE = "flow.reroute"
 Wire = tuple[str, str, str, str]
@@ -19,9 +23,11 @@ Wire = tuple[str, str, str, str]
 class NodeFlags(QObject):
     """Bypass / Enable and Pin Output / Unpin for nodes, reroute points for wires."""
 
-    def __init__(self, window: Any, store: PinStore | None = None) -> None:
-        super().__init__(window)
+    def __init__(self, window: StudioShell, run: RunFeatures,
+                 store: PinStore | None = None) -> None:
+        super().__init__(window)  # type: ignore[arg-type]
         self.window = window
+        self.run_features = run
         self.store = store or PinStore()
         self.editor = window.editor
         self.canvas = window.canvas
@@ -38,7 +44,7 @@ class NodeFlags(QObject):
         for key, text, shortcut, slot in (
                 ("bypass", "&Bypass / Enable", "Ctrl+B", self.toggle_bypass_selected),
                 ("pin", "&Pin / Unpin Output", "Ctrl+Shift+B", self.toggle_pin_selected)):
-            action = QAction(text, self.window)
+            action = QAction(text, self.window)  # type: ignore[call-overload]
             action.setShortcut(QKeySequence(shortcut))
             action.triggered.connect(lambda _c=False, s=slot: s())
             menu.addAction(action)
@@ -84,8 +90,7 @@ class NodeFlags(QObject):
     # pins ---------------------------------------------------------------------------------
     def last_outputs(self, node_id: str) -> tuple[dict[str, Any], str] | None:
         """The outputs of ``node_id``'s last visit in the last run, and its cache key."""
-        features = getattr(self.window, "run_features", None)
-        result = features.controller.last_result if features is not None else None
+        result = self.run_features.controller.last_result
         if result is None:
             return None
         visits = [k for k in result.node_outputs if k[0] == node_id and result.node_outputs[k]]
@@ -156,9 +161,3 @@ class NodeFlags(QObject):
                 self.add_reroute(wire, scene_pos)
                 return True
         return super().eventFilter(watched, event)
-
-
-def install_node_flags(window: Any) -> NodeFlags:
-    flags = NodeFlags(window)
-    window.node_flags = flags
-    return flags

@@ -1,7 +1,8 @@
 """Moving around the canvas: fit, zoom, pan, a minimap and on-canvas zoom buttons.
 
-NodeGraphQt's viewer keeps the shown scene rectangle in ``_scene_range``; these helpers
-work through it so its own wheel zoom and panning stay consistent.
+NodeGraphQt's viewer keeps the shown scene rectangle itself (``scene_rect`` /
+``set_scene_rect``); these helpers work through it so its own wheel zoom and panning stay
+consistent.
 """
 
 from __future__ import annotations
@@ -37,21 +38,7 @@ def fit_rect(view: Any, rect: QRectF, max_scale: float = 1.0) -> None:
     else:
         h = w * vh / vw
     center = rect.center()
-    view._scene_range = QRectF(center.x() - w / 2, center.y() - h / 2, w, h)
-    view._update_scene()
-
-
-def label_output_ports(node: Any, labels: dict[str, str]) -> bool:
-    """Show a node's output ports under ``labels`` (router routes by name); True if changed."""
-    changed = False
-    for port in node.output_ports():
-        text_item = node.view._output_items.get(port.view)
-        label = labels.get(port.name(), port.name())
-        if text_item is not None and text_item.toPlainText() != label:
-            text_item.setPlainText(label)
-            port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
-            changed = True
-    return changed
+    view.set_scene_rect([center.x() - w / 2, center.y() - h / 2, w, h])
 
 
 def zoom_by(view: Any, factor: float) -> None:
@@ -61,10 +48,9 @@ def zoom_by(view: Any, factor: float) -> None:
 
 def pan_to(view: Any, scene_point: QPointF) -> None:
     """Centre the view on ``scene_point`` at the same zoom."""
-    shown = QRectF(view._scene_range)
+    shown = QRectF(*view.scene_rect())
     shown.moveCenter(scene_point)
-    view._scene_range = shown
-    view._update_scene()
+    view.set_scene_rect([shown.x(), shown.y(), shown.width(), shown.height()])
 
 
 def visible_rect(view: Any) -> QRectF:

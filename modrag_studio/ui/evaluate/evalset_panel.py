@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QDockWidget,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -47,6 +48,10 @@ from modrag_studio.evaluation.evalset import (
     question_from_dict,
     save_evalset,
 )
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
 
 RESULT_COLUMNS = ("id", "fact_recall", "citation_precision", "citation_recall",
                   "citation_validity", "refusal_accuracy", "latency_s", "answer")
@@ -204,9 +209,11 @@ class _Bridge(QObject):
 class EvalSetPanel(QWidget):
     """Browse, edit and run an evaluation set against the graph on the canvas."""
 
-    def __init__(self, window: QMainWindow | None = None, parent: QWidget | None = None) -> None:
+    def __init__(self, window: StudioShell | None = None, run: RunFeatures | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.window = window
+        self.run_features = run
         self.path = ""
         self.questions: list[EvalQuestion] = []
         self.report = None
@@ -341,7 +348,7 @@ class EvalSetPanel(QWidget):
         doc = self.window.editor.document()
         evalset = EvalSet(self.path or "<studio>", list(self.questions))
         executor = executor or Executor(self.window.registry, NodeCache(cache_home()))
-        features = getattr(self.window, "run_features", None)
+        features = self.run_features
         extra = dict(features.run_bar.values()) if features is not None else {}
         self._cancel = CancelToken()
         cancel, bridge = self._cancel, self._bridge
@@ -408,8 +415,8 @@ class EvalSetPanel(QWidget):
     def open_result(self, row: int) -> bool:
         """Open a scored question's run on the canvas (re-run with its question: cached)."""
         item = self.results.item(row, 0)
-        features = getattr(self.window, "run_features", None)
-        if item is None or features is None:
+        features = self.run_features
+        if item is None or features is None or self.window is None:
             return False
         question = next((q for q in self.questions if q.id == item.data(Qt.ItemDataRole.UserRole)),
                         None)
@@ -428,7 +435,7 @@ def _query_input(doc) -> str:
 
 def add_last_run_dialog(window: QMainWindow, panel: EvalSetPanel) -> AddToEvalSetDialog | None:
     """The "Add to evaluation set" dialog for the last run of ``window`` (None before a run)."""
-    features = getattr(window, "run_features", None)
+    features = panel.run_features
     result = features.controller.last_result if features is not None else None
     if result is None:
         window.statusBar().showMessage("Run the graph first, then add its question.", 5000)
@@ -440,34 +447,30 @@ def add_last_run_dialog(window: QMainWindow, panel: EvalSetPanel) -> AddToEvalSe
     return dialog
 
 
-def install_evalset_panel(window: QMainWindow) -> EvalSetPanel:
-    """Add the evaluation-set dock and an Evaluation menu to ``window``."""
-    from PySide6.QtWidgets import QDockWidget
+class EvaluationSets:
+    """The evaluation-set dock (tabbed with the problems panel) and the Evaluation menu."""
 
-    panel = EvalSetPanel(window)
-    dock = QDockWidget("Evaluation set", window)
-    dock.setObjectName("dock_evaluation_set")
-    dock.setWidget(panel)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    problems = getattr(window, "docks", {}).get("problems")
-    if problems is not None:
-        window.tabifyDockWidget(problems, dock)
-    dock.hide()
-    menu = window.menuBar().addMenu("E&valuation")
+    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+        qt_window: QMainWindow = window  # type: ignore[assignment]
+        self.window = qt_window
+        self.panel = panel = EvalSetPanel(window, run)
+        self.dock = dock = QDockWidget("Evaluation set", qt_window)
+        dock.setObjectName("dock_evaluation_set")
+        dock.setWidget(panel)
+        qt_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        qt_window.tabifyDockWidget(window.docks["problems"], dock)
+        dock.hide()
+        menu = qt_window.menuBar().addMenu("E&valuation")
+        menu.addAction("Add to evaluation set…", self.add_last_run)
+        menu.addAction("Evaluation set panel", self.show)
+        menu.addAction("Open evaluation set…", lambda: (self.show(), panel.open_dialog()))
 
-    def add() -> None:
-        dialog = add_last_run_dialog(window, panel)
+    def add_last_run(self) -> None:
+        dialog = add_last_run_dialog(self.window, self.panel)
         if dialog is not None:
             dialog.open()
 
-    def show() -> None:
-        dock.show()
-        dock.raise_()
-        window.resizeDocks([dock], [330], Qt.Orientation.Vertical)
-
-    menu.addAction("Add to evaluation set…", add)
-    menu.addAction("Evaluation set panel", show)
-    menu.addAction("Open evaluation set…", lambda: (show(), panel.open_dialog()))
-    window.evalset_panel = panel
-    window.evalset_dock = dock
-    return panel
+    def show(self) -> None:
+        self.dock.show()
+        self.dock.raise_()
+        self.window.resizeDocks([self.dock], [330], Qt.Orientation.Vertical)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
@@ -46,6 +46,10 @@ from modrag_studio.ui.evaluate.compare_view import (
 )
 from modrag_studio.ui.evaluate.grid_table import GridDialog
 
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
+
 BASE = "(base)"
 
 
@@ -56,9 +60,11 @@ class VariantsController(QObject):
     evalset_progress = Signal(str, int, int)  # label, question runs done, total
     evalset_compared = Signal(object)  # the answer comparison, or {"error"} / {"cancelled"}
 
-    def __init__(self, window: QMainWindow) -> None:
-        super().__init__(window)
-        self.window, self.editor, self.canvas = window, window.editor, window.canvas
+    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+        qt_window: QMainWindow = window  # type: ignore[assignment]
+        super().__init__(qt_window)
+        self.window, self.editor, self.canvas = qt_window, window.editor, window.canvas
+        self.run_features = run
         self.active: str | None = None
         self.change_badges: dict[str, DiffBadge] = {}
         self.diff_badges: dict[str, DiffBadge] = {}
@@ -68,8 +74,7 @@ class VariantsController(QObject):
         self.grid_dialog: GridDialog | None = None
         self.cancel_token: CancelToken | None = None
         self.thread: threading.Thread | None = None
-        self._executor: Executor | None = None
-        menu = window.menuBar().addMenu("V&ariants")
+        menu = qt_window.menuBar().addMenu("V&ariants")
         self.menu = menu
         menu.addAction("&New Variant…", self.new_variant_dialog)
         menu.addAction("&Delete Variant", self.delete_active)
@@ -132,7 +137,7 @@ class VariantsController(QObject):
         spec = specs[name]
         doc = self.document()
         apply_variant(doc, spec, self.editor.registry)  # raises naming the bad change
-        self.editor._apply(f"New variant {name}", with_variant(doc, spec))
+        self.editor.replace(f"New variant {name}", with_variant(doc, spec))
         self.set_active(name)
         return spec
 
@@ -141,8 +146,8 @@ class VariantsController(QObject):
             return
         doc = self.document()
         kept = [v for v in doc.variants or [] if v.name != self.active]
-        self.editor._apply(f"Delete variant {self.active}",
-                           doc.model_copy(update={"variants": kept or None}))
+        self.editor.replace(f"Delete variant {self.active}",
+                            doc.model_copy(update={"variants": kept or None}))
         self.set_active(None)
 
     def new_variant_dialog(self) -> None:
@@ -208,18 +213,11 @@ class VariantsController(QObject):
 
     # --- comparison ------------------------------------------------------------------------
     def executor(self) -> Executor:
-        features = getattr(self.window, "run_features", None)
-        if features is not None:
-            return features.controller.executor
-        if self._executor is None:
-            from modrag_studio.engine.cache.node_cache import NodeCache
-            from modrag_studio.engine.core.paths import cache_home
-            self._executor = Executor(self.editor.registry, NodeCache(cache_home()))
-        return self._executor
+        """The run controller's executor (one cache for runs and comparisons)."""
+        return self.run_features.controller.executor
 
     def run_inputs(self) -> dict[str, str]:
-        features = getattr(self.window, "run_features", None)
-        return features.run_bar.values() if features is not None else {}
+        return self.run_features.run_bar.values()
 
     def compare_with_base(self, inputs: dict[str, str] | None = None) -> bool:
         """Run base and active variant on ``inputs`` (the run bar's by default) off-thread."""
@@ -380,10 +378,3 @@ class VariantsController(QObject):
                                        self.comparison["labels"], self.window)
         self.dialog.show()
         return self.dialog
-
-
-def install_variants(window: QMainWindow) -> VariantsController:
-    """Add the Variants menu and switcher to ``window``."""
-    controller = VariantsController(window)
-    window.variants = controller
-    return controller

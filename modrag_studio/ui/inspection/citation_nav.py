@@ -33,6 +33,7 @@ from modrag_studio.ui.inspection.views import AnswerView, RecordTable
 
 if TYPE_CHECKING:
     from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
+    from modrag_studio.ui.run.features import RunFeatures
 
 CITED = QColor("#ffe08a")
 
@@ -55,11 +56,11 @@ def pdf_url(path: str, page: int) -> QUrl:
 class CitationNavigator(QObject):
     """Follows citations to chunks, documents and pages, and chunks back to citations."""
 
-    def __init__(self, window: Any, debugger: EvidenceDebugger) -> None:
+    def __init__(self, window: Any, debugger: EvidenceDebugger, run: RunFeatures) -> None:
         super().__init__(window)
         self.window = window
         self.debugger = debugger
-        self.features = window.run_features
+        self.features = run
         self.inspector = self.features.inspector
         self.chunk: Chunk | None = None
         self.page: tuple[str, int] | None = None
@@ -214,8 +215,3 @@ def highlight_refs(view: AnswerView, refs: list[str]) -> list[str]:
 def _chunk_id(row: Any) -> str | None:
     chunk = row.chunk if isinstance(row, ScoredChunk) else row
     return chunk.chunk_id if isinstance(chunk, Chunk) else None
-
-
-def install_citation_navigation(window: Any, debugger: EvidenceDebugger) -> CitationNavigator:
-    """Citation lineage in the inspector of a window that has run features."""
-    return CitationNavigator(window, debugger)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QPen
@@ -42,7 +42,11 @@ from modrag_studio.engine.evidence.counterfactual import Counterfactual, force_i
 from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEvidence
 from modrag_studio.engine.evidence.lineage import Appearance, chunk_lineage
 from modrag_studio.engine.evidence.narration import narrate, narrate_node
-from modrag_studio.ui.inspection.citation_nav import CitationNavigator, install_citation_navigation
+from modrag_studio.ui.inspection.citation_nav import CitationNavigator
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
 
 STATUS_COLORS = {"reached": QColor(60, 170, 90), "lost": QColor(220, 70, 60),
                  "never_reached": QColor(120, 120, 130), "lineage": QColor(70, 140, 240)}
@@ -131,19 +135,19 @@ class _Bridge(QObject):
 class EvidenceDebugger(QObject):
     """Follows the expected evidence through the window's last run and draws the result."""
 
-    def __init__(self, window: QMainWindow) -> None:
-        super().__init__(window)
+    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+        qt_window: QMainWindow = window  # type: ignore[assignment]
+        super().__init__(qt_window)
         self.window = window
-        self.features = window.run_features
+        self.features = run
         self.canvas = window.canvas
-        self.dock = EvidenceDock(window)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+        self.dock = EvidenceDock(qt_window)
+        qt_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
         self.attribution: Attribution | None = None
         self.counterfactual: Counterfactual | None = None
         self.badges: dict[str, NodeBadge] = {}
         self.outline: QGraphicsRectItem | None = None
         self.lineage: list[Appearance] = []
-        self.citations: CitationNavigator | None = None
         self.busy = False
         self._thread: threading.Thread | None = None
         self._bridge = _Bridge(self)
@@ -158,8 +162,17 @@ class EvidenceDebugger(QObject):
         self.features.controller.run_finished.connect(self._run_finished)
         self.features.controller.run_started.connect(lambda *_: self.clear())
         inspector = self.features.inspector
-        if hasattr(inspector, "table_shown"):
-            inspector.table_shown.connect(self._add_row_actions)
+        inspector.table_shown.connect(self._add_row_actions)
+        self.citations = CitationNavigator(window, self, run)
+        self._menus(qt_window)
+
+    def _menus(self, window: QMainWindow) -> None:
+        """View: the dock; Run: the evidence funnel of a report."""
+        self.window.menus["View"].addAction(self.dock.toggleViewAction())
+        action = QAction("Show evidence funnel from a report…", window)
+        action.triggered.connect(lambda _checked=False: self.show_funnel_dialog())
+        self.window.menus["Run"].addAction(action)
+        window.resizeDocks([self.dock], [260], Qt.Orientation.Vertical)
 
     # expected evidence ---------------------------------------------------------------------
     def expected(self) -> ExpectedEvidence:
@@ -299,10 +312,9 @@ class EvidenceDebugger(QObject):
         trace.triggered.connect(lambda: self.show_lineage(chunk.chunk_id))
         menu.addAction(mark)
         menu.addAction(trace)
-        if self.citations is not None:
-            cites = QAction("Show citations of this chunk", menu)
-            cites.triggered.connect(lambda: self.citations.show_citations(chunk))
-            menu.addAction(cites)
+        cites = QAction("Show citations of this chunk", menu)
+        cites.triggered.connect(lambda: self.citations.show_citations(chunk))
+        menu.addAction(cites)
         return menu
 
     def mark_node(self, node_id: str, text: str) -> None:
@@ -406,6 +418,11 @@ class EvidenceDebugger(QObject):
         return narrate(self.attribution) if node_id is None else \
             narrate_node(self.attribution, node_id)
 
+    def narrator(self, run_id: str) -> Callable[[str | None], str] | None:
+        """Node id -> its evidence sentence, for presentation mode's replay of ``run_id``
+        (None unless it is the last run and expected evidence is declared)."""
+        return self.narration if self.attribution_for(run_id) is not None else None
+
     def attribution_for(self, run_id: str) -> Attribution | None:
         """The check of the last run when it is run ``run_id`` and evidence is declared
         (checked now when it was not yet)."""
@@ -430,36 +447,13 @@ def _answer_html(title: str, value: Any) -> str:
     return f"<h3>{escape(title)}</h3><p>{escape(text)}</p>{cites}"
 
 
-def install_evidence_debugger(window: QMainWindow) -> EvidenceDebugger | None:
-    """Add the evidence debugger to a window that has run features."""
-    if getattr(window, "run_features", None) is None:
-        return None
-    debugger = EvidenceDebugger(window)
-    window.evidence_debugger = debugger
-    debugger.citations = install_citation_navigation(window, debugger)
-    view_menu = getattr(window, "menus", {}).get("View")
-    if view_menu is not None:
-        view_menu.addAction(debugger.dock.toggleViewAction())
-    run_menu = getattr(window, "menus", {}).get("Run")
-    if run_menu is not None:
-        action = QAction("Show evidence funnel from a report…", window)
-        action.triggered.connect(lambda _checked=False: debugger.show_funnel_dialog())
-        run_menu.addAction(action)
-    window.resizeDocks([debugger.dock], [260], Qt.Orientation.Vertical)
-    return debugger
-
-
-def narration_for(window: QMainWindow, node_id: str | None = None) -> str:
+def narration_for(window: Any, node_id: str | None = None) -> str:
     """Presentation mode's sentence about the expected evidence ("" when none is declared);
     with ``node_id``, the sentence for that node's step."""
-    debugger = getattr(window, "evidence_debugger", None)
-    return debugger.narration(node_id) if debugger is not None else ""
+    return window.features.evidence_debugger.narration(node_id)
 
 
-def evidence_narrator(window: QMainWindow, run_id: str) -> Callable[[str | None], str] | None:
+def evidence_narrator(window: Any, run_id: str) -> Callable[[str | None], str] | None:
     """For presentation mode: node id -> its evidence sentence (None -> the overall one), when
     the replayed run is the last run and expected evidence is declared; else None."""
-    debugger = getattr(window, "evidence_debugger", None)
-    if debugger is None or debugger.attribution_for(run_id) is None:
-        return None
-    return lambda node_id: narration_for(window, node_id)
+    return window.features.evidence_debugger.narrator(run_id)

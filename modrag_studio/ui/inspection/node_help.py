@@ -96,6 +96,5 @@ def show_node_help(window: Any, node_id: str) -> NodeHelpDialog | None:
         window.show_message(f"{node_id}: no help (unknown node type)")
         return None
     dialog = NodeHelpDialog(node_type, node_id, window)
-    window.node_help_dialog = dialog
     dialog.show()
     return dialog

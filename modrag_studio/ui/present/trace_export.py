@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QFileDialog
 
 from modrag_studio.engine.run.trace import Trace
 from modrag_studio.ui.canvas.items import node_title
-from modrag_studio.ui.inspection.evidence_debugger import evidence_narrator
 from modrag_studio.ui.present.presentation import PresentationWindow
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.protocols import StudioWindow
@@ -49,8 +48,15 @@ class TraceExport:
             self.export(path)
 
 
+Narrator = Callable[[str | None], str]
+
+
 class Presenter:
-    """Presentation mode: replay the last run, or a recorded trace, step by step."""
+    """Presentation mode: replay the last run, or a recorded trace, step by step.
+
+    ``narrators`` (run id -> a node's evidence sentence, or None) are asked in order; the
+    first that knows the run narrates it (the evidence debugger registers one).
+    """
 
     def __init__(self, window: StudioWindow, traces: TraceExport,
                  status: Callable[[str, int], None]) -> None:
@@ -58,6 +64,11 @@ class Presenter:
         self.traces = traces
         self.status = status
         self.presentation: PresentationWindow | None = None
+        self.narrators: list[Callable[[str], Narrator | None]] = []
+
+    def evidence(self, run_id: str) -> Narrator | None:
+        return next((found for narrator in self.narrators
+                     if (found := narrator(run_id)) is not None), None)
 
     def titles(self) -> dict[str, str]:
         """Node titles for the narration, as the canvas draws them ("Input: query")."""
@@ -72,8 +83,7 @@ class Presenter:
             self.status("Run the graph first (or replay a recorded trace).", 5000)
             return None
         self.presentation = PresentationWindow(trace, self.window.canvas, self.titles(),
-                                               evidence=evidence_narrator(self.window,
-                                                                          trace.run_id),
+                                               evidence=self.evidence(trace.run_id),
                                                registry=self.window.registry)
         if full_screen:
             self.presentation.showFullScreen()

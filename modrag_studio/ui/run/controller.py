@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 
@@ -27,6 +27,9 @@ from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.pins import pins_of
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.ui.run.process import ProcessRunner
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.protocols import RunGuard
 
 THROTTLE_S = 0.05
 
@@ -120,6 +123,7 @@ class RunController(QObject):
     Runs go to a persistent worker process (model imports and Python-heavy nodes never stall
     the GUI) or, for custom registries, a worker thread. Signals mirror the hook events
     (queued onto the GUI thread). ``history`` keeps this session's traces for the inspector.
+    ``guards`` is the pre-run chain: ``run`` asks each in order and starts only if all allow.
     """
 
     run_started = Signal(str, list)
@@ -138,6 +142,7 @@ class RunController(QObject):
         self.registry = self.executor.registry
         self.mode = choose_mode(self.registry, mode) if executor is None else "thread"
         self.process = ProcessRunner() if self.mode == "process" else None
+        self.guards: list[RunGuard] = []
         self.history: list[Trace] = []
         self.last_result: RunResult | None = None
         self.last_request: RunRequest | None = None
@@ -176,8 +181,11 @@ class RunController(QObject):
             start_from: str | None = None, base_dir: Path | None = None,
             pins_graph: str | None = None) -> bool:
         label = ("Run to node" if target else "Re-run node" if start_from or rerun else "Run")
-        return self.start(RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from,
-                                     label, base_dir, pins_graph))
+        request = RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from, label,
+                             base_dir, pins_graph)
+        if not all(guard.allows(request) for guard in self.guards):
+            return False
+        return self.start(request)
 
     def cancel(self) -> None:
         if self._cancel is not None:

@@ -14,6 +14,9 @@ MARKER = "--allow-delete"
 
 
 class DeleteGuard:
+    """After a run: a store that stopped before deleting most of its collection asks, and the
+    run goes again with that store allowed to delete (the controller's guards apply again)."""
+
     def __init__(self, window: QMainWindow, controller: Any) -> None:
         self.window = window
         self.controller = controller
@@ -52,11 +55,3 @@ def allow_deletes_once(doc: GraphDocument, node_ids: list[str]) -> GraphDocument
         if spec.id in node_ids:
             spec.params["max_delete_share"] = 1.0
     return copy
-
-
-def install_delete_guard(window: QMainWindow) -> DeleteGuard | None:
-    features = getattr(window, "run_features", None)
-    if features is None:
-        return None
-    window.delete_guard = DeleteGuard(window, features.controller)
-    return window.delete_guard

@@ -1,8 +1,8 @@
 """Run & inspect features added to the main window: actions, run bar, live states, docks.
 
-``install_run_features(window)`` is called at the end of ``MainWindow.__init__``. What it
-needs from the window is the ``StudioWindow`` protocol (``ui/run/protocols.py``), checked on
-install. The work is split along its seams:
+Built by the studio's composition root (``ui/shell/composition.py``) from the window's
+``RunController``; what it needs from the window is the ``StudioWindow`` protocol
+(``ui/run/protocols.py``), checked on construction. The work is split along its seams:
 
 - ``run_actions``: Run / Run to node / Re-run node / Cancel and the run bar;
 - ``run_mirror``: the run mirrored on canvas states and captions, overlays, inspector,
@@ -39,13 +39,13 @@ from modrag_studio.ui.run.timeline import TimelineDock
 class RunFeatures(QObject):
     """Everything about running and inspecting a graph in one window."""
 
-    def __init__(self, window: StudioWindow) -> None:
+    def __init__(self, window: StudioWindow, controller: RunController) -> None:
         require(window, StudioWindow, "the window given to the run features")
         qt_window: QMainWindow = window  # type: ignore[assignment]
         super().__init__(qt_window)
         self.window = window
         self.canvas = window.canvas
-        self.controller = RunController(window.registry, self)
+        self.controller = controller
         runner = self.controller.process
         if runner is not None:  # stop the worker process with the window or the app
             qt_window.destroyed.connect(lambda *_: runner.close())
@@ -198,10 +198,3 @@ class RunFeatures(QObject):
     def present(self, trace: Trace | None = None,
                 full_screen: bool = True) -> PresentationWindow | None:
         return self.presenter.present(trace, full_screen)
-
-
-def install_run_features(window: StudioWindow) -> RunFeatures:
-    """Add run actions, the run bar, overlays, inspector and timeline to ``window``."""
-    features = RunFeatures(window)
-    window.run_features = features  # type: ignore[attr-defined]
-    return features

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
@@ -37,6 +37,10 @@ from modrag_studio.distributed.progress import RAY_STAGES, IndexProgress, StageS
 from modrag_studio.distributed.ray_support import INSTALL_HINT, ray_available
 from modrag_studio.engine.core.node import CancelToken
 
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
+
 #: Where the job runs: (key, label); the key is the ``--ray`` address (None: no Ray).
 PLACES = (("none", "This process (no Ray)"), ("local", "Ray on this machine (starts a head "
           "node, stops it after)"), ("auto", "Join the Ray cluster running here (auto)"),
@@ -53,9 +57,11 @@ class IndexDialog(QDialog):
     """Index the corpus of the canvas graph's ingest part (loader -> splitters -> store /
     BM25), here or on Ray."""
 
-    def __init__(self, window: QMainWindow, parent: QWidget | None = None) -> None:
+    def __init__(self, window: QMainWindow, run: RunFeatures,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent or window)
         self.window = window
+        self.run_features = run
         self.setWindowTitle("Index corpus")
         self.resize(680, 460)
         self.summary: dict[str, Any] | None = None
@@ -87,7 +93,7 @@ class IndexDialog(QDialog):
         row.setContentsMargins(0, 0, 0, 0)
         if self.plan is not None and self.plan.loader_input:
             form.addRow(f"Corpus ({self.plan.loader_input})", self.corpus_row)
-            self.corpus.setText(_run_bar_values(window).get(self.plan.loader_input, ""))
+            self.corpus.setText(run.run_bar.values().get(self.plan.loader_input, ""))
         layout.addLayout(form)
 
         where = QGroupBox("Run on")
@@ -200,7 +206,7 @@ class IndexDialog(QDialog):
         if address == "":
             self.status.setText("Give the head node's HOST:PORT.")
             return False
-        inputs = dict(_run_bar_values(self.window))
+        inputs = dict(self.run_features.run_bar.values())
         if self.plan.loader_input:
             corpus = self.corpus.text().strip()
             if not corpus:
@@ -208,7 +214,7 @@ class IndexDialog(QDialog):
                                     f"'{self.plan.loader_input}').")
                 return False
             inputs[self.plan.loader_input] = corpus
-        path = getattr(self.window.editor, "path", None)
+        path = self.window.editor.path
         request = IndexRequest(self.window.editor.document(), inputs, ray=address,
                                options=RayIndexOptions(embed_actors=self.actors.value()),
                                base_dir=Path(path).parent if path else None)
@@ -335,28 +341,23 @@ def _plan_of(window: QMainWindow) -> tuple[Any, str]:
         return None, f"Nothing to index: {exc}"
 
 
-def _run_bar_values(window: QMainWindow) -> dict[str, str]:
-    features = getattr(window, "run_features", None)
-    return dict(features.run_bar.values()) if features is not None else {}
+class IndexAction:
+    """Run > Index Corpus… opens the dialog; one job at a time (``dialog``: the last one)."""
 
+    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+        self.window: QMainWindow = window  # type: ignore[assignment]
+        self.run_features = run
+        self.dialog: IndexDialog | None = None
+        self.action = QAction("&Index Corpus…", self.window)
+        self.action.setObjectName("indexCorpusAction")
+        self.action.setStatusTip("Index the graph's corpus (loader -> splitters -> store / "
+                                 "BM25) here or on Ray")
+        self.action.triggered.connect(lambda: self.open())
+        window.menus["Run"].addAction(self.action)
 
-def open_index_dialog(window: QMainWindow) -> IndexDialog:
-    dialog = getattr(window, "index_dialog", None)
-    if dialog is None or not dialog.busy:
-        dialog = IndexDialog(window)
-        window.index_dialog = dialog
-    dialog.show()
-    dialog.raise_()
-    return dialog
-
-
-def install_index_action(window: QMainWindow) -> QAction:
-    """Run > Index Corpus… (opens the dialog; one job at a time)."""
-    action = QAction("&Index Corpus…", window)
-    action.setObjectName("indexCorpusAction")
-    action.setStatusTip("Index the graph's corpus (loader -> splitters -> store / BM25) here "
-                        "or on Ray")
-    action.triggered.connect(lambda: open_index_dialog(window))
-    window.menus["Run"].addAction(action)
-    window.index_dialog = None
-    return action
+    def open(self) -> IndexDialog:
+        if self.dialog is None or not self.dialog.busy:
+            self.dialog = IndexDialog(self.window, self.run_features)
+        self.dialog.show()
+        self.dialog.raise_()
+        return self.dialog

@@ -8,11 +8,15 @@ change there; a timer ticks while nodes run.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer
 
 from modrag_studio.engine.run.trace import NodeVisit, Trace
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.run.protocols import StudioShell
 
 TICK_MS = 250
 
@@ -20,10 +24,10 @@ TICK_MS = 250
 class LiveRun(QObject):
     """Follows one window's runs (see module docstring)."""
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+        super().__init__(window)  # type: ignore[arg-type]
         self.window = window
-        self.features = window.run_features
+        self.features = run
         self.canvas = window.canvas
         self.inspector = self.features.inspector
         self.timeline = self.features.timeline
@@ -89,7 +93,7 @@ class LiveRun(QObject):
         self.started.pop(node_id, None)
         self.started_wall.pop(node_id, None)
         self.fractions.pop(node_id, None)
-        deco = self.canvas._decorations.get(node_id)
+        deco = self.canvas.decor.states.get(node_id)
         if deco is not None:
             deco.set_elapsed(None)
             deco.set_busy(False)
@@ -100,7 +104,7 @@ class LiveRun(QObject):
         now = time.monotonic()
         phase = (now * 0.7) % 1.0
         for node_id, started in self.started.items():
-            deco = self.canvas._decorations.get(node_id)
+            deco = self.canvas.decor.states.get(node_id)
             if deco is None:
                 continue
             deco.set_elapsed(now - started)
@@ -141,12 +145,3 @@ class LiveRun(QObject):
                 "visits": [v for v in trace.visits if v.node_id not in gone]}))
         for node_id in gone:
             self._stop(node_id)
-
-
-def install_live_run(window: Any) -> LiveRun | None:
-    """Follow ``window``'s runs live (nothing when the window has no run features)."""
-    if getattr(window, "run_features", None) is None:
-        return None
-    live = LiveRun(window)
-    window.live_run = live
-    return live

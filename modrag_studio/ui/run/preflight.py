@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QAction
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.health import HealthReport, check_health
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.protocols import StudioShell
 
 
 class PreflightChecker(QObject):
@@ -67,49 +72,52 @@ def not_ready(report: HealthReport) -> dict[str, str]:
 RECHECK_DEBOUNCE_MS = 1500
 
 
-def install_preflight(window) -> PreflightChecker:
-    """Wire a checker into the main window: after opening and editing (debounced), and from
+class Preflight(QObject):
+    """The checker wired into the window: after opening and editing (debounced), and from
     Run → Check Models and Servers; results go to the problems panel and the status bar."""
-    from PySide6.QtCore import QTimer
-    from PySide6.QtGui import QAction
 
-    checker = PreflightChecker(window.registry, window)
-    timer = QTimer(window)
-    timer.setSingleShot(True)
-    timer.setInterval(RECHECK_DEBOUNCE_MS)
-    announce = {"next": False}
+    def __init__(self, window: StudioShell) -> None:
+        qt_window: QObject = window  # type: ignore[assignment]
+        super().__init__(qt_window)
+        self.window = window
+        self.checker = PreflightChecker(window.registry, qt_window)
+        self.timer = QTimer(qt_window)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(RECHECK_DEBOUNCE_MS)
+        self.announce = False
+        self.checker.finished.connect(self._done)
+        self.checker.failed.connect(self._fail)
+        self.timer.timeout.connect(self.start)
+        window.editor.subscribe(lambda change: change.old is not change.new and self.timer.start())
+        action = QAction("Check Models and Servers", qt_window)
+        action.setToolTip("Are this graph's models, stores and servers usable on this machine?")
+        action.triggered.connect(lambda _checked=False: self.start(tell=True))
+        window.menus["Run"].addAction(action)
+        window.actions["preflight"] = action
+        self.timer.start()  # first check shortly after the window is up, not during start-up
 
-    def start(*, tell: bool = False) -> None:
-        timer.stop()
-        announce["next"] = tell
-        checker.start(window.editor.document())
+    @property
+    def running(self) -> bool:
+        return self.checker.running
 
-    def done(report: HealthReport, generation: int) -> None:
-        if not checker.accept(report, generation):
+    def start(self, *, tell: bool = False) -> None:
+        self.timer.stop()
+        self.announce = tell
+        self.checker.start(self.window.editor.document())
+
+    def _done(self, report: HealthReport, generation: int) -> None:
+        if not self.checker.accept(report, generation):
             return
         missing = not_ready(report)
-        window.problems.set_environment(missing)
+        self.window.problems.set_environment(missing)
         if missing:
             first = next(iter(missing))
-            window.show_message(f"Not ready on this machine: {', '.join(missing)} "
-                                f"({first}: {missing[first]})")
-        elif announce["next"]:
+            self.window.show_message(f"Not ready on this machine: {', '.join(missing)} "
+                                     f"({first}: {missing[first]})")
+        elif self.announce:
             checked = ", ".join(report.nodes) or "nothing to check"
-            window.show_message(f"Models and servers ready ({checked})")
+            self.window.show_message(f"Models and servers ready ({checked})")
 
-    def fail(message: str, generation: int) -> None:
-        if checker.accept(None, generation):
-            window.show_message(f"Could not check models and servers: {message}")
-
-    checker.finished.connect(done)
-    checker.failed.connect(fail)
-    timer.timeout.connect(start)
-    window.editor.subscribe(lambda change: change.old is not change.new and timer.start())
-    action = QAction("Check Models and Servers", window)
-    action.setToolTip("Are this graph's models, stores and servers usable on this machine?")
-    action.triggered.connect(lambda _checked=False: start(tell=True))
-    window.menus["Run"].addAction(action)
-    window.actions["preflight"] = action
-    window.preflight = checker
-    timer.start()  # first check shortly after the window is up, not during start-up
-    return checker
+    def _fail(self, message: str, generation: int) -> None:
+        if self.checker.accept(None, generation):
+            self.window.show_message(f"Could not check models and servers: {message}")

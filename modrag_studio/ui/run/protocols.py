@@ -1,8 +1,10 @@
-"""What the run features need from the studio window, its editor and its canvas.
+"""What the studio's features need from the window, its editor and its canvas, and the
+steps of the run and save chains.
 
 Explicit protocols instead of ``getattr``/``hasattr`` probing: ``require`` checks a window
-against them when the run features are installed, so a renamed window or canvas attribute
-fails at once with a message naming it, instead of silently disabling a feature.
+against them when the features are built (``ui/shell/composition.py``), so a renamed window
+or canvas attribute fails at once with a message naming it, instead of silently disabling a
+feature.
 """
 
 from __future__ import annotations
@@ -10,13 +12,19 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar, QToolBar
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar, QToolBar, QWidget
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.ui.panels.palette import NodePalette, NodeSearchPopup
+from modrag_studio.ui.panels.problems import ProblemsPanel
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.run.controller import RunRequest
 
 
 class RunCanvas(Protocol):
@@ -61,11 +69,56 @@ class StudioWindow(Protocol):
     def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
 
 
+class StudioShell(StudioWindow, Protocol):
+    """The main window as every studio feature sees it (``ui/shell/composition.py``)."""
+
+    actions: dict[str, QAction]
+    palette: NodePalette
+    problems: ProblemsPanel
+    search_popup: NodeSearchPopup
+
+    def show_message(self, text: str, timeout_ms: int = 10_000) -> None: ...
+
+    def select_node(self, node_id: str) -> None: ...
+
+    def add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget: ...
+
+    def add_node_at(self, type_id: str, scene_pos: Any) -> str | None: ...
+
+    def add_searched_node(self, type_id: str) -> str | None: ...
+
+    def canvas_menu(self, view_pos: Any) -> QMenu: ...
+
+    def popup_canvas_menu(self, view_pos: Any) -> None: ...
+
+    def recent_files(self) -> list[str]: ...
+
+    def new_document(self) -> None: ...
+
+    def open_dialog(self) -> None: ...
+
+    def open_path(self, path: Path, *, offer_restore: bool = True) -> bool: ...
+
+    def ask_unsaved(self) -> bool: ...
+
+
+class RunGuard(Protocol):
+    """One step of the pre-run chain (``RunController.guards``): False stops the run."""
+
+    def allows(self, request: RunRequest) -> bool: ...
+
+
+class AfterSave(Protocol):
+    """One step of the after-save chain (``MainWindow.after_save``), given the saved file."""
+
+    def saved(self, path: Path) -> None: ...
+
+
 def missing_members(obj: Any, protocol: type, prefix: str = "") -> list[str]:
     """The members of ``protocol`` that ``obj`` lacks (nested protocols checked too)."""
     hints = typing.get_type_hints(protocol)
-    names = [*hints, *(n for n, v in vars(protocol).items()
-                       if callable(v) and not n.startswith("_"))]
+    names = [*hints, *(n for cls in protocol.__mro__ if getattr(cls, "_is_protocol", False)
+                       for n, v in vars(cls).items() if callable(v) and not n.startswith("_"))]
     missing = []
     for name in dict.fromkeys(names):
         if not hasattr(obj, name):

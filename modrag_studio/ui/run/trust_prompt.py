@@ -5,26 +5,37 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from PySide6.QtWidgets import QMainWindow, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.trust.reach import Reach, approve_host, is_trusted, reach, trust
-from modrag_studio.ui.run.delete_guard import install_delete_guard
+from modrag_studio.ui.run.controller import RunRequest
+from modrag_studio.ui.run.protocols import StudioWindow
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_graphs"
 
 
 class TrustPrompt:
-    """Guards ``controller.run`` of a window's run features; saved graphs become trusted."""
+    """A pre-run guard (``allows``) and an after-save step (``saved``): a graph received from
+    elsewhere asks before it runs; a graph the user saves becomes trusted."""
 
-    def __init__(self, window: QMainWindow) -> None:
+    def __init__(self, window: StudioWindow) -> None:
         self.window = window
 
     def graph_path(self) -> Path | None:
-        path = getattr(self.window.editor, "path", None)
+        path = self.window.editor.path
         return Path(path) if path is not None else None
+
+    def allows(self, request: RunRequest) -> bool:
+        """The guard: False (with a status message) when the user does not trust the graph."""
+        if self.allowed(request.doc):
+            return True
+        self.window.statusBar().showMessage("Run cancelled: the graph is not trusted", 5000)
+        return False
+
+    def saved(self, path: Path) -> None:
+        trust(path)
 
     def allowed(self, doc: GraphDocument) -> bool:
         path = self.graph_path()
@@ -45,7 +56,7 @@ class TrustPrompt:
         more = f"\n… and {len(shown) - 12} more" if len(shown) > 12 else ""
         box = QMessageBox(QMessageBox.Icon.Warning, "Run a graph from elsewhere?",
                           f"{path.name} was not made or run here. Before it runs, check what "
-                          "it reaches outside its folder:", parent=self.window)
+                          "it reaches outside its folder:", parent=self.window)  # type: ignore[arg-type]
         box.setInformativeText("\n".join(shown[:12]) + more)
         box.setStandardButtons(QMessageBox.StandardButton.Yes
                                | QMessageBox.StandardButton.Cancel)
@@ -56,31 +67,3 @@ class TrustPrompt:
     def ask(self, path: Path, found: Reach) -> bool:
         """The dialog (tests replace this method)."""
         return self.message_box(path, found).exec() == QMessageBox.StandardButton.Yes
-
-
-def install_trust_prompt(window: QMainWindow) -> TrustPrompt | None:
-    """Ask before running an untrusted graph; trust graphs the user saves."""
-    features = getattr(window, "run_features", None)
-    if features is None:
-        return None
-    prompt = TrustPrompt(window)
-    controller = features.controller
-    run, save_to = controller.run, window.save_to
-
-    def guarded_run(doc: GraphDocument, *args: Any, **kwargs: Any) -> bool:
-        if not prompt.allowed(doc):
-            window.statusBar().showMessage("Run cancelled: the graph is not trusted", 5000)
-            return False
-        return run(doc, *args, **kwargs)
-
-    def save_and_trust(path: Path) -> bool:
-        saved = save_to(path)
-        if saved:
-            trust(path)
-        return saved
-
-    controller.run = guarded_run
-    window.save_to = save_and_trust
-    window.trust_prompt = prompt
-    install_delete_guard(window)
-    return prompt

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QLabel, QMainWindow
 
 from modrag_studio.engine.cache.node_cache import (
@@ -24,8 +24,8 @@ class CacheSizeLabel(QLabel):
 
     measured = Signal(int, int)
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__(window)
         self.setObjectName("cacheSize")
         self.limit = _limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
         self.setText("Cache …")
@@ -33,6 +33,8 @@ class CacheSizeLabel(QLabel):
         self._busy = False
         self.timer = QTimer(self, interval=REFRESH_MS, timeout=self.refresh)
         self.timer.start()
+        window.statusBar().addPermanentWidget(self)
+        self.refresh()
 
     def refresh(self) -> None:
         if self._busy:
@@ -60,10 +62,3 @@ class CacheSizeLabel(QLabel):
         self.setMinimumWidth(self.sizeHint().width())  # else the status bar may cut it short
         self.setToolTip(f"{entries} stored node result(s) in {cache_home()}; "
                         "'modrag cache prune|clear' frees space")
-
-
-def install_cache_status(window: QMainWindow) -> CacheSizeLabel:
-    label = CacheSizeLabel(window)
-    window.statusBar().addPermanentWidget(label)
-    label.refresh()
-    return label

@@ -25,18 +25,13 @@ from modrag_studio.engine.edit.editor import Change, GraphEditor
 from modrag_studio.engine.layout.auto_layout import auto_layout
 from modrag_studio.ui.canvas.adapter import CanvasAdapter
 from modrag_studio.ui.canvas.items import GroupItem, LayoutItem, NoteItem
-from modrag_studio.ui.evaluate.evalset_panel import install_evalset_panel
-from modrag_studio.ui.evaluate.variants import install_variants
-from modrag_studio.ui.inspection.evidence_debugger import install_evidence_debugger
 from modrag_studio.ui.panels.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.panels.problems import ProblemsPanel
 from modrag_studio.ui.panels.properties import PropertiesPanel
-from modrag_studio.ui.run.index_dialog import install_index_action
-from modrag_studio.ui.run.preflight import install_preflight
-from modrag_studio.ui.run.trust_prompt import install_trust_prompt
+from modrag_studio.ui.run.controller import RunController
+from modrag_studio.ui.run.protocols import AfterSave
 from modrag_studio.ui.shell import exports, files
-from modrag_studio.ui.shell.cache_status import install_cache_status
-from modrag_studio.ui.shell.studio_ux import install_studio_ux
+from modrag_studio.ui.shell.composition import StudioFeatures, compose
 
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
@@ -53,7 +48,8 @@ def default_settings() -> QSettings:
 
 
 class MainWindow(QMainWindow):
-    """The editor window. Run features (run bar, overlays, inspector) install themselves."""
+    """The editor window: owns the editor, canvas, run controller, docks, menus and settings;
+    its features (``self.features``) are built by ``ui/shell/composition.py``."""
 
     def __init__(
         self,
@@ -69,17 +65,19 @@ class MainWindow(QMainWindow):
         self.last_error = ""
         self.editor = GraphEditor(self.registry)
         self.canvas = CanvasAdapter(self.editor, self.registry)
+        self.controller = RunController(self.registry, self)
+        self.after_save: list[AfterSave] = []  # told of every successful save, in order
         self.setCentralWidget(self.canvas.view)
         self.palette = NodePalette(self.registry)
         self.properties = PropertiesPanel(self.editor)
         self.properties.setMinimumHeight(240)
         self.problems = ProblemsPanel(self.editor)
         self.docks = {
-            "palette": self._dock("Nodes", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea),
-            "properties": self._dock("Properties", self.properties,
-                                     Qt.DockWidgetArea.RightDockWidgetArea),
-            "problems": self._dock("Problems", self.problems,
-                                   Qt.DockWidgetArea.BottomDockWidgetArea),
+            "palette": self.add_dock("Nodes", self.palette, Qt.DockWidgetArea.LeftDockWidgetArea),
+            "properties": self.add_dock("Properties", self.properties,
+                                        Qt.DockWidgetArea.RightDockWidgetArea),
+            "problems": self.add_dock("Problems", self.problems,
+                                      Qt.DockWidgetArea.BottomDockWidgetArea),
         }
         self.search_popup = NodeSearchPopup(self.registry, self.canvas.view)
         self._search_scene_pos = QPointF()
@@ -109,28 +107,11 @@ class MainWindow(QMainWindow):
             self._offer_untitled_restore()
         self.problems.refresh()
         self._update_title()
-        self._install_run_features()
-        install_evidence_debugger(self)
-        install_preflight(self)
-        install_cache_status(self)
-        install_trust_prompt(self)
-        install_evalset_panel(self)
-        install_variants(self)
-        install_studio_ux(self)
-        install_index_action(self)
-
-    def _install_run_features(self) -> None:
-        try:
-            from modrag_studio.ui.run.features import install_run_features
-        except ModuleNotFoundError as exc:
-            if exc.name != "modrag_studio.ui.run.features":
-                raise
-            return
-        install_run_features(self)
+        self.features: StudioFeatures = compose(self)
 
     # --- construction ----------------------------------------------------------------------
 
-    def _dock(self, title: str, widget, area: Qt.DockWidgetArea) -> QDockWidget:
+    def add_dock(self, title: str, widget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock_{title.lower()}")
         dock.setWidget(widget)
@@ -197,12 +178,11 @@ class MainWindow(QMainWindow):
             self.problems.by_node()))
         self.problems.on_select_node.append(self.select_node)
         self.palette.on_activate.append(self._add_from_palette)
-        self.search_popup.on_chosen = lambda type_id: self.add_node_at(
-            type_id, self._search_scene_pos)
+        self.search_popup.on_chosen = self.add_searched_node
         self.canvas.view.installEventFilter(self)
         self.canvas.view.viewport().installEventFilter(self)
         self.canvas.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.canvas.view.customContextMenuRequested.connect(self._canvas_menu)
+        self.canvas.view.customContextMenuRequested.connect(self.popup_canvas_menu)
 
     def canvas_menu(self, view_pos: QPoint) -> QMenu:
         """The right-click menu of the canvas (add by search, edit commands, view)."""
@@ -224,7 +204,7 @@ class MainWindow(QMainWindow):
         menu.addAction(self.actions["auto_layout"])
         return menu
 
-    def _canvas_menu(self, view_pos: QPoint) -> None:
+    def popup_canvas_menu(self, view_pos: QPoint) -> None:
         menu = self.canvas_menu(view_pos)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.popup(self.canvas.view.mapToGlobal(view_pos))
@@ -266,6 +246,10 @@ class MainWindow(QMainWindow):
             return None
         self.canvas.select_nodes([node_id])
         return node_id
+
+    def add_searched_node(self, type_id: str) -> str | None:
+        """Add the node chosen in the Tab search where the search was opened."""
+        return self.add_node_at(type_id, self._search_scene_pos)
 
     def select_node(self, node_id: str) -> None:
         self.canvas.select_nodes([node_id])
@@ -494,6 +478,8 @@ class MainWindow(QMainWindow):
         self.editor.mark_saved(path)
         self._add_recent(path)
         self.show_message(f"Saved {path}")
+        for step in self.after_save:
+            step.saved(path)
         return True
 
     def autosave_now(self) -> Path | None:

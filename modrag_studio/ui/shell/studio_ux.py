@@ -1,20 +1,25 @@
-"""Newcomer and big-graph features installed on the main window in one call.
+"""Newcomer features of the main window: start page, graph settings dock, Help menu.
 
-Start page, graph settings dock, Help menu; the canvas features (level of detail, minimap,
-zoom controls, node menu, live progress) are installed from their own modules.
+The canvas features (minimap, zoom controls, node menu, live progress) are their own
+features in the composition root (``ui/shell/composition.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from modrag_studio.ui.shell.graph_settings import GraphSettingsPanel
 from modrag_studio.ui.shell.start_page import StartPage
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.edit.editor import Change
+    from modrag_studio.ui.inspection.node_help import NodeHelpDialog
+    from modrag_studio.ui.run.protocols import StudioShell
 
 SHORTCUTS = """<table>
 <tr><td><b>Tab</b></td><td>add a node by name at the cursor</td></tr>
@@ -33,17 +38,19 @@ SHORTCUTS = """<table>
 class StudioUX:
     """Holds the start page and panels added to one window."""
 
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: StudioShell) -> None:
         self.window = window
+        self.help_dialog: NodeHelpDialog | None = None  # the last node help opened
         self.start_page = StartPage(window.canvas.view, window.recent_files)
         self.start_page.new_requested.connect(self.new_graph)
         self.start_page.open_requested.connect(window.open_dialog)
         self.start_page.path_chosen.connect(self.open_graph)
         self.graph_settings = GraphSettingsPanel(window.editor)
-        dock = window._dock("Graph", self.graph_settings, Qt.DockWidgetArea.RightDockWidgetArea)
+        dock = window.add_dock("Graph", self.graph_settings,
+                               Qt.DockWidgetArea.RightDockWidgetArea)
         window.docks["graph"] = dock
         dock.hide()  # shown once tabified: tabified while shown left a stale tab bar drawn
-        window.tabifyDockWidget(window.docks["properties"], dock)
+        self.qt_window.tabifyDockWidget(window.docks["properties"], dock)
         dock.show()
         window.docks["properties"].raise_()
         self._build_help_menu()
@@ -58,7 +65,11 @@ class StudioUX:
         editor = self.window.editor
         return editor.path is None and not editor.document().nodes
 
-    def _on_change(self, change: Any) -> None:
+    @property
+    def qt_window(self) -> QMainWindow:
+        return self.window  # type: ignore[return-value]
+
+    def _on_change(self, change: Change) -> None:
         if change.new.nodes or self.window.editor.path is not None:
             self.start_page.hide()
 
@@ -77,7 +88,7 @@ class StudioUX:
     def _developer_toggle(self) -> None:
         """View > Developer Nodes: the palette's and the Tab search's hidden category."""
         window = self.window
-        action = QAction("&Developer Nodes", window)
+        action = QAction("&Developer Nodes", self.qt_window)
         action.setCheckable(True)
         action.setToolTip("Offer debug and test nodes (Fail, Sleep, Mutate input…)")
         window.menus["View"].addAction(action)
@@ -89,7 +100,7 @@ class StudioUX:
 
     def _build_help_menu(self) -> None:
         window = self.window
-        menu = window.menus.get("Help") or window.menuBar().addMenu("&Help")
+        menu = window.menus.get("Help") or self.qt_window.menuBar().addMenu("&Help")
         window.menus["Help"] = menu
         entries = [
             ("help_start", "&Getting Started", self.show_start_page, None),
@@ -98,7 +109,7 @@ class StudioUX:
             ("help_about", "&About ModRAG Studio", self.about, None),
         ]
         for key, text, slot, shortcut in entries:
-            action = QAction(text, window)
+            action = QAction(text, self.qt_window)
             if shortcut is not None:
                 action.setShortcut(shortcut)
             action.triggered.connect(lambda _c=False, s=slot: s())
@@ -112,28 +123,16 @@ class StudioUX:
         if not ids:
             self.window.show_message("Select a node first, then press F1 for its help.")
             return
-        show_node_help(self.window, ids[0])
+        self.help_dialog = show_node_help(self.window, ids[0]) or self.help_dialog
 
     def show_shortcuts(self) -> QMessageBox:
         box = QMessageBox(QMessageBox.Icon.Information, "Keyboard shortcuts", SHORTCUTS,
-                          QMessageBox.StandardButton.Ok, self.window)
+                          QMessageBox.StandardButton.Ok, self.qt_window)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         return box
 
     def about(self) -> None:
-        QMessageBox.about(self.window, "About ModRAG Studio",
+        QMessageBox.about(self.qt_window, "About ModRAG Studio",
                           "ModRAG Studio: design, run and debug RAG pipelines as typed node "
                           "graphs. See README.md and docs/studio-editor.md.")
-
-
-def install_studio_ux(window: Any) -> StudioUX:
-    """Add the start page, graph settings and Help menu to ``window``."""
-    from modrag_studio.ui.canvas.editor_extras import install_editor_extras
-    from modrag_studio.ui.run.live import install_live_run
-
-    ux = StudioUX(window)
-    window.studio_ux = ux
-    install_live_run(window)
-    install_editor_extras(window)
-    return ux

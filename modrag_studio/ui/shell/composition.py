@@ -1,0 +1,100 @@
+"""The studio's composition root: every feature of the main window, built in one place.
+
+``MainWindow`` owns the editor, the canvas, the run controller, the docks, the menus and the
+settings; ``compose`` builds the features from them, in the order of ``StudioFeatures``'
+fields, and returns them as typed fields (``window.features.run``, ``.evidence_debugger``,
+...). Each feature is a class given what it needs: the window as the ``StudioShell`` protocol
+(``ui/run/protocols.py``, checked once here) and the features it depends on, by argument.
+No feature looks another up on the window.
+
+The order is the order things appear in the menus, toolbars and docks:
+
+1. ``run``: Run / Run to node / Re-run / Cancel, the run bar, overlays, inspector, timeline;
+2. ``evidence_debugger``: the evidence dock and its citation navigation (needs ``run``);
+3. ``preflight``: Run > Check Models and Servers, the problems panel's "not ready" rows;
+4. ``cache_status``: the cache size in the status bar;
+5. ``trust_prompt``: asks before the first run of a received graph; trusts saved graphs;
+6. ``delete_guard``: asks when a store stopped before deleting most of its collection;
+7. ``evaluation_sets``: the evaluation-set dock and the Evaluation menu (needs ``run``);
+8. ``variants``: the Variants menu and switcher (needs ``run``);
+9. ``studio_ux``: the start page, the graph settings dock, the Help menu;
+10. ``live_run``: elapsed time and progress on running nodes (needs ``run``);
+11. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
+12. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 9 and 11);
+13. ``index``: Run > Index Corpus… (needs ``run``).
+
+The chains around a run and a save are explicit lists, filled here:
+
+- pre-run guards, ``window.controller.guards``: the trust prompt (more guards go after it;
+  ``RunController.run`` asks each in order and starts only when every one allows);
+- after a run: the delete guard answers ``run_finished`` and may run again (through the
+  guards); pre-flight never blocks a run, it badges what is not ready before the user runs;
+- after a save, ``window.after_save``: the trust prompt trusts the saved file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from modrag_studio.ui.canvas.editor_extras import EditorExtras
+from modrag_studio.ui.canvas.node_flags import NodeFlags
+from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
+from modrag_studio.ui.evaluate.variants import VariantsController
+from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
+from modrag_studio.ui.run.delete_guard import DeleteGuard
+from modrag_studio.ui.run.features import RunFeatures
+from modrag_studio.ui.run.index_dialog import IndexAction
+from modrag_studio.ui.run.live import LiveRun
+from modrag_studio.ui.run.preflight import Preflight
+from modrag_studio.ui.run.protocols import StudioShell, require
+from modrag_studio.ui.run.trust_prompt import TrustPrompt
+from modrag_studio.ui.shell.cache_status import CacheSizeLabel
+from modrag_studio.ui.shell.studio_ux import StudioUX
+
+if TYPE_CHECKING:
+    from modrag_studio.ui.shell.main_window import MainWindow
+
+
+@dataclass(frozen=True)
+class StudioFeatures:
+    """The features of one window, in the order they are built (see the module docstring)."""
+
+    run: RunFeatures
+    evidence_debugger: EvidenceDebugger
+    preflight: Preflight
+    cache_status: CacheSizeLabel
+    trust_prompt: TrustPrompt
+    delete_guard: DeleteGuard
+    evaluation_sets: EvaluationSets
+    variants: VariantsController
+    studio_ux: StudioUX
+    live_run: LiveRun
+    node_flags: NodeFlags
+    editor_extras: EditorExtras
+    index: IndexAction
+
+
+def compose(window: MainWindow) -> StudioFeatures:
+    """Build every feature of ``window`` and fill its run and save chains."""
+    shell: StudioShell = window
+    require(shell, StudioShell, "the studio window")
+    run = RunFeatures(shell, window.controller)
+    evidence_debugger = EvidenceDebugger(shell, run)
+    run.presenter.narrators.append(evidence_debugger.narrator)
+    preflight = Preflight(shell)
+    cache_status = CacheSizeLabel(window)
+    trust_prompt = TrustPrompt(shell)
+    window.controller.guards.append(trust_prompt)
+    window.after_save.append(trust_prompt)
+    delete_guard = DeleteGuard(window, window.controller)
+    evaluation_sets = EvaluationSets(shell, run)
+    variants = VariantsController(shell, run)
+    studio_ux = StudioUX(shell)
+    live_run = LiveRun(shell, run)
+    node_flags = NodeFlags(shell, run)
+    editor_extras = EditorExtras(shell, run, node_flags, studio_ux)
+    index = IndexAction(shell, run)
+    return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
+                          delete_guard, evaluation_sets, variants, studio_ux, live_run,
+                          node_flags, editor_extras, index)
