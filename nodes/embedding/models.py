@@ -123,7 +123,16 @@ def clear_models() -> None:
 
 
 def _cached(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
-    return current_resources().model("embedder", key, load, name=" ".join(map(str, key)))
+    return current_resources().model("embedder", key, load, name=" ".join(map(str, key)),
+                                     size=parameter_bytes)
+
+
+def parameter_bytes(model: Any) -> int | None:
+    """The weights' bytes of a torch model (None for other objects: measured instead)."""
+    try:
+        return sum(p.numel() * p.element_size() for p in model.parameters()) or None
+    except (AttributeError, TypeError):
+        return None
 
 
 def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:

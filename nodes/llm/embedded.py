@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modrag_nodes.embedding.models import parameter_bytes
 from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -117,14 +118,7 @@ def load_model(path: Path) -> LoadedModel:
 
     return current_resources().model("chat model", f"transformers:{path}", load,
                                      name=f"{path.name} (transformers)",
-                                     size=lambda m: _parameter_bytes(m.model))
-
-
-def _parameter_bytes(model: Any) -> int:
-    try:
-        return sum(p.numel() * p.element_size() for p in model.parameters())
-    except (AttributeError, TypeError):
-        return 0
+                                     size=lambda m: parameter_bytes(m.model))
 
 
 def _load_transformers(path: Path) -> LoadedModel:

@@ -71,17 +71,14 @@ def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTE
     def load() -> Engine:
         return _load(path, count, n_ctx)
 
-    def size(_engine: Engine) -> int:
-        return path.stat().st_size  # the weights, read into memory
-
     name = f"{path.name} (llama.cpp, {count} thread{'s' if count != 1 else ''})"
-    engine = resources.model("chat model", key, load, name=name, size=size)
+    engine = resources.model("chat model", key, load, name=name)  # size: what loading took
     if engine.n_ctx < context_length:
         with _RELOAD_LOCK:
             engine = resources.peek("chat model", key) or engine
             if engine.n_ctx < context_length:
                 resources.drop("chat model", key)
-                engine = resources.model("chat model", key, load, name=name, size=size)
+                engine = resources.model("chat model", key, load, name=name)
     return engine
 
 

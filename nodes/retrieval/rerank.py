@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.embedding.models import parameter_bytes
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_studio.engine.core.datatypes import Query, ScoredChunk
@@ -70,7 +71,8 @@ def resolve_model(name: str) -> str:
 
 
 def _cached_model(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
-    return current_resources().model("reranker", key, load, name=" ".join(map(str, key)))
+    return current_resources().model("reranker", key, load, name=" ".join(map(str, key)),
+                                     size=lambda m: parameter_bytes(getattr(m, "model", m)))
 
 
 def _offline() -> None:

@@ -220,3 +220,16 @@ def test_modules_stay_small():
     long = {str(p.relative_to(ROOT)): n for p in MODULES.values()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_one_state_vocabulary():
+    """The trace's visit states are the states the canvas knows, colours and all."""
+    from typing import get_args
+
+    from modrag_studio.engine.run.run_state import NodeStatus
+    from modrag_studio.engine.run.trace import NODE_STATES, VISIT_STATES, VisitStatus
+
+    assert get_args(VisitStatus) == VISIT_STATES and ("idle", *VISIT_STATES) == NODE_STATES
+    assert set(get_args(NodeStatus)) - {"pending"} <= set(VISIT_STATES)
+    sources = [p.read_text(encoding="utf-8") for p in (ROOT / "modrag_studio" / "ui").rglob("*.py")]
+    assert not any('"queued", "running", "done"' in text for text in sources)  # no second list

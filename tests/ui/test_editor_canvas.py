@@ -290,3 +290,10 @@ def test_resize_groups_and_colour_nodes_are_layout_edits(main_window):
     assert editor.document().layout.nodes[a].color is None
     assert main_window.canvas.node_item(a).color[:3] != (0x2f, 0x4f, 0x7a)
     assert editor.document().without_layout().nodes[0].params == {}
+
+
+def test_every_state_has_a_colour():
+    from modrag_studio.engine.run.trace import NODE_STATES
+    from modrag_studio.ui.canvas.items import STATE_COLORS
+
+    assert set(STATE_COLORS) == set(NODE_STATES)

@@ -81,11 +81,12 @@ class Resources:
         self._memos: dict[str, MemoStack] = {}
 
     def model(self, kind: str, key: Hashable, load: Callable[[], T], *, name: str = "",
-              size: Callable[[T], int] | None = None,
+              size: Callable[[T], int | None] | None = None,
               release: Callable[[T], None] | None = None) -> T:
         """The object held under (``kind``, ``key``), loaded with ``load()`` the first time.
 
-        ``size`` tells its memory in bytes (default: how much the process grew while loading);
+        ``size`` tells its memory in bytes (when it is not given or says None: how much the
+        process grew while loading);
         ``release`` is called when it is evicted or unloaded. Two threads asking for the same
         key load it once; other keys load meanwhile.
         """
@@ -104,8 +105,9 @@ class Resources:
             value = load()
             grown = max(resident_bytes() - before, 0)
             now = time.time()
-            entry = Resident(kind, key, name or str(key), size(value) if size else grown, now,
-                             now, value=value, release=release)
+            told = size(value) if size is not None else None
+            entry = Resident(kind, key, name or str(key), told or grown, now, now, value=value,
+                             release=release)
             with self._lock:
                 self._held[slot] = entry
                 self._loading.pop(slot, None)

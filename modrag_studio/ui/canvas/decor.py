@@ -12,6 +12,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from modrag_studio.engine.core.document import Layout
+from modrag_studio.engine.run.trace import NODE_STATES
 from modrag_studio.ui.canvas.items import (
     BadgeItem,
     GroupItem,
@@ -20,9 +21,6 @@ from modrag_studio.ui.canvas.items import (
     NoteItem,
     StateDecoration,
 )
-
-NODE_STATES = ("idle", "queued", "running", "done", "cached", "skipped", "failed", "cancelled",
-               "bypassed", "pinned")
 
 
 class NodeDecorations:

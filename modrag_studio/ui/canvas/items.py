@@ -31,6 +31,7 @@ def category_color(category: str) -> tuple[int, int, int]:
         _CATEGORY_COLORS[category] = (r // 3 + 20, g // 3 + 20, b // 3 + 20)
     return _CATEGORY_COLORS[category]
 
+#: A colour for every state of the one vocabulary (``engine.run.trace.NODE_STATES``).
 STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "idle": (80, 80, 90),
     "queued": (140, 140, 160),

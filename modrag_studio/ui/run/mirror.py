@@ -14,15 +14,14 @@ from modrag_studio.engine.core.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.core.formatting import duration, failure
 from modrag_studio.engine.core.graph_io import role_of
 from modrag_studio.engine.run.executor import RunResult
-from modrag_studio.engine.run.trace import NodeVisit
+from modrag_studio.engine.run.trace import VISIT_STATES, NodeVisit
 from modrag_studio.ui.inspection.inspector import Inspector
 from modrag_studio.ui.inspection.overlays import OverlayManager
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.protocols import RunCanvas
 from modrag_studio.ui.run.timeline import TimelineDock
 
-CANVAS_STATES = {"done", "cached", "skipped", "failed", "cancelled", "running", "queued",
-                 "bypassed", "pinned"}
+CANVAS_STATES = set(VISIT_STATES)  # every visit state is drawn on its node
 CAPTIONS = {"cached": "from cache", "skipped": "skipped", "failed": "failed",
             "cancelled": "cancelled", "bypassed": "passed on unchanged", "pinned": "pinned output"}
 

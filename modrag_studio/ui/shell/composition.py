@@ -21,7 +21,8 @@ The order is the order things appear in the menus, toolbars and docks:
 10. ``live_run``: elapsed time and progress on running nodes (needs ``run``);
 11. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
 12. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 9 and 11);
-13. ``index``: Run > Index Corpus… (needs ``run``).
+13. ``index``: Run > Index Corpus… (needs ``run``);
+14. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
 
 The chains around a run and a save are explicit lists, filled here:
 
@@ -46,6 +47,7 @@ from modrag_studio.ui.run.delete_guard import DeleteGuard
 from modrag_studio.ui.run.features import RunFeatures
 from modrag_studio.ui.run.index_dialog import IndexAction
 from modrag_studio.ui.run.live import LiveRun
+from modrag_studio.ui.run.model_memory import ModelMemory
 from modrag_studio.ui.run.preflight import Preflight
 from modrag_studio.ui.run.protocols import StudioShell, require
 from modrag_studio.ui.run.trust_prompt import TrustPrompt
@@ -73,6 +75,7 @@ class StudioFeatures:
     node_flags: NodeFlags
     editor_extras: EditorExtras
     index: IndexAction
+    model_memory: ModelMemory
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -95,6 +98,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     node_flags = NodeFlags(shell, run)
     editor_extras = EditorExtras(shell, run, node_flags, studio_ux)
     index = IndexAction(shell, run)
+    model_memory = ModelMemory(shell, window.controller)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, studio_ux, live_run,
-                          node_flags, editor_extras, index)
+                          node_flags, editor_extras, index, model_memory)
