@@ -82,3 +82,31 @@ def test_a_grid_cell_opens_as_a_variant(main_window, qtbot, tmp_path):
     assert main_window.features.variants.active == "grid_4"
     variants = main_window.features.variants
     assert variants.change_badges["fusion"].text == "type fuse.rrf -> fuse.convex"
+
+
+def test_run_uses_the_variant_the_toolbar_shows(main_window, qtbot, tmp_path):
+    """F5 with a variant active runs the variant, the window names it, the trace records it;
+    switching back to the base runs the base again."""
+    from tests.engine.helpers import edge, graph, node
+
+    path = tmp_path / "shout.json"
+    save(graph([node("say", "debug.constant", value="base words"), node("up", "text.upper"),
+                node("out", "graph.output", name="text")],
+               [edge("say.value", "up.text"), edge("up.text", "out.value")], name="shout"), path)
+    assert main_window.open_path(path, offer_restore=False)
+    run, variants = main_window.features.run, main_window.features.variants
+    variants.new_variant("loud", ["say.value=variant words"])
+    assert variants.switcher.currentText() == "loud"
+    assert "loud" in main_window.windowTitle()
+
+    assert run.run()
+    qtbot.waitUntil(lambda: not run.controller.busy, timeout=60_000)
+    result = run.controller.last_result
+    assert result.ok and result.outputs == {"text": "VARIANT WORDS"}
+    assert result.trace.graph_name == "shout:loud"
+
+    variants.set_active(None)
+    assert "loud" not in main_window.windowTitle()
+    assert run.run()
+    qtbot.waitUntil(lambda: not run.controller.busy, timeout=60_000)
+    assert run.controller.last_result.outputs == {"text": "BASE WORDS"}

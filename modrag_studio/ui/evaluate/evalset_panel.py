@@ -345,7 +345,8 @@ class EvalSetPanel(QWidget):
         from modrag_studio.evaluation.answer_eval import evaluate_answers
         from modrag_studio.evaluation.evalset import EvalSet
 
-        doc = self.window.editor.document()
+        doc = self.run_features.document() if self.run_features is not None else \
+            self.window.editor.document()  # the active variant, as Run runs it
         evalset = EvalSet(self.path or "<studio>", list(self.questions))
         executor = executor or Executor(self.window.registry, NodeCache(cache_home()))
         features = self.run_features

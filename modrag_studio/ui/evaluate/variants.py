@@ -64,6 +64,7 @@ class VariantsController(QObject):
         qt_window: QMainWindow = window  # type: ignore[assignment]
         super().__init__(qt_window)
         self.window, self.editor, self.canvas = qt_window, window.editor, window.canvas
+        self.shell = window
         self.run_features = run
         self.active: str | None = None
         self.change_badges: dict[str, DiffBadge] = {}
@@ -104,8 +105,9 @@ class VariantsController(QObject):
     def refresh(self) -> None:
         """Re-list the variants and redraw the active one's changes."""
         names = variant_names(self.document())
-        if self.active not in names:
+        if self.active not in names and self.active is not None:
             self.active = None
+            self.shell.show_variant(None)
         self.switcher.blockSignals(True)
         self.switcher.clear()
         self.switcher.addItems([BASE, *names])
@@ -118,6 +120,7 @@ class VariantsController(QObject):
 
     def set_active(self, name: str | None) -> None:
         self.active = name
+        self.shell.show_variant(name)
         self.clear_comparison()
         self.switcher.blockSignals(True)
         self.switcher.setCurrentText(name or BASE)

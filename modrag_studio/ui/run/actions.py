@@ -38,6 +38,7 @@ class RunActions:
         self.controller = controller
         self.mirror = mirror
         self.status = status
+        self.document_source: Callable[[], GraphDocument] = window.editor.document
         self.run_bar = RunBar(window, settings=window.settings,  # type: ignore[arg-type]
                               registry=window.registry)
         a = make_action
@@ -59,7 +60,9 @@ class RunActions:
 
     # the document -------------------------------------------------------------------------
     def document(self) -> GraphDocument:
-        return self.window.editor.document()
+        """What a run runs: the active variant applied to the base (``document_source``,
+        set by the composition root to the variants' ``applied``), else the editor's graph."""
+        return self.document_source()
 
     def graph_key(self, doc: GraphDocument) -> str:
         path = self.window.editor.path

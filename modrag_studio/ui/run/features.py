@@ -15,6 +15,7 @@ Built by the studio's composition root (``ui/shell/composition.py``) from the wi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -162,7 +163,12 @@ class RunFeatures(QObject):
     replay_trace_dialog = property(lambda self: self.presenter.replay_dialog)
 
     def document(self) -> GraphDocument:
+        """What Run, Run to node, Re-run, Run set and Index run (the active variant applied)."""
         return self.actions.document()
+
+    def use_document_source(self, source: Callable[[], GraphDocument]) -> None:
+        """Where "what will run" comes from (the variants feature: the active variant)."""
+        self.actions.document_source = source
 
     def run(self, *, target: str | None = None, rerun: list[str] | None = None,
             start_from: str | None = None) -> bool:

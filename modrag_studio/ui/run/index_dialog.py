@@ -75,7 +75,7 @@ class IndexDialog(QDialog):
         self._bridge.status.connect(self._on_status)
         self._bridge.finished.connect(self._on_finished)
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
-        self.plan, plan_error = _plan_of(window)
+        self.plan, plan_error = _plan_of(run.document(), window.registry)
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
@@ -215,7 +215,7 @@ class IndexDialog(QDialog):
                 return False
             inputs[self.plan.loader_input] = corpus
         path = self.window.editor.path
-        request = IndexRequest(self.window.editor.document(), inputs, ray=address,
+        request = IndexRequest(self.run_features.document(), inputs, ray=address,
                                options=RayIndexOptions(embed_actors=self.actors.value()),
                                base_dir=Path(path).parent if path else None)
         self._cancel = CancelToken()
@@ -332,11 +332,11 @@ def describe_summary(summary: dict[str, Any]) -> str:
     return text
 
 
-def _plan_of(window: QMainWindow) -> tuple[Any, str]:
+def _plan_of(doc: Any, registry: Any) -> tuple[Any, str]:
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
 
     try:
-        return ingest_plan(window.editor.document(), window.registry), ""
+        return ingest_plan(doc, registry), ""
     except IngestGraphError as exc:
         return None, f"Nothing to index: {exc}"
 

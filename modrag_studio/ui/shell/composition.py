@@ -24,6 +24,10 @@ The order is the order things appear in the menus, toolbars and docks:
 13. ``index``: Run > Index Corpus… (needs ``run``);
 14. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
 
+What will run is computed in one place: ``variants.applied`` (the active variant applied to
+the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
+title all read it.
+
 The chains around a run and a save are explicit lists, filled here:
 
 - pre-run guards, ``window.controller.guards``: the trust prompt (more guards go after it;
@@ -93,6 +97,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     delete_guard = DeleteGuard(window, window.controller)
     evaluation_sets = EvaluationSets(shell, run)
     variants = VariantsController(shell, run)
+    run.use_document_source(variants.applied)  # what will run: one place, the active variant
     studio_ux = StudioUX(shell)
     live_run = LiveRun(shell, run)
     node_flags = NodeFlags(shell, run)

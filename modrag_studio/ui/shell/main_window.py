@@ -63,6 +63,7 @@ class MainWindow(QMainWindow):
         self.registry = registry or default_registry()
         self.settings = settings or default_settings()
         self.last_error = ""
+        self.active_variant: str | None = None  # named in the title (``show_variant``)
         self.editor = GraphEditor(self.registry)
         self.canvas = CanvasAdapter(self.editor, self.registry)
         self.controller = RunController(self.registry, self)
@@ -267,7 +268,13 @@ class MainWindow(QMainWindow):
     def _update_title(self) -> None:
         name = self.editor.path.name if self.editor.path else "untitled"
         star = "*" if self.editor.dirty else ""
-        self.setWindowTitle(f"{name}{star} — {APP_NAME}")
+        variant = f" — variant {self.active_variant}" if self.active_variant else ""
+        self.setWindowTitle(f"{name}{star}{variant} — {APP_NAME}")
+
+    def show_variant(self, name: str | None) -> None:
+        """Name the variant that runs (None: the base) in the window title."""
+        self.active_variant = name
+        self._update_title()
 
     def show_message(self, text: str, timeout_ms: int = 10_000) -> None:
         self.statusBar().showMessage(text, timeout_ms)
