@@ -36,7 +36,8 @@ def test_badges_outline_and_status_after_a_run(qtbot, window) -> None:
     assert debugger.badges["split"].text.startswith("splits: in chunk pump.md")
     assert debugger.outline is not None and debugger.outline.parentItem() is \
         win.canvas.node_item("bm25")
-    assert win.statusBar().currentMessage().startswith("Lost at bm25: ")
+    message = win.statusBar().currentMessage()  # the run's outcome first, the verdict second
+    assert message.startswith("Run ok") and " · Evidence: Lost at bm25: " in message
     table = debugger.dock.table
     rows = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
     assert rows["bm25"] == "first loss" and rows["split"] == "reached"
@@ -106,3 +107,30 @@ def test_funnel_from_a_report_badges_the_nodes(qtbot, window) -> None:
     report.write_text("{}")
     assert debugger.show_funnel(str(report)) == {}
     assert "no attribution" in win.statusBar().currentMessage()
+
+
+def test_expected_evidence_belongs_to_its_graph(qtbot, window, tmp_path) -> None:
+    """Opening another graph clears the spec, badges and verdict (no stale badge raises),
+    and reopening the first graph brings its spec back."""
+    from modrag_studio.engine.core.document import save
+
+    win, corpus = window
+    debugger = win.features.evidence_debugger
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    save(win.editor.document(), first)
+    save(win.editor.document(), second)
+    assert win.open_path(first, offer_restore=False)
+    debugger.set_expected("text:500 operating hours")
+    _run(qtbot, win, corpus)
+    qtbot.waitUntil(lambda: debugger.attribution is not None, timeout=5000)
+    assert debugger.badges
+
+    assert win.open_path(second, offer_restore=False)
+    assert debugger.dock.specs.text() == "" and debugger.attribution is None
+    assert debugger.badges == {} and debugger.outline is None
+    _run(qtbot, win, corpus)  # no old spec re-checked, nothing raised by a deleted badge
+    assert debugger.attribution is None and debugger.badges == {}
+    assert "Evidence" not in win.statusBar().currentMessage()
+
+    assert win.open_path(first, offer_restore=False)
+    assert debugger.dock.specs.text() == "text:500 operating hours"

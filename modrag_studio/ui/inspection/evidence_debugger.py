@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -165,6 +166,10 @@ class EvidenceDebugger(QObject):
         inspector.table_shown.connect(self._add_row_actions)
         self.citations = CitationNavigator(window, self, run)
         self._menus(qt_window)
+        # expected evidence belongs to its graph: kept per graph, restored when it reopens
+        self._specs_by_graph: dict[str, str] = {}
+        self._graph_key = self._key()
+        window.editor.subscribe(self._on_change)
 
     def _menus(self, window: QMainWindow) -> None:
         """View: the dock; Run: the evidence funnel of a report."""
@@ -173,6 +178,22 @@ class EvidenceDebugger(QObject):
         action.triggered.connect(lambda _checked=False: self.show_funnel_dialog())
         self.window.menus["Run"].addAction(action)
         window.resizeDocks([self.dock], [260], Qt.Orientation.Vertical)
+
+    # the open graph ------------------------------------------------------------------------
+    def _key(self) -> str:
+        path = self.window.editor.path
+        return str(Path(path).resolve()) if path else "untitled"
+
+    def _on_change(self, change: Any) -> None:
+        """Another graph opened (or a new one): its own expected evidence, no old badges."""
+        if change.kind != "reset":
+            return
+        self._specs_by_graph[self._graph_key] = self.dock.specs.text()
+        self._graph_key = self._key()
+        self.clear()
+        self.counterfactual = None
+        self.dock.specs.setText(self._specs_by_graph.get(self._graph_key, ""))
+        self.dock.verdict.setText("")
 
     # expected evidence ---------------------------------------------------------------------
     def expected(self) -> ExpectedEvidence:
@@ -190,8 +211,9 @@ class EvidenceDebugger(QObject):
         self.check()
 
     # attribution ---------------------------------------------------------------------------
-    def check(self) -> Attribution | None:
-        """Follow the expected evidence through the last run (no re-run) and draw it."""
+    def check(self, *, announce: bool = True) -> Attribution | None:
+        """Follow the expected evidence through the last run (no re-run) and draw it;
+        ``announce``: also put the verdict in the status bar."""
         result = self.features.controller.last_result
         try:
             expected = self.expected()
@@ -207,14 +229,22 @@ class EvidenceDebugger(QObject):
             return None
         self.attribution = attribute(result, self.features.document(), expected,
                                      registry=self.features.controller.registry)
-        self._draw(self.attribution)
+        self._draw(self.attribution, announce=announce)
         return self.attribution
 
     def _run_finished(self, result: Any) -> None:
-        if self.dock.specs.text().strip():
-            self.check()
+        """After a run: the run's own outcome stays first in the status bar, the evidence
+        verdict comes second."""
+        if not self.dock.specs.text().strip():
+            return
+        status = self.window.statusBar()
+        outcome = status.currentMessage()
+        found = self.check(announce=False)
+        if found is not None:
+            status.showMessage(f"{outcome} · Evidence: {found.verdict}" if outcome
+                               else found.verdict)
 
-    def _draw(self, found: Attribution) -> None:
+    def _draw(self, found: Attribution, *, announce: bool = True) -> None:
         self._clear_items()
         table = self.dock.table
         table.setRowCount(len(found.nodes))
@@ -235,15 +265,16 @@ class EvidenceDebugger(QObject):
             self._outline(found.first_loss)
         lines = [found.verdict, *found.resolutions]
         self.dock.verdict.setText("\n".join(lines))
-        self._say(found.verdict)
+        if announce:
+            self._say(found.verdict)
 
     def _badge(self, node_id: str, text: str, color: QColor) -> None:
         item = self.canvas.node_item(node_id) if self.canvas is not None else None
         if item is None:
             return
         old = self.badges.pop(node_id, None)
-        if old is not None and old.scene() is not None:
-            old.scene().removeItem(old)
+        if old is not None:
+            _remove(old)
         self.badges[node_id] = NodeBadge(item, text, color)
 
     def _outline(self, node_id: str) -> None:
@@ -261,8 +292,7 @@ class EvidenceDebugger(QObject):
         if self.outline is not None:
             items.append(self.outline)
         for item in items:
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+            _remove(item)
         self.badges, self.outline = {}, None
 
     def clear(self) -> None:
@@ -430,6 +460,17 @@ class EvidenceDebugger(QObject):
         if result is None or result.trace.run_id != run_id or not self.dock.specs.text().strip():
             return None
         return self.attribution if self.attribution is not None else self.check()
+
+
+def _remove(item: QGraphicsItem) -> None:
+    """Take a badge or outline off the canvas; one whose node item the canvas already
+    deleted (another graph opened) is gone with it."""
+    try:
+        scene = item.scene()
+    except RuntimeError:  # the C++ item went with its node
+        return
+    if scene is not None:
+        scene.removeItem(item)
 
 
 def _clip(text: str, limit: int = 60) -> str:
