@@ -17,6 +17,8 @@ from modrag_studio.engine.edit.editor import GraphEditor
 from modrag_studio.ui.shell import files
 from modrag_studio.ui.shell.main_window import MainWindow
 
+REAL_ASK_UNSAVED = MainWindow.ask_unsaved  # conftest answers it for every other test
+
 pytestmark = pytest.mark.ui
 
 
@@ -154,3 +156,30 @@ def test_open_broken_file_reports_the_file(main_window, tmp_path):
     assert not main_window.open_path(bad)
     assert str(bad) in main_window.last_error and "invalid JSON" in main_window.last_error
     assert main_window.editor.document() is before
+
+
+def test_discarding_changes_leaves_no_autosave_to_restore(qtbot, tmp_path, monkeypatch):
+    """Discard in the "unsaved changes" question removes the autosave, so opening the file
+    again asks nothing ("did not close cleanly" was shown for changes the user threw away)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from modrag_studio.engine.core.document import save
+    from tests.engine.helpers import graph, node
+
+    monkeypatch.setenv("MODRAG_CACHE_DIR", str(tmp_path / "cache"))
+    path, other = tmp_path / "g.json", tmp_path / "other.json"
+    save(graph([node("c", "debug.constant", value="a")], [], name="g"), path)
+    save(graph([node("c", "debug.constant", value="b")], [], name="other"), other)
+    window = MainWindow(default_registry(), offer_restore=False)
+    qtbot.addWidget(window)
+    assert window.open_path(path, offer_restore=False)
+    window.editor.set_param("c", "value", "changed")
+    autosave = window.autosave_now()
+    assert autosave is not None and autosave.is_file()
+    monkeypatch.setattr(MainWindow, "ask_unsaved", REAL_ASK_UNSAVED)
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *a, **k: QMessageBox.StandardButton.Discard)
+    assert window.ask_unsaved()
+    assert window.open_path(other, offer_restore=False)
+    assert not autosave.exists()
+    assert files.find_restorable(path) is None

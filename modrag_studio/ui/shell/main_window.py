@@ -397,7 +397,10 @@ class MainWindow(QMainWindow):
             | QMessageBox.StandardButton.Cancel)
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
-        return answer == QMessageBox.StandardButton.Discard
+        if answer == QMessageBox.StandardButton.Discard:
+            files.discard_autosave(self.editor.path)  # discarded: nothing left to restore
+            return True
+        return False
 
     def ask_restore(self, autosave: Path) -> bool:
         """Offer to restore an autosave found after a crash (a dialog; tests drive it)."""
