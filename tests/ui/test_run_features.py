@@ -280,3 +280,34 @@ def test_run_bar_follows_the_graph_inputs(qtbot, make_window):
     window.editor.reset(rag_graph())
     labels = [w for w in bar.findChildren(QLabel) if w.isVisibleTo(bar) and w is not bar._empty]
     assert [w.text() for w in labels] == ["question:"]
+
+
+def test_the_inspector_keeps_nothing_of_the_last_graph(qtbot, make_window):
+    """The Error and Source tabs (and params, history) are emptied when another graph opens;
+    a new run empties the Source tab."""
+    from modrag_studio.engine.core.datatypes import Chunk
+    from tests.engine.helpers import edge, graph, node
+
+    failing = graph([node("f", "debug.fail", message="kaput"),
+                     node("out", "graph.output", name="value")],
+                    [edge("f.value", "out.value")], name="fails")
+    window = make_window(failing)
+    run_and_wait(qtbot, window)
+    features = window.features.run
+    inspector = features.inspector
+    features.select_node("f")
+    assert "kaput" in inspector.error_view.toPlainText()
+    inspector.show_chunk_source(Chunk(chunk_id="d#0", doc_id="d", text="old source text"))
+    assert "old source text" in inspector.source_view.toPlainText()
+
+    run_and_wait(qtbot, window)
+    assert inspector.source_view.toPlainText() == ""  # the new run's citations are its own
+
+    inspector.show_chunk_source(Chunk(chunk_id="d#0", doc_id="d", text="old source text"))
+    window.editor.reset(graph([node("c", "debug.constant", value="x"),
+                               node("out", "graph.output", name="value")],
+                              [edge("c.value", "out.value")], name="other"))
+    assert inspector.error_view.toPlainText() == "No error."
+    assert inspector.source_view.toPlainText() == ""
+    index = inspector.tabs.indexOf(inspector.error_view)
+    assert inspector.tabs.tabText(index) == "Error"

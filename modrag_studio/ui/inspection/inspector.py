@@ -189,6 +189,7 @@ class Inspector(QDockWidget):
         self.result = result
         if history is not None:
             self.history = history
+        self.clear_source()  # a citation of the last run is not one of this run
         if self.node_id:
             self.show_node(self.node_id)
 
@@ -201,10 +202,14 @@ class Inspector(QDockWidget):
     # showing a node ----------------------------------------------------------------
     def show_node(self, node_id: str | None, iteration: int | None = None) -> None:
         self.node_id = node_id
-        if node_id is None:
+        if node_id is None:  # nothing selected (or another graph): no tab keeps old content
             self.title.setText("Click a node to inspect it.")
             self._fill_ports(self.outputs_tabs, {})
             self._fill_ports(self.inputs_tabs, {})
+            self.params_view.setPlainText("")
+            self.history_view.setPlainText("")
+            self._show_error(None)
+            self.clear_source()
             return
         if self.live_run:
             self._show_live(node_id)
@@ -300,6 +305,10 @@ class Inspector(QDockWidget):
                 lines.append(f"run {trace.run_id}  iter {v.iteration + 1}  {v.status:<9}"
                              f" {when}  {why}")
         return "\n".join(lines) or "No runs in this session yet."
+
+    def clear_source(self) -> None:
+        self.source_view.clear()
+        self.source_label.setText("Click a citation in an answer to open its source here.")
 
     def _show_error(self, visit: NodeVisit | None) -> None:
         index = self.tabs.indexOf(self.error_view)
