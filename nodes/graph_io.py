@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.errors import MissingRunInput
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
@@ -39,10 +39,7 @@ class GraphInput(NodeType):
     def run(self, ctx: NodeContext, params: GraphInputParams) -> dict[str, Any]:
         value = ctx.run_inputs.get(params.name, params.default)
         if value is None:
-            raise NodeConfigError(
-                f"graph input '{params.name}' was not given and has no default "
-                f"(give it with --input {params.name}=...)"
-            )
+            raise MissingRunInput(params.name)
         return {"value": str(value)}
 
 

@@ -160,8 +160,11 @@ def run_graph(args: argparse.Namespace) -> int:
             print(evidence.table())
     for visit in result.trace.visits:
         if visit.status == "failed" and visit.error is not None:
-            print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: {failure(visit)}",
-                  file=sys.stderr)
+            name = doc.node(visit.node_id).params.get("name", visit.node_id)
+            hint = (f" (give it with --input {name}=...)"
+                    if visit.error.type == "MissingRunInput" else "")
+            print(f"error: node '{visit.node_id}' ({visit.type_id}) failed: {failure(visit)}"
+                  f"{hint}", file=sys.stderr)
     if result.status == "cancelled":
         done = ", ".join(result.trace.ran() + result.trace.from_cache()) or "none"
         print(f"cancelled; completed nodes: {done}", file=sys.stderr)

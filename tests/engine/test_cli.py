@@ -61,3 +61,16 @@ def test_validate_json_and_nodes_and_schema(graph_file, capsys):
     assert types["debug.sleep"]["params"]["properties"]["seconds"]["default"] == 1.0
     assert main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out)["title"] == "ModRAG Studio graph document"
+
+
+def test_a_missing_input_is_told_in_the_words_of_each_front_end(graph_file, tmp_path, capsys):
+    """The engine says what is missing; the command line adds how to give it there."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine import Executor, load
+
+    result = Executor(default_registry(), work_dir=tmp_path / "w").run(load(graph_file))
+    message = result.trace.last_visit("q").error.message
+    assert message == "graph input 'question' was not given and has no default"
+    assert "--input" not in message  # the studio shows this text: no command-line advice
+    assert main(["run", str(graph_file), "--cache-dir", str(tmp_path / "c")]) == 1
+    assert "(give it with --input question=...)" in capsys.readouterr().err

@@ -311,3 +311,15 @@ def test_the_inspector_keeps_nothing_of_the_last_graph(qtbot, make_window):
     assert inspector.source_view.toPlainText() == ""
     index = inspector.tabs.indexOf(inspector.error_view)
     assert inspector.tabs.tabText(index) == "Error"
+
+
+def test_a_missing_input_says_where_to_type_it(qtbot, make_window):
+    from tests.engine.helpers import edge, graph, node
+
+    window = make_window(graph([node("q", "graph.input", name="question"),
+                                node("out", "graph.output", name="answer")],
+                               [edge("q.value", "out.value")], name="asks"))
+    run_and_wait(qtbot, window)
+    message = window.statusBar().currentMessage()
+    assert "graph input 'question' was not given" in message
+    assert "run bar" in message and "--input" not in message

@@ -36,3 +36,12 @@ class GraphInvalid(ModragError):
 
 class NodeConfigError(ModragError):
     """A node was configured in a way it cannot run with (a missing model, a bad path)."""
+
+
+class MissingRunInput(NodeConfigError):
+    """A graph input the run was not given and that has no default. The message says what
+    is missing; how to give it is the front end's to say (run bar, ``--input``, request)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(f"graph input '{name}' was not given and has no default")

@@ -162,6 +162,9 @@ class RunMirror:
         if failed:
             visit = trace.last_visit(failed[0])
             text += f"; {failed[0]} failed: {failure(visit, with_type=False) if visit else ''}"
+            if visit is not None and visit.error is not None \
+                    and visit.error.type == "MissingRunInput":
+                text += ": type it in the run bar above the canvas"
         notes = [p["message"] for p in trace.problems if p.get("severity") == "warning"]
         if notes:
             text += f" ({'; '.join(notes)})"
