@@ -65,3 +65,33 @@ def test_error_under_a_field_goes_once_the_value_is_fixed(main_window):
     field.widget.setValue(shown)  # back to the value the graph has
     field.widget.editingFinished.emit()
     assert field.error.isHidden()
+
+
+def test_a_path_param_has_a_browse_button_that_writes_a_graph_relative_path(
+        main_window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QLineEdit
+
+    from modrag_studio.engine.core.document import save
+    from modrag_studio.ui.panels.path_edit import PathEdit
+    from tests.engine.helpers import graph, node
+
+    (tmp_path / "graphs" / "docs").mkdir(parents=True)
+    path = tmp_path / "graphs" / "g.json"
+    save(graph([node("load", "load.files"), node("store", "store.chroma")], [], name="g"), path)
+    assert main_window.open_path(path, offer_restore=False)
+    main_window.canvas.select_nodes(["load"])
+    field = main_window.properties.fields["path"]
+    assert isinstance(field.widget, PathEdit) and field.widget.kind == "any"
+    assert isinstance(main_window.properties.fields["glob"].widget, QLineEdit)  # not a path
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory",
+                        lambda *a, **k: str(tmp_path / "graphs" / "docs"))
+    field.widget.browse("folder")
+    assert main_window.editor.document().node("load").params["path"] == "docs"
+    main_window.canvas.select_nodes(["store"])
+    store = main_window.properties.fields["path"].widget
+    assert isinstance(store, PathEdit) and store.kind == "folder"
+    outside = tmp_path / "elsewhere.md"
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(outside), ""))
+    main_window.canvas.select_nodes(["load"])
+    main_window.properties.fields["path"].widget.browse("file")
+    assert main_window.editor.document().node("load").params["path"] == str(outside.resolve())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.edit.editor import Change, GraphEditor, ParamRejected
 from modrag_studio.ui.panels.model_picker import ModelPicker, changed_params, refresh_pickers
+from modrag_studio.ui.panels.path_edit import PathEdit
 
 _BIG = 1_000_000_000
 
@@ -66,9 +68,11 @@ class ParamField:
     """One param: its widget, the value it shows, and the inline error label."""
 
     def __init__(self, name: str, prop: dict[str, Any], nullable: bool,
-                 commit: Callable[[ParamField], None], *, picker: bool = False) -> None:
+                 commit: Callable[[ParamField], None], *, picker: bool = False,
+                 base_dir: Callable[[], Path | None] = lambda: None) -> None:
         self.name = name
         self.picker = picker
+        self.base_dir = base_dir
         self.prop = prop
         self.nullable = nullable
         self.error = QLabel("")
@@ -86,6 +90,12 @@ class ParamField:
             picker = ModelPicker()
             picker.committed.connect(self._commit)
             return "pick", picker
+        if prop.get("x-path") and tp == "string":  # a declared path param: text + Browse…
+            path = PathEdit(prop["x-path"], self.base_dir)
+            if self.nullable:
+                path.setPlaceholderText("(none)")
+            path.editingFinished.connect(self._commit)
+            return "str", path
         if "enum" in prop or "const" in prop:
             box = QComboBox()
             options = prop.get("enum") or [prop.get("const")]
@@ -292,7 +302,8 @@ class PropertiesPanel(QWidget):
         choice_sources = getattr(node_type, "choice_sources", {})
         for name, raw in schema.get("properties", {}).items():
             prop, nullable = resolve(schema, raw)
-            field = ParamField(name, prop, nullable, self._commit, picker=name in choice_sources)
+            field = ParamField(name, prop, nullable, self._commit, picker=name in choice_sources,
+                               base_dir=self._graph_folder)
             self.fields[name] = field
             if field.kind == "pick":
                 self.pickers[name] = field.widget
@@ -306,6 +317,9 @@ class PropertiesPanel(QWidget):
             self.form.addRow(label, host)
         self._load_values()
         refresh_pickers(self.pickers, node_type, spec.params)
+
+    def _graph_folder(self) -> Path | None:
+        return self.editor.path.parent if self.editor.path else None
 
     def _load_values(self) -> None:
         if self.node_id is None:
