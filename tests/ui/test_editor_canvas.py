@@ -297,3 +297,25 @@ def test_every_state_has_a_colour():
     from modrag_studio.ui.canvas.items import STATE_COLORS
 
     assert set(STATE_COLORS) == set(NODE_STATES)
+
+
+def test_zoom_keeps_the_point_under_the_pointer_in_place(main_window):
+    from PySide6.QtCore import QPoint
+
+    from modrag_studio.ui.canvas.view import zoom_by
+    from tests.engine.helpers import chain_graph
+
+    main_window.editor.reset(chain_graph())
+    main_window.canvas.fit_all()
+    view = main_window.canvas.view
+    corner = QPoint(60, 60)
+    before = view.mapToScene(corner)
+    zoom_by(view, 1.25, corner)
+    after = view.mapToScene(corner)
+    assert abs(after.x() - before.x()) < 3 and abs(after.y() - before.y()) < 3
+    centre = view.viewport().rect().center()
+    middle = view.mapToScene(centre)
+    zoom_by(view, 1.25, centre)  # the on-canvas buttons: around the middle
+    moved = view.mapToScene(centre)
+    assert abs(moved.x() - middle.x()) < 3 and abs(moved.y() - middle.y()) < 3
+    assert abs(view.mapToScene(corner).x() - after.x()) > 10  # the corner point did move

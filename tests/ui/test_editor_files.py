@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -183,3 +183,24 @@ def test_discarding_changes_leaves_no_autosave_to_restore(qtbot, tmp_path, monke
     assert window.open_path(other, offer_restore=False)
     assert not autosave.exists()
     assert files.find_restorable(path) is None
+
+
+def test_window_and_dock_sizes_are_remembered(qtbot, studio_settings):
+    first = MainWindow(default_registry(), settings=studio_settings, offer_restore=False)
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(760, 560)
+    first.resizeDocks([first.docks["properties"]], [400], Qt.Orientation.Horizontal)
+    first.docks["problems"].hide()
+    qtbot.wait(50)
+    width, size = first.docks["properties"].width(), (first.width(), first.height())
+    assert size != (1400, 900)
+    first.close()  # closing remembers the layout
+
+    second = MainWindow(default_registry(), settings=studio_settings, offer_restore=False)
+    qtbot.addWidget(second)
+    second.show()
+    qtbot.wait(50)
+    assert (second.width(), second.height()) == size
+    assert abs(second.docks["properties"].width() - width) <= 4
+    assert second.docks["problems"].isHidden()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPen
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import (
     QGraphicsRectItem,
     QGraphicsSimpleTextItem,
@@ -41,9 +41,24 @@ def fit_rect(view: Any, rect: QRectF, max_scale: float = 1.0) -> None:
     view.set_scene_rect([center.x() - w / 2, center.y() - h / 2, w, h])
 
 
-def zoom_by(view: Any, factor: float) -> None:
-    """Zoom in (factor > 1) or out around the centre of the view."""
+def zoom_by(view: Any, factor: float, anchor: QPoint | None = None) -> None:
+    """Zoom in (factor > 1) or out, keeping the scene point under ``anchor`` (a viewport
+    point) where it is: by default the mouse pointer when it is over the canvas (zoom keys),
+    else the centre of the view (the on-canvas buttons, a pointer elsewhere)."""
+    if anchor is None:
+        pointer = view.viewport().mapFromGlobal(QCursor.pos())
+        anchor = pointer if view.viewport().rect().contains(pointer) else None
+    before = view.mapToScene(anchor) if anchor is not None else None
     view.scale(factor, factor)
+    if before is None:
+        return
+    shown = QRectF(*view.scene_rect())
+    shown.translate(before - view.mapToScene(anchor))
+    view.set_scene_rect([shown.x(), shown.y(), shown.width(), shown.height()])
+
+
+def _centre(view: Any) -> QPoint:
+    return view.viewport().rect().center()
 
 
 def pan_to(view: Any, scene_point: QPointF) -> None:
@@ -188,8 +203,10 @@ class ZoomControls(QWidget):
         layout.setSpacing(2)
         self.buttons: dict[str, QToolButton] = {}
         for key, text, tip, slot in (
-                ("out", "−", "Zoom out (Ctrl+-)", lambda: zoom_by(canvas.view, 1 / ZOOM_STEP)),
-                ("in", "+", "Zoom in (Ctrl+=)", lambda: zoom_by(canvas.view, ZOOM_STEP)),
+                ("out", "−", "Zoom out (Ctrl+-)",
+                 lambda: zoom_by(canvas.view, 1 / ZOOM_STEP, _centre(canvas.view))),
+                ("in", "+", "Zoom in (Ctrl+=)",
+                 lambda: zoom_by(canvas.view, ZOOM_STEP, _centre(canvas.view))),
                 ("fit", "Fit", "Fit the graph (F)", canvas.fit_all)):
             button = QToolButton(self)
             button.setText(text)

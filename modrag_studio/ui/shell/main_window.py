@@ -47,6 +47,10 @@ def default_settings() -> QSettings:
                      "modrag-studio", "studio")
 
 
+GEOMETRY_KEY, STATE_KEY = "window/geometry", "window/state"
+LAYOUT_VERSION = 1  # bump when docks change so an old saved state is not applied
+
+
 class MainWindow(QMainWindow):
     """The editor window: owns the editor, canvas, run controller, docks, menus and settings;
     its features (``self.features``) are built by ``ui/shell/composition.py``."""
@@ -109,6 +113,20 @@ class MainWindow(QMainWindow):
         self.problems.refresh()
         self._update_title()
         self.features: StudioFeatures = compose(self)
+        self.restore_layout()
+
+    # --- window layout (remembered between sessions) ----------------------------------------
+    def restore_layout(self) -> bool:
+        """The window's size, position, docks and toolbars as the user left them."""
+        geometry = self.settings.value(GEOMETRY_KEY)
+        state = self.settings.value(STATE_KEY)
+        restored = bool(geometry) and self.restoreGeometry(geometry)
+        return bool(state) and self.restoreState(state, LAYOUT_VERSION) or restored
+
+    def remember_layout(self) -> None:
+        self.settings.setValue(GEOMETRY_KEY, self.saveGeometry())
+        self.settings.setValue(STATE_KEY, self.saveState(LAYOUT_VERSION))
+        self.settings.sync()
 
     # --- construction ----------------------------------------------------------------------
 
@@ -556,4 +574,5 @@ class MainWindow(QMainWindow):
             return
         self._autosave_timer.stop()
         files.discard_autosave(self.editor.path)
+        self.remember_layout()
         event.accept()
