@@ -122,3 +122,45 @@ def test_paste_lands_at_the_cursor(main_window, qtbot):
     new = [n for n in editor.document().node_ids() if n != first]
     x, y = editor.node_position(new[0])
     assert (x, y) == pytest.approx((round(expected.x(), 1), round(expected.y(), 1)), abs=1.0)
+
+
+def test_the_minimap_takes_no_drop_and_moves_off_the_nodes(main_window, qtbot):
+    from PySide6.QtCore import QMimeData, QPoint, Qt
+    from PySide6.QtGui import QDropEvent
+
+    from modrag_studio.ui.panels.palette import MIME_NODE_TYPE
+
+    editor = main_window.editor
+    editor.add_node("graph.input", (0, 0))
+    editor.add_node("graph.output", (2400, 1400))
+    main_window.canvas.fit_all()
+    main_window.actions["zoom_in"].trigger()
+    main_window.actions["zoom_in"].trigger()
+    minimap = main_window.features.editor_extras.minimap
+    qtbot.waitUntil(minimap.isVisible)
+    view = main_window.canvas.view
+
+    mime = QMimeData()
+    mime.setData(MIME_NODE_TYPE, b"text.upper")
+    mime.setText("text.upper")
+    inside = QPoint(minimap.width() // 2, minimap.height() // 2)
+    expected = view.mapToScene(minimap.mapTo(view, inside))
+    before = set(editor.document().node_ids())
+    drop = QDropEvent(inside.toPointF(), Qt.DropAction.CopyAction, mime,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    # a real drag delivers its drop to the minimap's viewport, whose events the minimap
+    # filters (offscreen there is no drag in progress, so Qt would not deliver a sent one)
+    assert minimap.eventFilter(minimap.viewport(), drop)
+    added = set(editor.document().node_ids()) - before
+    assert len(added) == 1  # the drop reached the canvas under the minimap
+    node = editor.document().layout.nodes[added.pop()]
+    assert abs(node.x - expected.x()) < 2 and abs(node.y - expected.y()) < 2
+
+    corner = minimap.pos()
+    under = view.mapToScene(minimap.geometry().center())
+    editor.add_node("text.upper", (round(under.x()), round(under.y())))  # a node under it
+    minimap.place()
+    assert minimap.pos() != corner
+    covered = view.mapToScene(minimap.geometry()).boundingRect()
+    assert not any(covered.intersects(main_window.canvas.node_item(n).sceneBoundingRect())
+                   for n in main_window.canvas.node_ids())

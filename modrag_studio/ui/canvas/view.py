@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QCursor, QMouseEvent, QPainter, QPen
 from PySide6.QtWidgets import (
     QGraphicsRectItem,
@@ -24,6 +24,7 @@ ZOOM_STEP = 1.25
 MINIMAP_SIZE = (230, 150)
 MINIMAP_SHARE = 0.2       # of the canvas's width
 MINIMAP_MIN_WIDTH = 120
+DRAG_EVENTS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
 
 
 def fit_rect(view: Any, rect: QRectF, max_scale: float = 1.0) -> None:
@@ -111,7 +112,9 @@ class Minimap(QGraphicsView):
     """The whole graph in a corner of the canvas; the frame is what the canvas shows.
 
     Click or drag in it to move the canvas there. It hides itself while the canvas shows the
-    whole graph (at "fit" it would only cover nodes) and when the user turns it off.
+    whole graph (at "fit" it would only cover nodes) and when the user turns it off; it sits
+    in the first corner of the canvas where it covers no node, and a node dragged from the
+    palette onto it lands on the canvas under it.
     """
 
     sets_detail = False  # nodes keep the level of detail of the canvas, not of the minimap
@@ -136,6 +139,11 @@ class Minimap(QGraphicsView):
         canvas.scene.changed.connect(lambda *_: self._refit.start())
         canvas.view.viewport().installEventFilter(self)
         canvas.view.installEventFilter(self)
+        self.viewport().installEventFilter(self)  # drops go to the canvas (``_drag``)
+        self._replace = QTimer(self)
+        self._replace.setSingleShot(True)
+        self._replace.setInterval(150)
+        self._replace.timeout.connect(self.place)
         self.place()
 
     def refit(self) -> None:
@@ -154,13 +162,43 @@ class Minimap(QGraphicsView):
         if (self.width(), self.height()) != size:
             self.setFixedSize(*size)
             self.refit()
-        self.move(parent.width() - self.width() - 12, parent.height() - self.height() - 12)
+        self.move(self.free_corner())
+
+    def free_corner(self) -> QPoint:
+        """Bottom-right, else the first other corner where the minimap covers no node."""
+        view, (w, h), gap = self.canvas.view, (self.width(), self.height()), 12
+        right, bottom = view.width() - w - gap, view.height() - h - gap
+        corners = [QPoint(right, bottom), QPoint(gap, bottom), QPoint(right, gap),
+                   QPoint(gap, gap)]
+        nodes = [item.sceneBoundingRect() for node_id in self.canvas.node_ids()
+                 if (item := self.canvas.node_item(node_id)) is not None]
+        for corner in corners:
+            covered = view.mapToScene(QRect(corner, QSize(w, h))).boundingRect()
+            if not any(covered.intersects(node) for node in nodes):
+                return corner
+        return corners[0]
+
+    # a drop on the minimap is a drop on the canvas under it --------------------------------
+    def _drag(self, event: Any) -> bool:
+        """Drag and drop over the minimap (its viewport's events, filtered): accepted, and a
+        drop handed to the canvas at the point under the minimap."""
+        if event.type() == QEvent.Type.Drop:
+            view = self.canvas.view
+            under = self.viewport().mapTo(view, event.position().toPoint())
+            scene = view.mapToScene(under)
+            view.data_dropped.emit(event.mimeData(), QPoint(int(scene.x()), int(scene.y())))
+        event.acceptProposedAction()
+        return True
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.viewport():
+            return event.type() in DRAG_EVENTS and self._drag(event)
         if event.type() == QEvent.Type.Resize:
             self.place()
         elif event.type() == QEvent.Type.Paint:
             self.viewport().update()  # the frame follows the canvas's pan and zoom
+            if not self._replace.isActive():
+                self._replace.start()  # after a pan or zoom: move off the nodes it covers
             if self.isVisibleTo(self.canvas.view) != self.needed():
                 QTimer.singleShot(0, self.sync_visibility)  # not while the canvas paints
         return False
