@@ -175,6 +175,12 @@ def test_failed_node_shows_its_error(qtbot, make_window):
     assert "disk full" in inspector.error_view.toPlainText()
     assert "Traceback" in inspector.error_view.toPlainText()
     assert "boom failed: disk full" in window.statusBar().currentMessage()
+    # for people: one line naming the node; the traceback only behind "Details"
+    assert inspector.error_cause.text() == "Node 'boom' failed: disk full"
+    assert "Traceback" not in inspector.error_cause.text()
+    assert inspector.error_view.isHidden() and inspector.error_details.isVisible()
+    inspector.error_details.click()
+    assert not inspector.error_view.isHidden()
 
 
 def test_loop_iterations_are_counted_and_pickable(qtbot, make_window):
@@ -309,7 +315,7 @@ def test_the_inspector_keeps_nothing_of_the_last_graph(qtbot, make_window):
                               [edge("c.value", "out.value")], name="other"))
     assert inspector.error_view.toPlainText() == "No error."
     assert inspector.source_view.toPlainText() == ""
-    index = inspector.tabs.indexOf(inspector.error_view)
+    index = inspector.tabs.indexOf(inspector.error_tab)
     assert inspector.tabs.tabText(index) == "Error"
 
 

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QTabWidget,
     QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -25,6 +26,14 @@ from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.ui.inspection.views import AnswerView, RecordTable, view_for
 
 HIGHLIGHT = QColor("#ffe08a")
+
+
+def error_sentence(visit: NodeVisit) -> str:
+    """The cause in one line for people: the node and the error's own message (which names
+    the param or input to fix); the type and traceback stay behind "Details"."""
+    message = (visit.error.message if visit.error else "").strip().splitlines()
+    first = message[0] if message else "it stopped with an error"
+    return f"Node '{visit.node_id}' failed: {first}"
 
 
 def find_chunk(result: RunResult | None, chunk_id: str | None, doc_id: str = "",
@@ -106,7 +115,23 @@ class Inspector(QDockWidget):
         self.inputs_tabs = QTabWidget()
         self.params_view = _mono()
         self.history_view = _mono()
-        self.error_view = _mono()
+        self.error_view = _mono()  # the whole error, traceback included: behind "Details"
+        self.error_cause = QLabel("No error.")
+        self.error_cause.setObjectName("errorCause")
+        self.error_cause.setWordWrap(True)
+        self.error_cause.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_details = QToolButton()
+        self.error_details.setText("Details")
+        self.error_details.setCheckable(True)
+        self.error_details.setToolTip("The error's type, message and traceback")
+        self.error_details.toggled.connect(self.error_view.setVisible)
+        self.error_tab = QWidget()
+        error_layout = QVBoxLayout(self.error_tab)
+        error_layout.setContentsMargins(4, 4, 4, 4)
+        error_layout.addWidget(self.error_cause)
+        error_layout.addWidget(self.error_details, 0, Qt.AlignmentFlag.AlignLeft)
+        error_layout.addWidget(self.error_view, 1)
+        self.error_view.hide()
         self.source_view = QTextEdit()
         self.source_view.setObjectName("sourceView")
         self.source_view.setReadOnly(True)
@@ -120,7 +145,7 @@ class Inspector(QDockWidget):
         self.source_tab = source
         for widget, name in ((self.outputs_tabs, "Outputs"), (self.inputs_tabs, "Inputs"),
                              (self.params_view, "Params"), (self.history_view, "Timing && cache"),
-                             (self.error_view, "Error"), (source, "Source")):
+                             (self.error_tab, "Error"), (source, "Source")):
             self.tabs.addTab(widget, name)
         self.setWidget(body)
         self.setMinimumWidth(360)
@@ -311,13 +336,18 @@ class Inspector(QDockWidget):
         self.source_label.setText("Click a citation in an answer to open its source here.")
 
     def _show_error(self, visit: NodeVisit | None) -> None:
-        index = self.tabs.indexOf(self.error_view)
+        index = self.tabs.indexOf(self.error_tab)
+        self.error_details.setChecked(False)
         if visit is not None and visit.error is not None:
             err = visit.error
+            self.error_cause.setText(error_sentence(visit))
+            self.error_details.show()
             self.error_view.setPlainText(f"{err.type}: {err.message}\n\n{err.traceback}")
             self.tabs.setTabText(index, "Error ⚠")
             self.tabs.setCurrentIndex(index)
         else:
+            self.error_cause.setText("No error.")
+            self.error_details.hide()
             self.error_view.setPlainText("No error.")
             self.tabs.setTabText(index, "Error")
             if self.tabs.currentIndex() == index:
