@@ -164,3 +164,23 @@ def test_the_minimap_takes_no_drop_and_moves_off_the_nodes(main_window, qtbot):
     covered = view.mapToScene(minimap.geometry()).boundingRect()
     assert not any(covered.intersects(main_window.canvas.node_item(n).sceneBoundingRect())
                    for n in main_window.canvas.node_ids())
+
+
+def test_the_bottom_panels_fold_away_for_room_and_come_back(main_window, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDockWidget
+
+    def bottom():
+        return [d for d in main_window.findChildren(QDockWidget)
+                if main_window.dockWidgetArea(d) == Qt.DockWidgetArea.BottomDockWidgetArea]
+
+    open_before = {d.objectName() for d in bottom() if d.isVisible()}
+    assert len(open_before) >= 2  # problems, timeline, evidence...
+    canvas_height = main_window.canvas.view.height()
+    main_window.actions["bottom_panels"].trigger()  # Ctrl+J
+    qtbot.wait(50)
+    assert not any(d.isVisible() for d in bottom())
+    assert main_window.canvas.view.height() > canvas_height + 100  # the room went to the canvas
+    main_window.actions["bottom_panels"].trigger()
+    qtbot.wait(50)
+    assert {d.objectName() for d in bottom() if d.isVisible()} == open_before

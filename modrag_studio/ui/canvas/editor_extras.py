@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from modrag_studio.engine.core.ports import check_types
 from modrag_studio.engine.core.registry import NodeRegistry
@@ -97,6 +97,30 @@ class EditorExtras:
         minimap.toggled.connect(self.minimap.set_wanted)
         menu.addAction(minimap)
         window.actions["minimap"] = minimap
+        bottom = QAction("&Bottom Panels", window)  # type: ignore[call-overload]
+        bottom.setCheckable(True)
+        bottom.setChecked(True)
+        bottom.setShortcut(QKeySequence("Ctrl+J"))
+        bottom.setToolTip("Hide the panels under the canvas for room, and bring them back")
+        bottom.toggled.connect(self.show_bottom_panels)
+        menu.addAction(bottom)
+        window.actions["bottom_panels"] = bottom
+        self._hidden_bottom: list[QDockWidget] = []
+
+    def show_bottom_panels(self, shown: bool) -> None:
+        """Collapse the bottom dock area (remembering which panels were open) or reopen it."""
+        qt_window: QMainWindow = self.window  # type: ignore[assignment]
+        if shown:
+            for dock in self._hidden_bottom:
+                dock.show()
+            self._hidden_bottom = []
+            return
+        self._hidden_bottom = [
+            dock for dock in qt_window.findChildren(QDockWidget)
+            if qt_window.dockWidgetArea(dock) == Qt.DockWidgetArea.BottomDockWidgetArea
+            and dock.isVisible()]
+        for dock in self._hidden_bottom:
+            dock.hide()
 
     # right-click ------------------------------------------------------------------------
     def node_at(self, view_pos: QPoint) -> str | None:
