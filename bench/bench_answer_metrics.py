@@ -22,8 +22,11 @@ import random
 import sys
 from pathlib import Path
 
+from answer_report import row_extras
+
 from modrag_studio.commands.common import apply_overrides, parse_pairs
 from modrag_studio.engine.cache import NodeCache
+from modrag_studio.engine.datatypes import Answer
 from modrag_studio.engine.document import load
 from modrag_studio.engine.executor import Executor
 from modrag_studio.engine.paths import cache_home
@@ -62,7 +65,12 @@ def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed:
             report = evaluate_answers(doc, single, executor=executor)
             row = {"graph": name, "model": _model(doc), **report.results[0].to_dict(),
                    "node_seconds": {v.node_id: round(v.duration_s, 1)
-                                    for v in executor.last.trace.visits if v.duration_s >= 1}}
+                                    for v in executor.last.trace.visits if v.duration_s >= 1},
+                   "routes": {v.node_id: v.details["route"] for v in executor.last.trace.visits
+                              if v.details.get("route")}}
+            answer = executor.last.shared_outputs.get("answer")
+            if isinstance(answer, Answer):
+                row.update(row_extras(answer, question.question))
             with out.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(f"[{n}/{len(order)}] {name} {question.id}: "
