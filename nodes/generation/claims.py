@@ -39,6 +39,7 @@ _IDENTIFIER = re.compile(
     r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+(?![a-z0-9_\-])"
     r"|(?<![a-z0-9_\-.])[a-z]{1,4}[0-9]{2,}(?![a-z0-9_\-])")
 _NUMBER = re.compile(r"(?<![a-z0-9.\-:])\d+(?:\.\d+)?(?![0-9a-z\-:])")
+_UNIT_WORD = re.compile(r" ?([a-z]{1,5}|%|°c?)(?![a-z])")
 _LIST_MARK = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
 _NAME = re.compile(r"(?<![\w'])[A-Z][A-Za-z]+(?:[ \-][A-Z][A-Za-z]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？]|\n)\s*$")
@@ -172,7 +173,12 @@ def extract_claims(answer: str) -> list[Claim]:
     for match in _QUANTITY.finditer(norm):
         add_norm("quantity", match)
     for match in _NUMBER.finditer(norm):
-        add_norm("number", match)
+        unit = _UNIT_WORD.match(norm, match.end())
+        if unit and unit.group(1) not in english_stop_words():
+            first = index[match.start()]
+            add("number", first, index[unit.end() - 1] + 1)
+        else:
+            add_norm("number", match)
     for start, end in _names(masked):
         add("name", start, end)
     return sorted(claims, key=lambda c: c.start)
@@ -203,7 +209,8 @@ def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
         wanted = quantities(claim.text)
         return bool(wanted) and all(q in block.quantities for q in wanted)
     if claim.kind == "number":
-        return float(text) in block.numbers
+        value = re.match(r"\d+(?:\.\d+)?", text)
+        return value is not None and float(value.group(0)) in block.numbers
     if claim.kind == "date":
         if _contains(block.text, text):
             return True
