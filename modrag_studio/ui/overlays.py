@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QTextDocument
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsSceneMouseEvent
 
-from modrag_studio.engine.datatypes import Answer, Chunk, Document, ScoredChunk
+from modrag_studio.engine.datatypes import Answer, Chunk, Claim, Document, ScoredChunk
 from modrag_studio.engine.formatting import short as _short
 from modrag_studio.ui.elide_id import elide_id
+from modrag_studio.ui.grounding_marks import marked_html, ungrounded_spans
 
 PAGE = 4
 MIDDLE = Qt.TextElideMode.ElideMiddle  # ids: see elide_id (stem start and "#n" kept)
@@ -59,6 +60,7 @@ class CardContent:
     header: list[Cell] | None = None
     body: str = ""          # free text (answers), drawn above rows
     body_width: float = 330.0
+    marks: list[tuple[int, int]] = field(default_factory=list)  # body spans drawn in red
 
 
 def _first(value: Any) -> Any:
@@ -138,22 +140,40 @@ def score_content(scored: list[ScoredChunk]) -> CardContent:
 
 def answer_content(answer: Answer | str, streaming: bool = False) -> CardContent:
     if isinstance(answer, str):
-        text, cites = answer, []
+        text, cites, claims = answer, [], []
     else:
-        text, cites = answer.text, answer.citations
+        text, cites, claims = answer.text, answer.citations, answer.claims
+    items: list[Any] = [*cites, *claims]
 
     def rows(start: int, count: int) -> list[list[Cell]]:
         out = []
-        for cite in cites[start:start + count]:
-            where = cite.doc_id + (f" · {cite.chunk_id}" if cite.chunk_id else "")
-            color = ACCENTS["answer"] if cite.valid else DOWN
-            out.append([Cell(f"[{cite.ref}]", 34, color, bold=True),
+        for item in items[start:start + count]:
+            if isinstance(item, Claim):
+                out.append(claim_row(item))
+                continue
+            where = item.doc_id + (f" · {item.chunk_id}" if item.chunk_id else "")
+            color = ACCENTS["answer"] if item.valid else DOWN
+            out.append([Cell(f"[{item.ref}]", 34, color, bold=True),
                         Cell(_short(where, 40), 206, MUTED)])
         return out
     title = "Answer (streaming…)" if streaming else (
         f"Answer · {len(cites)} citation{'s' if len(cites) != 1 else ''}")
-    return CardContent("answer", title, len(cites), rows, body=_short(text, 600) or "…",
-                       body_width=240.0)
+    ungrounded = [c for c in claims if c.verdict == "missing"]
+    if ungrounded:
+        title += f" · {len(ungrounded)} ungrounded"
+    body = _short(text, 600) or "…"
+    return CardContent("answer", title, len(items), rows, body=body, body_width=240.0,
+                       marks=[] if getattr(answer, "fallback", False)
+                       else ungrounded_spans(body, ungrounded))
+
+
+def claim_row(claim: Claim) -> list[Cell]:
+    """One claim of a grounding check: ✓ where the evidence says it, ✗ not found."""
+    where = {"cited": f"block [{claim.block}]", "evidence": f"uncited block [{claim.block}]",
+             "question": "only in the question", "missing": "in no document"}[claim.verdict]
+    bad = claim.verdict == "missing"
+    return [Cell("✗" if bad else "✓", 34, DOWN if bad else UP, bold=True),
+            Cell(_short(f"{claim.text} · {where}", 40), 206, DOWN if bad else MUTED)]
 
 
 def metrics_content(metrics: dict[str, float], title: str = "Evaluation") -> CardContent:
@@ -332,8 +352,11 @@ class OverlayCard(QGraphicsObject):
             painter.setPen(TEXT)
             painter.save()
             painter.setClipRect(QRectF(PAD, y, inner, self._body_h))
-            painter.drawText(QRectF(PAD, y, inner, self._body_h),
-                             int(Qt.TextFlag.TextWordWrap), self.content.body)
+            if self.content.marks:
+                self._draw_marked_body(painter, y, inner)
+            else:
+                painter.drawText(QRectF(PAD, y, inner, self._body_h),
+                                 int(Qt.TextFlag.TextWordWrap), self.content.body)
             painter.restore()
             y += self._body_h
         if self.content.header:
@@ -346,6 +369,16 @@ class OverlayCard(QGraphicsObject):
             y += height
         if self._pager:
             self._draw_pager(painter, y + 2, rect.width())
+
+    def _draw_marked_body(self, painter: QPainter, y: float, inner: float) -> None:
+        document = QTextDocument()
+        document.setDefaultFont(self.font)
+        document.setDocumentMargin(0)
+        document.setTextWidth(inner)
+        document.setHtml(marked_html(self.content.body, self.content.marks, TEXT.name(),
+                                     DOWN.name()))
+        painter.translate(PAD, y)
+        document.drawContents(painter, QRectF(0, 0, inner, self._body_h))
 
     def _draw_row(self, painter: QPainter, row: list[Cell], y: float, height: float) -> None:
         x = PAD

@@ -219,7 +219,7 @@ def narrate(claims: list[Claim], missing: list[Claim], absent: list[str], refuse
         terms = ", ".join(f"“{t}”" for t in absent)
         return f"the question asks about {terms}; no document mentions it"
     if missing:
-        said = ", ".join(c.text for c in missing)
+        said = ", ".join(dict.fromkeys(c.text for c in missing))
         if all(c.verdict == "evidence" for c in missing):
             return f"the answer says {said}; only blocks it does not cite say that"
         return f"the answer says {said}; no document says that"
