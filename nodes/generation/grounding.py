@@ -240,6 +240,16 @@ REFUSE_PLAIN_EN = "The documents do not answer this question."
 REFUSE_PLAIN_ZH = "文档中没有这个问题的答案。"
 
 
+def _named(answer: Answer) -> list[str]:
+    """What the refusal names: absent identifiers, else the ungrounded claims, else the
+    absent words of the question (quoted)."""
+    identifiers = [t for t in answer.absent_terms if is_identifier(t)]
+    if identifiers:
+        return identifiers
+    claims = [c.text for c in answer.claims if c.verdict in ("missing", "evidence")]
+    return claims or [f"“{t}”" for t in answer.absent_terms]
+
+
 class RefuseParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     message_en: str = Field(REFUSE_EN, description="English refusal; {missing}: what no "
@@ -265,8 +275,7 @@ class RefuseAnswer(NodeType):
 
     def run(self, ctx: NodeContext, params: RefuseParams, answer: list[Answer]) -> dict[str, Any]:
         source = answer[0]
-        named = list(source.absent_terms) or [c.text for c in source.claims
-                                              if c.verdict in ("missing", "evidence")]
+        named = _named(source)
         zh = question_language(source.query) == "zh"
         if named:
             joined = ("、" if zh else ", ").join(dict.fromkeys(named))

@@ -4,8 +4,9 @@ Small models echo the answer pattern of the prompt: "<sentence with the facts> [
 number]", "<The evidence does not say.>", or a whole instruction line. ``strip_echo``
 removes what comes from the prompt's instructions (never from its evidence): placeholders
 ``<...>`` and bracketed words such as ``[block number]`` are deleted, a sentence of the
-instructions wrapped in angle brackets is unwrapped, instruction lines copied whole are
-dropped, and a refusal sentence standing beside a cited answer is dropped.
+instructions (or any prose of three words or more) wrapped in angle brackets is unwrapped,
+what is left of a copied answer pattern is dropped, and a refusal sentence standing beside a
+cited answer is dropped.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from modrag_studio.engine.datatypes import Prompt
 _ANGLE = re.compile(r"<\s*([^<>\n]{1,120}?)\s*>")
 _WORD_BRACKET = re.compile(r"\[([A-Za-z]+ [A-Za-z ]{2,40})\]")
 _CITED = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]|【\d{1,3}】")
-_SENTENCE = re.compile(r"[^.!?。！？\n]*[.!?。！？]?")
+_PROSE = re.compile(r"\w+\s+\w+\s+\w+|[\u3400-\u9fff]{2}")
 
 
 def _fold(text: str) -> str:
@@ -49,8 +50,8 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
         if inner in placeholders:
             removed.append(match.group(0))
             return ""
-        if inner and inner in folded:
-            removed.append(match.group(0))
+        if len(inner) >= 8 and inner in folded or _PROSE.search(inner):
+            removed.append(match.group(0))  # a sentence of the prompt, or prose, in <...>
             return match.group(1)
         return match.group(0)
 

@@ -14,7 +14,8 @@ from .conftest import scored
 
 PUMPS = ("The lubrication pump LP-07 is serviced every 500 operating hours. The hydraulic "
          "pump HP-03 is serviced every 6 months. Supplier: Baltic Bearing Supply.")
-PRESS_ZH = "液压机 PR-300 的额定压力为 300 吨。更换密封件需要停机四个小时。空压机 AC-05 每个月保养一次。"
+PRESS_ZH = ("液压机 PR-300 的额定压力为 300 吨。更换密封件需要停机四个小时。"
+            "空压机 AC-05 每个月保养一次。")
 
 
 def _answer(text: str, evidence, query: str = "") -> Answer:
@@ -103,7 +104,8 @@ def test_absent_identifier_routes_to_absent(run_node) -> None:
                    query=Query(text="How often is the vacuum pump VP-02 serviced?"))
     assert list(out) == ["absent"]
     assert "vp-02" in out["absent"].absent_terms and "vacuum" in out["absent"].absent_terms
-    assert run_node.ctx.details["reason"] == "the question asks about “vp-02”; no document mentions it"
+    assert run_node.ctx.details["reason"] == (
+        "the question asks about “vp-02”; no document mentions it")
     # absent words route only with absent_terms = all
     warranty = _answer("HP-03 is serviced every 6 months [1].", evidence,
                        "What is the warranty period of HP-03?")

@@ -174,3 +174,12 @@ def test_parser_keeps_template_text_when_asked(run_node, evidence) -> None:
     out = run_node(AnswerParser, {"strip_template": False},
                    answer="<The evidence does not say.>", prompt=prompt)["answer"]
     assert out.text == "<The evidence does not say.>"
+
+
+def test_parser_unwraps_an_answer_in_angle_brackets(run_node, evidence) -> None:
+    prompt = _small_prompt(run_node, evidence)
+    reply = "<The warranty of the pump is two years. > [1]"
+    out = run_node(AnswerParser, {}, answer=reply, prompt=prompt)["answer"]
+    assert out.text == "The warranty of the pump is two years. [1]"
+    kept = run_node(AnswerParser, {}, answer="Use the <b> tag [1]", prompt=prompt)["answer"]
+    assert kept.text == "Use the <b> tag [1]"
