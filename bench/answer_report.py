@@ -4,7 +4,8 @@ recall, invented numbers, wrong-language answers, copied template text, median s
     .venv/bin/python bench/answer_report.py FILE.jsonl [FILE.jsonl ...] [--evalset SET]
         [--graph NAME] [--corpus DIR] [--same-questions]
 
-Rows come from ``bench_answer_metrics.py`` (or ``bench_cmrc_answers.py``). Refusal counts
+Rows come from ``bench_answer_metrics.py``. Facts are re-scored with today's answer metrics
+against the evaluation set (so rows of different days compare). Refusal counts
 a refused answer as the positive class: precision = unanswerable refused / all refused,
 recall = unanswerable refused / unanswerable. An invented number is a number (with or
 without a unit) or a date of an answer that is not a refusal and that no evidence block
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 
 from modrag_nodes.generation.claims import Block, extract_claims, question_language
-from modrag_studio.evaluation.answer_metrics import is_refusal
+from modrag_studio.evaluation.answer_metrics import fact_recall, is_refusal
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMERIC = ("quantity", "number", "date")
@@ -70,6 +71,14 @@ def _type(tags: list[str]) -> str:
     return "other"
 
 
+def _facts_right(row: dict, question: dict) -> bool:
+    """Every expected fact stated and not refused, scored now (rows keep the scores of the
+    metrics of their day; this re-scores them with today's)."""
+    facts = [f if isinstance(f, list) else [f] for f in question.get("expected_facts", [])]
+    recall, _ = fact_recall(facts, row.get("answer", ""))
+    return recall == 1.0 and not row.get("refused")
+
+
 def _corpus_blocks(corpus: Path) -> list[str]:
     return [p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*_*.md"))]
 
@@ -78,8 +87,7 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
     """The figures of one group of rows."""
     answerable = [r for r in rows if questions[r["id"]]["answerable"]]
     unanswerable = [r for r in rows if not questions[r["id"]]["answerable"]]
-    facts = [r for r in answerable if r["metrics"].get("fact_recall") == 1.0
-             and not r.get("refused")]
+    facts = [r for r in answerable if _facts_right(r, questions[r["id"]])]
     cites = [r for r in answerable if r["metrics"].get("citation_validity") == 1.0
              and (r["metrics"].get("citation_recall") or 0) > 0]
     refused = [r for r in rows if r.get("refused")]

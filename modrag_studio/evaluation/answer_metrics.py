@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from modrag_studio.engine.datatypes import Answer, Chunk, ScoredChunk
@@ -33,8 +34,6 @@ _UNITS: dict[str, tuple[str, ...]] = {
     "pct": ("percent", "per cent", "%", "％"),
     "person": ("people", "persons", "employees", "staff", "人", "名员工", "名"),
 }
-# Words that may sit between a number and its unit ("500 operating hours").
-_UNIT_FILLERS = r"(?:operating|running|working|service|运行|工作)?\s*"
 _UNIT_ALTERNATIVES = sorted(
     ((alias, unit) for unit, aliases in _UNITS.items() for alias in aliases),
     key=lambda pair: -len(pair[0]),
@@ -52,18 +51,27 @@ _EN_NUMBERS = {
 }
 _NUMBER = (r"(?P<num>(?<![a-z0-9.\-])\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+|\b(?:"
            + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b)")
-_QUANTITY = re.compile(
-    _NUMBER + r"\s*" + _UNIT_FILLERS + r"(?P<unit>"
-    + "|".join(re.escape(alias) for alias, _ in _UNIT_ALTERNATIVES)
-    + r")(?![a-z])",
-)
+_UNIT_GROUP = (r"(?P<unit>" + "|".join(re.escape(alias) for alias, _ in _UNIT_ALTERNATIVES)
+               + r")(?![a-z])")
+_QUANTITY = re.compile(_NUMBER + r"\s*" + _UNIT_GROUP)
+
+
+@lru_cache(maxsize=32)
+def quantity_pattern(fillers: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """Number, unit, and between them at most one of ``fillers`` (words a corpus puts
+    there: "500 operating hours" with ``("operating",)``)."""
+    if not fillers:
+        return _QUANTITY
+    between = "|".join(re.escape(normalise(w)) for w in sorted(fillers, key=len, reverse=True))
+    return re.compile(_NUMBER + r"\s*(?:(?:" + between + r")\s*)?" + _UNIT_GROUP)
 _BARE_NUMBER = re.compile(r"(?<![a-z0-9.\-])\d+(?:\.\d+)?(?![0-9a-z\-])")
-# Words a fact may carry that an answer need not repeat once the quantities match.
+# Words a fact may carry that an answer need not repeat once the quantities match (a
+# corpus's own words, such as "operating" in "500 operating hours", are the ``fillers``
+# argument of the functions below, never a default).
 _FILLERS = frozenset((
     "every", "each", "per", "of", "the", "a", "an", "about", "approximately", "around",
-    "roughly", "is", "are", "at", "in", "on", "operating", "operation", "running", "working",
-    "service", "serviced", "interval", "after", "within", "每", "约", "大约", "个", "为", "的",
-    "是",
+    "roughly", "is", "are", "at", "in", "on", "after", "within", "每", "约", "大约", "个",
+    "为", "的", "是",
 ))
 
 
@@ -97,38 +105,41 @@ def _number(token: str) -> float | None:
     return _cn_number(token)
 
 
-def quantities(text: str) -> list[tuple[float, str]]:
-    """(value, canonical unit) pairs in ``text``: "500 operating hours", "500小时",
-    "５００ h", "四个小时" and "every 3 months" / "每3个月" all read the same."""
+def quantities(text: str, fillers: Iterable[str] = ()) -> list[tuple[float, str]]:
+    """(value, canonical unit) pairs in ``text``: "500 hours", "500小时", "５００ h",
+    "四个小时" and "every 3 months" / "每3个月" all read the same."""
     found: list[tuple[float, str]] = []
-    for match in _QUANTITY.finditer(normalise(text)):
+    for match in quantity_pattern(tuple(fillers)).finditer(normalise(text)):
         value = _number(match.group("num"))
         if value is not None:
             found.append((value, _UNIT_OF[match.group("unit")]))
     return found
 
 
-def _content_words(text: str) -> list[str]:
+def _content_words(text: str, fillers: tuple[str, ...] = ()) -> list[str]:
     """Words (Latin runs) and single CJK characters of ``text``, quantities removed."""
-    stripped = _QUANTITY.sub(" ", normalise(text))
+    stripped = quantity_pattern(fillers).sub(" ", normalise(text))
     words = re.findall(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]|[\u3400-\u9fff]", stripped)
-    return [w for w in words if w not in _FILLERS]
+    skip = _FILLERS | {normalise(w) for w in fillers}
+    return [w for w in words if w not in skip]
 
 
-def fact_found(fact: str, answer_text: str) -> bool:
+def fact_found(fact: str, answer_text: str, fillers: Iterable[str] = ()) -> bool:
     """Whether ``answer_text`` states ``fact``.
 
     A plain substring match after normalisation counts. Otherwise, a fact holding numbers
     with units counts when each of its quantities appears in the answer (in any unit
     spelling or language) and its remaining words do too; a bare number ("640") must appear
-    as a number.
+    as a number. ``fillers``: words of the corpus that may stand between a number and its
+    unit and that a fact may carry without the answer repeating them.
     """
+    fillers = tuple(fillers)
     fact_n, answer_n = normalise(fact), normalise(answer_text)
     if fact_n and _contains(answer_n, fact_n):
         return True
-    fact_quantities = quantities(fact)
+    fact_quantities = quantities(fact, fillers)
     if fact_quantities:
-        answer_quantities = quantities(answer_text)
+        answer_quantities = quantities(answer_text, fillers)
         if not all(q in answer_quantities for q in fact_quantities):
             return False
     else:
@@ -138,8 +149,8 @@ def fact_found(fact: str, answer_text: str) -> bool:
         answer_numbers = {float(n) for n in _BARE_NUMBER.findall(answer_n)}
         if not all(float(n) in answer_numbers for n in numbers):
             return False
-    answer_words = set(_content_words(answer_text))
-    return all(word in answer_words for word in _content_words(fact))
+    answer_words = set(_content_words(answer_text, fillers))
+    return all(word in answer_words for word in _content_words(fact, fillers))
 
 
 def _contains(text: str, phrase: str) -> bool:
@@ -149,14 +160,14 @@ def _contains(text: str, phrase: str) -> bool:
     return re.search(left + re.escape(phrase) + right, text) is not None
 
 
-def fact_recall(expected_facts: Sequence[Sequence[str]], answer_text: str
-                ) -> tuple[float | None, list[str]]:
+def fact_recall(expected_facts: Sequence[Sequence[str]], answer_text: str,
+                fillers: Iterable[str] = ()) -> tuple[float | None, list[str]]:
     """Share of expected facts stated (an item is stated when any alternative is), and the
     facts missed (their first alternative)."""
     if not expected_facts:
         return None, []
     missed = [alts[0] for alts in expected_facts
-              if not any(fact_found(alt, answer_text) for alt in alts)]
+              if not any(fact_found(alt, answer_text, fillers) for alt in alts)]
     return 1 - len(missed) / len(expected_facts), missed
 
 
