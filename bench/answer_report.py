@@ -71,6 +71,12 @@ def _type(tags: list[str]) -> str:
     return "other"
 
 
+def _gold_in_prompt(row: dict, question: dict) -> bool:
+    """Whether the answer was given a document of the question's expected ``doc_ids``."""
+    wanted = set(question.get("expected_evidence", {}).get("doc_ids", []))
+    return bool(wanted & set(row.get("evidence_docs", [])))
+
+
 def _facts_right(row: dict, question: dict) -> bool:
     """Every expected fact stated and not refused, scored now (rows keep the scores of the
     metrics of their day; this re-scores them with today's)."""
@@ -101,9 +107,12 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
     wrong_language = [r for r in rows if not r.get("refused") and r.get("answer")
                       and question_language(r["answer"]) != question_language(r["question"])]
     seconds = [r["metrics"].get("latency_s") or 0 for r in rows]
+    in_prompt = [r for r in answerable if _gold_in_prompt(r, questions[r["id"]])]
     return {
         "questions": len(rows),
         "facts_right": f"{len(facts)}/{len(answerable)}",
+        "facts_right_gold_in_prompt": (f"{sum(r in facts for r in in_prompt)}/{len(in_prompt)}"
+                                       if any("evidence_docs" in r for r in rows) else "-"),
         "citations_right": f"{len(cites)}/{len(answerable)}",
         "unanswerable_refused": f"{len(right_refusals)}/{len(unanswerable)}",
         "answerable_refused": f"{len(refused) - len(right_refusals)}/{len(answerable)}",
@@ -119,7 +128,8 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
 
 
 def report(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -> str:
-    columns = ["questions", "facts_right", "citations_right", "unanswerable_refused",
+    columns = ["questions", "facts_right", "facts_right_gold_in_prompt", "citations_right",
+               "unanswerable_refused",
                "answerable_refused", "refusal_precision", "refusal_recall",
                "invented_numbers", "wrong_language", "template_copied", "median_s"]
     lines = ["| rows | group | " + " | ".join(columns) + " |",

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_answer_metrics.py [--evalset FILE.jsonl]
         [--graphs basic_rag modular_rag corrective_rag] [--out bench_answers.jsonl] [--limit N]
-        [--model qwen|smollm2] [--set NODE.PARAM=VALUE ...]
+        [--model qwen|smollm2] [--set NODE.PARAM=VALUE ...] [--graph-dir bench/graphs]
 
 Each question is run on every graph before the next question starts, in a fixed shuffled
 order, and each scored row is appended to ``--out`` at once; a run stopped early therefore
@@ -50,10 +50,9 @@ class RecordingExecutor(Executor):
 
 
 def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed: int,
-        cache_dir: Path, sets: dict[str, str]) -> None:
+        cache_dir: Path, sets: dict[str, str], graph_dir: Path = ROOT / "sample_graphs") -> None:
     executor = RecordingExecutor(cache=NodeCache(disk_dir=cache_dir))
-    docs = {name: apply_overrides(load(ROOT / "sample_graphs" / f"{name}.json"), sets)
-            for name in graphs}
+    docs = {name: apply_overrides(load(graph_dir / f"{name}.json"), sets) for name in graphs}
     order = list(evalset.questions)
     random.Random(seed).shuffle(order)
     done = {(r["graph"], r["id"]) for r in _rows(out)}
@@ -161,6 +160,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE",
                         help="a param override applied to every graph (repeatable)")
     parser.add_argument("--cache-dir", help="node result cache (default: the user cache)")
+    parser.add_argument("--graph-dir", default=str(ROOT / "sample_graphs"),
+                        help="folder of the graphs named by --graphs")
     parser.add_argument("--table", action="store_true", help="only print the summary of --out")
     parser.add_argument("--verdicts", nargs="+", type=Path, metavar="FILE",
                         help="only print the right/total table of these --out files")
@@ -179,7 +180,7 @@ def main() -> None:
         sets["llm.model"] = MODELS[args.model]
     if not args.table:
         run(load_evalset(args.evalset), args.graphs, out, args.limit, args.seed,
-            Path(args.cache_dir) if args.cache_dir else cache_home(), sets)
+            Path(args.cache_dir) if args.cache_dir else cache_home(), sets, Path(args.graph_dir))
     print(table(out))
 
 
