@@ -22,7 +22,16 @@ from functools import lru_cache
 from pathlib import Path
 
 from modrag_studio.engine.datatypes import Claim
-from modrag_studio.evaluation.answer_metrics import _QUANTITY, quantities
+from modrag_studio.evaluation.answer_metrics import (
+    _NUMBER as _NUMBER_WORD,
+)
+from modrag_studio.evaluation.answer_metrics import (
+    _QUANTITY,
+    _UNIT_GROUP,
+    _UNIT_OF,
+    _number,
+    quantities,
+)
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -39,6 +48,10 @@ _IDENTIFIER = re.compile(
     r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+(?![a-z0-9_\-])"
     r"|(?<![a-z0-9_\-.])[a-z]{1,4}[0-9]{2,}(?![a-z0-9_\-])")
 _NUMBER = re.compile(r"(?<![a-z0-9.\-:])\d+(?:\.\d+)?(?![0-9a-z\-:])")
+# Evidence may put one word between a number and its unit ("500 operating hours", "500运行小时"):
+# the answer's "500 hours" is then stated there.
+_LENIENT_QUANTITY = re.compile(_NUMBER_WORD + r"\s*(?:[a-z]+\s+|[\u3400-\u9fff]{1,2})?"
+                               + _UNIT_GROUP)
 _UNIT_WORD = re.compile(r" ?([a-z]{1,5}|%|°c?)(?![a-z])")
 _LIST_MARK = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
 _NAME = re.compile(r"(?<![\w'])[A-Z][A-Za-z]+(?:[ \-][A-Z][A-Za-z]+)*")
@@ -59,6 +72,8 @@ _QUESTION_WORDS_EN = frozenset((
     "can", "could", "would", "should", "will", "may", "might", "must", "shall", "tell",
     "please", "name", "list", "give", "get", "there", "else", "including", "ones", "one",
     "kind", "type", "exactly", "currently", "usually", "also", "still", "other", "any",
+    "go", "goes", "went", "gone", "use", "uses", "used", "using", "get", "gets", "make",
+    "makes", "made", "take", "takes", "need", "needs", "happen", "happens", "know",
 ))
 _QUESTION_WORDS_ZH = frozenset((
     "什么", "哪些", "哪个", "哪份", "哪台", "哪家", "哪里", "哪儿", "哪位", "多久", "多少",
@@ -118,7 +133,9 @@ class Block:
     @classmethod
     def of(cls, raw: str) -> Block:
         text = " ".join(normalise(raw).split())
-        found = set(quantities(raw))
+        found = set(quantities(raw)) | {
+            (value, _UNIT_OF[m.group("unit")]) for m in _LENIENT_QUANTITY.finditer(text)
+            if (value := _number(m.group("num"))) is not None}
         numbers = {float(n) for n in _NUMBER.findall(text)} | {v for v, _ in found}
         numbers |= {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
         return cls(text, numbers, found)
@@ -276,7 +293,7 @@ def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
 
 def is_identifier(term: str) -> bool:
     """Whether a key term is an identifier (a part number, host name, contract id)."""
-    return bool(_IDENTIFIER.fullmatch(term))
+    return bool(_IDENTIFIER.fullmatch(normalise(term)))
 
 
 def _cut_chinese(text: str) -> list[str]:
@@ -299,7 +316,7 @@ def term_present(term: str, blocks: list[Block], aliases: list[set[str]]) -> boo
         if any(_contains(block.text, s) for s in spellings):
             return True
         if re.fullmatch(r"[a-z][a-z\-']+", term):
-            stem = term[: max(5, len(term) - 3)]
+            stem = term[: max(4, len(term) - 3)]
             if re.search(r"(?<![a-z])" + re.escape(stem), block.text):
                 return True
         elif _CJK.match(term) and len(term) >= 3:
@@ -311,10 +328,11 @@ def term_present(term: str, blocks: list[Block], aliases: list[set[str]]) -> boo
 
 def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
                  aliases: list[set[str]], extra_stop_words: Iterable[str] = ()) -> list[str]:
-    """Key terms of ``question`` that no block contains. A word is judged only when every
-    block is written in its script (an English word may be translated in a Chinese block);
-    identifiers are judged always."""
+    """Key terms of ``question`` that no block contains, spelt as in the question. A word is
+    judged only when every block is written in its script (an English word may be translated
+    in a Chinese block); identifiers are judged always."""
     scripts = {_script(text) for text in raw_blocks}
+    norm, index = normalise_map(question)
     absent = []
     for term in key_terms(question, extra_stop_words):
         identifier = is_identifier(term)
@@ -322,5 +340,6 @@ def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
         if not identifier and scripts - {script}:
             continue
         if not term_present(term, blocks, aliases):
-            absent.append(term)
+            at = norm.find(term)
+            absent.append(question[index[at]:index[at + len(term) - 1] + 1] if at >= 0 else term)
     return absent
