@@ -13,6 +13,7 @@ contains is "absent", the sign of a question the evidence does not answer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 from modrag_studio.engine.datatypes import Claim
 from modrag_studio.evaluation.answer_metrics import (
@@ -83,6 +85,16 @@ _QUESTION_WORDS_ZH = frozenset((
     "被", "把", "对", "从", "到", "它", "他", "她", "其", "该", "这", "那", "之间", "一个",
     "间接", "哪种", "哪一", "单程",
 ))
+
+
+@lru_cache(maxsize=8)
+def source_identity(*modules: ModuleType) -> str:
+    """A hash of the modules' sources: a node whose work is done by helper modules puts it
+    in its fingerprint, so a cached result never outlives a change of those helpers."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @lru_cache(maxsize=1)
@@ -235,7 +247,12 @@ def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
         month = next((n for n, name in enumerate(_MONTHS, 1) if name[:3] in text), None)
         parts += [float(month)] if month else []
         return bool(parts) and all(p in block.numbers for p in parts)
-    return any(_contains(block.text, s) for s in _spellings(text, aliases))
+    if any(_contains(block.text, s) for s in _spellings(text, aliases)):
+        return True
+    if claim.kind == "name" and re.search(r"[a-z]{3}s$", text):  # "Reporting Services"
+        singular = re.sub(r"(?:(?<=ss)es|(?<=[^s])s)$", "", text)
+        return any(_contains(block.text, s) for s in _spellings(singular, aliases))
+    return False
 
 
 def locate(claims: list[Claim], blocks: list[Block], cited: set[int], question: str,

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.generation import claims
 from modrag_nodes.generation.claims import (
     Block,
     absent_terms,
@@ -32,6 +33,7 @@ from modrag_nodes.generation.claims import (
     load_aliases,
     locate,
     question_language,
+    source_identity,
 )
 from modrag_nodes.generation.parser import extract_citations
 from modrag_studio.engine.cache import stable_hash
@@ -40,6 +42,7 @@ from modrag_studio.engine.lineage import EvidenceRole
 from modrag_studio.engine.node import NodeContext, NodeType
 from modrag_studio.engine.paths import resolve_path
 from modrag_studio.engine.ports import InputPort, OutputPort
+from modrag_studio.evaluation import answer_metrics
 from modrag_studio.evaluation.answer_metrics import is_refusal
 
 ClaimKind = Literal["quantity", "number", "date", "identifier", "name"]
@@ -103,9 +106,9 @@ class GroundingCheck(NodeType):
 
     def fingerprint(self, params: GroundingParams, inputs: dict[str, Any],
                     run_inputs: dict[str, Any]) -> str | None:
-        if not params.aliases_file:
-            return None
-        return stable_hash(resolve_path(params.aliases_file).read_text(encoding="utf-8"))
+        aliases = (resolve_path(params.aliases_file).read_text(encoding="utf-8")
+                   if params.aliases_file else None)
+        return stable_hash([source_identity(claims, answer_metrics), aliases])
 
     def run(self, ctx: NodeContext, params: GroundingParams, answer: Answer,
             evidence: list[ScoredChunk] | None = None,

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.generation import template_echo
+from modrag_nodes.generation.claims import source_identity
 from modrag_nodes.generation.messy_parsing import extract_json
 from modrag_nodes.generation.prompt import REFUSAL
 from modrag_nodes.generation.schema_check import schema_errors
@@ -146,9 +148,9 @@ class AnswerParser(NodeType):
 
     def fingerprint(self, params: ParserParams, inputs: dict[str, Any],
                     run_inputs: dict[str, Any]) -> str | None:
-        if params.json_schema_file is None:
-            return None
-        return stable_hash(_read_schema(params.json_schema_file))
+        schema = (_read_schema(params.json_schema_file) if params.json_schema_file is not None
+                  else None)
+        return stable_hash([source_identity(template_echo), schema])
 
     def run(self, ctx: NodeContext, params: ParserParams, answer: Answer | str,
             prompt: Prompt | None = None, evidence: list[ScoredChunk] | None = None,

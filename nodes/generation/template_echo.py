@@ -25,6 +25,16 @@ def _fold(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def _like(text: str, placeholder: str) -> bool:
+    """A placeholder half translated or reworded ("<句子 with the facts>"): most of its
+    words are there."""
+    words = placeholder.split()
+    if len(words) < 3:
+        return False
+    have = set(re.findall(r"[a-z]+", text))
+    return sum(w in have for w in words) >= 0.6 * len(words)
+
+
 def instruction_text(prompt: Prompt) -> str:
     """The prompt's messages without the evidence texts."""
     text = "\n".join(m.content for m in prompt.messages)
@@ -47,7 +57,7 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
 
     def angle(match: re.Match[str]) -> str:
         inner = _fold(match.group(1))
-        if inner in placeholders:
+        if inner in placeholders or any(_like(inner, p) for p in placeholders):
             removed.append(match.group(0))
             return ""
         if len(inner) >= 8 and inner in folded or _PROSE.search(inner):

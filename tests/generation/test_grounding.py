@@ -149,3 +149,12 @@ def test_key_terms() -> None:
     assert key_terms("How often is the lubrication pump LP-07 serviced?") == [
         "lp-07", "lubrication", "pump", "serviced"]
     assert key_terms("液压机 PR-300 的额定压力是多少？")[:2] == ["pr-300", "液压机"]
+
+
+def test_plural_names_and_helper_code_in_the_fingerprint() -> None:
+    assert _claims("Reporting Services and Payment Gateways", "The Reporting Service and the "
+                   "Payment Gateway.") == {"Reporting Services": "cited",
+                                           "Payment Gateways": "cited"}
+    params = GroundingCheck.Params()
+    first = GroundingCheck().fingerprint(params, {}, {})
+    assert first and first == GroundingCheck().fingerprint(params, {}, {})
