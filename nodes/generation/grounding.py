@@ -58,12 +58,13 @@ class GroundingParams(BaseModel):
     kinds: list[ClaimKind] = Field(
         default_factory=lambda: list(ALL_KINDS),
         description="Claim kinds checked: quantity, number, date, identifier, name")
-    absent_terms: Literal["off", "identifiers", "all"] = Field(
+    absent_terms: Literal["off", "identifiers", "ask", "all"] = Field(
         "identifiers", description="Key terms of the question that no evidence block contains "
-                                   "are named; which of them route the answer to 'absent': "
-                                   "identifiers (LP-07, VP-02), all (content words too; on "
-                                   "the demo set words also flagged 12 of 42 answerable "
-                                   "questions), off (none named)")
+                                   "are named; identifiers (LP-07, VP-02) route the answer to "
+                                   "'absent'; ask: an absent word also makes the first "
+                                   "attempt 'ungrounded' (the retry names it); all: an absent "
+                                   "word routes to 'absent' too (on the demo set words were "
+                                   "absent for 8 to 12 of 42 answerable questions); off: none")
     stop_words: list[str] = Field(
         default_factory=list, description="More words that are never key terms")
     aliases_file: str | None = Field(
@@ -143,6 +144,8 @@ class GroundingCheck(NodeType):
                   if params.absent_terms != "off" and question else [])
         blocking = absent if params.absent_terms == "all" else [
             t for t in absent if is_identifier(t)]
+        asking = (params.absent_terms == "ask" and attempt == 1 and not refused
+                  and bool(absent) and not blocking)
         language = question_language(question) if question else ""
         wrong_language = (params.check_language and attempt == 1 and bool(question)
                           and not refused and question_language(answer.text) != language)
@@ -150,11 +153,12 @@ class GroundingCheck(NodeType):
                                             "evidence": items, "query": question})
         if blocking and not refused:
             port = "absent"
-        elif missing and not refused or wrong_language:
+        elif missing and not refused or wrong_language or asking:
             port = "ungrounded"
         else:
             port = "grounded"
-        reason = narrate(claims, missing, blocking if port == "absent" else [], refused,
+        reason = narrate(claims, missing, absent if asking and not missing else
+                         blocking if port == "absent" else [], refused,
                          language if wrong_language else "", params.scope)
         found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
         if found_elsewhere and params.scope == "evidence":

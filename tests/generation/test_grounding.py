@@ -158,3 +158,16 @@ def test_plural_names_and_helper_code_in_the_fingerprint() -> None:
     params = GroundingCheck.Params()
     first = GroundingCheck().fingerprint(params, {}, {})
     assert first and first == GroundingCheck().fingerprint(params, {}, {})
+
+
+def test_absent_words_ask_for_one_retry(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS)]
+    answer = _answer("HP-03 is serviced every 6 months [1].", evidence,
+                     "What is the warranty period of HP-03?")
+    first = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer)
+    assert list(first) == ["ungrounded"]
+    assert run_node.ctx.details["reason"] == (
+        "the question asks about “warranty”, “period”; no document mentions it")
+    again = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer, iteration=1)
+    assert list(again) == ["grounded"] and again["grounded"].absent_terms == ["warranty",
+                                                                              "period"]
