@@ -132,6 +132,8 @@ def report(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -> s
                "unanswerable_refused",
                "answerable_refused", "refusal_precision", "refusal_recall",
                "invented_numbers", "wrong_language", "template_copied", "median_s"]
+    if not any(q.get("expected_evidence", {}).get("doc_ids") for q in questions.values()):
+        columns.remove("facts_right_gold_in_prompt")
     lines = ["| rows | group | " + " | ".join(columns) + " |",
              "|---|---|" + "---|" * len(columns)]
     for source in dict.fromkeys((r["_file"], r["graph"]) for r in rows):
