@@ -7,7 +7,9 @@ recall, invented numbers, wrong-language answers, copied template text, median s
 Rows come from ``bench_answer_metrics.py``. Facts are re-scored with today's answer metrics
 against the evaluation set (so rows of different days compare). Refusal counts
 a refused answer as the positive class: precision = unanswerable refused / all refused,
-recall = unanswerable refused / unanswerable. An invented number is a number (with or
+recall = unanswerable refused / unanswerable. For sets with document ids (CMRC), ``span_80``
+counts answers holding 80% of the gold span's characters in order (gold spans there carry
+context words: "树高可达55米" for an answer "高度可达55米"). An invented number is a number (with or
 without a unit) or a date of an answer that is not a refusal and that no evidence block
 contains; rows stored before the evidence was kept are checked against the whole corpus
 (``--corpus``), which can only under-count.
@@ -23,7 +25,7 @@ import sys
 from pathlib import Path
 
 from modrag_nodes.generation.claims import Block, extract_claims, question_language
-from modrag_studio.evaluation.answer_metrics import fact_recall, is_refusal
+from modrag_studio.evaluation.answer_metrics import fact_recall, is_refusal, normalise
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMERIC = ("quantity", "number", "date")
@@ -71,6 +73,30 @@ def _type(tags: list[str]) -> str:
     return "other"
 
 
+def span_coverage(gold: str, answer: str) -> float:
+    """Share of the gold span's characters the answer has in the same order (longest common
+    subsequence over the span's length): a span quoted with other words around it scores 1."""
+    gold, answer = normalise(gold).replace(" ", ""), normalise(answer).replace(" ", "")
+    if not gold:
+        return 0.0
+    row = [0] * (len(answer) + 1)
+    for g in gold:
+        previous = 0
+        for j, a in enumerate(answer, start=1):
+            current = row[j]
+            row[j] = previous + 1 if g == a else max(row[j], row[j - 1])
+            previous = current
+    return row[-1] / len(gold)
+
+
+def _span_right(row: dict, question: dict, least: float = 0.8) -> bool:
+    """Every expected fact's best alternative covered at ``least`` (and not refused)."""
+    facts = [f if isinstance(f, list) else [f] for f in question.get("expected_facts", [])]
+    return bool(facts) and not row.get("refused") and all(
+        max(span_coverage(alt, row.get("answer", "")) for alt in alts) >= least
+        for alts in facts)
+
+
 def _gold_in_prompt(row: dict, question: dict) -> bool:
     """Whether the answer was given a document of the question's expected ``doc_ids``."""
     wanted = set(question.get("expected_evidence", {}).get("doc_ids", []))
@@ -111,6 +137,8 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
     return {
         "questions": len(rows),
         "facts_right": f"{len(facts)}/{len(answerable)}",
+        "span_80": f"{sum(_span_right(r, questions[r['id']]) for r in answerable)}"
+                   f"/{len(answerable)}",
         "facts_right_gold_in_prompt": (f"{sum(r in facts for r in in_prompt)}/{len(in_prompt)}"
                                        if any("evidence_docs" in r for r in rows) else "-"),
         "citations_right": f"{len(cites)}/{len(answerable)}",
@@ -134,6 +162,8 @@ def report(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -> s
                "invented_numbers", "wrong_language", "template_copied", "median_s"]
     if not any(q.get("expected_evidence", {}).get("doc_ids") for q in questions.values()):
         columns.remove("facts_right_gold_in_prompt")
+    else:
+        columns.insert(2, "span_80")
     lines = ["| rows | group | " + " | ".join(columns) + " |",
              "|---|---|" + "---|" * len(columns)]
     for source in dict.fromkeys((r["_file"], r["graph"]) for r in rows):
