@@ -253,8 +253,17 @@ def _named(answer: Answer) -> list[str]:
     identifiers = [t for t in answer.absent_terms if is_identifier(t)]
     if identifiers:
         return identifiers
-    claims = [c.text for c in answer.claims if c.verdict in ("missing", "evidence")]
-    return claims or [f"“{t}”" for t in answer.absent_terms]
+    return ungrounded_claims(answer) or [f"“{t}”" for t in answer.absent_terms]
+
+
+def ungrounded_claims(answer: Answer) -> list[str]:
+    """The claims no evidence block states, else (scope 'cited') those only uncited blocks
+    state."""
+    for verdict in ("missing", "evidence"):
+        named = [c.text for c in answer.claims if c.verdict == verdict]
+        if named:
+            return list(dict.fromkeys(named))
+    return []
 
 
 class RefuseParams(BaseModel):

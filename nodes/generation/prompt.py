@@ -311,7 +311,8 @@ def _language(text: str) -> str:
 
 
 def _feedback(instruction: str, feedback: Answer) -> str:
-    named = [c.text for c in feedback.claims if c.verdict in ("missing", "evidence")]
+    named = [c.text for c in feedback.claims if c.verdict == "missing"] or [
+        c.text for c in feedback.claims if c.verdict == "evidence"]
     named += [f"“{t}”" for t in feedback.absent_terms]
     return (instruction.replace("{feedback}", feedback.text)
             .replace("{ungrounded}", ", ".join(dict.fromkeys(named)) or "(none named)"))

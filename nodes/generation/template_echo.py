@@ -90,6 +90,9 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
             pattern = re.compile(r"\s*".join(map(re.escape, refusal.split())), re.IGNORECASE)
             text = pattern.sub(" ", text)
             removed.append(refusal)
+    if text.lstrip().startswith("<") and ">" not in text:  # an answer pattern left open
+        removed.append("<")
+        text = text.lstrip()[1:]
     text = re.sub(r"[ \t]{2,}", " ", text)
     text = re.sub(r"^\s*[:：-]\s*", "", text.strip())
     return text.strip(), removed

@@ -171,3 +171,15 @@ def test_absent_words_ask_for_one_retry(run_node) -> None:
     again = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer, iteration=1)
     assert list(again) == ["grounded"] and again["grounded"].absent_terms == ["warranty",
                                                                               "period"]
+
+
+def test_refusal_names_only_what_no_block_states(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS), scored("press", 0.8, text=PRESS_ZH)]
+    answer = _answer("PR-300 is serviced every 7 months [1].", evidence,
+                     "How often is PR-300 serviced?")
+    out = run_node(GroundingCheck, {"scope": "evidence", "fix_citations": False},
+                   answer=answer)
+    assert [(c.text, c.verdict) for c in out["ungrounded"].claims] == [
+        ("PR-300", "evidence"), ("7 months", "missing")]
+    refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
+    assert refusal.text == "The documents do not mention 7 months."
