@@ -29,7 +29,8 @@ from modrag_studio.evaluation.answer_metrics import fact_recall, is_refusal, nor
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMERIC = ("quantity", "number", "date")
-TEMPLATE = re.compile(r"<[^<>\n]{2,80}>|\[block number\]|write the answer as", re.IGNORECASE)
+TEMPLATE = re.compile(r"<[^<>\n]{2,600}>|^\s*<|\[block number\]|write the answer as",
+                      re.IGNORECASE)
 
 
 def invented_numbers(answer: str, blocks: list[str]) -> list[str]:

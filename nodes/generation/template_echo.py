@@ -15,7 +15,7 @@ import re
 
 from modrag_studio.engine.datatypes import Prompt
 
-_ANGLE = re.compile(r"<\s*([^<>\n]{1,120}?)\s*>")
+_ANGLE = re.compile(r"<\s*([^<>\n]{1,600}?)\s*>")
 _WORD_BRACKET = re.compile(r"\[([A-Za-z]+ [A-Za-z ]{2,40})\]")
 _CITED = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]|【\d{1,3}】")
 _PROSE = re.compile(r"\w+\s+\w+\s+\w+|[\u3400-\u9fff]{2}")

@@ -162,6 +162,8 @@ def _small_prompt(run_node, evidence, question: str = "How long is the warranty?
     ("保修期为两年 <The evidence does not say.> [1]", "保修期为两年 [1]"),
     ("<句子 with the facts> 保修期为两年 [1]", "保修期为两年 [1]"),
     ("<The warranty is two years [1].", "The warranty is two years [1]."),
+    ("<" + "The warranty is two years. " * 8 + "> [1]", ("The warranty is two years. " * 8
+                                                       ).strip() + " [1]"),
 ])
 def test_parser_never_passes_template_text(run_node, evidence, reply, text) -> None:
     prompt = _small_prompt(run_node, evidence)
