@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_answer_metrics.py [--evalset FILE.jsonl]
         [--graphs basic_rag modular_rag corrective_rag] [--out bench_answers.jsonl] [--limit N]
-        [--model qwen|smollm2] [--set NODE.PARAM=VALUE ...]
+        [--model qwen|smollm2] [--set NODE.PARAM=VALUE ...] [--graph-dir bench/graphs]
 
 Each question is run on every graph before the next question starts, in a fixed shuffled
 order, and each scored row is appended to ``--out`` at once; a run stopped early therefore
@@ -22,8 +22,11 @@ import random
 import sys
 from pathlib import Path
 
+from answer_report import row_extras
+
 from modrag_studio.commands.common import apply_overrides, parse_pairs
 from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.core.paths import cache_home
 from modrag_studio.engine.run.executor import Executor
@@ -47,10 +50,9 @@ class RecordingExecutor(Executor):
 
 
 def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed: int,
-        cache_dir: Path, sets: dict[str, str]) -> None:
+        cache_dir: Path, sets: dict[str, str], graph_dir: Path = ROOT / "sample_graphs") -> None:
     executor = RecordingExecutor(cache=NodeCache(disk_dir=cache_dir))
-    docs = {name: apply_overrides(load(ROOT / "sample_graphs" / f"{name}.json"), sets)
-            for name in graphs}
+    docs = {name: apply_overrides(load(graph_dir / f"{name}.json"), sets) for name in graphs}
     order = list(evalset.questions)
     random.Random(seed).shuffle(order)
     done = {(r["graph"], r["id"]) for r in _rows(out)}
@@ -62,7 +64,12 @@ def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed:
             report = evaluate_answers(doc, single, executor=executor)
             row = {"graph": name, "model": _model(doc), **report.results[0].to_dict(),
                    "node_seconds": {v.node_id: round(v.duration_s, 1)
-                                    for v in executor.last.trace.visits if v.duration_s >= 1}}
+                                    for v in executor.last.trace.visits if v.duration_s >= 1},
+                   "routes": {v.node_id: v.details["route"] for v in executor.last.trace.visits
+                              if v.details.get("route")}}
+            answer = executor.last.shared_outputs.get("answer")
+            if isinstance(answer, Answer):
+                row.update(row_extras(answer, question.question))
             with out.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
             print(f"[{n}/{len(order)}] {name} {question.id}: "
@@ -153,6 +160,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="NODE.PARAM=VALUE",
                         help="a param override applied to every graph (repeatable)")
     parser.add_argument("--cache-dir", help="node result cache (default: the user cache)")
+    parser.add_argument("--graph-dir", default=str(ROOT / "sample_graphs"),
+                        help="folder of the graphs named by --graphs")
     parser.add_argument("--table", action="store_true", help="only print the summary of --out")
     parser.add_argument("--verdicts", nargs="+", type=Path, metavar="FILE",
                         help="only print the right/total table of these --out files")
@@ -171,7 +180,7 @@ def main() -> None:
         sets["llm.model"] = MODELS[args.model]
     if not args.table:
         run(load_evalset(args.evalset), args.graphs, out, args.limit, args.seed,
-            Path(args.cache_dir) if args.cache_dir else cache_home(), sets)
+            Path(args.cache_dir) if args.cache_dir else cache_home(), sets, Path(args.graph_dir))
     print(table(out))
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from modrag_nodes.generation.fact_match import fact_recall, is_refusal
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
@@ -23,8 +24,6 @@ from modrag_studio.evaluation.answer_metrics import (
     answer_length,
     citation_scores,
     evidence_ranking,
-    fact_recall,
-    is_refusal,
     mean,
     tokens_used,
 )

@@ -18,7 +18,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.messy_parsing import extract_json
+from modrag_nodes.generation.prompt import REFUSAL
 from modrag_nodes.generation.schema_check import schema_errors
+from modrag_nodes.generation.template_echo import instruction_text, strip_echo
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -118,6 +120,9 @@ class ParserParams(BaseModel):
         "fail", description="json: fail the node, or keep the text and warn, when the reply "
                             "has no valid JSON")
     require_citations: bool = Field(False, description="Warn when the answer cites nothing")
+    strip_template: bool = Field(
+        True, description="Remove prompt-template text the model copied (placeholders such "
+                          "as <sentence with the facts>, [block number], instruction lines)")
 
 
 class AnswerParser(NodeType):
@@ -143,7 +148,7 @@ class AnswerParser(NodeType):
     def fingerprint(self, params: ParserParams, inputs: dict[str, Any],
                     run_inputs: dict[str, Any]) -> str | None:
         if params.json_schema_file is None:
-            return None
+            return None  # template_echo's code is in the cache key (code identity)
         return stable_hash(_read_schema(params.json_schema_file))
 
     def run(self, ctx: NodeContext, params: ParserParams, answer: Answer | str,
@@ -153,6 +158,12 @@ class AnswerParser(NodeType):
         if evidence is None:
             evidence = prompt.evidence if prompt is not None else base.evidence
         raw = _THINK.sub("", base.text).strip()
+        if params.strip_template and prompt is not None:
+            refusal = REFUSAL if REFUSAL in instruction_text(prompt) else ""
+            cleaned, removed = strip_echo(raw, prompt, refusal)
+            if removed:
+                ctx.note(template_text_removed=removed)
+                raw = cleaned or refusal or cleaned
         text, data = raw, None
         if params.format == "json":
             text, data = self._parse_json(ctx, params, raw)

@@ -186,8 +186,12 @@ class PromptParams(BaseModel):
         "A previous answer to this question was judged not supported by the evidence:\n"
         "{feedback}\nWrite a new answer that states only what the evidence supports.",
         description="Appended to the user message when a 'feedback' answer arrives "
-                    "(a self-check loop); {feedback} is that answer's text",
+                    "(a self-check loop); {feedback} is that answer's text, {ungrounded} "
+                    "the claims a grounding check found in no evidence block",
     )
+    answer_language: Literal["any", "question"] = Field(
+        "any", description="question: end the user message with an instruction, in the "
+                           "question's language, to answer in that language")
 
 
 class PromptBuilder(NodeType):
@@ -264,7 +268,9 @@ class PromptBuilder(NodeType):
             system = render_template(system_text, values, where="param 'system'")
             user = render_template(template, values, where=where)
             if feedback is not None:
-                user += "\n\n" + params.feedback_instruction.replace("{feedback}", feedback.text)
+                user += "\n\n" + _feedback(params.feedback_instruction, feedback)
+            if params.answer_language == "question":
+                user += "\n\n" + LANGUAGE_LINES[_language(query.original or query.text)]
             messages = [ChatMessage(role="system", content=system)] if system.strip() else []
             if turns and not inline_history:
                 messages.extend(turns)
@@ -294,6 +300,22 @@ class PromptBuilder(NodeType):
             ctx.note(dropped_reason="lowest-scored evidence dropped first to fit the budget")
         return {"prompt": Prompt(messages=messages, evidence=kept, dropped=dropped_ids,
                                  token_estimate=tokens)}
+
+
+LANGUAGE_LINES = {"en": "Answer in English.", "zh": "请用中文回答。"}
+
+
+def _language(text: str) -> str:
+    cjk = len(_CJK.findall(text))
+    return "zh" if cjk and cjk > len(re.findall(r"[A-Za-z]", text)) / 3 else "en"
+
+
+def _feedback(instruction: str, feedback: Answer) -> str:
+    named = [c.text for c in feedback.claims if c.verdict == "missing"] or [
+        c.text for c in feedback.claims if c.verdict == "evidence"]
+    named += [f"“{t}”" for t in feedback.absent_terms]
+    return (instruction.replace("{feedback}", feedback.text)
+            .replace("{ungrounded}", ", ".join(dict.fromkeys(named)) or "(none named)"))
 
 
 def _count(messages: list[ChatMessage]) -> int:

@@ -1,8 +1,10 @@
 """Rule-based entity and relation extraction: no language model needed.
 
 Entities come from a user dictionary (canonical name, type, aliases in any language), from
-identifier patterns (contract numbers such as ``HT-2024-0892``, part and machine numbers such
-as ``SKF-6205`` or ``CNC-A01``) and from service intervals (``every 3 months``, ``每3个月``).
+identifier patterns (part and machine numbers such as ``SKF-6205`` or ``CNC-A01``; a
+corpus's own schemes, such as the demo corpus's contract numbers ``HT-2024-0892``, come
+from its dictionary's ``id_patterns``, which win over the built-in ones) and from service
+intervals (``every 3 months``, ``每3个月``).
 Relations come from trigger phrases between mentions in one sentence: in
 "The Order Service depends on the Inventory Service and the Payment Gateway" the trigger
 ``depends on`` links the clause's first mention before it to the enumerated mentions after it.
@@ -45,8 +47,9 @@ DEFAULT_RELATIONS: dict[str, dict[str, Any]] = {
                         "triggers": ["is responsible for", "负责"]},
 }
 
+# A corpus's own id schemes (the demo corpus's contracts HT-2024-0892) go in its dictionary's
+# "id_patterns", which come before these.
 DEFAULT_ID_PATTERNS: list[dict[str, str]] = [
-    {"pattern": r"\bHT-\d{4}-\d{3,5}\b", "type": "Contract"},
     {"pattern": r"\b(?=[A-Z\-]*\d)[A-Z]{2,5}(?:-[A-Z0-9]{1,8}){1,3}\b", "type": "Identifier"},
 ]
 
@@ -359,7 +362,7 @@ def build_extractor(params: RuleParams) -> tuple[RuleExtractor, str]:
         try:
             entities = [DictEntity(**e) for e in data.get("entities", [])] + entities
             relations.update({k: RelationRule(**v) for k, v in data.get("relations", {}).items()})
-            patterns += [IdPattern(**p) for p in data.get("id_patterns", [])]
+            patterns[:0] = [IdPattern(**p) for p in data.get("id_patterns", [])]
         except (TypeError, ValueError) as exc:
             raise NodeConfigError(f"param 'dictionary': invalid entry: {exc}") from exc
     relations.update(params.relations)

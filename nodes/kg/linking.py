@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,12 +32,11 @@ if TYPE_CHECKING:
 _STOP_TEXT = """
 a an the of to in on at by for from with and or not is are was were be been do does did
 what which who whom whose why how when where if then than this that these those it its
-his her their there here any all some other else more most does ultimately including
-indirect ones through under contract via about into onto up down upstream downstream
-depend depends depending affected affect affects call calls called service services
-module modules machine machines company plant person people mentor mentors mentored
-often long many much
+his her their there here any all some other else more most does including ones through
+under via about into onto up down often long many much
 """
+# English function and question words only: words of a corpus's own questions ("service",
+# "mentor", "upstream") go in the node's 'stop_words' param.
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _CAPITALISED = re.compile(r"\b[A-Z][\w\-]*(?:\s+(?:[A-Z][\w\-]*|of|de|von))*")
@@ -53,6 +53,9 @@ class LinkParams(BaseModel):
                                        description="Cosine an embedding match needs")
     min_confidence: float = Field(0.5, ge=0, le=1, description="Links below are dropped")
     max_links: int = Field(10, ge=1, le=100, description="Keep at most this many links")
+    stop_words: list[str] = Field(
+        default_factory=list, description="More words that never start or end a mention "
+                                          "(the corpus's own generic words: service, mentor)")
 
 
 def _matcher(store: KGStore) -> re.Pattern[str] | None:
@@ -66,8 +69,8 @@ def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(s < end and start < e for s, e in spans)
 
 
-def _ngrams(text: str, spans: list[tuple[int, int]], longest: int = 4
-            ) -> list[tuple[str, int, int]]:
+def _ngrams(text: str, spans: list[tuple[int, int]], longest: int = 4,
+            stop: frozenset[str] = STOP_WORDS) -> list[tuple[str, int, int]]:
     """Word n-grams (longest first) outside the spans, without stop-word-only grams."""
     words = [m for m in _WORDS.finditer(text) if not _covered(spans, m.start(), m.end())]
     grams = []
@@ -76,9 +79,9 @@ def _ngrams(text: str, spans: list[tuple[int, int]], longest: int = 4
             group = words[i:i + size]
             if any(b.start() - a.end() > 2 for a, b in zip(group, group[1:], strict=False)):
                 continue
-            if all(w.group().lower() in STOP_WORDS for w in group):
+            if all(w.group().lower() in stop for w in group):
                 continue
-            if group[0].group().lower() in STOP_WORDS or group[-1].group().lower() in STOP_WORDS:
+            if group[0].group().lower() in stop or group[-1].group().lower() in stop:
                 continue
             start, end = group[0].start(), group[-1].end()
             grams.append((text[start:end], start, end))
@@ -88,16 +91,17 @@ def _ngrams(text: str, spans: list[tuple[int, int]], longest: int = 4
     return grams
 
 
-def candidate_mentions(text: str) -> list[tuple[str, int, int]]:
+def candidate_mentions(text: str, stop: frozenset[str] = STOP_WORDS
+                       ) -> list[tuple[str, int, int]]:
     """Spans that look like names: identifiers, capitalised phrases, quoted text."""
     found = []
     for pattern in (_IDENTIFIER, _CAPITALISED, _QUOTED):
         for m in pattern.finditer(text):
             group = 1 if pattern is _QUOTED else 0
             words = m.group(group).split()
-            while words and words[0].lower() in STOP_WORDS:
+            while words and words[0].lower() in stop:
                 words = words[1:]
-            if words and " ".join(words).lower() not in STOP_WORDS:
+            if words and " ".join(words).lower() not in stop:
                 phrase = " ".join(words)
                 start = m.start(group) + m.group(group).find(phrase)
                 found.append((phrase, start, start + len(phrase)))
@@ -107,8 +111,10 @@ def candidate_mentions(text: str) -> list[tuple[str, int, int]]:
 def link_entities(question: str, store: KGStore, *, fuzzy_threshold: float = 85,
                   embedder: EmbedderSpec | None = None, embedding_threshold: float = 0.8,
                   min_confidence: float = 0.5, max_links: int = 10,
-                  ctx: NodeContext | None = None) -> EntityLinks:
+                  ctx: NodeContext | None = None, stop_words: Iterable[str] = ()
+                  ) -> EntityLinks:
     text = unicodedata.normalize("NFKC", question)
+    stop = STOP_WORDS | {w.lower() for w in stop_words}
     links: list[EntityLink] = []
     spans: list[tuple[int, int]] = []
 
@@ -127,11 +133,12 @@ def link_entities(question: str, store: KGStore, *, fuzzy_threshold: float = 85,
                 exact = normalize(m.group()) == normalize(node)
                 add(m.group(), node, "exact" if exact else "alias", 1.0 if exact else 0.95,
                     m.start(), m.end())
-    for gram, start, end in _ngrams(text, spans):
+    for gram, start, end in _ngrams(text, spans, stop=stop):
         if not _covered(spans, start, end) and (node := store.aliases.lookup(gram)):
             add(gram, node, "alias", 0.9, start, end)
-    _fuzzy(text, store, spans, fuzzy_threshold, add)
-    candidates = [c for c in candidate_mentions(text) if not _covered(spans, c[1], c[2])]
+    _fuzzy(text, store, spans, fuzzy_threshold, add, stop)
+    candidates = [c for c in candidate_mentions(text, stop)
+                  if not _covered(spans, c[1], c[2])]
     if embedder is not None and candidates:
         _by_embedding(store, candidates, embedder, embedding_threshold, add, ctx)
     unlinked = []
@@ -143,14 +150,14 @@ def link_entities(question: str, store: KGStore, *, fuzzy_threshold: float = 85,
 
 
 def _fuzzy(text: str, store: KGStore, spans: list[tuple[int, int]], threshold: float,
-           add: Any) -> None:
+           add: Any, stop: frozenset[str] = STOP_WORDS) -> None:
     from rapidfuzz import fuzz, process
 
     keys = list(store.aliases.to_dict())
     normalised = [normalize(k) for k in keys]
     if not keys:
         return
-    for gram, start, end in _ngrams(text, spans):
+    for gram, start, end in _ngrams(text, spans, stop=stop):
         key = normalize(gram)
         if len(key) < 4 or _covered(spans, start, end):
             continue
@@ -216,7 +223,8 @@ class LinkEntities(NodeType):
         result = link_entities(query.text, store_of(graph), ctx=ctx, embedder=embedder,
                                fuzzy_threshold=params.fuzzy_threshold,
                                embedding_threshold=params.embedding_threshold,
-                               min_confidence=params.min_confidence, max_links=params.max_links)
+                               min_confidence=params.min_confidence, max_links=params.max_links,
+                               stop_words=params.stop_words)
         ctx.note(links=[f"{x.mention} -> {x.node} ({x.method} {x.confidence})"
                         for x in result.links], unlinked=result.unlinked)
         return {"links": result}

@@ -66,6 +66,9 @@ class SearchParams(BaseModel):
     hub_penalty: float = Field(0.5, ge=0, le=4, description="Exponent of the hub down-weighting "
                                                             "(0: none)")
     hop_decay: float = Field(0.8, gt=0, le=1, description="Score factor per hop")
+    link_stop_words: list[str] = Field(
+        default_factory=list, description="Without a 'links' input: more words that never "
+                                          "start or end a mention (see kg.link)")
     max_paths: int = Field(30, ge=1, le=1000, description="Paths returned, best first")
     top_k: int = Field(10, ge=1, le=1000, description="Chunks returned")
     min_link_confidence: float = Field(0.5, ge=0, le=1, description="Weaker links are no seeds")
@@ -173,7 +176,7 @@ def path_chunks(store: KGStore, paths: list[GraphPath], seeds: dict[str, float],
 def search(store: KGStore, question: str, links: EntityLinks | None, params: SearchParams,
            chunks: dict[str, Chunk] | None = None) -> tuple[GraphSearchResult, list[str]]:
     if links is None:
-        links = link_entities(question, store)
+        links = link_entities(question, store, stop_words=params.link_stop_words)
     seeds: dict[str, float] = {}
     for link in links.links:
         if link.confidence >= params.min_link_confidence and link.node in store.graph:

@@ -8,8 +8,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from modrag_nodes.generation.fact_match import fact_found
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.answer_metrics import fact_found
 from modrag_studio.evaluation.evalset import (
     EvalQuestion,
     EvalSetError,

@@ -23,6 +23,9 @@ def cheap_sample(folder: Path) -> Path:
     data = json.loads(SAMPLE.read_text(encoding="utf-8"))
     keep = {"corpus", "load", "split"}
     data["nodes"] = [n for n in data["nodes"] if n["id"] in keep]
+    for item in data["nodes"]:
+        if item["id"] == "load":
+            item["params"]["glob"] = "en_*.md"  # the English files only (the sample reads all)
     data["nodes"].append({"id": "chunks", "type": "graph.output", "params": {"name": "chunks"}})
     data["edges"] = [e for e in data["edges"]
                      if e["from"].split(".")[0] in keep and e["to"].split(".")[0] in keep]

@@ -140,3 +140,50 @@ def test_citation_forms_small_models_write(evidence, text, refs) -> None:
 def test_parenthesised_numbers_that_are_not_citations(evidence) -> None:
     text = "Steps:\n(1) open the cover (at 20 °C)\n(2) check it (5 times) within (3) days."
     assert extract_citations(text, evidence) == []
+
+
+def _small_prompt(run_node, evidence, question: str = "How long is the warranty?"):
+    from modrag_nodes.generation.prompt import PromptBuilder
+
+    return run_node(PromptBuilder, {"preset": "small_model"}, query=Query(text=question),
+                    evidence=evidence)["prompt"]
+
+
+@pytest.mark.parametrize("reply, text", [
+    ("<The evidence does not say.>", "The evidence does not say."),
+    ("< sentence with the facts> The warranty is two years. [1]",
+     "The warranty is two years. [1]"),
+    ("<sentence with the facts> [block number]", "The evidence does not say."),
+    ("Write the answer as: <sentence with the facts> [block number]\nTwo years [1].",
+     "Two years [1]."),
+    ("The evidence does not say. The warranty is two years [1].",
+     "The warranty is two years [1]."),
+    ("The warranty is two years [1].", "The warranty is two years [1]."),
+    ("保修期为两年 <The evidence does not say.> [1]", "保修期为两年 [1]"),
+    ("<句子 with the facts> 保修期为两年 [1]", "保修期为两年 [1]"),
+    ("<The warranty is two years [1].", "The warranty is two years [1]."),
+    ("<" + "The warranty is two years. " * 8 + "> [1]", ("The warranty is two years. " * 8
+                                                       ).strip() + " [1]"),
+])
+def test_parser_never_passes_template_text(run_node, evidence, reply, text) -> None:
+    prompt = _small_prompt(run_node, evidence)
+    out = run_node(AnswerParser, {}, answer=reply, prompt=prompt)["answer"]
+    assert out.text == text
+    assert "<" not in out.text and "[block number]" not in out.text
+    assert all(c.valid for c in out.citations)
+
+
+def test_parser_keeps_template_text_when_asked(run_node, evidence) -> None:
+    prompt = _small_prompt(run_node, evidence)
+    out = run_node(AnswerParser, {"strip_template": False},
+                   answer="<The evidence does not say.>", prompt=prompt)["answer"]
+    assert out.text == "<The evidence does not say.>"
+
+
+def test_parser_unwraps_an_answer_in_angle_brackets(run_node, evidence) -> None:
+    prompt = _small_prompt(run_node, evidence)
+    reply = "<The warranty of the pump is two years. > [1]"
+    out = run_node(AnswerParser, {}, answer=reply, prompt=prompt)["answer"]
+    assert out.text == "The warranty of the pump is two years. [1]"
+    kept = run_node(AnswerParser, {}, answer="Use the <b> tag [1]", prompt=prompt)["answer"]
+    assert kept.text == "Use the <b> tag [1]"

@@ -159,3 +159,30 @@ def test_auto_preset_follows_the_model(run_node, make_chunk, backend, model, sma
                       llm=llm)["prompt"]
     assert (prompt.user.startswith("Evidence:\n[1] Two years.")) is small
     assert ("Evidence 1 [warranty]" in prompt.user) is not small
+
+
+@pytest.mark.parametrize("question, line", [
+    ("How often is LP-07 serviced?", "Answer in English."),
+    ("空压机 AC-05 多久保养一次？", "请用中文回答。"),
+])
+def test_answer_in_the_language_of_the_question(run_node, make_chunk, question, line) -> None:
+    evidence = [make_chunk("pumps", 0.9)]
+    params = {"preset": "small_model", "answer_language": "question"}
+    prompt = run_node(PromptBuilder, params, query=Query(text=question),
+                      evidence=evidence)["prompt"]
+    assert prompt.user.endswith(line)
+    plain = run_node(PromptBuilder, {"preset": "small_model"}, query=Query(text=question),
+                     evidence=evidence)["prompt"]
+    assert line not in plain.user
+
+
+def test_feedback_names_the_ungrounded_claims(run_node, make_chunk) -> None:
+    from modrag_studio.engine.core.datatypes import Claim
+
+    feedback = Answer(text="It is 15,000 psi [1].", claims=[
+        Claim(text="15,000 psi", kind="number", verdict="missing"),
+        Claim(text="PR-300", kind="identifier", verdict="cited", block=1)])
+    params = {"feedback_instruction": "Was: {feedback} Unsupported: {ungrounded}."}
+    prompt = run_node(PromptBuilder, params, query=Q, evidence=[make_chunk("press", 0.9)],
+                      feedback=feedback)["prompt"]
+    assert prompt.user.endswith("Was: It is 15,000 psi [1]. Unsupported: 15,000 psi.")

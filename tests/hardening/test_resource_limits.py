@@ -26,7 +26,8 @@ def test_overlay_card_materialises_one_page_of_100k_chunks(qtbot, chunks):
     from PySide6.QtGui import QImage, QPainter
     from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
-    from modrag_studio.ui.inspection.overlays import OverlayCard, content_for
+    from modrag_studio.ui.inspection.card_content import content_for
+    from modrag_studio.ui.inspection.overlays import OverlayCard
 
     content = content_for(chunks, "chunks")
     built: list[int] = []

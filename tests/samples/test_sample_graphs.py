@@ -38,6 +38,7 @@ class Scripted:
         self.grades: list[str] | None = None  # per-chunk grades, in order (default: 1st yes)
         self.graded = 0
         self.calls: list[str] = []
+        self.answer: str | None = None  # the answer to every answer prompt (default: fixed)
 
     def kind(self, messages: list[ChatMessage]) -> str:
         system = messages[0].content if messages[0].role == "system" else ""
@@ -77,6 +78,8 @@ class Scripted:
             return "CNC-A01 vibration cause"
         if kind == "hyde":
             return "The vibration on CNC-A01 was caused by a worn bearing."
+        if kind == "answer" and self.answer is not None:
+            return self.answer
         if kind == "answer":
             first = re.search(r"Evidence 1 \[([^\]]+)\]", user)
             plain = re.search(r"^\[1\] ", user, flags=re.MULTILINE)  # small-model preset
@@ -213,6 +216,19 @@ def test_modular_rag_product_question_answers_with_citations(run, llm) -> None:
         assert any("LP-07" in item.chunk.text for item in answer.evidence)
     else:
         check_answer(answer, fallback=True)
+
+
+@pytest.mark.parametrize("name", ["modular_rag.json", "corrective_rag.json"])
+def test_grounding_refuses_before_the_self_check(run, llm, name) -> None:
+    llm.answer = "The lubrication pump LP-07 is serviced every 250 hours [1]."
+    doc = sample(name)
+    if name == "modular_rag.json":
+        doc.node("guard").params["threshold"] = -10.0  # the guard always passes here
+    result = run(doc, question="How often is the lubrication pump LP-07 serviced?")
+    assert route(result, "ground") == "ungrounded"
+    assert statuses(result, "check") == ["skipped"] and "judge" not in llm.calls
+    answer = result.outputs["answer"]
+    assert answer.fallback is True and answer.text == "The documents do not mention 250 hours."
 
 
 def test_modular_rag_unsupported_loops_once_then_falls_back(run, llm) -> None:

@@ -8,7 +8,7 @@ from PySide6.QtGui import QFontMetricsF
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.ui.canvas.elide_id import elide_id
-from modrag_studio.ui.inspection.overlays import MIDDLE, chunk_content
+from modrag_studio.ui.inspection.card_content import MIDDLE, chunk_content
 
 pytestmark = pytest.mark.ui
 

@@ -9,7 +9,8 @@ import pytest
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk, SourceRank
 from modrag_studio.engine.run.trace import NodeVisit, summarize
 from modrag_studio.ui.evaluate.metrics import node_metrics
-from modrag_studio.ui.inspection.overlays import OverlayCard, content_for, rank_move
+from modrag_studio.ui.inspection.card_content import content_for, rank_move
+from modrag_studio.ui.inspection.overlays import OverlayCard
 from modrag_studio.ui.inspection.views import RecordTable, view_for
 from modrag_studio.ui.present.narrate import describe_visit
 

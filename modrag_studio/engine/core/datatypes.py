@@ -143,6 +143,19 @@ class Citation(Contract):
     valid: bool = True
 
 
+class Claim(Contract):
+    """One checkable statement of an answer (a number, date, identifier or name) and where
+    the evidence states it: ``cited`` (a block the answer cites), ``evidence`` (another
+    block), ``question`` (only the question says it) or ``missing``."""
+
+    text: str
+    kind: str
+    start: int = 0
+    end: int = 0
+    verdict: str = "missing"
+    block: int | None = None
+
+
 class Answer(Contract):
     """Generated text with its citations and the evidence it was given."""
 
@@ -154,6 +167,8 @@ class Answer(Contract):
     model: str = ""
     fallback: bool = False
     query: str = ""
+    claims: list[Claim] = Field(default_factory=list)
+    absent_terms: list[str] = Field(default_factory=list)
 
     def preview(self) -> str:
         cites = f" [{len(self.citations)} citations]" if self.citations else ""

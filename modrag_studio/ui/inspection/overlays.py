@@ -9,19 +9,29 @@ and no other card; under the mouse a card opens to its full width and text.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen, QTextDocument
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsSceneMouseEvent
 
-from modrag_studio.engine.core.datatypes import Answer, Chunk, Document, ScoredChunk
-from modrag_studio.engine.core.formatting import short as _short
+from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.ui.canvas.elide_id import elide_id
+from modrag_studio.ui.inspection.card_content import (
+    ACCENTS,
+    DOWN,
+    MIDDLE,
+    MUTED,
+    TEXT,
+    CardContent,
+    Cell,
+    answer_content,
+    content_for,
+    metrics_content,
+)
+from modrag_studio.ui.inspection.grounding_marks import marked_html
 
 PAGE = 4
-MIDDLE = Qt.TextElideMode.ElideMiddle  # ids: see elide_id (stem start and "#n" kept)
 COLLAPSED_FONT_PT = 15.0  # the one-line summary of a card on a zoomed-out canvas
 PAD = 8.0
 CARD_WIDTH = 214.0  # a compact card fits a layout column (auto layout: 230 apart)
@@ -29,141 +39,6 @@ GAP = 8.0           # between a card and anything else
 STATUS_H, CAPTION_H = 20.0, 24.0  # a node's state word above it, its caption below
 Z_OVERLAY = 0.5     # above wires, below nodes; raised to Z_HOVER under the mouse
 Z_HOVER = 1000.0
-TEXT = QColor("#e6e9ef")
-MUTED = QColor("#9aa3b2")
-UP, DOWN = QColor("#6fd08c"), QColor("#f07178")
-ACCENTS = {"chunks": QColor("#4fb3bf"), "documents": QColor("#7aa2f7"),
-           "scores": QColor("#e0af68"), "answer": QColor("#9ece6a"),
-           "metrics": QColor("#bb9af7")}
-
-
-@dataclass
-class Cell:
-    text: str
-    width: float
-    color: QColor = field(default_factory=lambda: QColor(TEXT))
-    bold: bool = False
-    lines: int = 1
-    align: Qt.AlignmentFlag = Qt.AlignmentFlag.AlignLeft
-    elide: Qt.TextElideMode = Qt.TextElideMode.ElideRight  # ids: ElideMiddle
-
-
-@dataclass
-class CardContent:
-    """What one card shows: a title, a row count and a way to build any page of rows."""
-
-    kind: str
-    title: str
-    total: int
-    rows: Callable[[int, int], list[list[Cell]]]
-    header: list[Cell] | None = None
-    body: str = ""          # free text (answers), drawn above rows
-    body_width: float = 330.0
-
-
-def _first(value: Any) -> Any:
-    return value[0] if isinstance(value, list) and value else None
-
-
-def content_for(value: Any, port: str = "") -> CardContent | None:
-    """The card for an output value, decided by its type; None when it has no overlay."""
-    if isinstance(value, Answer):
-        return answer_content(value)
-    if not isinstance(value, list) or not value:
-        return None
-    head = _first(value)
-    if isinstance(head, ScoredChunk):
-        return score_content(value)
-    if isinstance(head, Chunk):
-        return chunk_content(value)
-    if isinstance(head, Document):
-        return document_content(value)
-    return None
-
-
-def chunk_content(chunks: list[Chunk]) -> CardContent:
-    def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(c.chunk_id, 60, ACCENTS["chunks"], bold=True, elide=MIDDLE),
-                 Cell(_short(c.text, 90), 180, lines=2)] for c in chunks[start:start + count]]
-    return CardContent("chunks", f"{len(chunks):,} chunks", len(chunks), rows)
-
-
-def document_content(docs: list[Document]) -> CardContent:
-    def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(d.doc_id, 60, ACCENTS["documents"], bold=True, elide=MIDDLE),
-                 Cell(_short(d.title or d.text, 90), 180, lines=2)]
-                for d in docs[start:start + count]]
-    return CardContent("documents", f"{len(docs):,} documents", len(docs), rows)
-
-
-def rank_move(final_rank: int, source_rank: int | None) -> tuple[str, QColor]:
-    """'↑3' when a chunk moved up three places from that input list, '↓2' down, '=' same."""
-    if source_rank is None:
-        return "–", MUTED
-    moved = source_rank - final_rank
-    if moved > 0:
-        return f"#{source_rank} ↑{moved}", UP
-    if moved < 0:
-        return f"#{source_rank} ↓{-moved}", DOWN
-    return f"#{source_rank} =", MUTED
-
-
-def score_content(scored: list[ScoredChunk]) -> CardContent:
-    sources: list[str] = []
-    moved = any(len(item.sources) > 1 or (item.sources and item.retriever not in item.sources)
-                for item in scored[:50])
-    for item in scored[:50] if moved else []:
-        for name in item.sources:
-            if name not in sources and name != item.retriever:  # not its own ranking
-                sources.append(name)
-    sources = sources[:3]
-    header = [Cell("#", 24, MUTED), Cell("chunk", 70, MUTED), Cell("score", 56, MUTED)]
-    header += [Cell(_short(name, 10), 64, MUTED) for name in sources]
-
-    def rows(start: int, count: int) -> list[list[Cell]]:
-        out = []
-        for offset, item in enumerate(scored[start:start + count]):
-            rank = item.rank or start + offset + 1
-            row = [Cell(str(rank), 24, MUTED), Cell(item.chunk_id, 70, bold=True, elide=MIDDLE),
-                   Cell(f"{item.score:.4g}", 56, ACCENTS["scores"])]
-            for name in sources:
-                src = item.sources.get(name)
-                text, color = rank_move(rank, src.rank if src else None)
-                row.append(Cell(text, 64, color))
-            out.append(row)
-        return out
-    kind = scored[0].score_kind
-    return CardContent("scores", f"{len(scored):,} scored ({kind})", len(scored), rows, header)
-
-
-def answer_content(answer: Answer | str, streaming: bool = False) -> CardContent:
-    if isinstance(answer, str):
-        text, cites = answer, []
-    else:
-        text, cites = answer.text, answer.citations
-
-    def rows(start: int, count: int) -> list[list[Cell]]:
-        out = []
-        for cite in cites[start:start + count]:
-            where = cite.doc_id + (f" · {cite.chunk_id}" if cite.chunk_id else "")
-            color = ACCENTS["answer"] if cite.valid else DOWN
-            out.append([Cell(f"[{cite.ref}]", 34, color, bold=True),
-                        Cell(_short(where, 40), 206, MUTED)])
-        return out
-    title = "Answer (streaming…)" if streaming else (
-        f"Answer · {len(cites)} citation{'s' if len(cites) != 1 else ''}")
-    return CardContent("answer", title, len(cites), rows, body=_short(text, 600) or "…",
-                       body_width=240.0)
-
-
-def metrics_content(metrics: dict[str, float], title: str = "Evaluation") -> CardContent:
-    items = sorted(metrics.items())
-
-    def rows(start: int, count: int) -> list[list[Cell]]:
-        return [[Cell(name, 110, MUTED),
-                 Cell(f"{value:.3f}" if isinstance(value, float) else str(value), 70,
-                      ACCENTS["metrics"], bold=True)] for name, value in items[start:start + count]]
-    return CardContent("metrics", title, len(items), rows)
 
 
 class OverlayCard(QGraphicsObject):
@@ -332,8 +207,11 @@ class OverlayCard(QGraphicsObject):
             painter.setPen(TEXT)
             painter.save()
             painter.setClipRect(QRectF(PAD, y, inner, self._body_h))
-            painter.drawText(QRectF(PAD, y, inner, self._body_h),
-                             int(Qt.TextFlag.TextWordWrap), self.content.body)
+            if self.content.marks:
+                self._draw_marked_body(painter, y, inner)
+            else:
+                painter.drawText(QRectF(PAD, y, inner, self._body_h),
+                                 int(Qt.TextFlag.TextWordWrap), self.content.body)
             painter.restore()
             y += self._body_h
         if self.content.header:
@@ -346,6 +224,16 @@ class OverlayCard(QGraphicsObject):
             y += height
         if self._pager:
             self._draw_pager(painter, y + 2, rect.width())
+
+    def _draw_marked_body(self, painter: QPainter, y: float, inner: float) -> None:
+        document = QTextDocument()
+        document.setDefaultFont(self.font)
+        document.setDocumentMargin(0)
+        document.setTextWidth(inner)
+        document.setHtml(marked_html(self.content.body, self.content.marks, TEXT.name(),
+                                     DOWN.name()))
+        painter.translate(PAD, y)
+        document.drawContents(painter, QRectF(0, 0, inner, self._body_h))
 
     def _draw_row(self, painter: QPainter, row: list[Cell], y: float, height: float) -> None:
         x = PAD

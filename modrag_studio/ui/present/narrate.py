@@ -105,6 +105,12 @@ def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | N
     phrases = [_flag(p, s) if s.type == "bool" else describe_output(visit, s)
                for p, s in visit.outputs.items() if p != uncut]
     phrase = "; ".join(phrases) if phrases else "finished without output"
+    claims = visit.details.get("claims")
+    if isinstance(claims, list) and visit.details.get("reason"):  # a grounding check
+        phrase = (f"looked up {_plural(len(claims), 'claim')} of the answer in the documents: "
+                  f"{visit.details['reason']}")
+        route = visit.details.get("route")
+        return f"{name} {phrase}" + (f"; the answer goes on as “{route}”." if route else ".")
     if visit.details.get("route"):
         phrase += f"; it chose the “{visit.details['route']}” branch"
         if visit.details.get("reason"):

@@ -1,0 +1,348 @@
+"""Claims of an answer and where the evidence states them (no model call).
+
+A claim is a number with its unit, a bare number, a date or time, an identifier (part
+numbers, host names, contract ids) or a proper name. Text is compared after the
+normalisation of the answer metrics: NFKC (full-width digits), case folding, thousands
+separators removed; quantities compare as (value, unit), so "500 hours", "500小时" and
+"五百小时" are one claim, and "四个小时" matches "4 hours".
+
+Key terms of a question are its identifiers and content words (English words outside a
+stop list, Chinese words cut by jieba when it is installed); a term no evidence block
+contains is "absent", the sign of a question the evidence does not answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from modrag_nodes.generation.fact_match import (
+    NUMBER,
+    QUANTITY,
+    UNIT_GROUP,
+    UNIT_OF,
+    parse_number,
+    quantities,
+)
+from modrag_studio.engine.core.datatypes import Claim
+
+_CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")
+_MONTH_ALT = "|".join(_MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+_DATE = re.compile(
+    r"(?<![0-9])\d{4}-\d{1,2}(?:-\d{1,2})?(?![0-9])|\d{4}年\d{1,2}月(?:\d{1,2}[日号])?"
+    r"|(?<![0-9])\d{1,2}:\d{2}(?![0-9])"
+    rf"|\b(?:{_MONTH_ALT})\.? \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH_ALT})\.?(?: \d{{4}})?\b"
+    rf"|\b(?:{_MONTH_ALT}) \d{{4}}\b")
+_IDENTIFIER = re.compile(
+    r"(?<![a-z0-9_\-.])(?=[a-z0-9_.\-]*[0-9])(?=[a-z0-9_.\-]*[a-z])"
+    r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+(?![a-z0-9_\-])"
+    r"|(?<![a-z0-9_\-.])[a-z]{1,4}[0-9]{2,}(?![a-z0-9_\-])")
+_NUMBER = re.compile(r"(?<![a-z0-9.\-:])\d+(?:\.\d+)?(?![0-9a-z\-:])")
+# Evidence may put one word between a number and its unit ("500 operating hours", "500运行小时"):
+# the answer's "500 hours" is then stated there.
+_LENIENT_QUANTITY = re.compile(NUMBER + r"\s*(?:[a-z]+\s+|[\u3400-\u9fff]{1,2})?"
+                               + UNIT_GROUP)
+_UNIT_WORD = re.compile(r" ?([a-z]{1,5}|%|°c?)(?![a-z])")
+_LIST_MARK = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
+_NAME = re.compile(r"(?<![\w'])[A-Z][A-Za-z]+(?:[ \-][A-Z][A-Za-z]+)*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？]|\n)\s*$")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_HERE = Path(__file__).resolve().parent
+# Words that start answers or name the prompt's parts, never a claim in themselves.
+_ANSWER_WORDS = frozenset((
+    "evidence", "block", "blocks", "document", "documents", "answer", "question", "source",
+    "sources", "note", "yes", "no", "however", "therefore", "also", "according", "based",
+    "both", "each", "every", "there", "these", "those", "this", "that", "it", "its",
+    "they", "he", "she", "his", "her", "their", "the", "a", "an", "in", "on", "at", "if",
+    "for", "from", "to", "of", "and", "or", "but", "as", "by", "with", "so", "then", "when",
+))
+_QUESTION_WORDS_EN = frozenset((
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "often", "many",
+    "much", "long", "does", "did", "do", "is", "are", "was", "were", "has", "have", "had",
+    "can", "could", "would", "should", "will", "may", "might", "must", "shall", "tell",
+    "please", "name", "list", "give", "get", "there", "else", "including", "ones", "one",
+    "kind", "type", "exactly", "currently", "usually", "also", "still", "other", "any",
+    "go", "goes", "went", "gone", "use", "uses", "used", "using", "get", "gets", "make",
+    "makes", "made", "take", "takes", "need", "needs", "happen", "happens", "know",
+))
+_QUESTION_WORDS_ZH = frozenset((
+    "什么", "哪些", "哪个", "哪份", "哪台", "哪家", "哪里", "哪儿", "哪位", "多久", "多少",
+    "多长", "多长时间", "几点", "几个", "为什么", "怎么", "怎样", "如何", "是否", "是不是",
+    "是谁", "谁", "一次", "需要", "如果", "会", "有", "哪", "请问", "以及", "还有", "又",
+    "时间", "可以", "能", "是", "的", "吗", "呢", "了", "和", "与", "及", "或", "在", "由",
+    "被", "把", "对", "从", "到", "它", "他", "她", "其", "该", "这", "那", "之间", "一个",
+    "哪种", "哪一",
+))
+
+
+@lru_cache(maxsize=1)
+def english_stop_words() -> frozenset[str]:
+    path = _HERE.parent / "retrieval" / "stopwords_en.txt"
+    words = path.read_text(encoding="utf-8").split() if path.is_file() else []
+    return frozenset(words) | _QUESTION_WORDS_EN
+
+
+def normalise_map(text: str) -> tuple[str, list[int]]:
+    """The answer metrics' normalisation of ``text`` and, for each character of it, the
+    index of the character of ``text`` it came from (so spans map back)."""
+    out: list[str] = []
+    index: list[int] = []
+    for i, char in enumerate(text):
+        for piece in unicodedata.normalize("NFKC", char).casefold():
+            out.append(piece)
+            index.append(i)
+    joined = "".join(out)
+    drop = {m.start() for m in re.finditer(r"(?<=\d)[,，](?=\d{3}\b)", joined)}
+    if drop:
+        out = [c for n, c in enumerate(out) if n not in drop]
+        index = [i for n, i in enumerate(index) if n not in drop]
+    return "".join(out), index
+
+
+def normalise(text: str) -> str:
+    return normalise_map(text)[0]
+
+
+def _contains(text: str, phrase: str) -> bool:
+    """``phrase`` in ``text``, not inside a longer Latin word or number."""
+    if not phrase:
+        return False
+    left = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", phrase) else ""
+    right = r"(?![a-z0-9])" if re.search(r"[a-z0-9]$", phrase) else ""
+    return re.search(left + re.escape(phrase) + right, text) is not None
+
+
+@dataclass
+class Block:
+    """One evidence block, normalised once: its text, numbers and quantities."""
+
+    text: str
+    numbers: set[float] = field(default_factory=set)
+    quantities: set[tuple[float, str]] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, raw: str) -> Block:
+        text = " ".join(normalise(raw).split())
+        found = set(quantities(raw)) | {
+            (value, UNIT_OF[m.group("unit")]) for m in _LENIENT_QUANTITY.finditer(text)
+            if (value := parse_number(m.group("num"))) is not None}
+        numbers = {float(n) for n in _NUMBER.findall(text)} | {v for v, _ in found}
+        numbers |= {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+        return cls(text, numbers, found)
+
+
+def load_aliases(path: str | Path | None) -> list[set[str]]:
+    """Groups of names that mean the same entity, from a corpus dictionary file
+    (``entities[].name`` and ``aliases``, the format of ``kg.extract_rules``)."""
+    if not path:
+        return []
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    groups = []
+    for entity in data.get("entities", []):
+        names = [entity.get("name", ""), *entity.get("aliases", [])]
+        group = {" ".join(normalise(n).split()) for n in names if n}
+        if len(group) > 1:
+            groups.append(group)
+    return groups
+
+
+def _spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:
+    found = {claim_norm}
+    for group in aliases:
+        if claim_norm in group:
+            found |= group
+    return found
+
+
+def extract_claims(answer: str) -> list[Claim]:
+    """The claims of ``answer`` in reading order, with spans into ``answer``. Citations
+    (``[1]``, ``[doc_id]``) and list markers are not claims."""
+    masked = _CITATION.sub(lambda m: " " * len(m.group(0)), answer)
+    masked = _LIST_MARK.sub(lambda m: " " * len(m.group(0)), masked)
+    norm, index = normalise_map(masked)
+    taken: list[tuple[int, int]] = []
+    claims: list[Claim] = []
+
+    def add(kind: str, first: int, last: int) -> None:
+        if first >= last or any(s < last and first < e for s, e in taken):
+            return
+        taken.append((first, last))
+        claims.append(Claim(text=answer[first:last], kind=kind, start=first, end=last))
+
+    def add_norm(kind: str, match: re.Match[str]) -> None:
+        if match.end() > match.start():
+            add(kind, index[match.start()], index[match.end() - 1] + 1)
+
+    for match in _DATE.finditer(norm):
+        add_norm("date", match)
+    for match in _IDENTIFIER.finditer(norm):
+        add_norm("identifier", match)
+    for match in QUANTITY.finditer(norm):
+        add_norm("quantity", match)
+    for match in _NUMBER.finditer(norm):
+        unit = _UNIT_WORD.match(norm, match.end())
+        if unit and unit.group(1) not in english_stop_words():
+            first = index[match.start()]
+            add("number", first, index[unit.end() - 1] + 1)
+        else:
+            add_norm("number", match)
+    for start, end in _names(masked):
+        add("name", start, end)
+    return sorted(claims, key=lambda c: c.start)
+
+
+def _names(text: str) -> Iterable[tuple[int, int]]:
+    """Spans of capitalised word runs that look like proper names ("Ingrid Holm",
+    "Baltic Bearing Supply"); a sentence's first word counts only in a run of two."""
+    for match in _NAME.finditer(text):
+        words = [(m.start() + match.start(), m.end() + match.start())
+                 for m in re.finditer(r"[A-Za-z]+", match.group(0))]
+        while words and text[words[0][0]:words[0][1]].lower() in _ANSWER_WORDS:
+            words.pop(0)
+        while words and text[words[-1][0]:words[-1][1]].lower() in _ANSWER_WORDS:
+            words.pop()
+        if not words:
+            continue
+        at_start = bool(_SENTENCE_START.search(text[:words[0][0]]))
+        if len(words) == 1 and (at_start or len(text[words[0][0]:words[0][1]]) < 3):
+            continue
+        yield words[0][0], words[-1][1]
+
+
+def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
+    """Whether ``block`` states ``claim``."""
+    text = " ".join(normalise(claim.text).split())
+    if claim.kind == "quantity":
+        wanted = quantities(claim.text)
+        return bool(wanted) and all(q in block.quantities for q in wanted)
+    if claim.kind == "number":
+        value = re.match(r"\d+(?:\.\d+)?", text)
+        return value is not None and float(value.group(0)) in block.numbers
+    if claim.kind == "date":
+        if _contains(block.text, text):
+            return True
+        parts = [float(n) for n in re.findall(r"\d+", text)]
+        month = next((n for n, name in enumerate(_MONTHS, 1) if name[:3] in text), None)
+        parts += [float(month)] if month else []
+        return bool(parts) and all(p in block.numbers for p in parts)
+    if any(_contains(block.text, s) for s in _spellings(text, aliases)):
+        return True
+    if claim.kind == "name" and re.search(r"[a-z]{3}s$", text):  # "Reporting Services"
+        singular = re.sub(r"(?:(?<=ss)es|(?<=[^s])s)$", "", text)
+        return any(_contains(block.text, s) for s in _spellings(singular, aliases))
+    return False
+
+
+def locate(claims: list[Claim], blocks: list[Block], cited: set[int], question: str,
+           aliases: list[set[str]]) -> list[Claim]:
+    """Each claim with its verdict: ``cited`` (in a block the answer cites; every block
+    when it cites none), ``evidence`` (another block), ``question`` or ``missing``."""
+    asked = Block.of(question)
+    located = []
+    for claim in claims:
+        hits = [n for n, block in enumerate(blocks, start=1)
+                if claim_found(claim, block, aliases)]
+        in_cited = [n for n in hits if n in cited or not cited]
+        if in_cited:
+            verdict, block = "cited", in_cited[0]
+        elif hits:
+            verdict, block = "evidence", hits[0]
+        elif claim_found(claim, asked, aliases):
+            verdict, block = "question", None
+        else:
+            verdict, block = "missing", None
+        located.append(claim.model_copy(update={"verdict": verdict, "block": block}))
+    return located
+
+
+def _script(text: str) -> str:
+    cjk = len(_CJK.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return "zh" if cjk > latin / 3 else "en"
+
+
+def question_language(text: str) -> str:
+    """``zh`` when the text is mostly Chinese, else ``en``."""
+    return "zh" if _CJK.search(text) and _script(text) == "zh" else "en"
+
+
+def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
+    """The question's identifiers and content words, normalised, in order."""
+    norm = " ".join(normalise(question).split())
+    stop = english_stop_words() | {normalise(w) for w in extra_stop_words}
+    terms: list[str] = []
+    for match in _IDENTIFIER.finditer(norm):
+        terms.append(match.group(0))
+    rest = _IDENTIFIER.sub(" ", norm)
+    for word in re.findall(r"[a-z][a-z\-']*[a-z]", rest):
+        word = word.removesuffix("'s")
+        if len(word) < 3 or word in stop or word.endswith("ly"):
+            continue
+        terms.append(word)
+    chinese = "".join(ch if _CJK.match(ch) else " " for ch in rest)
+    for word in _cut_chinese(chinese):
+        if len(word) >= 2 and word not in _QUESTION_WORDS_ZH and word not in stop:
+            terms.append(word)
+    return list(dict.fromkeys(terms))
+
+
+def is_identifier(term: str) -> bool:
+    """Whether a key term is an identifier (a part number, host name, contract id)."""
+    return bool(_IDENTIFIER.fullmatch(normalise(term)))
+
+
+def _cut_chinese(text: str) -> list[str]:
+    if not text.strip():
+        return []
+    try:
+        import jieba
+    except ImportError:  # no segmenter: whole runs of Chinese characters
+        return text.split()
+    jieba.setLogLevel(60)
+    return [w.strip() for w in jieba.lcut(text) if w.strip()]
+
+
+def term_present(term: str, blocks: list[Block], aliases: list[set[str]]) -> bool:
+    """Whether some block contains ``term`` (an English word also by its first letters:
+    "serviced" finds "service"; a Chinese word of three or more characters also when all
+    but one of its two-character pieces appear)."""
+    spellings = _spellings(term, aliases)
+    for block in blocks:
+        if any(_contains(block.text, s) for s in spellings):
+            return True
+        if re.fullmatch(r"[a-z][a-z\-']+", term):
+            stem = term[: max(4, len(term) - 3)]
+            if re.search(r"(?<![a-z])" + re.escape(stem), block.text):
+                return True
+        elif _CJK.match(term) and len(term) >= 3:
+            pieces = [term[i:i + 2] for i in range(len(term) - 1)]
+            if sum(p in block.text for p in pieces) >= len(pieces) - 1:
+                return True
+    return False
+
+
+def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
+                 aliases: list[set[str]], extra_stop_words: Iterable[str] = ()) -> list[str]:
+    """Key terms of ``question`` that no block contains, spelt as in the question. A word is
+    judged only when every block is written in its script (an English word may be translated
+    in a Chinese block); identifiers are judged always."""
+    scripts = {_script(text) for text in raw_blocks}
+    norm, index = normalise_map(question)
+    absent = []
+    for term in key_terms(question, extra_stop_words):
+        identifier = is_identifier(term)
+        script = "zh" if _CJK.match(term) else "en"
+        if not identifier and scripts - {script}:
+            continue
+        if not term_present(term, blocks, aliases):
+            at = norm.find(term)
+            absent.append(question[index[at]:index[at + len(term) - 1] + 1] if at >= 0 else term)
+    return absent

@@ -1,0 +1,303 @@
+"""Grounding check (no model call) and the refusal that names what the documents lack.
+
+``check.grounding`` finds the answer's claims (numbers with units, dates, identifiers,
+proper names; see ``claims``) and looks each up in the evidence blocks the answer cites
+(param ``scope``: or in any block). It emits the answer, its ``claims`` filled in, on
+``grounded`` or ``ungrounded``; the question's key terms that no block contains go to
+``Answer.absent_terms`` and, when any is found, the answer is routed to ``absent``
+(a retry cannot help: the evidence lacks what was asked). Typical wiring:
+
+    parse.answer -> check.grounding
+    grounded   -> answer.select.primary
+    ungrounded -> prompt.build.feedback   (loop, max_iterations 1: one retry, the
+                                           prompt names the ungrounded claims)
+    ungrounded -> answer.refuse.answer    (after the retry)
+    absent     -> answer.refuse.answer
+    answer.refuse.answer -> answer.select.fallback
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_nodes.generation.claims import (
+    Block,
+    absent_terms,
+    claim_found,
+    extract_claims,
+    is_identifier,
+    load_aliases,
+    locate,
+    question_language,
+)
+from modrag_nodes.generation.fact_match import is_refusal
+from modrag_nodes.generation.parser import extract_citations
+from modrag_studio.engine.cache.node_cache import stable_hash
+from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
+
+ClaimKind = Literal["quantity", "number", "date", "identifier", "name"]
+ALL_KINDS: list[ClaimKind] = ["quantity", "number", "date", "identifier", "name"]
+
+
+class GroundingParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    scope: Literal["cited", "evidence"] = Field(
+        "cited", description="cited: a claim must be in a block the answer cites (any block "
+                             "when it cites none); evidence: in any evidence block (found "
+                             "elsewhere is then grounded, and noted)")
+    kinds: list[ClaimKind] = Field(
+        default_factory=lambda: list(ALL_KINDS),
+        description="Claim kinds checked: quantity, number, date, identifier, name")
+    absent_terms: Literal["off", "identifiers", "ask", "all"] = Field(
+        "identifiers", description="Key terms of the question that no evidence block contains "
+                                   "are named; identifiers (LP-07, VP-02) route the answer to "
+                                   "'absent'; ask: an absent word also makes the first "
+                                   "attempt 'ungrounded' (the retry names it); all: an absent "
+                                   "word routes to 'absent' too (on the demo set words were "
+                                   "absent for 8 to 12 of 42 answerable questions); off: none")
+    stop_words: list[str] = Field(
+        default_factory=list, description="More words that are never key terms")
+    aliases_file: str | None = Field(
+        None, description="Corpus dictionary (entities with aliases, the kg.extract_rules "
+                          "format): a claim or term is found under any alias")
+    fix_citations: bool = Field(
+        True, description="Re-point a [n] citation whose sentence's claims are all in one "
+                          "other evidence block to that block (small models often cite a "
+                          "neighbouring block)")
+    check_language: bool = Field(
+        True, description="On the first attempt, an answer not in the question's language "
+                          "(English for Chinese, or the reverse) is ungrounded")
+
+
+class GroundingCheck(NodeType):
+    type_id = "check.grounding"
+    evidence_role = EvidenceRole("passes", inputs=("answer",))
+    title = "Grounding check"
+    category = "Checks"
+    description = (
+        "Checks without a model that every number, unit, date, identifier and name of the "
+        "answer is written in the evidence it cites; emits 'grounded', 'ungrounded' (loop it "
+        "back with the claims named) or 'absent' (the question's key terms are in no block)."
+    )
+    routes = True
+    Params = GroundingParams
+    inputs = (
+        InputPort("answer", Answer, description="The parsed answer"),
+        InputPort("evidence", list[ScoredChunk], required=False,
+                  description="Evidence to check against (else the answer's own)"),
+        InputPort("query", Query, required=False,
+                  description="The question (else the answer's); its key terms are checked"),
+    )
+    outputs = (
+        OutputPort("grounded", Answer, "The answer, when every claim is in the evidence"),
+        OutputPort("ungrounded", Answer, "The answer with its claims, when one is not"),
+        OutputPort("absent", Answer, "The answer, when a key term of the question is in no "
+                                     "evidence block"),
+    )
+
+    def fingerprint(self, params: GroundingParams, inputs: dict[str, Any],
+                    run_inputs: dict[str, Any]) -> str | None:
+        aliases = (resolve_path(params.aliases_file).read_text(encoding="utf-8")
+                   if params.aliases_file else None)
+        if aliases is None:
+            return None  # the code of claims and fact_match is in the cache key
+        return stable_hash(aliases)
+
+    def run(self, ctx: NodeContext, params: GroundingParams, answer: Answer,
+            evidence: list[ScoredChunk] | None = None,
+            query: Query | None = None) -> dict[str, Any]:
+        attempt = ctx.iteration + 1
+        question = (query.original or query.text) if query is not None else answer.query
+        if answer.fallback:
+            ctx.note(attempt=attempt, route="grounded", reason="fallback answer: no claims")
+            return {"grounded": answer}
+        items = evidence if evidence is not None else answer.evidence
+        aliases = load_aliases(resolve_path(params.aliases_file)) if params.aliases_file else []
+        raw_blocks = [item.chunk.text for item in items]
+        blocks = [Block.of(text) for text in raw_blocks]
+        cited = _cited_blocks(answer, items)
+        claims = [c for c in extract_claims(answer.text) if c.kind in params.kinds]
+        claims = locate(claims, blocks, cited, question, aliases)
+        if params.fix_citations and any(c.verdict == "evidence" for c in claims):
+            fixed, moves = repoint_citations(answer.text, claims, blocks, aliases)
+            if moves:
+                answer = answer.model_copy(update={
+                    "text": fixed, "citations": extract_citations(fixed, items)})
+                ctx.note(citations_moved=moves)
+                cited = _cited_blocks(answer, items)
+                claims = locate(extract_claims_of(fixed, params.kinds), blocks, cited,
+                                question, aliases)
+        if params.scope == "evidence":
+            missing = [c for c in claims if c.verdict == "missing"]
+        else:
+            missing = [c for c in claims if c.verdict in ("missing", "evidence")]
+        refused = is_refusal(answer)
+        absent = (absent_terms(question, blocks, raw_blocks, aliases, params.stop_words)
+                  if params.absent_terms != "off" and question else [])
+        blocking = absent if params.absent_terms == "all" else [
+            t for t in absent if is_identifier(t)]
+        asking = (params.absent_terms == "ask" and attempt == 1 and not refused
+                  and bool(absent) and not blocking)
+        language = question_language(question) if question else ""
+        wrong_language = (params.check_language and attempt == 1 and bool(question)
+                          and not refused and question_language(answer.text) != language)
+        checked = answer.model_copy(update={"claims": claims, "absent_terms": absent,
+                                            "evidence": items, "query": question})
+        if blocking and not refused:
+            port = "absent"
+        elif missing and not refused or wrong_language or asking:
+            port = "ungrounded"
+        else:
+            port = "grounded"
+        reason = narrate(claims, missing, absent if asking and not missing else
+                         blocking if port == "absent" else [], refused,
+                         language if wrong_language else "", params.scope)
+        found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
+        if found_elsewhere and params.scope == "evidence":
+            ctx.warn(f"stated in evidence the answer does not cite: {', '.join(found_elsewhere)}")
+        ctx.note(attempt=attempt, route=port, verdict=port, reason=reason,
+                 claims=[_claim_row(c) for c in claims], absent_terms=absent,
+                 ungrounded=[c.text for c in missing], language=language)
+        return {port: checked}
+
+
+def extract_claims_of(text: str, kinds: list[str]) -> list[Claim]:
+    return [c for c in extract_claims(text) if c.kind in kinds]
+
+
+_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+(?:\s*\[\d{1,3}\])*)?")
+_NUMBERED = re.compile(r"\[(\d{1,3})\]")
+
+
+def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
+                      aliases: list[set[str]]) -> tuple[str, list[str]]:
+    """``text`` with a sentence's ``[n]`` citations moved to the first block that holds all
+    of the sentence's claims, when some claim is not in the blocks it cites."""
+    out, moves, last = [], [], 0
+    for match in _SENTENCE.finditer(text):
+        start, end = match.span()
+        sentence = text[start:end]
+        refs = [int(n) for n in _NUMBERED.findall(sentence)]
+        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
+        if not refs or not any(c.verdict == "evidence" for c in mine):
+            continue
+        holders = [n for n, block in enumerate(blocks, start=1)
+                   if all(claim_found(c, block, aliases) for c in mine)]
+        if not holders or any(n in refs for n in holders):
+            continue
+        target = holders[0]
+        new = _NUMBERED.sub(f"[{target}]", sentence)
+        new = re.sub(rf"(?:\[{target}\]\s*)+\[{target}\]", f"[{target}]", new)
+        out.append(text[last:start] + new)
+        last = end
+        moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> [{target}]")
+    out.append(text[last:])
+    return "".join(out), moves
+
+
+def _cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:
+    """Block numbers (1-based) of the evidence the answer's valid citations point at."""
+    chunks = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
+    docs = {c.doc_id for c in answer.citations if c.valid and not c.chunk_id and c.doc_id}
+    return {n for n, item in enumerate(items, start=1)
+            if item.chunk.chunk_id in chunks or item.doc_id in docs}
+
+
+def _claim_row(claim: Claim) -> dict[str, Any]:
+    where = {"cited": f"found in block [{claim.block}]",
+             "evidence": f"found elsewhere in the evidence, block [{claim.block}]",
+             "question": "only in the question", "missing": "not found"}[claim.verdict]
+    return {"claim": claim.text, "kind": claim.kind, "verdict": claim.verdict,
+            "block": claim.block, "where": where}
+
+
+def narrate(claims: list[Claim], missing: list[Claim], absent: list[str], refused: bool,
+            wrong_language: str, scope: str) -> str:
+    """The decision in plain words ("the answer says 15,000 psi; no document says that")."""
+    if absent:
+        terms = ", ".join(f"“{t}”" for t in absent)
+        return f"the question asks about {terms}; no document mentions it"
+    if missing:
+        said = ", ".join(dict.fromkeys(c.text for c in missing))
+        if all(c.verdict == "evidence" for c in missing):
+            return f"the answer says {said}; only blocks it does not cite say that"
+        return f"the answer says {said}; no document says that"
+    if wrong_language:
+        name = {"zh": "Chinese", "en": "English"}.get(wrong_language, wrong_language)
+        return f"the question is in {name}, the answer is not"
+    if refused:
+        return "the answer declines to answer: nothing to check"
+    if not claims:
+        return "the answer states no number, date, identifier or name to check"
+    where = "the blocks it cites" if scope == "cited" else "the evidence"
+    return f"all {len(claims)} claims of the answer are written in {where}"
+
+
+REFUSE_EN = "The documents do not mention {missing}."
+REFUSE_ZH = "文档中没有提到{missing}。"
+REFUSE_PLAIN_EN = "The documents do not answer this question."
+REFUSE_PLAIN_ZH = "文档中没有这个问题的答案。"
+
+
+def _named(answer: Answer) -> list[str]:
+    """What the refusal names: absent identifiers, else the ungrounded claims, else the
+    absent words of the question (quoted)."""
+    identifiers = [t for t in answer.absent_terms if is_identifier(t)]
+    if identifiers:
+        return identifiers
+    return ungrounded_claims(answer) or [f"“{t}”" for t in answer.absent_terms]
+
+
+def ungrounded_claims(answer: Answer) -> list[str]:
+    """The claims no evidence block states, else (scope 'cited') those only uncited blocks
+    state."""
+    for verdict in ("missing", "evidence"):
+        named = [c.text for c in answer.claims if c.verdict == verdict]
+        if named:
+            return list(dict.fromkeys(named))
+    return []
+
+
+class RefuseParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message_en: str = Field(REFUSE_EN, description="English refusal; {missing}: what no "
+                                                   "document says")
+    message_zh: str = Field(REFUSE_ZH, description="Chinese refusal (a Chinese question)")
+    plain_en: str = Field(REFUSE_PLAIN_EN, description="English refusal naming nothing")
+    plain_zh: str = Field(REFUSE_PLAIN_ZH, description="Chinese refusal naming nothing")
+
+
+class RefuseAnswer(NodeType):
+    type_id = "answer.refuse"
+    title = "Refusal"
+    category = "Checks"
+    description = (
+        "Turns an ungrounded answer into a refusal (fallback=True) in the question's "
+        "language that says what no document states: the absent key terms, else the "
+        "ungrounded claims."
+    )
+    Params = RefuseParams
+    inputs = (InputPort("answer", Answer, multiple=True,
+                        description="The ungrounded answer (the first that arrives)"),)
+    outputs = (OutputPort("answer", Answer, "The refusal"),)
+
+    def run(self, ctx: NodeContext, params: RefuseParams, answer: list[Answer]) -> dict[str, Any]:
+        source = answer[0]
+        named = _named(source)
+        zh = question_language(source.query) == "zh"
+        if named:
+            joined = ("、" if zh else ", ").join(dict.fromkeys(named))
+            text = (params.message_zh if zh else params.message_en).replace("{missing}", joined)
+        else:
+            text = params.plain_zh if zh else params.plain_en
+        ctx.note(named=named, language="zh" if zh else "en", refused_answer=source.text)
+        return {"answer": Answer(text=text, fallback=True, query=source.query,
+                                 evidence=source.evidence, claims=source.claims,
+                                 absent_terms=source.absent_terms, model=source.model)}

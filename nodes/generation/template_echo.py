@@ -1,0 +1,98 @@
+"""Prompt-template text that small models copy into their replies, and its removal.
+
+Small models echo the answer pattern of the prompt: "<sentence with the facts> [block
+number]", "<The evidence does not say.>", or a whole instruction line. ``strip_echo``
+removes what comes from the prompt's instructions (never from its evidence): placeholders
+``<...>`` and bracketed words such as ``[block number]`` are deleted, a sentence of the
+instructions (or any prose of three words or more) wrapped in angle brackets is unwrapped,
+what is left of a copied answer pattern is dropped, and a refusal sentence standing beside a
+cited answer is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from modrag_studio.engine.core.datatypes import Prompt
+
+_ANGLE = re.compile(r"<\s*([^<>\n]{1,600}?)\s*>")
+_WORD_BRACKET = re.compile(r"\[([A-Za-z]+ [A-Za-z ]{2,40})\]")
+_CITED = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]|【\d{1,3}】")
+_PROSE = re.compile(r"\w+\s+\w+\s+\w+|[\u3400-\u9fff]{2}")
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _like(text: str, placeholder: str) -> bool:
+    """A placeholder half translated or reworded ("<句子 with the facts>"): most of its
+    words are there."""
+    words = placeholder.split()
+    if len(words) < 3:
+        return False
+    have = set(re.findall(r"[a-z]+", text))
+    return sum(w in have for w in words) >= 0.6 * len(words)
+
+
+def instruction_text(prompt: Prompt) -> str:
+    """The prompt's messages without the evidence texts."""
+    text = "\n".join(m.content for m in prompt.messages)
+    for item in prompt.evidence:
+        chunk = item.chunk.text.strip()
+        if chunk:
+            text = text.replace(chunk, " ")
+    return text
+
+
+def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[str, list[str]]:
+    """``reply`` without copied template text, and the pieces removed."""
+    if prompt is None:
+        return reply, []
+    instructions = instruction_text(prompt)
+    folded = _fold(instructions)
+    placeholders = {_fold(m.group(1)) for m in _ANGLE.finditer(instructions)}
+    words = {_fold(m.group(1)) for m in _WORD_BRACKET.finditer(instructions)}
+    removed: list[str] = []
+
+    def angle(match: re.Match[str]) -> str:
+        inner = _fold(match.group(1))
+        if inner in placeholders or any(_like(inner, p) for p in placeholders):
+            removed.append(match.group(0))
+            return ""
+        if len(inner) >= 8 and inner in folded or _PROSE.search(inner):
+            removed.append(match.group(0))  # a sentence of the prompt, or prose, in <...>
+            return match.group(1)
+        return match.group(0)
+
+    text = _ANGLE.sub(angle, reply)
+
+    def bracket(match: re.Match[str]) -> str:
+        if _fold(match.group(1)) in words:
+            removed.append(match.group(0))
+            return ""
+        return match.group(0)
+
+    text = _WORD_BRACKET.sub(bracket, text)
+    if removed:  # what is left of a copied answer pattern ("Write the answer as:")
+        lines = []
+        for line in text.splitlines():
+            line_folded = _fold(line)
+            if (len(line_folded) >= 10 and line_folded in folded
+                    and line_folded != _fold(refusal)):
+                removed.append(line)
+                continue
+            lines.append(line)
+        text = "\n".join(lines)
+    if refusal and _fold(refusal) in _fold(text) and _CITED.search(text):
+        rest = _fold(text).replace(_fold(refusal), " ")
+        if re.search(r"[\w\u3400-\u9fff]{2,}", _CITED.sub(" ", rest)):
+            pattern = re.compile(r"\s*".join(map(re.escape, refusal.split())), re.IGNORECASE)
+            text = pattern.sub(" ", text)
+            removed.append(refusal)
+    if text.lstrip().startswith("<") and ">" not in text:  # an answer pattern left open
+        removed.append("<")
+        text = text.lstrip()[1:]
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    text = re.sub(r"^\s*[:：-]\s*", "", text.strip())
+    return text.strip(), removed

@@ -1,0 +1,185 @@
+"""Grounding check: claims of English and Chinese answers looked up in the evidence, routes,
+citations re-pointed, key terms absent from the evidence, the refusal that names them."""
+
+from __future__ import annotations
+
+import pytest
+
+from modrag_nodes.generation.claims import Block, extract_claims, key_terms, locate
+from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
+from modrag_nodes.generation.parser import extract_citations
+from modrag_studio.engine.core.datatypes import Answer, Query
+
+from .conftest import scored
+
+PUMPS = ("The lubrication pump LP-07 is serviced every 500 operating hours. The hydraulic "
+         "pump HP-03 is serviced every 6 months. Supplier: Baltic Bearing Supply.")
+PRESS_ZH = ("液压机 PR-300 的额定压力为 300 吨。更换密封件需要停机四个小时。"
+            "空压机 AC-05 每个月保养一次。")
+
+
+def _answer(text: str, evidence, query: str = "") -> Answer:
+    return Answer(text=text, evidence=evidence, query=query,
+                  citations=extract_citations(text, evidence))
+
+
+def _claims(text: str, *blocks: str, cited: set[int] | None = None, question: str = ""):
+    return {c.text: c.verdict for c in locate(extract_claims(text), [Block.of(b) for b in blocks],
+                                              cited or set(), question, [])}
+
+
+def test_claims_of_an_english_answer() -> None:
+    text = ("LP-07 is serviced every 500 hours [1]. Chen Hao's mentor is Ingrid Holm; the "
+            "contract HT-2024-0892 ends on 2025-03-31 and costs 15,000 EUR.\n1. five days")
+    kinds = {c.text: c.kind for c in extract_claims(text)}
+    assert kinds == {"LP-07": "identifier", "500 hours": "quantity", "Chen Hao": "name",
+                     "Ingrid Holm": "name", "HT-2024-0892": "identifier",
+                     "2025-03-31": "date", "15,000 EUR": "number", "five days": "quantity"}
+    # a citation and a list marker are not claims
+    assert not any(c.text in ("1", "[1]") for c in extract_claims(text))
+
+
+def test_units_number_words_and_full_width_digits_are_normalised() -> None:
+    assert _claims("LP-07: every 500 h", PUMPS)["500 h"] == "cited"
+    assert _claims("每５００小时保养一次", PUMPS)["５００小时"] == "cited"
+    assert _claims("It takes 4 hours.", PRESS_ZH)["4 hours"] == "cited"
+    assert _claims("停机4个小时", PRESS_ZH)["4个小时"] == "cited"
+    assert _claims("The rated pressure is 300 tonnes.", PRESS_ZH)["300 tonnes"] == "cited"
+    found = _claims("PR-300 的额定压力为15,000 psi，每6个月保养一次。", PRESS_ZH)
+    assert found == {"PR-300": "cited", "15,000 psi": "missing", "6个月": "missing"}
+    assert _claims("five hundred hours? no: 640 people", PUMPS)["640 people"] == "missing"
+
+
+def test_verdict_names_the_block_and_the_question() -> None:
+    blocks = [Block.of("The coolant pump CP-12 is serviced every 3 months."), Block.of(PUMPS)]
+    claims = locate(extract_claims("LP-07 every 500 hours [1]"), blocks, {1},
+                    "How often is LP-07 serviced?", [])
+    assert [(c.text, c.verdict, c.block) for c in claims] == [
+        ("LP-07", "evidence", 2), ("500 hours", "evidence", 2)]
+    asked = locate(extract_claims("VP-02 is not listed"), blocks, set(), "What about VP-02?", [])
+    assert asked[0].verdict == "question"
+
+
+def test_grounded_route(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS)]
+    out = run_node(GroundingCheck, {}, answer=_answer("LP-07: every 500 operating hours [1].",
+                                                      evidence, "How often is LP-07 serviced?"))
+    assert list(out) == ["grounded"]
+    assert [c.verdict for c in out["grounded"].claims] == ["cited", "cited"]
+    assert run_node.ctx.details["route"] == "grounded"
+
+
+def test_ungrounded_route_narrates_the_claim(run_node) -> None:
+    evidence = [scored("press", 0.9, text=PRESS_ZH)]
+    out = run_node(GroundingCheck, {}, answer=_answer("PR-300 的额定压力为15,000 psi [1]。",
+                                                      evidence, "PR-300 的额定压力是多少？"))
+    assert list(out) == ["ungrounded"]
+    details = run_node.ctx.details
+    assert details["ungrounded"] == ["15,000 psi"]
+    assert details["reason"] == "the answer says 15,000 psi; no document says that"
+    assert {"claim": "15,000 psi", "kind": "number", "verdict": "missing", "block": None,
+            "where": "not found"} in details["claims"]
+
+
+def test_scope_cited_or_evidence_and_citation_repair(run_node) -> None:
+    evidence = [scored("other", 0.9, text="The coolant pump CP-12 is serviced every 3 months."),
+                scored("pumps", 0.8, text=PUMPS, chunk_id="pumps#1")]
+    answer = _answer("The lubrication pump LP-07 is serviced every 500 hours [1].", evidence)
+    strict = run_node(GroundingCheck, {"scope": "cited", "fix_citations": False}, answer=answer)
+    assert list(strict) == ["ungrounded"]
+    assert "only blocks it does not cite" in run_node.ctx.details["reason"]
+    loose = run_node(GroundingCheck, {"scope": "evidence", "fix_citations": False}, answer=answer)
+    assert list(loose) == ["grounded"]
+    fixed = run_node(GroundingCheck, {"scope": "cited"}, answer=answer)
+    assert list(fixed) == ["grounded"]
+    assert fixed["grounded"].text.endswith("500 hours [2].")
+    assert fixed["grounded"].citations[0].chunk_id == "pumps#1"
+    assert run_node.ctx.details["citations_moved"] == ["[1] -> [2]"]
+
+
+def test_absent_identifier_routes_to_absent(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS)]
+    answer = _answer("The vacuum pump VP-02 is serviced every 6 months [1].", evidence)
+    out = run_node(GroundingCheck, {}, answer=answer,
+                   query=Query(text="How often is the vacuum pump VP-02 serviced?"))
+    assert list(out) == ["absent"]
+    assert out["absent"].absent_terms == ["VP-02", "vacuum"]
+    assert run_node.ctx.details["reason"] == (
+        "the question asks about “VP-02”; no document mentions it")
+    # absent words route only with absent_terms = all
+    warranty = _answer("HP-03 is serviced every 6 months [1].", evidence,
+                       "What is the warranty period of HP-03?")
+    assert list(run_node(GroundingCheck, {}, answer=warranty)) == ["grounded"]
+    assert list(run_node(GroundingCheck, {"absent_terms": "all"}, answer=warranty)) == ["absent"]
+
+
+def test_refusals_and_fallbacks_pass(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS)]
+    refusal = _answer("The evidence does not say.", evidence, "How often is VP-02 serviced?")
+    assert list(run_node(GroundingCheck, {}, answer=refusal)) == ["grounded"]
+    fallback = Answer(text="No reliable evidence: 42 h.", fallback=True)
+    assert list(run_node(GroundingCheck, {}, answer=fallback)) == ["grounded"]
+
+
+def test_language_checked_on_the_first_attempt_only(run_node) -> None:
+    evidence = [scored("press", 0.9, text=PRESS_ZH)]
+    answer = _answer("AC-05 is serviced every month [1].", evidence, "空压机 AC-05 多久保养一次？")
+    assert list(run_node(GroundingCheck, {}, answer=answer)) == ["ungrounded"]
+    assert run_node.ctx.details["reason"] == "the question is in Chinese, the answer is not"
+    assert list(run_node(GroundingCheck, {}, answer=answer, iteration=1)) == ["grounded"]
+    assert list(run_node(GroundingCheck, {"check_language": False}, answer=answer)) == [
+        "grounded"]
+
+
+@pytest.mark.parametrize("question, text", [
+    ("What is the rated pressure of PR-300?", "The documents do not mention 15,000 psi."),
+    ("PR-300 的额定压力是多少？", "文档中没有提到15,000 psi。"),
+])
+def test_refusal_names_what_is_missing(run_node, question, text) -> None:
+    evidence = [scored("press", 0.9, text=PRESS_ZH)]
+    run_node(GroundingCheck, {}, answer=_answer("PR-300: 15,000 psi [1]", evidence, question))
+    checked = _answer("PR-300: 15,000 psi [1]", evidence, question)
+    out = run_node(GroundingCheck, {"check_language": False}, answer=checked)
+    refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
+    assert refusal.fallback is True and refusal.text == text
+    assert refusal.evidence == evidence
+
+
+def test_key_terms() -> None:
+    assert key_terms("How often is the lubrication pump LP-07 serviced?") == [
+        "lp-07", "lubrication", "pump", "serviced"]
+    assert key_terms("液压机 PR-300 的额定压力是多少？")[:2] == ["pr-300", "液压机"]
+
+
+def test_plural_names_and_helper_code_in_the_fingerprint() -> None:
+    assert _claims("Reporting Services and Payment Gateways", "The Reporting Service and the "
+                   "Payment Gateway.") == {"Reporting Services": "cited",
+                                           "Payment Gateways": "cited"}
+    params = GroundingCheck.Params()
+    first = GroundingCheck().fingerprint(params, {}, {})
+    assert first and first == GroundingCheck().fingerprint(params, {}, {})
+
+
+def test_absent_words_ask_for_one_retry(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS)]
+    answer = _answer("HP-03 is serviced every 6 months [1].", evidence,
+                     "What is the warranty period of HP-03?")
+    first = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer)
+    assert list(first) == ["ungrounded"]
+    assert run_node.ctx.details["reason"] == (
+        "the question asks about “warranty”, “period”; no document mentions it")
+    again = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer, iteration=1)
+    assert list(again) == ["grounded"] and again["grounded"].absent_terms == ["warranty",
+                                                                              "period"]
+
+
+def test_refusal_names_only_what_no_block_states(run_node) -> None:
+    evidence = [scored("pumps", 0.9, text=PUMPS), scored("press", 0.8, text=PRESS_ZH)]
+    answer = _answer("PR-300 is serviced every 7 months [1].", evidence,
+                     "How often is PR-300 serviced?")
+    out = run_node(GroundingCheck, {"scope": "evidence", "fix_citations": False},
+                   answer=answer)
+    assert [(c.text, c.verdict) for c in out["ungrounded"].claims] == [
+        ("PR-300", "evidence"), ("7 months", "missing")]
+    refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
+    assert refusal.text == "The documents do not mention 7 months."

@@ -1,0 +1,112 @@
+"""The main job (basic_rag) answers, retries once with the ungrounded claims named, or
+refuses saying what no document states; Chinese questions get a Chinese prompt line."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
+from modrag_studio.composition import default_registry
+from modrag_studio.engine import Executor, NodeCache, load
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "resources" / "sample_corpus"
+BACKEND = "test-grounded"
+
+
+class Canned:
+    """Replies to answer prompts from a queue; records every user message."""
+
+    def __init__(self) -> None:
+        self.replies: list[str] = []
+        self.prompts: list[str] = []
+
+    def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
+        self.prompts.append(messages[-1].content)
+        text = self.replies.pop(0)
+        return ChatResult(text=text, model="canned", prompt_tokens=1, completion_tokens=1,
+                          duration_s=time.perf_counter() * 0)
+
+
+@pytest.fixture
+def canned():
+    backend = Canned()
+    register_backend(BACKEND, lambda: backend)
+    yield backend
+    unregister_backend(BACKEND)
+
+
+@pytest.fixture(scope="module")
+def executor(tmp_path_factory: pytest.TempPathFactory) -> Executor:
+    home = tmp_path_factory.mktemp("grounded-home")
+    return Executor(default_registry(), cache=NodeCache(memory_items=2048), work_dir=home / "data")
+
+
+@pytest.fixture(autouse=True)
+def _dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MODRAG_CACHE_DIR", str(tmp_path / "cache"))
+
+
+_seed = iter(range(1, 1000))
+
+
+def _run(executor: Executor, question: str):
+    doc = load(ROOT / "sample_graphs" / "basic_rag.json")
+    doc.node("corpus").params["default"] = str(CORPUS)
+    doc.node("llm").params.update(backend=BACKEND, seed=next(_seed))
+    result = executor.run(doc, {"question": question})
+    assert result.ok, result.trace.to_json()[-3000:]
+    return result, result.outputs["answer"]
+
+
+def test_grounded_answer_on_the_first_try(executor, canned) -> None:
+    canned.replies = ["The lubrication pump LP-07 is serviced every 500 operating hours [1]."]
+    result, answer = _run(executor, "How often is the lubrication pump LP-07 serviced?")
+    assert not answer.fallback and "500 operating hours" in answer.text
+    assert result.trace.last_visit("ground").details["route"] == "grounded"
+    assert [c.verdict for c in answer.claims] == ["cited", "cited"]
+    assert canned.prompts[0].endswith("Answer in English.")
+    assert len(canned.prompts) == 1
+
+
+def test_retry_names_the_claim_then_refuses(executor, canned) -> None:
+    invented = "The rated pressure of PR-300 is 15,000 psi [1]."
+    canned.replies = [invented, invented]
+    result, answer = _run(executor, "What is the rated pressure of the press PR-300?")
+    assert len(canned.prompts) == 2
+    assert "No evidence block states 15,000 psi" in canned.prompts[1]
+    assert invented in canned.prompts[1]
+    routes = [v.details["route"] for v in result.trace.visits_of("ground")]
+    assert routes == ["ungrounded", "ungrounded"]
+    assert answer.fallback is True
+    assert answer.text == "The documents do not mention 15,000 psi."
+
+
+def test_retry_that_is_grounded_is_answered(executor, canned) -> None:
+    canned.replies = ["LP-07 is serviced every 250 hours [1].",
+                      "The lubrication pump LP-07 is serviced every 500 operating hours [1]."]
+    result, answer = _run(executor, "How often is the lubrication pump LP-07 serviced?")
+    assert not answer.fallback and "500 operating hours" in answer.text
+    assert [v.details["route"] for v in result.trace.visits_of("ground")] == [
+        "ungrounded", "grounded"]
+
+
+def test_absent_identifier_is_refused_without_a_retry(executor, canned) -> None:
+    canned.replies = ["The vacuum pump VP-02 is serviced every 6 months [1]."]
+    result, answer = _run(executor, "How often is the vacuum pump VP-02 serviced?")
+    assert len(canned.prompts) == 1
+    assert result.trace.last_visit("ground").details["route"] == "absent"
+    assert answer.fallback is True and answer.text == "The documents do not mention VP-02."
+
+
+def test_chinese_question_is_answered_in_chinese_from_chinese_evidence(executor, canned) -> None:
+    canned.replies = ["AC-05 is serviced every month [1].", "空压机 AC-05 每个月保养一次 [1]。"]
+    result, answer = _run(executor, "空压机 AC-05 多久保养一次？")
+    assert canned.prompts[0].endswith("请用中文回答。")
+    assert result.trace.visits_of("ground")[0].details["reason"] == (
+        "the question is in Chinese, the answer is not")
+    assert answer.text == "空压机 AC-05 每个月保养一次 [1]。" and not answer.fallback
+    assert answer.evidence[0].doc_id == "zh_maintenance.md"
