@@ -28,13 +28,15 @@ def code_identity(node_type: type[NodeType]) -> str:
     distribution's version, and last to the module name: the node ``version`` still counts.
     """
     digest = hashlib.sha256()
-    for module_name in _defining_modules(node_type):
+    for module_name in defining_modules(node_type):
         digest.update(module_name.encode())
         digest.update(_module_identity(module_name).encode())
     return digest.hexdigest()[:16]
 
 
-def _defining_modules(node_type: type[NodeType]) -> list[str]:
+def defining_modules(node_type: type[NodeType]) -> list[str]:
+    """The modules whose code is in ``node_type``'s cache keys: the class's and its bases'
+    (outside the engine), and the helpers they import from their own package."""
     names: list[str] = []
     for cls in node_type.__mro__:
         if cls is NodeType or cls is object or cls.__module__ in names:
