@@ -85,7 +85,7 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     if problems:
         raise GraphInvalid(problems)
     exposure = Exposure.plan(doc, expose=settings.expose_inputs, fixed=settings.fixed_inputs,
-                             data_root=settings.data_root)
+                             data_root=settings.data_root, registry=registry)
     executor = executor or Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir))
     manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
                          timeout_s=settings.run_timeout_s, max_queued=settings.max_queued_runs)

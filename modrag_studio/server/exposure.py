@@ -18,6 +18,7 @@ from typing import Any
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.graph_io import graph_input_names, graph_interface
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.trust.reach import path_like_inputs
 
 
@@ -29,8 +30,10 @@ class PathOutsideRoot(ValueError):
     """A client gave a path that leaves the data root."""
 
 
-def input_defaults(doc: GraphDocument) -> dict[str, str | None]:
-    return {port.name: port.default for port in graph_interface(doc, default_registry()).inputs}
+def input_defaults(doc: GraphDocument,
+                   registry: NodeRegistry | None = None) -> dict[str, str | None]:
+    inputs = graph_interface(doc, registry or default_registry()).inputs
+    return {port.name: port.default for port in inputs}
 
 
 @dataclass
@@ -45,17 +48,20 @@ class Exposure:
     @classmethod
     def plan(cls, doc: GraphDocument, *, expose: Iterable[str] = (),
              fixed: Mapping[str, str] | None = None,
-             data_root: str | os.PathLike[str] | None = None) -> Exposure:
+             data_root: str | os.PathLike[str] | None = None,
+             registry: NodeRegistry | None = None) -> Exposure:
         """Exposed = text inputs + ``expose``; raises ExposureError naming the input when the
-        choice cannot work (unknown name, path input without a data root, no value)."""
-        names = graph_input_names(doc, default_registry())
+        choice cannot work (unknown name, path input without a data root, no value).
+        ``registry``: the node types the server runs with (default: the built-in ones)."""
+        registry = registry or default_registry()
+        names = graph_input_names(doc, registry)
         fixed = dict(fixed or {})
         wanted = list(dict.fromkeys(expose))
         for name in [*wanted, *fixed]:
             if name not in names:
                 raise ExposureError(f"graph has no input '{name}'; its inputs are: "
                                     f"{', '.join(names) or 'none'}")
-        paths = path_like_inputs(doc, default_registry())
+        paths = path_like_inputs(doc, registry)
         exposed = [n for n in names if (n not in paths or n in wanted) and n not in fixed]
         root = None
         if any(n in paths for n in exposed):
@@ -66,7 +72,7 @@ class Exposure:
             root = Path(data_root).resolve(strict=True)
             if not root.is_dir():
                 raise ExposureError(f"--data-root {data_root} is not a folder")
-        defaults = input_defaults(doc)
+        defaults = input_defaults(doc, registry)
         for name in names:
             if name not in exposed and name not in fixed and defaults.get(name) is None:
                 raise ExposureError(

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings
 
-from modrag_studio.composition import default_registry
 from modrag_studio.ui.run.model_memory import resident_models
-from modrag_studio.ui.shell.main_window import MainWindow
 from tests.engine.helpers import edge, graph, node
+from tests.ui.test_run_process import window  # noqa: F401 (the studio with its run process)
 
 pytestmark = pytest.mark.ui
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    settings = QSettings(str(tmp_path / "studio.ini"), QSettings.Format.IniFormat)
-    win = MainWindow(default_registry(), settings=settings, offer_restore=False)
-    qtbot.addWidget(win)
-    yield win
-    win.features.run.controller.shutdown()
 
 
 def chat_graph():
@@ -31,7 +20,7 @@ def chat_graph():
                   edge("chat.text", "out.value")], name="memory-demo")
 
 
-def test_the_dialog_lists_the_loaded_chat_model_and_unloads_it(qtbot, window):
+def test_the_dialog_lists_the_loaded_chat_model_and_unloads_it(qtbot, window):  # noqa: F811
     features = window.features
     controller = features.run.controller
     assert controller.mode == "process"

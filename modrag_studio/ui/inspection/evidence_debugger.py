@@ -181,8 +181,7 @@ class EvidenceDebugger(QObject):
 
     # the open graph ------------------------------------------------------------------------
     def _key(self) -> str:
-        path = self.window.editor.path
-        return str(Path(path).resolve()) if path else "untitled"
+        return self.features.actions.graph_key(self.window.editor.document())
 
     def _on_change(self, change: Any) -> None:
         """Another graph opened (or a new one): its own expected evidence, no old badges."""
@@ -411,7 +410,6 @@ class EvidenceDebugger(QObject):
     def show_funnel(self, path: str) -> dict[str, dict[str, int]]:
         """Badge each node with its ``attribution`` counts from an ``eval --attribute`` report."""
         import json
-        from pathlib import Path
 
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         funnel = data.get("attribution")

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from modrag_studio.ui.run.controller import RunController
+from modrag_studio.ui.run.process import resident_rows
 from modrag_studio.ui.run.protocols import StudioWindow
 
 MB = 2**20
@@ -35,9 +36,7 @@ def resident_models(controller: RunController, *, unload: bool = False) -> list[
     of them first and returns what it held."""
     if controller.process is not None:
         return controller.process.resident(unload=unload)
-    resources = controller.executor.resources
-    held = resources.unload() if unload else resources.resident()
-    return [{"kind": r.kind, "name": r.name, "size_bytes": r.size_bytes} for r in held]
+    return resident_rows(controller.executor.resources, unload=unload)
 
 
 class ModelMemoryDialog(QDialog):

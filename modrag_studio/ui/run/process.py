@@ -97,7 +97,8 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
         if request is None:
             return
         if request.get("op") in ("resident", "unload"):
-            _send(events, ("resident", _resident(executor.resources, request["op"])))
+            _send(events, ("resident", resident_rows(executor.resources,
+                                                     unload=request["op"] == "unload")))
             continue
         try:
             result = executor.run(
@@ -111,9 +112,10 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
         _send(events, ("result", result))
 
 
-def _resident(resources: Any, op: str) -> list[dict[str, Any]]:
-    """What the worker holds (``op`` "resident") or held before it let go ("unload")."""
-    held = resources.unload() if op == "unload" else resources.resident()
+def resident_rows(resources: Any, *, unload: bool = False) -> list[dict[str, Any]]:
+    """What a resource service holds (kind, name, size_bytes), or with ``unload`` what it
+    held before it let go (the worker's answer, and the studio's in thread mode)."""
+    held = resources.unload() if unload else resources.resident()
     return [{"kind": r.kind, "name": r.name, "size_bytes": r.size_bytes} for r in held]
 
 
