@@ -8,7 +8,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -40,7 +39,6 @@ FolderPath = Annotated[str, PathParam("folder")]
 OptionalFilePath = Annotated[str | None, PathParam("file")]
 
 
-@cache
 def path_params(params_model: Any) -> dict[str, str]:
     """Param name -> "file", "folder" or "any" for the params ``params_model`` declares as
     paths."""
