@@ -99,13 +99,25 @@ def _load(path: Path, threads: int, n_ctx: int) -> Engine:
     params.warmup = False
     params.use_jinja = True  # the GGUF's own chat template, as transformers renders it
     params.verbosity = -1  # llama.cpp logs every request at info level on stderr otherwise
+    params.endpoint_metrics = True  # the readiness probe below goes through the task queue
     start = time.perf_counter()
     try:
         server = xlc.Server(params)
     except Exception as exc:
         raise NodeConfigError(f"embedded LLM: llama.cpp could not load {path}: {exc}") from exc
+    _wait_until_serving(server)
     return Engine(path=path, server=server, n_ctx=n_ctx, threads=threads,
                   load_time_s=time.perf_counter() - start)
+
+
+def _wait_until_serving(server: Any) -> None:
+    """Return once the server's task loop runs.
+
+    ``Server`` starts its loop on a thread; freed before the loop has started (a model
+    unloaded right after loading), its destructor's stop signal is lost and the join never
+    returns. A metrics request is answered by that loop, so afterwards it is running.
+    """
+    server.handle_metrics()
 
 
 class GenerationError(ModragError):
