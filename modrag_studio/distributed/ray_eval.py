@@ -41,10 +41,21 @@ class QueryWorker:
                                   ndcg_gain=options["ndcg_gain"])
 
     def run(self, query_ids: list[str]) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
-        scored: dict[str, list[Any]] = {spec: [] for spec in self.runner.outputs}
+        """Run and score one slice through the evaluation loop (its query side batched)."""
+        from modrag_studio.evaluation.loop import Question, QuestionRun, run_questions
+
+        runner = self.runner
+        scored: dict[str, list[Any]] = {spec: [] for spec in runner.outputs}
         failures: list[dict[str, str]] = []
-        for query_id in query_ids:
-            self.runner.run(query_id).add_to(scored, failures)
+
+        def score(_index: int, run: QuestionRun) -> bool:
+            runner.score(run.question.id, run.result).add_to(scored, failures)
+            return True  # the driver's first slice is no early-stop probe: keep every row
+
+        questions = [Question(q, runner.dataset.queries[q]) for q in query_ids]
+        run_questions(runner.doc, questions, executor=runner.executor,
+                      query_name=runner.query_name, on_run=score,
+                      base_inputs=runner.inputs_for(""))
         return scored, failures
 
 
@@ -59,7 +70,8 @@ def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outp
     from modrag_studio.evaluation.runner import finish_report, start_report
 
     _, query_name, corpus_name, query_ids, report = start_report(
-        doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain)
+        doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain,
+        executor.registry)
     options = {"hit_k": hit_k, "ndcg_gain": ndcg_gain, "query_name": query_name,
                "corpus_name": corpus_name,
                "extra_inputs": dict(extra_inputs or {})}

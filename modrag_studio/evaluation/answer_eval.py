@@ -19,6 +19,7 @@ from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.evaluation.answer_metrics import (
     answer_length,
@@ -28,7 +29,8 @@ from modrag_studio.evaluation.answer_metrics import (
     tokens_used,
 )
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet
-from modrag_studio.evaluation.runner import EvalError, graph_sha256, pick_inputs
+from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
+from modrag_studio.evaluation.runner import graph_sha256, pick_inputs
 
 ANSWER_METRICS = ("fact_recall", "citation_precision", "citation_recall", "citation_validity",
                   "refusal_accuracy")
@@ -113,9 +115,10 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def answer_output_name(doc: GraphDocument, requested: str | None = None) -> str:
+def answer_output_name(doc: GraphDocument, requested: str | None = None,
+                       registry: NodeRegistry | None = None) -> str:
     """The graph output holding the answer: ``requested``, else "answer", else the only one."""
-    names = graph_interface(doc, default_registry()).output_names
+    names = graph_interface(doc, registry or default_registry()).output_names
     if requested:
         if requested not in names:
             raise EvalError(f"--answer-output '{requested}': the graph has no output of that "
@@ -214,32 +217,39 @@ def evaluate_answers(
     extra_inputs: dict[str, str] | None = None,
     cancel: CancelToken | None = None,
     on_progress: Callable[[int, int, QuestionResult], None] | None = None,
+    batch_queries: bool = True,
 ) -> AnswerReport:
-    """Run ``doc`` for each question and score its answer."""
-    output = answer_output_name(doc, answer_output)
-    query_name, _corpus = pick_inputs(doc, query_input, corpus_input)
+    """Run ``doc`` for each question and score its answer (through the one evaluation loop,
+    ``loop.run_questions``: batched query side, early stop, cancellation).
+
+    Answers are kept in the disk cache (``memory_only_query_side`` off): generating one
+    costs seconds, and a re-run after a change below the model reuses them.
+    """
+    registry = executor.registry
+    output = answer_output_name(doc, answer_output, registry)
+    query_name, _corpus = pick_inputs(doc, query_input, corpus_input, registry)
     questions = evalset.questions[: limit or None]
     report = AnswerReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
                           evalset=evalset.path, evalset_sha256=evalset.sha256,
                           answer_output=output,
                           judge_configured=judge is not None or has_judge_node(doc))
-    started = time.perf_counter()
-    for index, question in enumerate(questions):
-        if cancel is not None and cancel.cancelled:
-            break
-        inputs = dict(extra_inputs or {})
-        inputs[query_name] = question.question
-        t0 = time.perf_counter()
-        result = executor.run(doc, inputs, cancel=cancel)
-        seconds = time.perf_counter() - t0
-        answer = result.shared_outputs.get(output)
+
+    def score(index: int, run: QuestionRun) -> bool:
+        question = questions[index]
+        answer = run.result.shared_outputs.get(output)
         if answer is not None and not isinstance(answer, Answer):
             answer = Answer(text=str(answer))
-        row = score_question(question, answer, result, seconds, judge)
+        row = score_question(question, answer, run.result, run.seconds, judge)
         if answer is None:
-            row.error = result.trace.failure_summary(f"output '{output}' not produced")
+            row.error = run.result.trace.failure_summary(f"output '{output}' not produced")
         report.results.append(row)
         if on_progress is not None:
             on_progress(index + 1, len(questions), row)
+        return answer is not None
+
+    started = time.perf_counter()
+    run_questions(doc, [Question(q.id, q.question) for q in questions], executor=executor,
+                  query_name=query_name, on_run=score, base_inputs=extra_inputs,
+                  cancel=cancel, batch_queries=batch_queries, memory_only_query_side=False)
     report.seconds = time.perf_counter() - started
     return report

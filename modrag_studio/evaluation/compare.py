@@ -1,5 +1,8 @@
 """Two variants on one evaluation set: metric deltas with paired statistics, per node.
 
+``compare_rows`` is the one comparer: ranking comparisons (here) and answer comparisons
+(``compare_answers``) both pair their per-question rows through it.
+
 The comparison JSON (``modrag compare --json``)::
 
     {"comparable": true, "test": {...}, "variants": {"a": {...}, "b": {...}},
@@ -12,6 +15,7 @@ The comparison JSON (``modrag compare --json``)::
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,23 +92,59 @@ def _per_query(report: EvalReport, spec: str) -> dict[str, dict[str, Any]]:
     return {row["query_id"]: row for row in report.per_query.get(spec, [])}
 
 
+Row = Mapping[str, Any]  # one question's metrics (or a per-query report row)
+
+
+def paired(values: Sequence[tuple[float | None, float | None]], seed: int = DEFAULT_SEED, *,
+           permutations: int = PERMUTATIONS, resamples: int = RESAMPLES) -> dict[str, Any]:
+    """Paired statistics over the pairs where neither side is ``None`` (``n`` 0 and null
+    values when there are none)."""
+    pairs = [(a, b) for a, b in values if a is not None and b is not None]
+    if not pairs:
+        return {"a": None, "b": None, "delta": None, "ci95": None, "p_value": None, "n": 0,
+                "exact": True}
+    a, b = [float(p[0]) for p in pairs], [float(p[1]) for p in pairs]
+    return compare_paired(a, b, seed=seed, permutations=permutations,
+                          resamples=resamples).to_dict()
+
+
+def wins(values: Sequence[tuple[float | None, float | None]], by: str) -> dict[str, Any]:
+    """Wins, losses and ties of B over the pairs where neither side is ``None``."""
+    pairs = [(a, b) for a, b in values if a is not None and b is not None]
+    counts = wins_losses_ties([p[0] for p in pairs], [p[1] for p in pairs])
+    return {**counts, "by": by, "n": len(pairs)}
+
+
+def compare_rows(pairs: Sequence[tuple[Row, Row]], names: Sequence[str], by: str, *,
+                 outcome: Callable[[Row], float | None] | None = None,
+                 missing: float | None = None, seed: int = DEFAULT_SEED,
+                 permutations: int = PERMUTATIONS, resamples: int = RESAMPLES,
+                 ) -> dict[str, Any]:
+    """The one comparer: paired statistics of each metric in ``names`` over the questions
+    (A's row, B's row), and wins/losses/ties by ``outcome`` (default: the metric ``by``).
+
+    A metric a row lacks counts as ``missing``; ``None`` leaves that question out of the
+    metric's pairs (a metric that does not apply to it).
+    """
+    def value(row: Row, name: str) -> float | None:
+        found = row.get(name, missing)
+        return missing if found is None else found
+
+    score = outcome or (lambda row: value(row, by))
+    return {"metrics": {n: paired([(value(a, n), value(b, n)) for a, b in pairs], seed,
+                                  permutations=permutations, resamples=resamples)
+                        for n in names},
+            "queries": wins([(score(a), score(b)) for a, b in pairs], by)}
+
+
 def compare_output(report_a: EvalReport, report_b: EvalReport, spec_a: str, spec_b: str, *,
                    seed: int = DEFAULT_SEED, permutations: int = PERMUTATIONS,
                    resamples: int = RESAMPLES) -> dict[str, Any]:
     """Metrics, wins/losses/ties and the paired statistics of one output of each variant."""
     rows_a, rows_b = _per_query(report_a, spec_a), _per_query(report_b, spec_b)
-    query_ids = [q for q in rows_a if q in rows_b]
-    metrics = {}
-    for name in compared_metrics(report_a.hit_k):
-        values_a = [float(rows_a[q].get(name, 0.0)) for q in query_ids]
-        values_b = [float(rows_b[q].get(name, 0.0)) for q in query_ids]
-        metrics[name] = compare_paired(values_a, values_b, seed=seed, permutations=permutations,
-                                       resamples=resamples).to_dict()
-    primary_a = [float(rows_a[q][PRIMARY]) for q in query_ids]
-    primary_b = [float(rows_b[q][PRIMARY]) for q in query_ids]
-    return {"metrics": metrics,
-            "queries": {**wins_losses_ties(primary_a, primary_b), "by": PRIMARY,
-                        "n": len(query_ids)}}
+    pairs = [(row, rows_b[q]) for q, row in rows_a.items() if q in rows_b]
+    return compare_rows(pairs, compared_metrics(report_a.hit_k), PRIMARY, missing=0.0,
+                        seed=seed, permutations=permutations, resamples=resamples)
 
 
 def flipped_queries(report_a: EvalReport, report_b: EvalReport, spec_a: str, spec_b: str,

@@ -32,9 +32,9 @@ from modrag_studio.evaluation.answer_eval import (
     QuestionResult,
     evaluate_answers,
 )
-from modrag_studio.evaluation.compare import test_description
+from modrag_studio.evaluation.compare import compare_rows, test_description
 from modrag_studio.evaluation.evalset import EvalSet
-from modrag_studio.evaluation.statistics import DEFAULT_SEED, compare_paired, wins_losses_ties
+from modrag_studio.evaluation.statistics import DEFAULT_SEED
 
 PRIMARY_BY = "fact_recall (refusal_accuracy where no facts apply)"
 RANKING_PRIMARY = "mrr@10"
@@ -76,26 +76,10 @@ def run_variants_on_evalset(
     return reports
 
 
-def _paired(values: list[tuple[float | None, float | None]], seed: int) -> dict[str, Any]:
-    """Paired statistics over the pairs where neither side is ``None``."""
-    pairs = [(a, b) for a, b in values if a is not None and b is not None]
-    if not pairs:
-        return {"a": None, "b": None, "delta": None, "ci95": None, "p_value": None, "n": 0,
-                "exact": True}
-    a, b = [float(p[0]) for p in pairs], [float(p[1]) for p in pairs]
-    return compare_paired(a, b, seed=seed).to_dict()
-
-
 def outcome_score(metrics: dict[str, float | None]) -> float | None:
     """A question's outcome: its fact recall, else (no facts apply) its refusal accuracy."""
     facts = metrics.get("fact_recall")
     return facts if facts is not None else metrics.get("refusal_accuracy")
-
-
-def _wins(rows: list[tuple[float | None, float | None]], by: str) -> dict[str, Any]:
-    pairs = [(a, b) for a, b in rows if a is not None and b is not None]
-    counts = wins_losses_ties([p[0] for p in pairs], [p[1] for p in pairs])
-    return {**counts, "by": by, "n": len(pairs)}
 
 
 def _side(row: dict[str, Any]) -> dict[str, Any]:
@@ -141,10 +125,7 @@ def _node_comparison(pairs: list[tuple[dict, dict]], spec: str, seed: int) -> di
     names = list(next(a or b for a, b in scored)) if scored else []
     zeros = dict.fromkeys(names, 0.0)
     rows = [(a or zeros, b or zeros) for a, b in scored]
-    metrics = {n: _paired([(a.get(n), b.get(n)) for a, b in rows], seed) for n in names}
-    return {"metrics": metrics,
-            "queries": _wins([(a.get(RANKING_PRIMARY), b.get(RANKING_PRIMARY))
-                              for a, b in rows], RANKING_PRIMARY)}
+    return compare_rows(rows, names, RANKING_PRIMARY, seed=seed)
 
 
 def compare_answer_reports(report_a: dict[str, Any], report_b: dict[str, Any], *,
@@ -164,8 +145,8 @@ def compare_answer_reports(report_a: dict[str, Any], report_b: dict[str, Any], *
                   or report_b["answers"].get("faithfulness") is not None
                   or any("faithfulness" in r.get("metrics", {}) for p in pairs for r in p))
     names = [*ANSWER_METRICS, *(JUDGE_METRICS if judged else ()), *COST_METRICS]
-    metrics = {n: _paired([(ra["metrics"].get(n), rb["metrics"].get(n)) for ra, rb in pairs],
-                          seed) for n in names}
+    main = compare_rows([(ra["metrics"], rb["metrics"]) for ra, rb in pairs], names,
+                        PRIMARY_BY, outcome=outcome_score, seed=seed)
     ranked_a = dict.fromkeys(s for r, _ in pairs for s in r.get("ranking", {}))
     ranked_b = {s for _, r in pairs for s in r.get("ranking", {})}
     nodes = {spec: _node_comparison(pairs, spec, seed) for spec in ranked_a if spec in ranked_b}
@@ -178,9 +159,8 @@ def compare_answer_reports(report_a: dict[str, Any], report_b: dict[str, Any], *
         "evalset": {"path": set_a.get("path"), "sha256": set_a.get("sha256"),
                     "questions": len(pairs)},
         "output": {"a": report_a.get("answer_output"), "b": report_b.get("answer_output")},
-        "metrics": metrics,
-        "queries": _wins([(outcome_score(ra["metrics"]), outcome_score(rb["metrics"]))
-                          for ra, rb in pairs], PRIMARY_BY),
+        "metrics": main["metrics"],
+        "queries": main["queries"],
         "flipped": flipped,
         "nodes": nodes,
         "per_question": [{"id": ra["id"], "question": ra.get("question", ""),

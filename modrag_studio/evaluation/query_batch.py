@@ -20,18 +20,19 @@ from typing import Any
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.graph_io import graph_interface
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.resources import using_resources
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.beir import BeirDataset
 
 log = logging.getLogger(__name__)
 
 
-def query_side_nodes(doc: GraphDocument, query_name: str) -> set[str]:
+def query_side_nodes(doc: GraphDocument, query_name: str,
+                     registry: NodeRegistry | None = None) -> set[str]:
     """The nodes that depend on the query input ``query_name`` (and that input's node)."""
     topology = Topology.of(doc)
-    inputs = graph_interface(doc, default_registry()).inputs
+    inputs = graph_interface(doc, registry or default_registry()).inputs
     query_nodes = {p.node_id for p in inputs if p.name == query_name}
     return set().union(*(topology.downstream(n) | {n} for n in query_nodes))
 
@@ -74,10 +75,11 @@ def _query_embedders(doc: GraphDocument, node_id: str, result: Any) -> list[Any]
 
 @contextmanager
 def batched_query_embeddings(
-    doc: GraphDocument, dataset: BeirDataset, executor: Executor, *, query_ids: list[str],
-    query_name: str, base_inputs: dict[str, Any],
+    doc: GraphDocument, executor: Executor, *, texts: list[str], query_name: str,
+    base_inputs: dict[str, Any],
 ) -> Iterator[int]:
-    """Within the block, per-query runs find their query vectors already computed.
+    """Within the block, per-query runs of ``texts`` find their query vectors already
+    computed.
 
     Yields the number of vectors embedded ahead (0 when the graph embeds no query).
     """
@@ -87,20 +89,19 @@ def batched_query_embeddings(
     except ImportError:  # the embedding nodes are not installed
         yield 0
         return
-    side = query_side_nodes(doc, query_name)
-    targets = _embedding_nodes(doc, side, executor) if query_ids else []
+    side = query_side_nodes(doc, query_name, executor.registry)
+    targets = _embedding_nodes(doc, side, executor) if texts else []
     specs: dict[str, Any] = {}
     firsts: dict[str, Any] = {}
     for target in targets:  # runs only up to the node: indexes, never an LLM after it
-        first = executor.run(doc, {**base_inputs, query_name: dataset.queries[query_ids[0]]},
-                             target=target)
+        first = executor.run(doc, {**base_inputs, query_name: texts[0]}, target=target)
         if first.ok:
             firsts[target] = first
             specs.update((s.model_dump_json(), s) for s in _query_embedders(doc, target, first))
     if not specs:
         yield 0
         return
-    texts = list(dict.fromkeys(dataset.queries[q] for q in query_ids))
+    texts = list(dict.fromkeys(texts))
     from modrag_nodes.vectorstore.search_memo import search_memo
 
     with using_resources(executor.resources), query_vector_memo() as memo, search_memo():

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.datatypes import ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument, dumps
-from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.graph_io import graph_input_names
 from modrag_studio.engine.core.node import CancelToken
-from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.evaluation.beir import BeirDataset
+from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
 from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
-from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
-
-
-class EvalError(ModragError):
-    """The graph cannot be evaluated as asked (the message names the output or input)."""
+from modrag_studio.evaluation.query_batch import query_side_nodes
 
 
 @dataclass
@@ -74,12 +69,12 @@ def parse_output(spec: str, doc: GraphDocument) -> tuple[str, str]:
     return node_id, port
 
 
-def pick_inputs(doc: GraphDocument, query_input: str | None,
-                corpus_input: str | None) -> tuple[str, str | None]:
+def pick_inputs(doc: GraphDocument, query_input: str | None, corpus_input: str | None,
+                registry: NodeRegistry | None = None) -> tuple[str, str | None]:
     """The graph inputs taking the query and the corpus folder (None: no corpus input);
     named ones are checked, otherwise 'corpus'/'corpus_path' and 'query'/'question' or the
     only other input."""
-    names = graph_input_names(doc, default_registry())
+    names = graph_input_names(doc, registry or default_registry())
     corpus = corpus_input or next((n for n in names if n in ("corpus", "corpus_path")), None)
     if corpus is not None and corpus not in names:
         raise EvalError(f"the graph has no input '{corpus}' (inputs: {', '.join(names)})")
@@ -94,14 +89,14 @@ def pick_inputs(doc: GraphDocument, query_input: str | None,
 
 def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], hit_k: int,
                  limit: int | None, query_input: str | None, corpus_input: str | None,
-                 ndcg_gain: str = "linear",
+                 ndcg_gain: str = "linear", registry: NodeRegistry | None = None,
                  ) -> tuple[list[tuple[str, str]], str, str | None, list[str], EvalReport]:
     """What an evaluation needs before its first query: the outputs as (node, port), the
     query and corpus inputs, the query ids and the empty report."""
     targets = [parse_output(spec, doc) for spec in outputs]
     if not targets:
         raise EvalError("give at least one --output node_id.port to score")
-    query_name, corpus_name = pick_inputs(doc, query_input, corpus_input)
+    query_name, corpus_name = pick_inputs(doc, query_input, corpus_input, registry)
     query_ids = dataset.evaluated_query_ids()[: limit or None]
     if not query_ids:
         raise EvalError(f"no query of {dataset.root} has relevant documents in split "
@@ -136,52 +131,27 @@ def evaluate_graph(
     ``batch_queries``: embed all query texts in batches first (see ``query_batch``).
     """
     _targets, query_name, corpus_name, query_ids, report = start_report(
-        doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain)
+        doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain,
+        executor.registry)
     runner = QueryRunner(doc, dataset, executor, outputs, query_name=query_name,
                          corpus_name=corpus_name, extra_inputs=dict(extra_inputs or {}),
                          hit_k=hit_k, ndcg_gain=ndcg_gain, cancel=cancel, on_result=on_result)
     scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
+
+    def score(index: int, run: QuestionRun) -> bool:
+        outcome = runner.score(run.question.id, run.result)
+        outcome.add_to(scored, report.failures)
+        if on_progress is not None:
+            on_progress(index + 1, len(query_ids))
+        return not outcome.failures
+
     started = time.perf_counter()
-    frozen = False
-    batching = ExitStack()
-    try:
-        if batch_queries:
-            base = {**({corpus_name: str(dataset.corpus_path)} if corpus_name else {}),
-                    **(extra_inputs or {})}
-            batching.enter_context(batched_query_embeddings(
-                doc, dataset, executor, query_ids=query_ids, query_name=query_name,
-                base_inputs=base))
-        for index, query_id in enumerate(query_ids):
-            if cancel is not None and cancel.cancelled:
-                break
-            outcome = runner.run(query_id)
-            if not frozen:
-                stop_if_every_query_would_fail(runner.query_side, outcome)
-            outcome.add_to(scored, report.failures)
-            if not frozen:
-                # The first query loaded or built the indexes: keep the garbage collector
-                # from walking them again after every few queries.
-                gc.freeze()
-                frozen = True
-            if on_progress is not None:
-                on_progress(index + 1, len(query_ids))
-    finally:
-        batching.close()
-        if frozen:
-            gc.unfreeze()
+    questions = [Question(q, dataset.queries[q]) for q in query_ids]
+    run_questions(doc, questions, executor=executor, query_name=query_name, on_run=score,
+                  base_inputs=runner.inputs_for(""), cancel=cancel,
+                  batch_queries=batch_queries)
     report.seconds = time.perf_counter() - started
     return finish_report(report, scored)
-
-
-def stop_if_every_query_would_fail(query_side: set[str], outcome: QueryOutcome) -> None:
-    """Raise when the first query failed at a node that does not depend on the query (a
-    missing corpus, a locked store, a missing model): every other query would fail alike."""
-    if not outcome.failures:
-        return
-    for node_id, message in outcome.failed_nodes.items():
-        if node_id not in query_side:
-            raise EvalError(f"the first query failed at node '{node_id}', which does not "
-                            f"depend on the query, so every query would fail alike: {message}")
 
 
 def finish_report(report: EvalReport, scored: dict[str, list[QueryMetrics]]) -> EvalReport:
@@ -238,7 +208,7 @@ class QueryRunner:
 
     def __post_init__(self) -> None:
         self.targets = [parse_output(spec, self.doc) for spec in self.outputs]
-        self.query_side = query_side_nodes(self.doc, self.query_name)
+        self.query_side = query_side_nodes(self.doc, self.query_name, self.executor.registry)
 
     def inputs_for(self, text: str) -> dict[str, str]:
         """The graph inputs of one query: the extra inputs, the query text and the corpus."""
@@ -254,6 +224,10 @@ class QueryRunner:
         query_text = self.dataset.queries[query_id] if text is None else text
         result = self.executor.run(self.doc, self.inputs_for(query_text), cancel=self.cancel,
                                    memory_only=self.query_side)
+        return self.score(query_id, result)
+
+    def score(self, query_id: str, result: RunResult) -> QueryOutcome:
+        """Score each output of one query's run against the query's qrels."""
         if self.on_result is not None:
             self.on_result(query_id, result)
         outcome = QueryOutcome(failed_nodes=result.trace.failures())

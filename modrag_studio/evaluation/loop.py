@@ -1,0 +1,120 @@
+"""The one evaluation loop: run a graph once per question and hand each run to a scorer.
+
+Both evaluations go through :func:`run_questions`: ranking evaluation on a BEIR dataset
+(``runner.evaluate_graph``, scoring ranked outputs against qrels) and answer evaluation on an
+evaluation set (``answer_eval.evaluate_answers``, scoring answers, citations and refusals).
+What the loop gives both:
+
+- the query side embedded (and vector-searched) for every question in batches before the
+  per-question runs (``query_batch``);
+- an early stop when the first question fails at a node that does not depend on the
+  question (a missing corpus, a locked store, a missing model): every question would fail
+  alike, so the evaluation raises at once, naming the node;
+- memory-only results for the query side when asked (per-question results stay out of the
+  disk cache);
+- the garbage collector kept off the indexes built by the first question;
+- cancellation between two questions.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
+
+
+class EvalError(ModragError):
+    """The graph cannot be evaluated as asked (the message names the output or input)."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of any source: its id and the text given to the graph's query input."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class QuestionRun:
+    """One question's run: the result and the seconds it took."""
+
+    question: Question
+    result: RunResult
+    seconds: float
+
+
+#: Receives each question's run, in question order; returns False when the outputs it
+#: scores were not produced (the first question's failure then may stop the evaluation).
+OnRun = Callable[[int, QuestionRun], bool]
+
+
+def run_questions(
+    doc: GraphDocument,
+    questions: Sequence[Question],
+    *,
+    executor: Executor,
+    query_name: str,
+    on_run: OnRun,
+    base_inputs: dict[str, Any] | None = None,
+    cancel: CancelToken | None = None,
+    batch_queries: bool = True,
+    memory_only_query_side: bool = True,
+) -> int:
+    """Run ``doc`` for each question (its text as the input ``query_name``, with
+    ``base_inputs``) and call ``on_run(index, run)``; returns how many questions ran.
+
+    ``memory_only_query_side``: keep the results of the nodes that depend on the question
+    in memory only (a ranking evaluation writes nothing per query to the disk cache); an
+    answer evaluation keeps them on disk so that answers already generated are reused.
+    """
+    base = dict(base_inputs or {})
+    query_side = query_side_nodes(doc, query_name, executor.registry)
+    memory_only = query_side if memory_only_query_side else set()
+    frozen = False
+    ran = 0
+    batching = ExitStack()
+    try:
+        if batch_queries and questions:
+            batching.enter_context(batched_query_embeddings(
+                doc, executor, texts=[q.text for q in questions], query_name=query_name,
+                base_inputs=base))
+        for index, question in enumerate(questions):
+            if cancel is not None and cancel.cancelled:
+                break
+            started = time.perf_counter()
+            result = executor.run(doc, {**base, query_name: question.text}, cancel=cancel,
+                                  memory_only=memory_only)
+            seconds = time.perf_counter() - started
+            produced = on_run(index, QuestionRun(question, result, seconds))
+            ran += 1
+            if not frozen:
+                if not produced:
+                    stop_if_every_question_would_fail(query_side, result.trace.failures())
+                # The first question loaded or built the indexes: keep the garbage
+                # collector from walking them again after every few questions.
+                gc.freeze()
+                frozen = True
+    finally:
+        batching.close()
+        if frozen:
+            gc.unfreeze()
+    return ran
+
+
+def stop_if_every_question_would_fail(query_side: set[str], failed: dict[str, str]) -> None:
+    """Raise when the first question failed at a node that does not depend on the question
+    (``failed``: node id -> message): every other question would fail alike."""
+    for node_id, message in failed.items():
+        if node_id not in query_side:
+            raise EvalError(f"the first query failed at node '{node_id}', which does not "
+                            f"depend on the query, so every query would fail alike: {message}")
