@@ -142,3 +142,26 @@ def test_judge_flag_judges_a_graph_without_a_judge_node(graph, capsys):
     assert _eval(graph, "--json", "--judge", "test-eval") == 0
     answers = json.loads(capsys.readouterr().out)["answers"]
     assert answers["faithfulness"] == 1.0 and answers["answer_relevance"] == 1.0
+
+
+def test_answer_evaluation_stops_at_a_failure_every_question_would_share(graph, monkeypatch):
+    """The one evaluation loop: a corpus that is gone fails the loader, which does not
+    depend on the question, so the evaluation stops after the first question, naming it."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.run.executor import Executor
+    from modrag_studio.evaluation.answer_eval import evaluate_answers
+    from modrag_studio.evaluation.evalset import load_evalset
+    from modrag_studio.evaluation.loop import EvalError
+
+    runs: list[dict] = []
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=None))
+    run = executor.run
+    monkeypatch.setattr(executor, "run", lambda doc, inputs, **kw: runs.append(inputs)
+                        or run(doc, inputs, **kw))
+    with pytest.raises(EvalError, match="node 'load'.*every query would fail alike"):
+        evaluate_answers(load(graph / "tiny.json"), load_evalset(graph / "set.jsonl"),
+                         executor=executor,
+                         extra_inputs={"corpus": str(graph / "no-such-folder")})
+    assert [r["question"] for r in runs if "question" in r] == [QUESTIONS[0]["question"]]
