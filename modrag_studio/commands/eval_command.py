@@ -16,7 +16,7 @@ from modrag_studio.commands.attribution_cli import (
 )
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
-from modrag_studio.commands.progress import ProgressLine
+from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
 from modrag_studio.evaluation.metrics import GAINS
 
@@ -89,7 +89,7 @@ def run_eval(args: argparse.Namespace) -> int:
                             cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
         executor.check(doc, {})
 
-        progress = ProgressLine("queries").update
+        progress = ProgressLine("queries", setup_first=True).update
 
         funnel = (EvalAttribution(doc, dataset.qrels, [o.partition(".")[0] for o in args.output])
                   if args.attribute else None)
@@ -106,7 +106,8 @@ def run_eval(args: argparse.Namespace) -> int:
                                      actors=args.ray_actors, **common)
         else:
             report = evaluate_graph(doc, dataset, args.output,
-                                    on_result=funnel and funnel.add, **common)
+                                    on_result=funnel and funnel.add,
+                                    setup_hooks=[SetupNarrator()], **common)
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -11,7 +11,7 @@ from typing import Any
 
 from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
-from modrag_studio.commands.progress import ProgressLine
+from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
 
 RANKING_SHOWN = ("hit@1", "hit@5", "recall@5", "mrr@10")
@@ -94,7 +94,7 @@ def run_evalset(args: argparse.Namespace) -> int:
                             cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
         executor.check(doc, {})
 
-        line = ProgressLine("questions", every_s=0)  # answers are slow: every one is told
+        line = ProgressLine("questions", every_s=0, setup_first=True)  # each one is told
 
         def progress(done: int, total: int, row) -> None:
             mark = "error" if row.error else ("refused" if row.refused else "answered")
@@ -105,7 +105,8 @@ def run_evalset(args: argparse.Namespace) -> int:
                                   answer_output=args.answer_output,
                                   judge=judge_from_flag(args.judge), limit=args.limit,
                                   query_input=args.query_input, corpus_input=args.corpus_input,
-                                  extra_inputs=extra, on_progress=progress)
+                                  extra_inputs=extra, on_progress=progress,
+                                  setup_hooks=[SetupNarrator()])
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -9,7 +9,7 @@ model given to :func:`evaluate_answers`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.answer_metrics import (
     answer_length,
     citation_scores,
@@ -218,6 +219,7 @@ def evaluate_answers(
     cancel: CancelToken | None = None,
     on_progress: Callable[[int, int, QuestionResult], None] | None = None,
     batch_queries: bool = True,
+    setup_hooks: Sequence[RunHook] = (),
 ) -> AnswerReport:
     """Run ``doc`` for each question and score its answer (through the one evaluation loop,
     ``loop.run_questions``: batched query side, early stop, cancellation).
@@ -250,6 +252,7 @@ def evaluate_answers(
     started = time.perf_counter()
     run_questions(doc, [Question(q.id, q.question) for q in questions], executor=executor,
                   query_name=query_name, on_run=score, base_inputs=extra_inputs,
-                  cancel=cancel, batch_queries=batch_queries, memory_only_query_side=False)
+                  cancel=cancel, batch_queries=batch_queries, memory_only_query_side=False,
+                  setup_hooks=setup_hooks)
     report.seconds = time.perf_counter() - started
     return report

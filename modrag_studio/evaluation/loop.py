@@ -29,6 +29,7 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
 
 
@@ -69,6 +70,7 @@ def run_questions(
     cancel: CancelToken | None = None,
     batch_queries: bool = True,
     memory_only_query_side: bool = True,
+    setup_hooks: Sequence[RunHook] = (),
 ) -> int:
     """Run ``doc`` for each question (its text as the input ``query_name``, with
     ``base_inputs``) and call ``on_run(index, run)``; returns how many questions ran.
@@ -76,6 +78,8 @@ def run_questions(
     ``memory_only_query_side``: keep the results of the nodes that depend on the question
     in memory only (a ranking evaluation writes nothing per query to the disk cache); an
     answer evaluation keeps them on disk so that answers already generated are reused.
+    ``setup_hooks`` watch the runs before the second question (where indexes are built or
+    loaded), e.g. to tell what takes long.
     """
     base = dict(base_inputs or {})
     query_side = query_side_nodes(doc, query_name, executor.registry)
@@ -87,13 +91,14 @@ def run_questions(
         if batch_queries and questions:
             batching.enter_context(batched_query_embeddings(
                 doc, executor, texts=[q.text for q in questions], query_name=query_name,
-                base_inputs=base))
+                base_inputs=base, hooks=setup_hooks))
         for index, question in enumerate(questions):
             if cancel is not None and cancel.cancelled:
                 break
             started = time.perf_counter()
             result = executor.run(doc, {**base, query_name: question.text}, cancel=cancel,
-                                  memory_only=memory_only)
+                                  memory_only=memory_only,
+                                  hooks=() if frozen else setup_hooks)
             seconds = time.perf_counter() - started
             produced = on_run(index, QuestionRun(question, result, seconds))
             ran += 1

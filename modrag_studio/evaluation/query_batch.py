@@ -13,7 +13,7 @@ say) is embedded and searched as before, so results never depend on the memos.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.resources import using_resources
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.hooks import RunHook
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ def _query_embedders(doc: GraphDocument, node_id: str, result: Any) -> list[Any]
 @contextmanager
 def batched_query_embeddings(
     doc: GraphDocument, executor: Executor, *, texts: list[str], query_name: str,
-    base_inputs: dict[str, Any],
+    base_inputs: dict[str, Any], hooks: Sequence[RunHook] = (),
 ) -> Iterator[int]:
     """Within the block, per-query runs of ``texts`` find their query vectors already
     computed.
@@ -94,7 +95,8 @@ def batched_query_embeddings(
     specs: dict[str, Any] = {}
     firsts: dict[str, Any] = {}
     for target in targets:  # runs only up to the node: indexes, never an LLM after it
-        first = executor.run(doc, {**base_inputs, query_name: texts[0]}, target=target)
+        first = executor.run(doc, {**base_inputs, query_name: texts[0]}, target=target,
+                             hooks=hooks)
         if first.ok:
             firsts[target] = first
             specs.update((s.model_dump_json(), s) for s in _query_embedders(doc, target, first))

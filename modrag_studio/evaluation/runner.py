@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ from modrag_studio.engine.core.graph_io import graph_input_names
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor, RunResult
+from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
 from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
@@ -124,6 +125,7 @@ def evaluate_graph(
     on_progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[str, Any], None] | None = None,
     batch_queries: bool = True,
+    setup_hooks: Sequence[RunHook] = (),
 ) -> EvalReport:
     """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk).
 
@@ -149,7 +151,7 @@ def evaluate_graph(
     questions = [Question(q, dataset.queries[q]) for q in query_ids]
     run_questions(doc, questions, executor=executor, query_name=query_name, on_run=score,
                   base_inputs=runner.inputs_for(""), cancel=cancel,
-                  batch_queries=batch_queries)
+                  batch_queries=batch_queries, setup_hooks=setup_hooks)
     report.seconds = time.perf_counter() - started
     return finish_report(report, scored)
 

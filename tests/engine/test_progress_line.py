@@ -48,3 +48,44 @@ def test_a_terminal_gets_one_rewritten_line_ended_at_the_end():
 
 def test_seconds_are_told_for_people():
     assert [format_seconds(s) for s in (4.2, 185, 3720)] == ["4 s", "3 min 05 s", "1 h 02 min"]
+
+
+def test_the_setup_narrator_names_a_slow_first_run_node_and_stays_quiet_on_quick_ones():
+    import threading
+    from types import SimpleNamespace
+
+    from modrag_studio.commands.progress import SetupNarrator
+
+    stream = io.StringIO()
+    told = threading.Event()
+    narrator = SetupNarrator(stream=stream, after_s=0.05, every_s=0.0)
+    write = stream.write
+    stream.write = lambda text: (write(text), told.set())[0]
+    narrator.on_node_start(run_id="r", node_id="quick", type_id="split.recursive", iteration=0)
+    narrator.on_node_end(run_id="r", visit=SimpleNamespace(node_id="quick", status="done"),
+                         inputs={}, outputs={})
+    narrator.on_node_start(run_id="r", node_id="embed", type_id="embed.chunks", iteration=0)
+    assert told.wait(5), "a node running longer than after_s was never named"
+    narrator.on_node_progress(run_id="r", node_id="embed", fraction=0.5,
+                              message="512 of 1024 chunks")
+    narrator.on_node_end(run_id="r", visit=SimpleNamespace(node_id="embed", status="done"),
+                         inputs={}, outputs={})
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "preparing: node 'embed' (embed.chunks) is running"
+    assert lines[1] == "preparing: node 'embed': 50% 512 of 1024 chunks"
+    assert lines[2].startswith("preparing: node 'embed' done in ")
+    assert not any("quick" in line for line in lines)
+
+
+def test_the_rate_leaves_out_the_first_query_when_it_built_the_indexes():
+    clock, log = Clock(), io.StringIO()
+    line = ProgressLine("queries", stream=log, clock=clock, every_s=0, setup_first=True)
+    clock.now += 90  # the first query embedded the corpus
+    line.update(1, 301)
+    for done in range(2, 302):
+        clock.now += 0.1
+        line.update(done, 301)
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "1/301 queries, the first in 1 min 30 s (with the setup)"
+    assert lines[100] == "101/301 queries, 10.0 queries/s, 20 s left"
+    assert lines[-1] == "301/301 queries, 10.0 queries/s, done in 2 min 00 s"
