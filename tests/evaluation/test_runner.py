@@ -54,7 +54,8 @@ def test_indexes_are_built_once_and_every_query_is_scored(tmp_path, monkeypatch)
 
     executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"))
     run = executor.run
-    monkeypatch.setattr(executor, "run", lambda *a, **k: run(*a, hooks=[Spy()], **k))
+    monkeypatch.setattr(executor, "run",
+                        lambda *a, hooks=(), **k: run(*a, hooks=[*hooks, Spy()], **k))
     progress: list[int] = []
     report = evaluate_graph(load(ROOT / "sample_graphs" / "scifact_bm25.json"),
                             load_beir(tmp_path, "test"), ["bm25.results"], executor=executor,
