@@ -38,6 +38,10 @@ class EmbedModelParams(BaseModel):
     query_prefix: str = Field("", description="Prepended to queries (e.g. 'search_query: ')")
     passage_prefix: str = Field("", description="Prepended to passages")
     device: str = Field("cpu", description="sentence-transformers device (cpu, cuda, mps)")
+    runtime: Literal["auto", "numpy", "torch"] = Field(
+        "auto", description="sentence-transformers runtime: auto runs a plain BERT model "
+        "(such as all-MiniLM-L6-v2) on the CPU with numpy, the same vectors without loading "
+        "torch; torch always uses sentence-transformers")
     timeout_s: float = Field(120.0, gt=0, description="Ollama request timeout")
 
 
@@ -85,6 +89,8 @@ class EmbedModel(NodeType):
             _check_sentence_transformer(model)
             if params.device != "cpu":
                 extra["device"] = params.device
+            if params.runtime != "auto":
+                extra["runtime"] = params.runtime
         if params.kind in ("ollama", "openai") and params.timeout_s != 120.0:
             extra["timeout_s"] = params.timeout_s
         spec = EmbedderSpec(
