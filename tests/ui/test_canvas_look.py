@@ -212,3 +212,17 @@ def test_wires_are_drawn_around_nodes_and_rerouted_after_a_move(main_window):
     pipe = next(p for p in canvas.view.all_pipes()
                 if p.output_port.node is u0 and p.input_port.node is u1)
     assert pipe.path().elementCount() > 4  # corners, not the plain curve
+
+
+def test_opening_a_graph_routes_each_wire_once(main_window, monkeypatch):
+    """The canvas drew every wire twice while a graph opened (once as it was connected, once
+    when all nodes stood): a 100-node graph spent 0.2 s of its launch on the first round."""
+    from modrag_studio.ui.canvas import adapter
+
+    routed = []
+    real = adapter.routed_path
+    monkeypatch.setattr(adapter, "routed_path",
+                        lambda *args: routed.append(args[:2]) or real(*args))
+    doc = chain(6)
+    main_window.editor.reset(doc)
+    assert len(routed) == len(doc.edges)
