@@ -103,9 +103,12 @@ def is_small_model(llm: LLMSpec | None) -> bool:
 
 
 def resolve_preset(preset: Preset, llm: LLMSpec | None) -> Literal["rich", "small_model"]:
-    """``auto``: the small-model preset for small models, else the rich one."""
+    """``auto``: the small-model preset for small models, else the rich one. With no model
+    on ``llm`` it is the small-model one: the chat model a graph starts with is embedded (small),
+    and small-model prompts read well to large models too, while the rich one misleads small
+    ones (they copy its headers)."""
     if preset == "auto":
-        return "small_model" if is_small_model(llm) else "rich"
+        return "small_model" if llm is None or is_small_model(llm) else "rich"
     return preset
 
 
@@ -152,7 +155,8 @@ class PromptParams(BaseModel):
         "rich", description="rich: the template and system below, evidence headers with doc "
         "id, source and score; small_model: plain [n] text evidence, [n] citations and a "
         "fixed refusal sentence (small models copy headers and seldom refuse); auto: "
-        "small_model for embedded or small models on 'llm', else rich")
+        "small_model for embedded or small models on 'llm' (or none connected), rich for a "
+        "large one (new nodes in the studio start on auto)")
     template: str = Field(
         DEFAULT_TEMPLATE,
         description="User message template; variables {original} (the user's question), "
@@ -217,6 +221,10 @@ class PromptBuilder(NodeType):
                   description="The model that will answer: caps the budget to its context"),
     )
     outputs = (OutputPort("prompt", Prompt, "Chat messages plus the evidence used"),)
+
+    @classmethod
+    def new_node_params(cls) -> dict[str, Any]:
+        return {"preset": "auto"}
 
     def fingerprint(self, params: PromptParams, inputs: dict[str, Any],
                     run_inputs: dict[str, Any]) -> str | None:

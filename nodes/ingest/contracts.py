@@ -32,7 +32,9 @@ class LoadReport(Contract):
 
     def preview(self) -> str:
         bad = f", {len(self.unreadable)} unreadable" if self.unreadable else ""
-        return f"{self.files_loaded}/{self.files_matched} files, {self.documents} documents{bad}"
+        skipped = f", {len(self.skipped)} skipped (not documents)" if self.skipped else ""
+        return (f"{self.files_loaded}/{self.files_matched} files, {self.documents} documents"
+                f"{bad}{skipped}")
 
 
 class DocumentAnalysis(Contract):

@@ -41,6 +41,11 @@ class UnreadableFile(Exception):
     """A file could not be turned into documents; the message is the reason."""
 
 
+class NotADocument(UnreadableFile):
+    """A file that holds no documents by nature (binary bytes, JSON data that is not a BEIR
+    corpus): skipped and counted, not reported as a failure."""
+
+
 class LoadParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: AnyPath = Field("", description="A file or a folder (the 'path' input overrides it)")
@@ -187,7 +192,7 @@ def read_bytes(path: Path, block: int = 1 << 20) -> bytes:
 def read_text(path: Path, encoding: str) -> str:
     raw = read_bytes(path)
     if b"\x00" in raw[:8192]:
-        raise UnreadableFile("binary content (NUL bytes) in a text file")
+        raise NotADocument("binary content (NUL bytes), not a text document")
     try:
         text = raw.decode("utf-8-sig" if encoding.lower() in ("utf-8", "utf8") else encoding)
     except UnicodeDecodeError as exc:
@@ -296,6 +301,9 @@ def beir_documents(lines: Iterable[tuple[int, str]], rel: str, source: str,
         except json.JSONDecodeError as exc:
             raise UnreadableFile(f"line {number}: invalid JSON ({exc.msg})") from None
         if not isinstance(record, dict) or "_id" not in record or "text" not in record:
+            if not seen:  # the first record already: the file is some other JSON data
+                raise NotADocument("JSON lines data, not a BEIR corpus (its first record "
+                                   "has no '_id' and 'text')")
             raise UnreadableFile(f"line {number}: not a BEIR corpus record "
                                  "(needs '_id' and 'text')")
         doc_id = str(record["_id"])
@@ -324,6 +332,9 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
             ctx.progress(number, len(files), f"reading {_rel(root, path)}")
         try:
             docs = load_file(root, path, params)
+        except NotADocument as exc:
+            report.skipped.append(FileProblem(file=_rel(root, path), reason=str(exc)))
+            continue
         except (UnreadableFile, OSError) as exc:
             reason = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
             problem = FileProblem(file=_rel(root, path), reason=reason)
@@ -336,7 +347,14 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
         report.files_loaded += 1
         documents.extend(_unique_ids(docs, seen, _rel(root, path), ctx))
     report.documents = len(documents)
+    report.skipped.sort(key=lambda p: p.file)
     return documents, report
+
+
+def skipped_summary(skipped: list[FileProblem], shown: int = 5) -> str:
+    """``a.json (file type '.json' is not loaded), ...`` for the first ``shown`` files."""
+    text = ", ".join(f"{p.file} ({p.reason})" for p in skipped[:shown])
+    return text + (f" and {len(skipped) - shown} more" if len(skipped) > shown else "")
 
 
 def _stopper(ctx: NodeContext | None) -> Callable[[], bool] | None:
@@ -394,7 +412,8 @@ class LoadFiles(NodeType):
     category = "Loading"
     title = "Load files"
     description = ("Loads .txt, .md, .html, .pdf and BEIR .jsonl files from a file or folder "
-                   "into documents; unreadable files are reported and skipped.")
+                   "into documents; files that hold no documents (other types, binary files, "
+                   "JSON data) are skipped and counted, unreadable ones reported.")
     Params = LoadParams
     inputs = (InputPort("path", str, required=False,
                         description="File or folder; overrides the 'path' param"),)
@@ -415,11 +434,16 @@ class LoadFiles(NodeType):
             documents, report = load_documents(root, params, ctx)
         ctx.progress(1.0, None, f"{len(documents)} documents")
         ctx.note(files_matched=report.files_matched, files_loaded=report.files_loaded,
-                 documents=report.documents, unreadable=len(report.unreadable))
+                 documents=report.documents, unreadable=len(report.unreadable),
+                 skipped=len(report.skipped))
+        if report.skipped:
+            ctx.note(skipped_files=skipped_summary(report.skipped))
         if not documents:
-            why = (f"; {len(report.unreadable)} matched file(s) unreadable: "
-                   + "; ".join(f"{p.file}: {p.reason}" for p in report.unreadable[:5])
-                   if report.unreadable else "")
+            problems = report.unreadable + [p for p in report.skipped
+                                            if p.file not in {u.file for u in report.unreadable}]
+            why = (f"; {len(problems)} file(s) unreadable or skipped: "
+                   + "; ".join(f"{p.file}: {p.reason}" for p in problems[:5])
+                   if problems else "")
             raise NodeConfigError(f"load.files: no documents loaded from path '{root}' with "
                                   f"glob '{params.glob}' (extensions "
                                   f"{', '.join(params.extensions)}){why}")

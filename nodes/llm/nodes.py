@@ -17,6 +17,7 @@ from modrag_nodes.llm.pickers import (
     CHAT_LISTING_SOURCES,
     PICK_TIMEOUT_S,
     ModelListing,
+    best_embedded_model,
     list_chat_models,
 )
 from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query
@@ -82,6 +83,11 @@ class ChatModel(NodeType):
                    "server) and its options.")
     Params = ChatModelParams
     outputs = (OutputPort("llm", LLMSpec, description="Model and options for LLM nodes"),)
+
+    @classmethod
+    def new_node_params(cls) -> dict[str, Any]:
+        """A new node names the best embedded model installed here (Qwen when present)."""
+        return {"backend": "embedded", "model": best_embedded_model()}
 
     def health(self, params: ChatModelParams) -> str | None:
         if params.backend == "embedded":

@@ -45,13 +45,31 @@ def embedded_models() -> list[str]:
     from modrag_nodes.llm.embedded import DEFAULT_MODEL
 
     names = [DEFAULT_MODEL]
-    if not qwen_model.find_parts()[1] or qwen_model.default_target().is_file():
+    if qwen_installed():
         names.append(qwen_model.FILE_NAME.removesuffix("-q4_k_m.gguf"))
     folder = model_dir()
     if folder.is_dir():
         names += sorted(str(path) for path in folder.glob("*.gguf")
                         if path.name != qwen_model.FILE_NAME)
     return names
+
+
+def qwen_installed() -> bool:
+    """Whether Qwen2.5-Coder-1.5B can run here: all its parts installed, or assembled."""
+    from modrag_nodes.llm import qwen_model
+
+    return not qwen_model.find_parts()[1] or qwen_model.default_target().is_file()
+
+
+def best_embedded_model() -> str:
+    """The strongest embedded chat model installed here: Qwen2.5-Coder-1.5B when its parts
+    (or its assembled file) are present, else the packaged SmolLM2-135M."""
+    from modrag_nodes.llm import qwen_model
+    from modrag_nodes.llm.embedded import DEFAULT_MODEL
+
+    if qwen_installed():
+        return qwen_model.FILE_NAME.removesuffix("-q4_k_m.gguf")
+    return DEFAULT_MODEL
 
 
 def list_chat_models(backend: str, host: str = "", *, key_env: str = "OPENAI_API_KEY",

@@ -235,3 +235,28 @@ def test_modular_rag_layout_crosses_fewer_and_shorter_wires_than_the_barycentre_
         assert after.crossings < before.crossings, name
         assert after.wire_length < before.wire_length, name
         assert after.through_nodes < before.through_nodes, name
+
+
+def test_each_distinct_candidate_is_scored_once(monkeypatch):
+    """Candidates often coincide (a cut or lane weight that changes nothing): opening a
+    100-node graph scored 8 layouts, 3 of them distinct; the same layout still wins."""
+    import importlib.util
+    from pathlib import Path
+
+    from modrag_studio.engine.layout import auto_layout as module
+
+    bench = Path(__file__).resolve().parents[2] / "bench" / "bench_ui_launch.py"
+    spec = importlib.util.spec_from_file_location("bench_ui_launch", bench)
+    launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launch)
+    doc = GraphDocument.model_validate(launch.hundred_node_graph())
+    registry = default_registry()
+    found = module.candidates(doc, registry)
+    distinct = {tuple(sorted(c.items())) for c in found}
+    scored = []
+    cost = module.layout_cost
+    monkeypatch.setattr(module, "layout_cost",
+                        lambda d, positions, r: scored.append(positions) or cost(d, positions, r))
+    chosen = auto_layout(doc, registry)
+    assert len(scored) == len(distinct) < len(found)
+    assert chosen == min(found, key=lambda c: cost(doc, c, registry))

@@ -186,3 +186,11 @@ def test_feedback_names_the_ungrounded_claims(run_node, make_chunk) -> None:
     prompt = run_node(PromptBuilder, params, query=Q, evidence=[make_chunk("press", 0.9)],
                       feedback=feedback)["prompt"]
     assert prompt.user.endswith("Was: It is 15,000 psi [1]. Unsupported: 15,000 psi.")
+
+
+def test_auto_preset_without_a_model_is_the_small_model_one(run_node, make_chunk) -> None:
+    """A newcomer's prompt builder has no 'llm' wire: auto still gives small-model prompts."""
+    prompt = run_node(PromptBuilder, {"preset": "auto"}, query=Q,
+                      evidence=[make_chunk("warranty", 0.9, text="Two years.")])["prompt"]
+    assert prompt.user.startswith("Evidence:\n[1] Two years.")
+    assert PromptBuilder.new_node_params() == {"preset": "auto"}

@@ -147,3 +147,26 @@ def test_duplicate_ids_across_files_are_renamed_and_cancel_stops_loading(tmp_pat
     cancel.cancel()
     with pytest.raises(RunCancelled):
         LoadFiles().run(_ctx(cancel), LoadParams(path=str(root)))
+
+
+def test_files_that_hold_no_documents_are_skipped_and_counted(tmp_path):
+    """The default glob meets data files beside the documents (a sample corpus's questions,
+    a dictionary, a binary): they are skipped with a reason and counted, not "unreadable"."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (root / "pumps.md").write_text("# Pumps\n\nLP-07 is serviced every 500 hours.\n")
+    (root / "eval_questions.jsonl").write_text('{"question": "How often?", "expected": "500"}\n')
+    (root / "kg_dictionary.json").write_text('{"LP-07": ["lubrication pump"]}')
+    (root / "dump.txt").write_bytes(b"\x00\x01\x02binary")
+    ctx = _ctx()
+    out = LoadFiles().run(ctx, LoadParams(path=str(root)))
+    report = out["report"]
+    assert [d.doc_id for d in out["documents"]] == ["pumps.md"]
+    assert not report.unreadable and not ctx.warnings
+    reasons = {p.file: p.reason for p in report.skipped}
+    assert set(reasons) == {"eval_questions.jsonl", "kg_dictionary.json", "dump.txt"}
+    assert "not a BEIR corpus" in reasons["eval_questions.jsonl"]
+    assert "binary" in reasons["dump.txt"]
+    assert "3 skipped" in report.preview()
+    assert ctx.details["skipped"] == 3 and ctx.details["unreadable"] == 0
+    assert "kg_dictionary.json" in ctx.details["skipped_files"]

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from modrag_nodes.retrieval.rerank import EmbeddingRerank
 from modrag_studio.engine.evidence.narration import LOST_HERE
@@ -61,6 +62,9 @@ def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, wind
     shown.resize(1280, 820)
     attribution = win.features.evidence_debugger.attribution
     assert attribution is not None and attribution.first_loss == "rerank"
+    assert [v.node_id for v, _ in shown.steps] == ["q", "bm25", "rerank", "gen", "out"]
+    qtbot.keyClick(shown, Qt.Key.Key_A)  # the short story -> every step
+    assert not shown.story_mode
     steps = [visit.node_id for visit, _ in shown.steps]
     said = {}
     for index, node_id in enumerate(steps):

@@ -142,6 +142,15 @@ class NodeType:
         """
         return None
 
+    @classmethod
+    def new_node_params(cls) -> dict[str, Any]:
+        """Params a node of this type starts with when a user adds it in the studio.
+
+        The choice may depend on this machine (e.g. the best installed model); it is written
+        into the node explicitly, so a saved graph never depends on where it is opened.
+        """
+        return {}
+
     def is_cacheable(self, params: Any) -> bool:
         """Whether this visit may be served from cache (override for e.g. sampled LLM calls)."""
         return self.cacheable

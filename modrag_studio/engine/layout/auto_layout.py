@@ -116,8 +116,12 @@ def auto_layout(doc: GraphDocument, registry: NodeRegistry | None = None,
         raise RuntimeError("graphviz 'dot' is not installed or failed")
     if not doc.nodes:
         return {}
-    return min(candidates(doc, registry, options),
-               key=lambda found: layout_cost(doc, found, registry))
+    # candidates often coincide (a cut or lane weight that changes nothing): each distinct
+    # layout is scored once, the first of equals wins as before
+    distinct: dict[tuple, dict[str, tuple[float, float]]] = {}
+    for found in candidates(doc, registry, options):
+        distinct.setdefault(tuple(sorted(found.items())), found)
+    return min(distinct.values(), key=lambda found: layout_cost(doc, found, registry))
 
 
 def layered_layout(doc: GraphDocument, registry: NodeRegistry | None = None,

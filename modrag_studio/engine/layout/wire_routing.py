@@ -64,7 +64,15 @@ def densify(points: Sequence[Point], step: float = 8.0) -> list[Point]:
 def crosses_a_node(points: Sequence[Point], boxes: Sequence[Box], inset: float = 4.0) -> bool:
     """Whether the polyline passes inside a box (shrunk by ``inset``)."""
     points = densify(points)
+    if not points:
+        return False
+    low_x, high_x = min(p[0] for p in points), max(p[0] for p in points)
+    low_y, high_y = min(p[1] for p in points), max(p[1] for p in points)
     for left, top, right, bottom in boxes:
+        # a box beside the polyline's bounds holds none of its points: not looked into
+        if right - inset <= low_x or left + inset >= high_x or bottom - inset <= low_y \
+                or top + inset >= high_y:
+            continue
         if any(left + inset < x < right - inset and top + inset < y < bottom - inset
                for x, y in points):
             return True

@@ -101,15 +101,16 @@ class RerouteNodeItem(StudioNodeItem):
 class RoutedPipeItem(PipeItem):
     """A wire that goes around the nodes its curve would cross (``ui.routed_wires``).
 
-    While a node is dragged the plain curve is drawn (routing on every mouse move would
-    lag); the adapter redraws every wire when the drag ends.
+    While a node is dragged, or the canvas is rebuilt (``viewer.routes_deferred``), the plain
+    curve is drawn (routing on every mouse move would lag); the adapter redraws every wire
+    when the drag or rebuild ends, with the node boxes measured once (``viewer.boxes``).
     """
 
     def draw_path(self, start_port, end_port=None, cursor_pos=None):
         super().draw_path(start_port, end_port, cursor_pos)
         viewer = self.viewer()
         if (cursor_pos is not None or end_port is None or not self.isVisible()
-                or viewer is None or viewer.LMB_state):
+                or viewer is None or viewer.LMB_state or getattr(viewer, "routes_deferred", 0)):
             return
         out_port, in_port = self.output_port, self.input_port
         if out_port is None or in_port is None:
@@ -117,9 +118,10 @@ class RoutedPipeItem(PipeItem):
         ends = [_port_centre(out_port), _port_centre(in_port)]
         own = {out_port.node, in_port.node}
         tangent = min(abs(ends[1].x() - ends[0].x()), in_port.node.boundingRect().width())
+        boxes = getattr(viewer, "boxes", None) or [(n, n.sceneBoundingRect())
+                                                   for n in viewer.all_nodes() if n.isVisible()]
         path = routed_path(ends[0], ends[1], tangent, [n.sceneBoundingRect() for n in own],
-                           [n.sceneBoundingRect() for n in viewer.all_nodes()
-                            if n not in own and n.isVisible()])
+                           [rect for n, rect in boxes if n not in own])
         if path is not None:
             self.setPath(path)
             self._draw_direction_pointer()
@@ -358,10 +360,13 @@ class CanvasAdapter:
             self.zoomed_out = False
             self._announce_zoom_level()
         self.view.setUpdatesEnabled(False)
+        self.view.routes_deferred = True  # wires are routed once, at the end
         try:
             self._rebuild_items(doc)
         finally:
+            self.view.routes_deferred = False
             self.view.setUpdatesEnabled(True)
+        self.redraw_wires()
 
     def _rebuild_items(self, doc: GraphDocument) -> None:
         for node_id in list(self._nodes):
@@ -372,13 +377,17 @@ class CanvasAdapter:
         self._sync_edges(doc)
         self.layout.sync(doc.layout or Layout())
         self.graph.undo_stack().clear()
-        self.redraw_wires()
 
     def redraw_wires(self) -> None:
         """Draw every wire again: a moved or added node may now stand in another's way."""
-        for pipe in self.view.all_pipes():
-            if pipe.input_port is not None and pipe.output_port is not None:
-                pipe.draw_path(pipe.input_port, pipe.output_port)
+        self.view.boxes = [(n, n.sceneBoundingRect()) for n in self.view.all_nodes()
+                           if n.isVisible()]
+        try:
+            for pipe in self.view.all_pipes():
+                if pipe.input_port is not None and pipe.output_port is not None:
+                    pipe.draw_path(pipe.input_port, pipe.output_port)
+        finally:
+            self.view.boxes = None
 
     def _add_node(self, doc: GraphDocument, node_id: str,
                   titles: dict[str, str] | None = None) -> None:

@@ -158,6 +158,10 @@ class EvidenceDebugger(QObject):
         self.dock.check_button.clicked.connect(lambda: self.check())
         self.dock.force_button.clicked.connect(lambda: self.force())
         self.dock.specs.returnPressed.connect(lambda: self.check())
+        # the run inputs (the question) the expected evidence was checked against: a run of
+        # another question is neither checked nor narrated with it
+        self.spec_inputs: dict[str, Any] | None = None
+        self.dock.specs.textChanged.connect(lambda _text: setattr(self, "spec_inputs", None))
         self.dock.table.cellDoubleClicked.connect(
             lambda row, _col: self.window.select_node(self.dock.table.item(row, 0).text()))
         self.features.controller.run_finished.connect(self._run_finished)
@@ -226,6 +230,7 @@ class EvidenceDebugger(QObject):
         if result is None:
             self._say("Run the graph first; the evidence is checked on the last run.")
             return None
+        self.spec_inputs = dict(result.trace.inputs)
         self.attribution = attribute(result, self.features.document(), expected,
                                      registry=self.features.controller.registry)
         self._draw(self.attribution, announce=announce)
@@ -235,6 +240,11 @@ class EvidenceDebugger(QObject):
         """After a run: the run's own outcome stays first in the status bar, the evidence
         verdict comes second."""
         if not self.dock.specs.text().strip():
+            return
+        if not self.for_inputs(result.trace.inputs):
+            self.clear()
+            self.dock.verdict.setText("The expected evidence was declared for another question;"
+                                      " Check follows it in this run.")
             return
         status = self.window.statusBar()
         outcome = status.currentMessage()
@@ -451,11 +461,18 @@ class EvidenceDebugger(QObject):
         (None unless it is the last run and expected evidence is declared)."""
         return self.narration if self.attribution_for(run_id) is not None else None
 
+    def for_inputs(self, inputs: dict[str, Any]) -> bool:
+        """Whether the expected evidence belongs to a run of ``inputs`` (the question it was
+        checked against; not checked yet: any)."""
+        return self.spec_inputs is None or self.spec_inputs == dict(inputs)
+
     def attribution_for(self, run_id: str) -> Attribution | None:
-        """The check of the last run when it is run ``run_id`` and evidence is declared
-        (checked now when it was not yet)."""
+        """The check of the last run when it is run ``run_id``, evidence is declared and it
+        was declared for that run's question (checked now when it was not yet)."""
         result = self.features.controller.last_result
         if result is None or result.trace.run_id != run_id or not self.dock.specs.text().strip():
+            return None
+        if not self.for_inputs(result.trace.inputs):
             return None
         return self.attribution if self.attribution is not None else self.check()
 

@@ -80,7 +80,54 @@ def describe_output(visit: NodeVisit, summary: ValueSummary) -> str:
         return f"produced {first}"
     if summary.type == "dict":
         return f"produced a record with {_plural(count, 'field')}"
-    return f"produced a {summary.type}"
+    told = _told(summary, first, count)
+    return told if told is not None else f"produced {_noun(summary.type)}"
+
+
+def _after_colon(text: str) -> str:
+    return text.split(":", 1)[1] if ":" in text else text
+
+
+def _told(summary: ValueSummary, first: str, count: int) -> str | None:
+    """The value types of the node library that have their own words (a model's settings,
+    an index, a report); None for the others."""
+    kind = summary.type
+    if kind == "EmbedderSpec":
+        return f"chose the embedding model {_after_colon(first)}" if first else \
+            "chose the embedding model"
+    if kind == "LLMSpec":
+        return f"chose the language model {_after_colon(first)}" if first else \
+            "chose the language model"
+    if kind == "LoadReport":
+        match = re.match(r"(\d+)/(\d+) files, [^,]+(.*)", first)
+        if not match:
+            return "reported which files it read"
+        rest = match.group(3).replace(" (not documents)", " that hold no documents")
+        return f"read {match.group(1)} of {_plural(int(match.group(2)), 'file')}{rest}"
+    if kind == "VectorIndex":
+        return f"stored {_plural(count, 'passage')} in a vector index" if count else \
+            "opened a vector index"
+    if kind == "BM25Index":
+        match = re.search(r"(\d+) chunks", first)
+        size = f" of {_plural(int(match.group(1)), 'passage')}" if match else ""
+        return f"built a keyword index{size}"
+    return {"KnowledgeGraph": "built a knowledge graph",
+            "GraphExtraction": "picked out the names and relations in the passages",
+            "EntityLinks": "matched the question's names to the knowledge graph",
+            "GraphSearchResult": "searched the knowledge graph",
+            "EmbeddedChunks": f"embedded {_plural(count, 'passage')}",
+            "IngestPlan": "planned how to cut the documents",
+            "IngestReport": "reported how each document was cut",
+            "DocumentAnalysis": "measured the documents' structure",
+            "Tokenizer": "chose how to cut text into words"}.get(kind)
+
+
+def _noun(type_name: str) -> str:
+    """``ChunkQualityReport`` -> "a chunk quality report" (no type names in the narration)."""
+    bare = re.sub(r"[\[\]|.,]", " ", type_name).split()[-1] if type_name.strip() else "value"
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", bare).lower()
+    words = words.replace("_", " ").strip() or "value"
+    return ("an " if words[0] in "aeiou" else "a ") + words
 
 
 def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | None = None) -> str:
@@ -138,6 +185,36 @@ def _uncut_port(type_id: str, registry: NodeRegistry | None) -> str | None:
     return role.uncut_port if role is not None else None
 
 
+_UPSTREAM_FAILED = re.compile(r"upstream node '([^']+)' failed")
+_NO_VALUE = re.compile(r"inactive branch: input '[^']*' got no value \(([^)]*)\)")
+
+
+def skipped_sentence(visit: NodeVisit, name: str, trace: Trace,
+                     titles: dict[str, str]) -> str:
+    """Why a node was skipped, in nouns: the step that failed, the branch a router chose;
+    never the port ids of the executor's reason."""
+    reason = visit.skip_reason
+    failed = _UPSTREAM_FAILED.fullmatch(reason)
+    if failed:
+        return f"{name} was skipped because {_title(failed.group(1), titles)} failed."
+    inactive = _NO_VALUE.fullmatch(reason)
+    if inactive or reason.startswith("inactive branch"):
+        sources = [s.split(".", 1)[0] for s in (inactive.group(1) if inactive else "").split(", ")
+                   if s and s != "nothing connected"]
+        for source in sources:
+            chooser = trace.last_visit(source)
+            route = chooser.details.get("route") if chooser is not None else None
+            if route:
+                return (f"{name} was skipped: {_title(source, titles)} chose the “{route}” "
+                        "branch, not this one.")
+        return f"{name} was skipped: its branch was not taken."
+    return f"{name} was skipped ({reason or 'its branch was not taken'})."
+
+
+def _title(node_id: str, titles: dict[str, str]) -> str:
+    return titles.get(node_id) or node_id
+
+
 def story(trace: Trace, titles: dict[str, str] | None = None,
           registry: NodeRegistry | None = None) -> list[tuple[NodeVisit, str]]:
     """The replay steps of a run: each visit that started, with its sentence."""
@@ -146,5 +223,49 @@ def story(trace: Trace, titles: dict[str, str] | None = None,
     for visit in trace.visits:
         if visit.status == "cancelled" and not visit.started_at:
             continue
-        steps.append((visit, describe_visit(visit, titles.get(visit.node_id, ""), registry)))
+        name = titles.get(visit.node_id, "")
+        sentence = skipped_sentence(visit, name or visit.node_id, trace, titles) \
+            if visit.status == "skipped" else describe_visit(visit, name, registry)
+        steps.append((visit, sentence))
     return steps
+
+
+def _produces(visit: NodeVisit, kind: str) -> bool:
+    return any(s.type == kind for s in visit.outputs.values())
+
+
+def _ranks(visit: NodeVisit) -> bool:
+    return any(_item_type(s) == "ScoredChunk" for s in visit.outputs.values())
+
+
+def story_steps(steps: list[tuple[NodeVisit, str]],
+                registry: NodeRegistry | None = None) -> list[int]:
+    """The short story of a run for people who did not build it (indices into ``steps``):
+    the question, what was found (the first rankings), what was kept (the ranking the prompt
+    got), the answer, the check, the result. Fewer than 3 of those: the full replay."""
+    registry = registry or default_registry()
+    done = [(i, v) for i, (v, _s) in enumerate(steps) if v.status in ("done", "cached",
+                                                                         "pinned")]
+    inputs = [(i, v) for i, v in done if role_of(v.type_id, registry) == "input"]
+    asked = [(i, v) for i, v in inputs if re.search(r"question|query", v.node_id, re.I)]
+    picked = [(asked or inputs)[0][0]] if inputs else []
+    ranked = [(i, v) for i, v in done if _ranks(v)]
+    first = [i for i, v in ranked if not _scored_inputs(v)][:2]
+    answers = [(i, v) for i, v in done if _produces(v, "Answer")
+               and role_of(v.type_id, registry) != "output"]
+    answer_at = next((i for i, v in answers if _CITES.search(_preview(v, "Answer"))),
+                     answers[0][0] if answers else None)
+    before_answer = [i for i, _v in ranked if answer_at is None or i < answer_at]
+    kept = [before_answer[-1]] if before_answer and before_answer[-1] not in first else []
+    checks = [i for i, v in done if isinstance(v.details.get("claims"), list)
+              or v.details.get("verdict") is not None]
+    outputs = [i for i, v in done if role_of(v.type_id, registry) == "output"]
+    picked += first + kept + ([answer_at] if answer_at is not None else [])
+    picked += checks[:1] + outputs[-1:]
+    chosen = sorted(dict.fromkeys(picked))
+    return chosen if len(chosen) >= 3 else list(range(len(steps)))
+
+
+def _preview(visit: NodeVisit, kind: str) -> str:
+    return next((s.preview[0] for s in visit.outputs.values() if s.type == kind and s.preview),
+                "")

@@ -1,6 +1,10 @@
 """Presentation mode: full screen, large type, a step-through replay of a recorded run.
 
-When the expected evidence is declared and the replay is of the last run, each step also says
+A run of more than ``STORY_MAX`` steps opens as its short story (the question, what was
+found, what was kept, the answer with the passage it cites, the check, the result); ``A``
+switches to the replay of every step and back. The first step frames the whole graph, fitted
+again whenever the view changes size (the window reaches full screen after it is built).
+When the expected evidence is declared for the replayed run's question, each step also says
 in plain words what that node did with the right passage, and the last step gives the overall
 verdict (``evidence_debugger.evidence_narrator``; the words come from ``engine.attribution``).
 """
@@ -11,7 +15,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QEvent, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QKeyEvent, QPainter, QPen
 from PySide6.QtWidgets import (
     QGraphicsRectItem,
@@ -19,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -26,7 +31,7 @@ from PySide6.QtWidgets import (
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.evidence.narration import LOST_HERE
 from modrag_studio.engine.run.trace import Trace
-from modrag_studio.ui.present.narrate import story
+from modrag_studio.ui.present.narrate import story, story_steps
 
 STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
                 "cancelled": "stopped", "bypassed": "bypassed", "pinned": "pinned"}
@@ -37,6 +42,9 @@ NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key
              Qt.Key.Key_Return, Qt.Key.Key_Enter)
 MIN_SCALE = 0.45  # a step never draws its node smaller than this
 PREVIOUS_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace)
+ALL_STEPS_KEY = Qt.Key.Key_A  # the short story <-> every step
+STORY_MAX = 8  # a run of more steps opens as its short story
+SOURCE = "#9ecbff"  # the passage the answer cites
 
 
 def graph_description(canvas: Any) -> str:
@@ -63,8 +71,10 @@ class PresentationWindow(QWidget):
     """Replays ``trace`` one node at a time over a second view of the canvas scene.
 
     Keys (also when the canvas view has the focus, so a slide clicker works): Right, Down,
-    Space, PageDown, Enter next; Left, Up, PageUp, Backspace previous; Home, End; Escape.
-    Each step zooms to its node and the nodes wired to it.
+    Space, PageDown, Enter next; Left, Up, PageUp, Backspace previous; Home, End; A the short
+    story or every step; Escape. The first step shows the whole graph; the others zoom to
+    their node and the nodes wired to it. ``sources`` (node id -> the passage its answer
+    cites, "" when none) opens the source on the answer's step.
     """
 
     step_changed = Signal(int)
@@ -73,7 +83,8 @@ class PresentationWindow(QWidget):
     def __init__(self, trace: Trace, canvas: Any = None, titles: dict[str, str] | None = None,
                  parent: QWidget | None = None,
                  evidence: Callable[[str | None], str] | None = None,
-                 registry: NodeRegistry | None = None) -> None:
+                 registry: NodeRegistry | None = None,
+                 sources: Callable[[str], str] | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("presentationWindow")
         self.setWindowTitle(f"ModRAG Studio — {trace.graph_name}")
@@ -81,9 +92,15 @@ class PresentationWindow(QWidget):
         self.canvas = canvas
         self.evidence = evidence  # node id -> its evidence sentence; None -> the overall one
         self.evidence_text = ""
+        self.sources = sources
+        self.titles = titles or {}
         is_dot = getattr(canvas, "is_reroute", lambda _node_id: False)
-        self.steps = [s for s in story(trace, titles, registry)
-                      if not is_dot(s[0].node_id)]  # no reroute dots
+        self.all_steps = [s for s in story(trace, titles, registry)
+                          if not is_dot(s[0].node_id)]  # no reroute dots
+        self.short_story = [self.all_steps[i] for i in story_steps(self.all_steps, registry)]
+        self.story_mode = len(self.all_steps) > STORY_MAX \
+            and len(self.short_story) < len(self.all_steps)
+        self.steps = self.short_story if self.story_mode else self.all_steps
         self.index = -1
         self.highlight: QGraphicsRectItem | None = None
         self.setStyleSheet("QWidget#presentationWindow { background: #14161b; }"
@@ -97,14 +114,27 @@ class PresentationWindow(QWidget):
         self.heading.setObjectName("presentationHeading")
         self.heading.setFont(_font(26, bold=True))
         layout.addWidget(self.heading)
-        self.description = QLabel(graph_description(canvas), self)
+        self.description = QLabel(graph_description(canvas))
         self.description.setObjectName("presentationDescription")
         self.description.setWordWrap(True)
         self.description.setFont(_font(15))
         self.description.setStyleSheet("color: #aab3c5;")
-        self.description.setMaximumHeight(110)
-        self.description.setVisible(bool(self.description.text()))
-        layout.addWidget(self.description)
+        self.description.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # the whole description: wrapped, and scrolled when it is taller than its share
+        self.description_area = QScrollArea(self)
+        self.description_area.setObjectName("presentationDescriptionArea")
+        self.description_area.setWidget(self.description)
+        self.description_area.setWidgetResizable(True)
+        self.description_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.description_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.description_area.setStyleSheet(
+            "QScrollArea, QScrollArea > QWidget > QWidget, QLabel { background: transparent; }"
+            " QScrollBar:vertical { background: #1c2030; width: 10px; border: none; }"
+            " QScrollBar::handle:vertical { background: #4a5263; border-radius: 5px;"
+            " min-height: 24px; } QScrollBar::add-line, QScrollBar::sub-line { height: 0; }")
+        self.description_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.description_area.setVisible(bool(self.description.text()))
+        layout.addWidget(self.description_area)
         self.view: QGraphicsView | None = None
         if canvas is not None and getattr(canvas, "scene", None) is not None:
             self.view = QGraphicsView(canvas.scene, self)
@@ -133,17 +163,28 @@ class PresentationWindow(QWidget):
         self.evidence_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.evidence_label.setVisible(False)
         layout.addWidget(self.evidence_label)
+        self.source_label = QLabel(self)
+        self.source_label.setObjectName("presentationSource")
+        self.source_label.setWordWrap(True)
+        self.source_label.setFont(_font(18))
+        self.source_label.setStyleSheet(f"color: {SOURCE}; border-left: 4px solid {SOURCE};"
+                                        " padding: 6px 14px; background: #1c2230;")
+        self.source_label.setVisible(False)
+        layout.addWidget(self.source_label)
         bar = QHBoxLayout()
         self.counter = QLabel(self)
         self.counter.setFont(_font(16))
         self.prev_button = QPushButton("◀  Back", self)
         self.next_button = QPushButton("Next  ▶", self)
         self.close_button = QPushButton("Close (Esc)", self)
+        self.mode_button = QPushButton(self)
+        self.mode_button.setVisible(len(self.short_story) < len(self.all_steps))
         self.prev_button.clicked.connect(self.previous)
         self.next_button.clicked.connect(self.next)
         self.close_button.clicked.connect(self.close)
+        self.mode_button.clicked.connect(self.toggle_story)
         bar.addWidget(self.counter, 1)
-        for button in (self.prev_button, self.next_button, self.close_button):
+        for button in (self.mode_button, self.prev_button, self.next_button, self.close_button):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             bar.addWidget(button)
         layout.addLayout(bar)
@@ -161,11 +202,17 @@ class PresentationWindow(QWidget):
         index = max(0, min(index, len(self.steps) - 1))
         self.index = index
         visit, sentence = self.steps[index]
-        self.heading.setText(f"Step {index + 1}: {visit.node_id}"
+        name = self.titles.get(visit.node_id) or visit.node_id
+        self.heading.setText(f"Step {index + 1}: {name}"
                              f"  ·  {STATUS_WORDS.get(visit.status, visit.status)}")
         self.sentence.setText(sentence)
         self._show_evidence(visit.node_id, last=index == len(self.steps) - 1)
-        self.counter.setText(f"{index + 1} / {len(self.steps)}   ·   {self.trace.graph_name}")
+        self._show_source(visit.node_id)
+        mode = "Story" if self.story_mode else "Every step"
+        self.counter.setText(f"{mode} {index + 1} / {len(self.steps)}   ·   "
+                             f"{self.trace.graph_name}")
+        self.mode_button.setText(f"All {len(self.all_steps)} steps (A)" if self.story_mode
+                                 else "Short story (A)")
         self.prev_button.setEnabled(index > 0)
         self.next_button.setEnabled(index < len(self.steps) - 1)
         self._focus(visit.node_id)
@@ -173,6 +220,22 @@ class PresentationWindow(QWidget):
 
     def next(self) -> None:
         self.go(self.index + 1)
+
+    def toggle_story(self) -> None:
+        """The short story <-> every step, staying on the current step's node (or the story
+        step before it)."""
+        if len(self.short_story) >= len(self.all_steps):
+            return
+        current = self.steps[self.index][0] if 0 <= self.index < len(self.steps) else None
+        self.story_mode = not self.story_mode
+        self.steps = self.short_story if self.story_mode else self.all_steps
+        order = [v for v, _s in self.all_steps]
+        at = next((i for i, v in enumerate(order) if v is current), 0)
+        index = 0
+        for i, (visit, _s) in enumerate(self.steps):
+            if next(j for j, v in enumerate(order) if v is visit) <= at:
+                index = i
+        self.go(index)
 
     def previous(self) -> None:
         self.go(self.index - 1)
@@ -204,6 +267,24 @@ class PresentationWindow(QWidget):
                                              if text else 0)
         self.layout().activate()
 
+    def _show_source(self, node_id: str) -> None:
+        """The passage the step's answer cites, opened under it ("" hides the box)."""
+        text = self.sources(node_id) if self.sources is not None else ""
+        self.source_label.setText(f"Source: {text}" if text else "")
+        self.source_label.setVisible(bool(text))
+
+    def graph_rect(self) -> QRectF:
+        """Every node of the graph, with a margin (the first step's picture)."""
+        editor = getattr(self.canvas, "editor", None)
+        ids = editor.document().node_ids() if editor is not None else []
+        rects = [r for r in (self.canvas.node_scene_rect(i) for i in ids) if r is not None]
+        if not rects:
+            return QRectF()
+        whole = QRectF(rects[0])
+        for rect in rects[1:]:
+            whole = whole.united(rect)
+        return whole.adjusted(-60, -60, 60, 60)
+
     def _focus(self, node_id: str) -> None:
         if self.view is None or self.canvas is None:
             return
@@ -216,7 +297,14 @@ class PresentationWindow(QWidget):
             self.highlight.setZValue(900)
             self.canvas.scene.addItem(self.highlight)
         self.highlight.setRect(rect.adjusted(-10, -10, 10, 10))
-        self.view.fitInView(self.focus_rect(node_id), Qt.AspectRatioMode.KeepAspectRatio)
+        whole = self.graph_rect() if self.index == 0 else QRectF()
+        target = whole if not whole.isEmpty() else self.focus_rect(node_id)
+        self.view.fitInView(target, Qt.AspectRatioMode.KeepAspectRatio)
+
+    def refocus(self) -> None:
+        """Frame the current step again for the view's size now (after a resize)."""
+        if 0 <= self.index < len(self.steps):
+            self._focus(self.steps[self.index][0].node_id)
 
     def focus_rect(self, node_id: str) -> QRectF:
         """The node centred with its direct neighbours (wired in or out), with a margin.
@@ -256,6 +344,8 @@ class PresentationWindow(QWidget):
             self.go(len(self.steps) - 1)
         elif key == Qt.Key.Key_Escape:
             self.close()
+        elif key == ALL_STEPS_KEY:
+            self.toggle_story()
         else:
             return False
         return True
@@ -267,7 +357,22 @@ class PresentationWindow(QWidget):
     def eventFilter(self, watched: Any, event: QEvent) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.KeyPress and self.step_key(event.key()):
             return True
+        if watched is self.view and event.type() == QEvent.Type.Resize:
+            QTimer.singleShot(0, self.refocus)  # full screen arrives after the first step
         return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit_description()
+
+    def _fit_description(self) -> None:
+        """The description's box: as tall as its text, up to a fifth of the window (then it
+        scrolls)."""
+        if not self.description.text():
+            return
+        width = max(200, self.description_area.viewport().width())
+        needed = self.description.heightForWidth(width) + 4
+        self.description_area.setFixedHeight(max(24, min(needed, self.height() // 5)))
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if self.highlight is not None and self.highlight.scene() is not None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtWidgets import QFileDialog
 
+from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.engine.run.trace import Trace
 from modrag_studio.ui.canvas.items import node_title
 from modrag_studio.ui.present.presentation import PresentationWindow
@@ -76,6 +78,14 @@ class Presenter:
         return {node.id: node_title(node, registry.get(node.type))
                 for node in self.window.editor.document().nodes if node.type in registry}
 
+    def sources(self, run_id: str) -> Callable[[str], str] | None:
+        """Node id -> the passage its answer cites first, for a replay of the last run (a
+        recorded trace holds no passages: None)."""
+        result = self.traces.controller.last_result
+        if result is None or result.trace.run_id != run_id:
+            return None
+        return lambda node_id: cited_passage(result.node_outputs, node_id)
+
     def present(self, trace: Trace | None = None,
                 full_screen: bool = True) -> PresentationWindow | None:
         trace = trace or self.traces.last_trace()
@@ -84,7 +94,8 @@ class Presenter:
             return None
         self.presentation = PresentationWindow(trace, self.window.canvas, self.titles(),
                                                evidence=self.evidence(trace.run_id),
-                                               registry=self.window.registry)
+                                               registry=self.window.registry,
+                                               sources=self.sources(trace.run_id))
         if full_screen:
             self.presentation.showFullScreen()
         else:
@@ -102,3 +113,22 @@ class Presenter:
                 self.status(f"{path}: not a run trace ({exc})", 8000)
                 return
             self.present(trace)
+
+
+def cited_passage(outputs: dict[tuple[str, int], dict[str, Any]], node_id: str,
+                  limit: int = 320) -> str:
+    """``doc_id: “text”`` of the first valid citation of the answer ``node_id`` produced
+    last ("" when it produced no answer with a citation)."""
+    visits = sorted(i for n, i in outputs if n == node_id)
+    values = outputs[(node_id, visits[-1])].values() if visits else []
+    answer = next((v for v in values if isinstance(v, Answer)), None)
+    if answer is None:
+        return ""
+    chunks = {item.chunk_id: item.chunk for item in answer.evidence}
+    for citation in answer.citations:
+        chunk = chunks.get(citation.chunk_id or "")
+        if citation.valid and chunk is not None:
+            text = " ".join(chunk.text.split())
+            text = text if len(text) <= limit else text[: limit - 1] + "…"
+            return f"{chunk.doc_id}: “{text}”"
+    return ""

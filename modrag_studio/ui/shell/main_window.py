@@ -257,9 +257,12 @@ class MainWindow(QMainWindow):
         self.add_node_at(type_id, view.mapToScene(view.rect().center()))
 
     def add_node_at(self, type_id: str, scene_pos: QPointF) -> str | None:
-        """Add a node of ``type_id`` at a scene position and select it."""
+        """Add a node of ``type_id`` at a scene position (with the type's params for a new
+        node, e.g. the best installed chat model) and select it."""
         try:
-            node_id = self.editor.add_node(type_id, (round(scene_pos.x()), round(scene_pos.y())))
+            params = self.registry.get(type_id).new_node_params()
+            node_id = self.editor.add_node(type_id, (round(scene_pos.x()), round(scene_pos.y())),
+                                           params)
         except ModragError as exc:
             self.show_message(str(exc))
             return None
