@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from modrag_studio.commands.common import load_or_exit
@@ -59,8 +60,11 @@ def run_mcp(args: argparse.Namespace) -> int:
     except (ValueError, ExposureError, GraphInvalid, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    for tool in tools:  # requests only read the stores
-        index_stores(tool.doc, tool.manager.executor, registry, tool.exposure.fixed)
+    # Requests only read the stores. Over stdio, stdout is the protocol: what indexing
+    # prints goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr):
+        for tool in tools:
+            index_stores(tool.doc, tool.manager.executor, registry, tool.exposure.fixed)
     server = build_server(tools)
     if args.transport == "stdio":
         anyio.run(serve_stdio, server)
