@@ -26,11 +26,14 @@ def mark(what: str) -> None:
 
 
 class Scripted:
-    """Cites block 1 for LP-07; a question with 'slowly' streams for half a minute, stopping
-    between tokens when cancelled (and writes 'started', then 'cancelled' or 'finished')."""
+    """Cites block 1 for LP-07; fails on 'explode'; a question with 'slowly' streams for half
+    a minute, stopping between tokens when cancelled (and writes 'started', then 'cancelled'
+    or 'finished')."""
 
     def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
         text = messages[-1].content
+        if "explode" in text:
+            raise RuntimeError("the scripted model exploded")
         if "slowly" in text:
             mark("started")
             for count in range(600):

@@ -171,6 +171,14 @@ async def check_bad_arguments(session: ClientSession) -> None:
         assert "takes: question" in result.content[0].text
 
 
+async def check_failed_run(session: ClientSession) -> None:
+    result = await session.call_tool("plant_faq", {"question": "please explode"})
+    assert result.is_error
+    assert "node 'generate' (llm.generate) failed" in result.content[0].text
+    assert "the scripted model exploded" in result.content[0].text
+    assert result.structured_content["status"] == "failed"
+
+
 async def check_cancel(session: ClientSession, folder: Path) -> None:
     """A slow call cancelled by the client stops its run (the backend sees the cancel)."""
     async with anyio.create_task_group() as group:
@@ -223,7 +231,7 @@ def test_stdio_cancelled_call_stops_its_run(graphs):
     anyio.run(scenario)
 
 
-def test_http_lists_tools_answers_rejects_bad_arguments_and_cancels(graphs, capsys):
+def test_http_lists_tools_answers_reports_errors_and_cancels(graphs, capsys):
     folder, faq, shout = graphs
     expected = modrag_run_outputs(faq, folder, capsys)
     settings = ServerSettings(cache_dir=folder / "http-cache")
@@ -232,6 +240,7 @@ def test_http_lists_tools_answers_rejects_bad_arguments_and_cancels(graphs, caps
         async with http_session(url) as session:
             await check_tools_and_answer(session, expected)
             await check_bad_arguments(session)
+            await check_failed_run(session)
             await check_cancel(session, folder)
 
     with http_server([faq, shout], settings) as url:
