@@ -11,6 +11,7 @@ content. This module needs no MCP package; ``mcp_transport`` speaks the protocol
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
@@ -180,16 +181,14 @@ def tool_result(result: RunResult, *, timed_out: bool) -> tuple[str, dict[str, A
     body = result_body(result, with_trace=False, timed_out=timed_out)
     outputs = result.outputs
     name, text = answer_of(outputs)
-    citations = body["outputs"].get(name, {}).get("citations", []) \
-        if isinstance(body["outputs"].get(name), dict) else []
+    answer = body["outputs"].get(name)
+    citations = answer.get("citations", []) if isinstance(answer, dict) else []
     failed = result.status != "ok" or timed_out
     if failed:
         reason = "run time limit reached" if timed_out else result.trace.failure_summary(
             f"the run {result.status}")
         text = f"the graph run {result.status}: {reason}"
     elif text is None:
-        import json
-
         text = json.dumps(body["outputs"], ensure_ascii=False)
     lines = [text]
     for cite in citations:
