@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "modrag_studio.commands.eval_command",
     "modrag_studio.commands.compare_command",
     "modrag_studio.commands.serve_command",
+    "modrag_studio.commands.mcp_command",
     "modrag_studio.commands.cache_command",
     "modrag_studio.commands.index_command",
 ]

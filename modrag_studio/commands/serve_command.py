@@ -18,32 +18,38 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--expose-input and confined to --data-root. Stores are indexed at start-up and "
         "requests never change them.")
     serve.add_argument("graph", help="graph JSON file")
-    serve.add_argument("--host", default="127.0.0.1",
-                       help="address to bind (default 127.0.0.1; others need an API key)")
+    add_service_arguments(serve)
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--api-key-file", help="file holding the API key "
-                       "(else $MODRAG_API_KEY); required when binding beyond loopback")
-    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
-                       help="a Host header name to answer (repeatable; default: the names of "
-                       "the bound address; '*' answers any)")
-    serve.add_argument("--expose-input", action="append", default=[], metavar="NAME",
-                       help="let clients set this path input (repeatable; needs --data-root)")
-    serve.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
-                       help="fix a graph input for every request (repeatable)")
-    serve.add_argument("--data-root", help="the folder exposed path inputs must stay inside")
     serve.add_argument("--remote-trace", action="store_true",
                        help="also send traces (file paths, errors) to non-loopback clients")
-    serve.add_argument("--max-body-bytes", type=int, default=1_000_000)
-    serve.add_argument("--run-timeout", type=float, default=300.0,
-                       help="seconds per run, time waiting in the queue included")
-    serve.add_argument("--max-concurrent-runs", type=int, default=8)
-    serve.add_argument("--max-queued-runs", type=int, default=32,
-                       help="runs that may wait for a worker; more get 503 + Retry-After")
     serve.add_argument("--keep-alive-timeout", type=float, default=5.0,
                        help="seconds an idle connection stays open")
-    serve.add_argument("--cache-dir", help="node result cache folder")
     serve.add_argument("--log-level", default="info")
     serve.set_defaults(func=run_serve)
+
+
+def add_service_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``modrag serve`` and ``modrag mcp`` share: where to bind, the API key, which
+    inputs a client may set, and the run limits (``settings_from_args`` reads them)."""
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1; others need an API key)")
+    parser.add_argument("--api-key-file", help="file holding the API key "
+                        "(else $MODRAG_API_KEY); required when binding beyond loopback")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="a Host header name to answer (repeatable; default: the names of "
+                        "the bound address; '*' answers any)")
+    parser.add_argument("--expose-input", action="append", default=[], metavar="NAME",
+                        help="let clients set this path input (repeatable; needs --data-root)")
+    parser.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                        help="fix a graph input for every request (repeatable)")
+    parser.add_argument("--data-root", help="the folder exposed path inputs must stay inside")
+    parser.add_argument("--max-body-bytes", type=int, default=1_000_000)
+    parser.add_argument("--run-timeout", type=float, default=300.0,
+                        help="seconds per run, time waiting in the queue included")
+    parser.add_argument("--max-concurrent-runs", type=int, default=8)
+    parser.add_argument("--max-queued-runs", type=int, default=32,
+                        help="runs that may wait for a worker; more are refused as busy")
+    parser.add_argument("--cache-dir", help="node result cache folder")
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -69,7 +75,7 @@ def settings_from_args(args: argparse.Namespace):
         host=args.host, allowed_hosts=args.allowed_host or None,
         expose_inputs=args.expose_input, fixed_inputs=parse_pairs(args.input, "--input"),
         data_root=Path(args.data_root) if args.data_root else None,
-        remote_trace=args.remote_trace,
+        remote_trace=getattr(args, "remote_trace", False),
     )
 
 

@@ -1,0 +1,109 @@
+"""The MCP protocol side of ``modrag mcp``: a low-level MCP server over the graph tools of
+``mcp_tools``, served over stdio or streamable HTTP. The ``mcp`` package (the ``mcp`` extra)
+is imported here only, when a server is built."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from modrag_studio.server.app import ServerSettings
+from modrag_studio.server.mcp_tools import (
+    MCP_EXTRA_HINT,
+    OUTPUT_SCHEMA,
+    GraphTool,
+    ToolArgumentError,
+    call_tool,
+)
+from modrag_studio.server.security import GuardMiddleware, bound_host_names
+
+log = logging.getLogger(__name__)
+SERVER_NAME = "modrag"
+MCP_PATH = "/mcp"
+
+
+class McpMissing(RuntimeError):
+    """The ``mcp`` package is not installed."""
+
+
+def require_mcp() -> None:
+    """Raise McpMissing (naming the extra) when the MCP SDK cannot be imported."""
+    try:
+        importlib.import_module("mcp.server.lowlevel")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in {"mcp", "mcp_types"}:
+            raise McpMissing(MCP_EXTRA_HINT) from None
+        raise
+
+
+def build_server(tools: list[GraphTool]) -> Any:
+    """A low-level ``mcp`` Server listing ``tools`` and running them on ``tools/call``."""
+    require_mcp()
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    by_name = {tool.name: tool for tool in tools}
+
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=tool.name, title=tool.doc.metadata.name,
+                       description=tool.description, input_schema=tool.input_schema,
+                       output_schema=OUTPUT_SCHEMA)
+            for tool in tools])
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        tool = by_name.get(params.name)
+        if tool is None:
+            raise MCPError(code=types.INVALID_PARAMS,
+                           message=f"unknown tool '{params.name}'; the tools are: "
+                                   f"{', '.join(by_name) or 'none'}")
+
+        async def report(progress: float, total: float | None, message: str) -> None:
+            await ctx.session.report_progress(progress, total, message)
+
+        try:
+            text, structured, failed = await call_tool(tool, params.arguments, report)
+        except ToolArgumentError as exc:
+            return types.CallToolResult(content=[types.TextContent(text=str(exc))],
+                                        is_error=True)
+        return types.CallToolResult(content=[types.TextContent(text=text)],
+                                    structured_content=structured, is_error=failed)
+
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("modrag-studio")
+    except PackageNotFoundError:
+        ours = "0"
+    return Server(SERVER_NAME, version=ours,
+                  instructions="Each tool runs one ModRAG Studio graph and answers with "
+                               "cited evidence.",
+                  on_list_tools=list_tools, on_call_tool=on_call_tool)
+
+
+async def serve_stdio(server: Any) -> None:
+    """Serve one client over this process's stdin and stdout until it closes them."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def http_app(server: Any, settings: ServerSettings) -> Any:
+    """The streamable HTTP app (at ``/mcp``) behind the same guard as ``modrag serve``: the
+    Host header must name the bound address (DNS rebinding), the API key when one is set,
+    the body size limit."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = None
+    if settings.allowed_hosts:  # the operator chose the names; the guard checks them
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=settings.host,
+                                     transport_security=security,
+                                     max_request_body_size=settings.max_body_bytes)
+    allowed = set(settings.allowed_hosts) if settings.allowed_hosts \
+        else bound_host_names(settings.host)
+    return GuardMiddleware(app, api_key=settings.api_key, max_body_bytes=settings.max_body_bytes,
+                           allowed_hosts=allowed)
