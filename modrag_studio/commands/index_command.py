@@ -39,6 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ix.add_argument("--progress-bars", action="store_true",
                     help="also show Ray Data's own per-operator progress bars")
     ix.add_argument("--cache-dir", help="node result cache folder (local indexing)")
+    ix.add_argument("--allow-delete", action="store_true",
+                    help="let the store synchronisation delete more than its set share "
+                    "(param 'max_delete_share'), locally and on Ray")
     ix.add_argument("--json", action="store_true", help="print the summary as JSON")
     ix.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     ix.set_defaults(func=run_index)
@@ -54,6 +57,7 @@ def run_index(args: argparse.Namespace) -> int:
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
     from modrag_studio.distributed.ray_index import RayIndexOptions
     from modrag_studio.engine.core.errors import ModragError, RunCancelled
+    from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
     doc = load_with_overrides(args.graph, args.set)
     if doc is None:
@@ -72,9 +76,10 @@ def run_index(args: argparse.Namespace) -> int:
     hooks = [] if args.quiet or args.ray else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     try:
         try:
-            summary = run_index_job(request, on_progress=progress if args.ray else None,
-                                    on_status=None if args.quiet else progress.status,
-                                    hooks=hooks)
+            with allow_large_deletes(args.allow_delete):
+                summary = run_index_job(request, on_progress=progress if args.ray else None,
+                                        on_status=None if args.quiet else progress.status,
+                                        hooks=hooks)
         finally:
             if progress is not None:
                 progress.end()

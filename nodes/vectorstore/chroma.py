@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -156,7 +156,7 @@ def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], c
                  ) -> dict[str, Any]:
     """Plan from the stored state, embed, write, record what the collection now holds; the
     caller holds the collection's write lock throughout."""
-    collection = _open(client, params, spec, ctx)
+    collection = open_for_write(client, params, spec, ctx.warn)
     stored = cs.stored_state(collection)
     plan = _plan(chunks, stored, params.delete_missing)
     kept = _keep_unreadable(collection, plan, ctx)
@@ -164,7 +164,7 @@ def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], c
         refuse_write(f"store.chroma: collection '{params.collection}' would change "
                      f"({len(plan['added'])} added, {len(plan['updated'])} updated, "
                      f"{len(plan['deleted'])} deleted)")
-    _check_delete_share(params, plan, stored)
+    check_delete_share(params, len(plan["deleted"]), len(stored))
 
     vectors: dict[str, Any] = {}
     to_embed = plan["added"] + plan["updated"]
@@ -266,7 +266,11 @@ def _resolve_inputs(
     return list(chunks), embedder or EmbedderSpec(), None
 
 
-def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContext) -> Any:
+def open_for_write(client: Any, params: ChromaParams, spec: EmbedderSpec,
+                   warn: Callable[[str], None]) -> Any:
+    """The collection a writer synchronises (created when missing, rebuilt or refused when
+    it was built with another embedder), refused while stores are read-only; every writer
+    (this node, ``modrag index --ray``) opens it here, holding the collection's write lock."""
     collection = cs.get_collection(client, params.collection)
     if collection is None:
         refuse_write(f"store.chroma: collection '{params.collection}' does not exist")
@@ -287,7 +291,7 @@ def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContex
             "'on_embedder_change' to 'rebuild'"
         )
     refuse_write(f"store.chroma: collection '{params.collection}' would be rebuilt")
-    ctx.warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
+    warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
              f"with {spec.model_id}")
     client.delete_collection(params.collection)
     return cs.create_collection(client, params.collection, spec, None)
@@ -333,15 +337,19 @@ def _keep_unreadable(collection: Any, plan: dict[str, list[str]], ctx: NodeConte
     return len(keep)
 
 
-def _check_delete_share(params: ChromaParams, plan: dict[str, list[str]],
-                        stored: dict[str, tuple[str, str]]) -> None:
+def delete_share_ok(params: ChromaParams, deleting: int, stored: int) -> bool:
+    """Whether deleting ``deleting`` of ``stored`` records passes the delete-share guard."""
+    return deleting <= 2 or deletes_allowed() or deleting <= params.max_delete_share * stored
+
+
+def check_delete_share(params: ChromaParams, deleting: int, stored: int) -> None:
     """Stop a synchronisation that would delete more than ``max_delete_share`` of the
-    collection (a corpus path pointing at the wrong place), unless deletions are allowed."""
-    deleting = len(plan["deleted"])
-    if deleting <= 2 or deletes_allowed() or deleting <= params.max_delete_share * len(stored):
+    ``stored`` records of the collection (a corpus path pointing at the wrong place), unless
+    deletions are allowed (``--allow-delete``); every writer checks here before deleting."""
+    if delete_share_ok(params, deleting, stored):
         return
     raise NodeConfigError(
-        f"store.chroma: this would delete {deleting} of the {len(stored)} chunks in collection "
+        f"store.chroma: this would delete {deleting} of the {stored} chunks in collection "
         f"'{params.collection}' (more than {params.max_delete_share:.0%}); check the corpus "
         "path, then allow it with --allow-delete (CLI) or raise param 'max_delete_share'")
 
