@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.paths import env_limit
 
-WAIT_S = float(os.environ.get("MODRAG_STORE_LOCK_WAIT", "120"))
+WAIT_S = env_limit("MODRAG_STORE_LOCK_WAIT", 120.0, "seconds")
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
 _guard = threading.Lock()
 
