@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.commands.common import (
+    add_trust_option,
+    load_with_overrides,
+    parse_pairs,
+    refused_untrusted,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.run_command import ProgressPrinter
 
@@ -39,6 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ix.add_argument("--progress-bars", action="store_true",
                     help="also show Ray Data's own per-operator progress bars")
     ix.add_argument("--cache-dir", help="node result cache folder (local indexing)")
+    add_trust_option(ix)
     ix.add_argument("--allow-delete", action="store_true",
                     help="let the store synchronisation delete more than its set share "
                     "(param 'max_delete_share'), locally and on Ray")
@@ -60,7 +66,7 @@ def run_index(args: argparse.Namespace) -> int:
     from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
     doc = load_with_overrides(args.graph, args.set)
-    if doc is None:
+    if doc is None or refused_untrusted(args.graph, args.trust):
         return EXIT_INVALID
     try:
         inputs = cli_inputs(doc, parse_pairs(args.input, "--input"))

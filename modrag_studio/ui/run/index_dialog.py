@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from modrag_studio.distributed.progress import RAY_STAGES, IndexProgress, StageState
 from modrag_studio.distributed.ray_support import INSTALL_HINT, ray_available
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.features import RunFeatures
@@ -215,7 +216,12 @@ class IndexDialog(QDialog):
                 return False
             inputs[self.plan.loader_input] = corpus
         path = self.window.editor.path
-        request = IndexRequest(self.run_features.document(), inputs, ray=address,
+        doc = self.run_features.document()
+        if not self.run_features.controller.guards_allow(RunRequest(doc, dict(inputs),
+                                                                    label="Index corpus")):
+            self.status.setText("Not started: the graph is not trusted.")
+            return False
+        request = IndexRequest(doc, inputs, ray=address,
                                options=RayIndexOptions(embed_actors=self.actors.value()),
                                base_dir=Path(path).parent if path else None)
         self._cancel = CancelToken()
