@@ -35,6 +35,7 @@ from modrag_studio.engine.evidence.lineage import EvidenceRole
 from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
+DEFAULT_DELETE_SHARE = 0.5
 
 
 class ChromaParams(BaseModel):
@@ -56,8 +57,8 @@ class ChromaParams(BaseModel):
         True, description="Delete stored chunks that are not in the input (off: only add)"
     )
     max_delete_share: float = Field(
-        0.5, ge=0.0, le=1.0, description="Stop when a synchronisation would delete more than "
-        "this share of the collection (1: never stop)")
+        DEFAULT_DELETE_SHARE, ge=0.0, le=1.0, description="Stop when a synchronisation would "
+        "delete more than this share of the collection (1: never stop)")
     on_embedder_change: Literal["refuse", "rebuild"] = Field(
         "refuse",
         description="When the collection was built with another embedder: refuse, or delete "
@@ -106,6 +107,25 @@ class ChromaStore(NodeType):
                   description="Chunks already embedded (instead of 'chunks')"),
     )
     outputs = (OutputPort("index", VectorIndex, "Handle to the synchronised collection"),)
+
+    def store_writes(self, params: ChromaParams, outside: Callable[[str], bool]
+                     ) -> list[tuple[str, str]]:
+        """What the trust list says this store changes outside its graph's folder: the
+        shared default Chroma folder (param 'path' empty: every such graph writes the same
+        one) and, for a collection outside the folder (or on a server), a delete share above
+        the default guard's. ``outside(path)`` says whether a path is outside the folder."""
+        found: list[tuple[str, str]] = []
+        shared = params.backend == "persistent" and not params.path.strip()
+        if shared:
+            found.append(("path", f"writes collection '{params.collection}' in the shared "
+                                  f"Chroma folder {work_home() / 'chroma'}"))
+        elsewhere = shared or params.backend == "http" or outside(params.path.strip())
+        if elsewhere and params.delete_missing \
+                and params.max_delete_share > DEFAULT_DELETE_SHARE:
+            found.append(("max_delete_share", f"may delete up to "
+                          f"{params.max_delete_share:.0%} of collection "
+                          f"'{params.collection}' without asking"))
+        return found
 
     def health(self, params: ChromaParams) -> str | None:
         from modrag_nodes.vectorstore.chroma_health import folder_health, server_health

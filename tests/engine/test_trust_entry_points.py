@@ -110,3 +110,31 @@ def test_the_decision_is_the_one_the_studio_takes(received):
     found = disclosure(load(path), default_registry(), path)
     assert found is not None
     assert [file for _, file in found.files] == [str(Path(outside).resolve())]
+
+
+def test_a_graph_writing_the_shared_store_is_disclosed_and_refused(tmp_path, monkeypatch,
+                                                                  capsys):
+    """A graph from elsewhere whose store has no folder of its own writes the user's shared
+    default Chroma folder, and may delete all of a collection there: both are listed."""
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
+    ingest = index_graph({"path": "", "collection": "modrag", "max_delete_share": 1.0},
+                         bm25=False)
+    path = tmp_path / "downloads" / "wipe.json"
+    save(ingest, path)
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "writes collection 'modrag' in the shared Chroma folder" in out
+    assert "may delete up to 100% of collection 'modrag' without asking  " \
+           "(store.max_delete_share)" in out
+    corpus = write_corpus(tmp_path / "beir") / "corpus.jsonl"
+    assert main(["index", str(path), "--input", f"corpus={corpus}", "--quiet"]) == 2
+    assert "shared Chroma folder" in capsys.readouterr().err
+    for store, listed in (("../elsewhere/chroma", True), ("chroma", False)):
+        save(index_graph({"path": store, "collection": "c20", "max_delete_share": 1.0},
+                         bm25=False), path)
+        found = disclosure(load(path), default_registry(), path)
+        assert found is not None
+        shown = found.lines()
+        assert any("may delete up to 100% of collection 'c20'" in line for line in shown) \
+            is listed, shown
+        assert found.empty is not listed  # its own folder's store may delete what it likes
