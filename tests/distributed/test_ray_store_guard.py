@@ -81,7 +81,7 @@ def test_a_ray_index_waits_for_the_writer_holding_the_lock_then_names_it(
     store.mkdir()
     graph = _graph(tmp_path, store)
     corpus_file = _corpus(corpus, tmp_path / "corpus", 8)
-    monkeypatch.setattr(write_lock, "WAIT_S", 0.5)
+    monkeypatch.setenv("MODRAG_STORE_LOCK_WAIT", "0.5")
     with write_lock.lock_path(store, "c20").open("w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         fh.write(str(os.getpid()))
@@ -92,7 +92,7 @@ def test_a_ray_index_waits_for_the_writer_holding_the_lock_then_names_it(
         assert f"locked by PID {os.getpid()}" in err
         database = store / cs.SQLITE_FILE
         assert not database.exists()  # the store was not even opened while another wrote
-        monkeypatch.setattr(write_lock, "WAIT_S", 120.0)
+        monkeypatch.setenv("MODRAG_STORE_LOCK_WAIT", "120")
         opened_before_release: list[bool] = []
 
         def release() -> None:

@@ -119,7 +119,7 @@ def test_a_fifo_as_the_graph_file_is_refused_without_waiting(tmp_path, capsys):
     os.mkfifo(fifo)
     from modrag_studio.engine.core.document import load
 
-    with pytest.raises(GraphLoadError, match="not a regular file.*FIFO"):
+    with pytest.raises(GraphLoadError, match="not a regular file but a FIFO"):
         within(10, lambda: load(fifo))
     assert within(10, lambda: main(["run", str(fifo)])) == 2
     assert "not a regular file" in capsys.readouterr().err
@@ -160,3 +160,13 @@ def test_a_fifo_in_the_corpus_is_reported_never_opened(tmp_path):
 
     with pytest.raises(OSError, match="FIFO"):  # swapped in after the listing
         within(10, lambda: read_bytes(folder / "b.md"))
+
+
+def test_an_unusable_lock_wait_is_named_when_a_store_is_written(tmp_path, monkeypatch):
+    from modrag_nodes.vectorstore.write_lock import collection_lock
+    from modrag_studio.engine.core.errors import InvalidSetting
+
+    monkeypatch.setenv("MODRAG_STORE_LOCK_WAIT", "soon")  # importing the nodes still works
+    with pytest.raises(InvalidSetting, match="MODRAG_STORE_LOCK_WAIT='soon'"), \
+            collection_lock(("chroma-persistent", str(tmp_path)), "shared"):
+        pass

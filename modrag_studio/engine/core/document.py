@@ -282,8 +282,8 @@ def load(path: str | os.PathLike[str]) -> GraphDocument:
     except NotRegularFile as exc:
         if path.is_dir():
             raise GraphLoadError(f"{path}: is a folder, not a graph file") from None
-        raise GraphLoadError(f"{path}: not a regular file (a graph file is UTF-8 JSON): "
-                             f"{exc}") from None
+        raise GraphLoadError(f"{path}: not a regular file but {exc.kind} (a graph file is "
+                             "UTF-8 JSON)") from None
     except IsADirectoryError:
         raise GraphLoadError(f"{path}: is a folder, not a graph file") from None
     except OSError as exc:

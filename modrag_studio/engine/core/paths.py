@@ -185,7 +185,11 @@ def graph_base_dir(doc: Any, base_dir: str | os.PathLike[str] | None = None) -> 
 
 class NotRegularFile(OSError):
     """A FIFO, a device, a socket or a folder where a file is read (refused before reading,
-    so a FIFO never blocks the reader)."""
+    so a FIFO never blocks the reader); ``kind`` says which ("a FIFO")."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a regular file")
+        self.kind = kind
 
 
 def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
@@ -199,7 +203,7 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         if not stat.S_ISREG(mode):
             kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
                     else "a socket" if stat.S_ISSOCK(mode) else "a device")
-            raise NotRegularFile(f"{path} is {kind}, not a regular file")
+            raise NotRegularFile(path, kind)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     from modrag_studio.engine.cache.node_cache import check_limits
     from modrag_studio.engine.core.errors import InvalidSetting
 
-    try:
+    try:  # a setting that cannot be used is named before any window opens
         check_limits()
     except InvalidSetting as exc:
         print(f"error: {exc}", file=sys.stderr)
