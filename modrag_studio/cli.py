@@ -11,7 +11,12 @@ import importlib
 import logging
 import sys
 
-from modrag_studio.commands.exit_codes import EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.exit_codes import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_RUN_FAILED,
+    INVALID_SETTINGS,
+)
 
 # Each module defines ``add_parser(subparsers)`` which registers one sub-command whose
 # ``func(args) -> int`` does the work. Heavy imports stay inside ``func``.
@@ -55,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except BrokenPipeError:
         return EXIT_OK
+    except INVALID_SETTINGS as exc:  # MODRAG_CACHE_DISK_MB=inf and the like: named, not a crash
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_RUN_FAILED

@@ -64,3 +64,33 @@ def load_with_overrides(path: str, sets: list[str]) -> GraphDocument | None:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
+
+
+def add_trust_option(parser: Any) -> None:
+    """``--trust``: run a graph from elsewhere that reaches outside its folder."""
+    parser.add_argument("--trust", action="store_true",
+                        help="run a graph that was not made or run here although it reaches "
+                        "outside its folder (files, non-loopback hosts, environment "
+                        "variables; 'modrag validate' lists them); it is trusted from then on")
+
+
+def refused_untrusted(path: str, trust_given: bool) -> bool:
+    """True (with the list and the way out printed) when the graph file at ``path`` is not
+    the user's own, reaches outside its folder and ``--trust`` was not given; with
+    ``--trust`` its hosts are approved and the file trusted. The decision is the studio's
+    (``engine.trust.gate``); a file that cannot be loaded is left to the command to report."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.trust.gate import accept, disclosure, refusal
+
+    try:
+        doc = load(path)
+    except GraphLoadError:
+        return False
+    found = disclosure(doc, default_registry(), path)
+    if found is None or found.empty:
+        return False
+    if trust_given:
+        accept(path, found)
+        return False
+    print(f"error: {refusal(path, found, 'run it again with --trust')}", file=sys.stderr)
+    return True

@@ -14,7 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.commands.common import load_or_exit, parse_pairs, parse_value
+from modrag_studio.commands.common import (
+    add_trust_option,
+    load_or_exit,
+    parse_pairs,
+    parse_value,
+    refused_untrusted,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine
 from modrag_studio.composition import default_registry
@@ -30,6 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     cp.add_argument("--variant", action="append", default=[], metavar="NAME[:CHANGE]",
                     help="NAME:node.param=value, NAME:node=type.id, NAME:node.port<-node.port "
                     "or a stored variant NAME (repeatable; one name: base vs it, two: A vs B)")
+    add_trust_option(cp)
     cp.add_argument("--dataset", help="BEIR-layout folder: compare on its queries")
     cp.add_argument("--split", default="test", help="qrels split (default: test)")
     cp.add_argument("--output", metavar="NODE.PORT", help="ranked output of A to score")
@@ -102,6 +109,9 @@ def run_compare(args: argparse.Namespace) -> int:
         if all(reports):
             result = _compare_report_files(args, reports)
         else:
+            graphs = [g for g, r in zip((args.a, args.b), reports, strict=True) if g and not r]
+            if any(refused_untrusted(g, args.trust) for g in graphs):
+                return EXIT_INVALID
             sides = _variants(args)
             if args.evalset:
                 result = _compare_on_evalset(args, sides)

@@ -14,7 +14,13 @@ from modrag_studio.commands.attribution_cli import (
     add_to_report,
     format_funnel,
 )
-from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.commands.common import (
+    add_trust_option,
+    apply_overrides,
+    load_or_exit,
+    parse_pairs,
+    refused_untrusted,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
@@ -44,6 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--json", action="store_true", help="print the summary as JSON")
     ev.add_argument("--report", metavar="FILE", help="write the full report (per query) as JSON")
     ev.add_argument("--cache-dir", help="node result cache folder")
+    add_trust_option(ev)
     add_attribute_option(ev)
     evalset_command.add_arguments(ev)
     ev.add_argument("--grid", action="append", default=[], metavar="NODE.PARAM=V1,V2",
@@ -69,6 +76,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
+    if refused_untrusted(args.graph, args.trust):
+        return EXIT_INVALID
     if args.evalset:
         return evalset_command.run_evalset(args)
     if not args.dataset or not args.output or args.min:

@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.commands.common import (
+    add_trust_option,
+    load_with_overrides,
+    parse_pairs,
+    refused_untrusted,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.run_command import ProgressPrinter
 
@@ -39,6 +44,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ix.add_argument("--progress-bars", action="store_true",
                     help="also show Ray Data's own per-operator progress bars")
     ix.add_argument("--cache-dir", help="node result cache folder (local indexing)")
+    add_trust_option(ix)
+    ix.add_argument("--allow-delete", action="store_true",
+                    help="let the store synchronisation delete more than its set share "
+                    "(param 'max_delete_share'), locally and on Ray")
     ix.add_argument("--json", action="store_true", help="print the summary as JSON")
     ix.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     ix.set_defaults(func=run_index)
@@ -54,9 +63,10 @@ def run_index(args: argparse.Namespace) -> int:
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
     from modrag_studio.distributed.ray_index import RayIndexOptions
     from modrag_studio.engine.core.errors import ModragError, RunCancelled
+    from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
     doc = load_with_overrides(args.graph, args.set)
-    if doc is None:
+    if doc is None or refused_untrusted(args.graph, args.trust):
         return EXIT_INVALID
     try:
         inputs = cli_inputs(doc, parse_pairs(args.input, "--input"))
@@ -72,9 +82,10 @@ def run_index(args: argparse.Namespace) -> int:
     hooks = [] if args.quiet or args.ray else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     try:
         try:
-            summary = run_index_job(request, on_progress=progress if args.ray else None,
-                                    on_status=None if args.quiet else progress.status,
-                                    hooks=hooks)
+            with allow_large_deletes(args.allow_delete):
+                summary = run_index_job(request, on_progress=progress if args.ray else None,
+                                        on_status=None if args.quiet else progress.status,
+                                        hooks=hooks)
         finally:
             if progress is not None:
                 progress.end()

@@ -15,7 +15,12 @@ from modrag_studio.commands.attribution_cli import (
     expected_from_args,
     run_evidence,
 )
-from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.commands.common import (
+    add_trust_option,
+    load_with_overrides,
+    parse_pairs,
+    refused_untrusted,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.formatting import failure
@@ -41,6 +46,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")
     run.add_argument("--cache-dir", help="node result cache folder")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    add_trust_option(run)
     run.add_argument("--allow-delete", action="store_true",
                      help="let a store synchronisation delete more than its set share")
     run.add_argument("--use-pins", action="store_true",
@@ -116,7 +122,7 @@ def run_graph(args: argparse.Namespace) -> int:
     from modrag_studio.engine.run.executor import Executor
 
     doc = load_with_overrides(args.graph, args.set)
-    if doc is None:
+    if doc is None or refused_untrusted(args.graph, args.trust):
         return EXIT_INVALID
     try:
         raw = {name: absolute_if_exists(value)  # shell paths mean the working directory

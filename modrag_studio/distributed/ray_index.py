@@ -9,6 +9,7 @@ only writer) -> the driver merges the BM25 shards and stamps the collection like
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -100,7 +101,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     ``on_progress`` gets a snapshot of blocks and rows per stage about once a second (from a
     helper thread) and once at the end; ``cancel`` is checked whenever a block arrives."""
     ray = require_ray()
-    from ray.data import ActorPoolStrategy, DataContext
+    from ray.data import DataContext
 
     started = time.perf_counter()
     run_key = uuid.uuid4().hex[:12]
@@ -113,6 +114,21 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
     if not units:
         raise NodeConfigError(f"node '{plan.loader.node_id}': no file to load under {root}")
     store = _StoreTarget(plan.store, embedder) if plan.store is not None else None
+    with contextlib.ExitStack() as held:
+        if store is not None:
+            held.enter_context(store.locked(cancel))
+            store.open()
+        return _run_pipeline(ray, plan, root, units, store, options, run_key, started,
+                             cancel, on_progress)
+
+
+def _run_pipeline(ray: Any, plan: IngestPlan, root: Path, units: list[dict[str, Any]],
+                  store: _StoreTarget | None, options: RayIndexOptions, run_key: str,
+                  started: float, cancel: CancelToken | None,
+                  on_progress: Callable[[IndexProgress], None] | None) -> IndexSummary:
+    """The Ray Data job and the driver's part (the caller holds the store's write lock)."""
+    from ray.data import ActorPoolStrategy
+
     counter = ray.remote(ProgressCounter).options(
         name=f"{COUNTER_NAME}-{run_key}", num_cpus=0).remote()
 
@@ -127,7 +143,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             EmbedActor, batch_size=options.embed_batch, batch_format="numpy",
             compute=ActorPoolStrategy(size=options.embed_actors), num_cpus=options.actor_cpus,
             fn_constructor_kwargs={
-                "embedder_json": embedder.model_dump_json(),
+                "embedder_json": store.spec.model_dump_json(),
                 "store": store.info if store.remote else None,
                 "stored": None if store.remote else store.initial,
                 "run_key": run_key, "threads": max(1, int(options.actor_cpus)),
@@ -158,7 +174,7 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             if cancel is not None and cancel.cancelled:
                 raise RunCancelled("indexing cancelled")
             if store is not None and not store.remote:
-                written[1] += upsert_rows(store.collection, batch)
+                written[1] += store.take(batch)
                 written[0] += 1
             if store is not None:
                 summary.embedded += int(batch["embedded"].sum())
@@ -166,6 +182,8 @@ def index_on_ray(plan: IngestPlan, root: Path, embedder: Any, options: RayIndexO
             summary.chunk_list.extend(Chunk.model_validate_json(c) for c in batch["chunk"])
             if plan.bm25 is not None:
                 tokens.extend(json.loads(t) for t in batch["tokens"])
+        if store is not None and not store.remote:
+            written[1] += store.settle(summary.chunk_list)
     except KeyboardInterrupt:
         raise RunCancelled("indexing cancelled (Ctrl-C)") from None
     except (RunCancelled, ModragError):
@@ -206,10 +224,12 @@ def merge_bm25(step: StepSpec, chunks: list[Chunk], tokens: list[list[str]]) -> 
 
 
 class _StoreTarget:
-    """The graph's Chroma collection, opened and stamped through the store node's code."""
+    """The graph's Chroma collection, written through the store node's guarded path: its write
+    lock is held from reading the stored state to stamping the collection, a read-only
+    context refuses the job, the collection is opened (created, rebuilt or refused) by
+    ``open_for_write`` and the delete-share guard runs before anything is deleted."""
 
     def __init__(self, step: StepSpec, embedder: Any) -> None:
-        from modrag_nodes.vectorstore import chroma_store as cs
         from modrag_nodes.vectorstore.chroma import ChromaParams, location
 
         self.params = ChromaParams.model_validate(step.params)
@@ -219,32 +239,87 @@ class _StoreTarget:
         self.remote = self.key[0] == "chroma-http"
         self.info = {"key": list(self.key), "collection": self.params.collection}
         self.dim = 0
+        self.written = 0
+        self.before: dict[str, Any] | None = None
+
+    def locked(self, cancel: CancelToken | None) -> Any:
+        """The collection's write lock (the one ``store.chroma`` takes)."""
+        from modrag_nodes.vectorstore.write_lock import collection_lock
+
+        return collection_lock(self.key, self.params.collection,
+                               should_stop=lambda: cancel is not None and cancel.cancelled)
+
+    def open(self) -> None:
+        """Open the collection and mark it as being written (hold ``locked()``)."""
+        from modrag_nodes.vectorstore import chroma_store as cs
+        from modrag_nodes.vectorstore.chroma import open_for_write
+        from modrag_studio.engine.trust.store_mode import refuse_write
+
+        refuse_write(f"store.chroma: collection '{self.params.collection}' would be written "
+                     "by a Ray indexing job")
         client = cs.client_for(self.key)
-        collection = cs.get_collection(client, self.params.collection)
-        stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID) if collection else None
-        if collection is not None and stored_id not in (None, "", embedder.model_id):
-            if self.params.on_embedder_change == "refuse":
-                raise NodeConfigError(
-                    f"node '{step.node_id}': collection '{self.params.collection}' was built "
-                    f"with embedder {stored_id}, but the graph embeds with {embedder.model_id};"
-                    " use another param 'collection' or set param 'on_embedder_change' to "
-                    "'rebuild'")
-            client.delete_collection(self.params.collection)
-            collection = None
-        if collection is None:
-            collection = cs.create_collection(client, self.params.collection, embedder, None)
-        self.collection = collection
+        self.collection = collection = open_for_write(
+            client, self.params, self.spec,
+            lambda text: logging.getLogger(__name__).warning("node '%s': %s",
+                                                             self.step.node_id, text))
+        self.before = dict(collection.metadata or {})
         self.initial = {} if self.remote else cs.stored_state(collection)
+        # Hold blocks back while what is stored but not yet seen exceeds the delete guard.
+        self.missing = set(self.initial) if self.params.delete_missing else set()
+        self.pending: list[Mapping[str, Any]] | None = [] if self.missing else None
+        self._flush_when_safe()
         dim = (collection.metadata or {}).get(cs.META_DIM)
-        collection.modify(metadata=cs.embedder_metadata(embedder, dim, "", "writing"))
+        collection.modify(metadata=cs.embedder_metadata(self.spec, dim, "", "writing"))
+
+    def take(self, batch: Mapping[str, Any]) -> int:
+        """Write a block of embedded rows to a Chroma folder (returns the rows written). While
+        the rows seen so far still leave more of the collection to delete than the delete
+        guard lets through, blocks are held back: a slip of the corpus path writes nothing."""
+        if self.pending is None:
+            written = upsert_rows(self.collection, batch)
+            self.written += written
+            return written
+        self.missing.difference_update(str(i) for i in batch["chunk_id"])
+        self.pending.append(batch)
+        return self._flush_when_safe()
+
+    def _flush_when_safe(self, deleting: int | None = None) -> int:
+        from modrag_nodes.vectorstore.chroma import delete_share_ok
+
+        deleting = len(self.missing) if deleting is None else deleting
+        if self.pending is None or not delete_share_ok(self.params, deleting,
+                                                       len(self.initial)):
+            return 0
+        pending, self.pending = self.pending, None
+        return sum(self.take(batch) for batch in pending)
+
+    def settle(self, chunks: list[Chunk]) -> int:
+        """After the last block: the delete guard on the whole input, then the held-back
+        blocks (returns the rows written)."""
+        if self.pending is None or not self.params.delete_missing:
+            return self._flush_when_safe(0)
+        present = {c.chunk_id for c in chunks}
+        deleting = sum(1 for i in self.initial if i not in present)
+        self._guard(deleting, len(self.initial))
+        return self._flush_when_safe(deleting)
+
+    def _guard(self, deleting: int, stored: int) -> None:
+        from modrag_nodes.vectorstore.chroma import check_delete_share
+
+        try:
+            check_delete_share(self.params, deleting, stored)
+        except NodeConfigError as exc:
+            self.restore()
+            raise NodeConfigError(f"node '{self.step.node_id}': {exc}") from exc
 
     def note_dim(self, batch: Mapping[str, Any]) -> None:
         if not self.dim and batch["embedded"].any():
             self.dim = int(batch["dim"].max() if "dim" in batch else batch["vector"].shape[1])
 
     def finish(self, chunks: list[Chunk]) -> int:
-        """Delete what the input no longer has (param 'delete_missing') and stamp the
-        collection as ``store.chroma`` would after synchronising these chunks."""
+        """Delete what the input no longer has (param 'delete_missing', within the delete
+        guard) and stamp the collection as ``store.chroma`` would after synchronising these
+        chunks."""
         from modrag_nodes.vectorstore import chroma_store as cs
 
         collection = self.collection
@@ -252,6 +327,7 @@ class _StoreTarget:
         stored = cs.stored_state(collection)
         if self.params.delete_missing:
             gone = sorted(i for i in stored if i not in present)
+            self._guard(len(gone), len(stored))
             for ids in cs.batches(gone, cs.max_batch(cs.client_for(self.key))):
                 collection.delete(ids=ids)
             stored = {i: h for i, h in stored.items() if i in present}
@@ -265,6 +341,13 @@ class _StoreTarget:
             self.spec, dim, cs.content_stamp(stored, self.spec.model_id),
             cs.input_stamp(chunks, self.spec.model_id, self.params.delete_missing), count))
         return count
+
+    def restore(self) -> None:
+        """A job that stopped before changing anything gives the collection back its
+        metadata (still in sync with what synchronised it last); after any write it stays
+        marked "writing", so the next run synchronises again."""
+        if self.before is not None and not self.written and not self.remote:
+            self.collection.modify(metadata=self.before)
 
 
 def _check_unique(chunks: list[Chunk]) -> None:

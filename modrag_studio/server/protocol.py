@@ -5,12 +5,13 @@ uvicorn's own keep-alive timeout covers idle connections between requests."""
 from __future__ import annotations
 
 import asyncio
-import os
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-HEADER_TIMEOUT_S = float(os.environ.get("MODRAG_HEADER_TIMEOUT", "10"))
+from modrag_studio.engine.core.paths import env_limit
+
+HEADER_TIMEOUT_S = env_limit("MODRAG_HEADER_TIMEOUT", 10.0, "seconds")
 
 
 class HeaderTimeoutProtocol(H11Protocol):

@@ -27,7 +27,7 @@ from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Document
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import AnyPath
+from modrag_studio.engine.core.paths import AnyPath, open_regular
 from modrag_studio.engine.core.paths import resolve_path as graph_path
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
@@ -82,6 +82,9 @@ def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] 
     ``should_stop`` is asked while walking (a huge tree stops when the run is cancelled)."""
     if root.is_file():
         return [root], []
+    if root.exists() and not root.is_dir():
+        raise NodeConfigError(f"load.files: path '{root}' is {_kind(root)}, not a file or a "
+                              "folder of files")
     stop = should_stop or is_cancelled
     exts = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in params.extensions}
     real_root = root.resolve()
@@ -117,6 +120,9 @@ def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] 
                                                             "corpus folder (not followed)"))
                 continue
             if not path.is_file() or not _glob_ok(rel, params.glob):
+                if path.exists() and not path.is_dir() and _glob_ok(rel, params.glob):
+                    skipped.append(FileProblem(file=rel, reason=f"{_kind(path)}, not a "
+                                               "regular file (never opened)"))
                 continue
             if path.suffix.lower() not in exts:
                 skipped.append(FileProblem(file=rel, reason=f"file type "
@@ -126,6 +132,15 @@ def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] 
             else:
                 files.append(path)
     return sorted(files), sorted(skipped, key=lambda p: p.file)
+
+
+def _kind(path: Path) -> str:
+    """What a path that is neither a regular file nor a folder is."""
+    import stat
+
+    mode = path.stat().st_mode
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) \
+        else "a device"
 
 
 def _utf8(name: str) -> bool:
@@ -169,7 +184,7 @@ def files_fingerprint(root: Path, files: list[Path]) -> str:
         stat = path.stat()
         row: list[Any] = [_rel(root, path), stat.st_size, stat.st_mtime_ns]
         if stat.st_size <= HASH_LIMIT:
-            row.append(hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest())
+            row.append(hashlib.blake2b(read_bytes(path), digest_size=16).hexdigest())
         rows.append(row)
     return stable_hash([str(root.resolve()), rows])
 
@@ -182,7 +197,7 @@ def _rel(root: Path, path: Path) -> str:
 def read_bytes(path: Path, block: int = 1 << 20) -> bytes:
     """The file's bytes, read in blocks; stops when the run in this context is cancelled."""
     parts: list[bytes] = []
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # a FIFO or a device is refused, never waited on
         while chunk := fh.read(block):
             parts.append(chunk)
             check_cancelled()

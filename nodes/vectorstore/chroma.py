@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ from modrag_studio.engine.evidence.lineage import EvidenceRole
 from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
+DEFAULT_DELETE_SHARE = 0.5
 
 
 class ChromaParams(BaseModel):
@@ -56,8 +57,8 @@ class ChromaParams(BaseModel):
         True, description="Delete stored chunks that are not in the input (off: only add)"
     )
     max_delete_share: float = Field(
-        0.5, ge=0.0, le=1.0, description="Stop when a synchronisation would delete more than "
-        "this share of the collection (1: never stop)")
+        DEFAULT_DELETE_SHARE, ge=0.0, le=1.0, description="Stop when a synchronisation would "
+        "delete more than this share of the collection (1: never stop)")
     on_embedder_change: Literal["refuse", "rebuild"] = Field(
         "refuse",
         description="When the collection was built with another embedder: refuse, or delete "
@@ -106,6 +107,25 @@ class ChromaStore(NodeType):
                   description="Chunks already embedded (instead of 'chunks')"),
     )
     outputs = (OutputPort("index", VectorIndex, "Handle to the synchronised collection"),)
+
+    def store_writes(self, params: ChromaParams, outside: Callable[[str], bool]
+                     ) -> list[tuple[str, str]]:
+        """What the trust list says this store changes outside its graph's folder: the
+        shared default Chroma folder (param 'path' empty: every such graph writes the same
+        one) and, for a collection outside the folder (or on a server), a delete share above
+        the default guard's. ``outside(path)`` says whether a path is outside the folder."""
+        found: list[tuple[str, str]] = []
+        shared = params.backend == "persistent" and not params.path.strip()
+        if shared:
+            found.append(("path", f"writes collection '{params.collection}' in the shared "
+                                  f"Chroma folder {work_home() / 'chroma'}"))
+        elsewhere = shared or params.backend == "http" or outside(params.path.strip())
+        if elsewhere and params.delete_missing \
+                and params.max_delete_share > DEFAULT_DELETE_SHARE:
+            found.append(("max_delete_share", f"may delete up to "
+                          f"{params.max_delete_share:.0%} of collection "
+                          f"'{params.collection}' without asking"))
+        return found
 
     def health(self, params: ChromaParams) -> str | None:
         from modrag_nodes.vectorstore.chroma_health import folder_health, server_health
@@ -156,7 +176,7 @@ def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], c
                  ) -> dict[str, Any]:
     """Plan from the stored state, embed, write, record what the collection now holds; the
     caller holds the collection's write lock throughout."""
-    collection = _open(client, params, spec, ctx)
+    collection = open_for_write(client, params, spec, ctx.warn)
     stored = cs.stored_state(collection)
     plan = _plan(chunks, stored, params.delete_missing)
     kept = _keep_unreadable(collection, plan, ctx)
@@ -164,7 +184,7 @@ def _synchronise(ctx: NodeContext, params: ChromaParams, key: tuple[Any, ...], c
         refuse_write(f"store.chroma: collection '{params.collection}' would change "
                      f"({len(plan['added'])} added, {len(plan['updated'])} updated, "
                      f"{len(plan['deleted'])} deleted)")
-    _check_delete_share(params, plan, stored)
+    check_delete_share(params, len(plan["deleted"]), len(stored))
 
     vectors: dict[str, Any] = {}
     to_embed = plan["added"] + plan["updated"]
@@ -266,7 +286,11 @@ def _resolve_inputs(
     return list(chunks), embedder or EmbedderSpec(), None
 
 
-def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContext) -> Any:
+def open_for_write(client: Any, params: ChromaParams, spec: EmbedderSpec,
+                   warn: Callable[[str], None]) -> Any:
+    """The collection a writer synchronises (created when missing, rebuilt or refused when
+    it was built with another embedder), refused while stores are read-only; every writer
+    (this node, ``modrag index --ray``) opens it here, holding the collection's write lock."""
     collection = cs.get_collection(client, params.collection)
     if collection is None:
         refuse_write(f"store.chroma: collection '{params.collection}' does not exist")
@@ -287,7 +311,7 @@ def _open(client: Any, params: ChromaParams, spec: EmbedderSpec, ctx: NodeContex
             "'on_embedder_change' to 'rebuild'"
         )
     refuse_write(f"store.chroma: collection '{params.collection}' would be rebuilt")
-    ctx.warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
+    warn(f"collection '{params.collection}' was built with {stored_id}; rebuilding it "
              f"with {spec.model_id}")
     client.delete_collection(params.collection)
     return cs.create_collection(client, params.collection, spec, None)
@@ -333,15 +357,19 @@ def _keep_unreadable(collection: Any, plan: dict[str, list[str]], ctx: NodeConte
     return len(keep)
 
 
-def _check_delete_share(params: ChromaParams, plan: dict[str, list[str]],
-                        stored: dict[str, tuple[str, str]]) -> None:
+def delete_share_ok(params: ChromaParams, deleting: int, stored: int) -> bool:
+    """Whether deleting ``deleting`` of ``stored`` records passes the delete-share guard."""
+    return deleting <= 2 or deletes_allowed() or deleting <= params.max_delete_share * stored
+
+
+def check_delete_share(params: ChromaParams, deleting: int, stored: int) -> None:
     """Stop a synchronisation that would delete more than ``max_delete_share`` of the
-    collection (a corpus path pointing at the wrong place), unless deletions are allowed."""
-    deleting = len(plan["deleted"])
-    if deleting <= 2 or deletes_allowed() or deleting <= params.max_delete_share * len(stored):
+    ``stored`` records of the collection (a corpus path pointing at the wrong place), unless
+    deletions are allowed (``--allow-delete``); every writer checks here before deleting."""
+    if delete_share_ok(params, deleting, stored):
         return
     raise NodeConfigError(
-        f"store.chroma: this would delete {deleting} of the {len(stored)} chunks in collection "
+        f"store.chroma: this would delete {deleting} of the {stored} chunks in collection "
         f"'{params.collection}' (more than {params.max_delete_share:.0%}); check the corpus "
         "path, then allow it with --allow-delete (CLI) or raise param 'max_delete_share'")
 

@@ -17,14 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.paths import env_limit
 
-WAIT_S = float(os.environ.get("MODRAG_STORE_LOCK_WAIT", "120"))
+WAIT_ENV = "MODRAG_STORE_LOCK_WAIT"
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
 _guard = threading.Lock()
 
 
 class CollectionLocked(NodeConfigError):
     """Another writer kept the collection locked for longer than the wait."""
+
+
+def default_wait() -> float:
+    """Seconds a writer waits for the lock: ``$MODRAG_STORE_LOCK_WAIT`` (read at each wait,
+    InvalidSetting naming it when it is not a finite number >= 0), default 120."""
+    return env_limit(WAIT_ENV, 120.0, "seconds")
 
 
 def _thread_lock(key: tuple[Any, ...]) -> threading.Lock:
@@ -48,7 +55,7 @@ def holder(path: Path) -> str:
 def collection_lock(location: tuple[Any, ...], collection: str, *, wait_s: float | None = None,
                     should_stop=lambda: False) -> Iterator[None]:
     """Hold the collection's write lock; CollectionLocked after ``wait_s`` seconds."""
-    wait_s = WAIT_S if wait_s is None else wait_s
+    wait_s = default_wait() if wait_s is None else wait_s
     deadline = time.monotonic() + wait_s
     local = _thread_lock((*location, collection))
     while not local.acquire(timeout=0.05):

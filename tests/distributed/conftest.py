@@ -13,6 +13,10 @@ import pytest
 from modrag_studio.composition import default_registry
 from tests.distributed.helpers import collection_records, index_graph, write_corpus
 
+# Ray reads its auth mode when it is imported: set it before a test module's skip guard
+# (``pytest.importorskip("ray")``) imports Ray.
+os.environ.setdefault("RAY_AUTH_MODE", "token")
+
 
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory) -> Iterator[str]:

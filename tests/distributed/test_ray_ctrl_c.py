@@ -23,6 +23,7 @@ from modrag_studio.distributed.local_cluster import session_processes
 from modrag_studio.engine.core.document import save
 from tests.distributed.helpers import assert_same_records, collection_records, index_graph
 
+pytest.importorskip("ray")  # the Ray tests skip where the distributed extra is absent
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
 ROOT = Path(__file__).resolve().parents[2]
 

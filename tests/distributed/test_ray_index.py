@@ -29,6 +29,7 @@ from tests.distributed.helpers import (
     index_graph,
 )
 
+pytest.importorskip("ray")  # the Ray tests skip where the distributed extra is absent
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
 
 

@@ -11,6 +11,7 @@ from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import load, loads, save
 from modrag_studio.engine.core.paths import graph_folder, resolve_path, using_graph_folder
 from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.trust.reach import trust
 from tests.engine.helpers import edge, graph, node
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +35,7 @@ def cheap_sample(folder: Path) -> Path:
     (folder / "resources").symlink_to(ROOT / "resources", target_is_directory=True)
     path = folder / "sample_graphs" / "basic_cheap.json"
     path.write_text(json.dumps(data), encoding="utf-8")
+    trust(path)  # the user's own copy (its corpus, through the symlink, is outside its folder)
     return path
 
 

@@ -130,11 +130,26 @@ def test_run_time_limit_cancels_the_run(tmp_path):
     assert any("time limit" in e["message"] for e in body["errors"])
 
 
-def test_serve_refuses_public_bind_without_key(tmp_path, monkeypatch):
+def test_serve_refuses_public_bind_without_key(tmp_path, monkeypatch, capsys):
+    import uvicorn
+
     from modrag_studio.cli import main
-    from modrag_studio.engine.core.document import save
+    from modrag_studio.engine.core.document import GraphDocument, save
 
     monkeypatch.delenv("MODRAG_API_KEY", raising=False)
     path = tmp_path / "g.json"
-    save(echo_graph().model_copy(update={"nodes": echo_graph().nodes[:1]}), path)
+    save(GraphDocument.model_validate({  # valid with the built-in nodes: only the key is missing
+        "metadata": {"name": "public"},
+        "nodes": [{"id": "q", "type": "graph.input", "params": {"name": "question"}},
+                  {"id": "up", "type": "text.upper"},
+                  {"id": "answer", "type": "graph.output", "params": {"name": "answer"}}],
+        "edges": [{"from": "q.value", "to": "up.text"},
+                  {"from": "up.text", "to": "answer.value"}]}), path)
+    started: list[str] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, host, **kw: started.append(host))
     assert main(["serve", str(path), "--host", "0.0.0.0"]) == 2
+    assert "binding to 0.0.0.0 needs an API key" in capsys.readouterr().err
+    assert started == []
+    monkeypatch.setenv("MODRAG_API_KEY", "s3cret")  # the same command with a key starts
+    assert main(["serve", str(path), "--host", "0.0.0.0"]) == 0
+    assert started == ["0.0.0.0"]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.cache.signing import dump_signed, load_signed
-from modrag_studio.engine.core.paths import with_path_param_keys
+from modrag_studio.engine.core.paths import env_limit, open_regular, with_path_param_keys
 
 log = logging.getLogger(__name__)
 _FORMAT = 1
@@ -81,17 +81,27 @@ def explain_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
 
 
 def _limit_from_env(name: str, default_mb: float) -> int:
-    """A byte limit from ``$name`` (in MB), or ``default_mb``."""
-    raw = os.environ.get(name, "")
-    try:
-        return int(float(raw) * 1024 * 1024) if raw.strip() else int(default_mb * 1024 * 1024)
-    except ValueError:
-        log.warning("ignored %s=%r (not a number of MB)", name, raw)
-        return int(default_mb * 1024 * 1024)
+    """A byte limit from ``$name`` (in MB), or ``default_mb``; InvalidSetting naming the
+    variable for ``inf``, a negative number or text."""
+    return int(env_limit(name, default_mb, "MB") * 1024 * 1024)
+
+
+def allocated(info: os.stat_result) -> int:
+    """The disk space a file takes: its allocated blocks (a 100-byte file takes a whole
+    block), its size where the system reports no blocks."""
+    blocks = getattr(info, "st_blocks", 0)
+    return blocks * 512 if blocks else info.st_size  # 0 blocks: not yet allocated, inline
 
 
 MEMORY_ENV, DISK_ENV = "MODRAG_CACHE_MEMORY_MB", "MODRAG_CACHE_DISK_MB"
 DEFAULT_MEMORY_MB, DEFAULT_DISK_MB = 1024, 4096
+
+
+def check_limits() -> None:
+    """Raise InvalidSetting when ``$MODRAG_CACHE_MEMORY_MB`` or ``$MODRAG_CACHE_DISK_MB``
+    cannot be used (front ends check at start, before anything is cached)."""
+    _limit_from_env(MEMORY_ENV, DEFAULT_MEMORY_MB)
+    _limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
 
 
 def approx_size(value: Any, *, sample: int = 4) -> int:
@@ -233,7 +243,7 @@ class NodeCache:
         if self.disk_dir is None:
             return None
         path = self._path(key)
-        if not path.exists():
+        if not os.path.lexists(path):
             return None
         try:
             envelope = load_signed(path)
@@ -243,14 +253,14 @@ class NodeCache:
                 raise ValueError("cache entry does not match its key")
             with contextlib.suppress(OSError):
                 os.utime(path)  # recently used: pruned last
-            return envelope["outputs"], path.stat().st_size
+            return envelope["outputs"], allocated(path.stat())
         except Exception as exc:
             message = f"ignored a corrupted cache entry {path.name} ({exc}); " \
                       "recomputing"
             self.warnings.append(message)
             log.warning(message)
             with contextlib.suppress(OSError):
-                self._account_disk(-path.stat().st_size)
+                self._account_disk(-allocated(path.lstat()))
             path.unlink(missing_ok=True)
             return None
 
@@ -262,7 +272,7 @@ class NodeCache:
         envelope = {"format": _FORMAT, "key": key, "outputs": outputs}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=TEMP_SUFFIX)
         except OSError as exc:
             log.warning("could not write cache entry %s: %s", path, exc)
             return None
@@ -270,13 +280,13 @@ class NodeCache:
         try:
             with os.fdopen(fd, "wb") as fh:
                 dump_signed(envelope, fh)
-                fh.seek(0, os.SEEK_END)
-                written = fh.tell()
+                fh.flush()
+                written = allocated(os.fstat(fh.fileno()))
             if written > self.disk_bytes:
-                log.info("result %s (%d bytes) is over the disk cache limit; not stored",
-                         key[:12], written)
+                log.info("result %s (%d bytes on disk) is over the disk cache limit; not "
+                         "stored", key[:12], written)
                 return written
-            old = path.stat().st_size if path.exists() else 0
+            old = allocated(path.lstat()) if os.path.lexists(path) else 0
             os.replace(tmp, path)
             self._account_disk(written - old)
             return written
@@ -325,7 +335,8 @@ class NodeCache:
             return None
         path = self.disk_dir / "signatures" / f"{stable_hash([scope, node_id])}.json"
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            with open_regular(path) as fh:
+                return json.loads(fh.read(1 << 20).decode("utf-8"))
         except (OSError, ValueError):
             return None
 
@@ -339,47 +350,74 @@ class NodeCache:
         if self.disk_dir is None or unchanged or not disk:
             return
         path = self.disk_dir / "signatures" / f"{stable_hash([scope, node_id])}.json"
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=TEMP_SUFFIX)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(signature, fh, default=repr)
             os.replace(tmp, path)
+            tmp = None
         except OSError as exc:
             log.warning("could not record node signature: %s", exc)
+        finally:
+            if tmp is not None:  # a full disk: never leave the temp file behind
+                Path(tmp).unlink(missing_ok=True)
 
 
-def _entries(disk_dir: Path) -> list[tuple[float, int, Path]]:
-    """(last use, size, path) of every result entry."""
+TEMP_SUFFIX = ".tmp"
+
+
+def _entries(disk_dir: Path, *, temp: bool = False) -> list[tuple[float, int, Path]]:
+    """(last use, disk space taken, path) of every result entry; with ``temp`` the temp
+    files of unfinished writes (in the results' folders and among the signatures) instead."""
     found = []
     results = disk_dir / "results"
-    if not results.is_dir():
-        return found
-    for sub in os.scandir(results):
-        if not sub.is_dir(follow_symlinks=False):
-            continue
-        for entry in os.scandir(sub.path):
-            if entry.name.endswith(".pkl") and entry.is_file(follow_symlinks=False):
+    folders = [sub.path for sub in os.scandir(results)
+               if sub.is_dir(follow_symlinks=False)] if results.is_dir() else []
+    if temp and (disk_dir / "signatures").is_dir():
+        folders.append(str(disk_dir / "signatures"))
+    suffix = TEMP_SUFFIX if temp else ".pkl"
+    for folder in folders:
+        for entry in os.scandir(folder):
+            if entry.name.endswith(suffix) and not entry.is_dir(follow_symlinks=False):
                 with contextlib.suppress(OSError):
-                    stat = entry.stat(follow_symlinks=False)
-                    found.append((max(stat.st_mtime, stat.st_atime), stat.st_size,
+                    info = entry.stat(follow_symlinks=False)
+                    found.append((max(info.st_mtime, info.st_atime), allocated(info),
                                   Path(entry.path)))
     return found
 
 
 def disk_usage(disk_dir: Path | None) -> tuple[int, int]:
-    """(bytes, entries) of the results stored in ``disk_dir``."""
+    """(bytes on disk, entries) of the results stored in ``disk_dir`` (the bytes count
+    allocated blocks, temp files of writes under way included)."""
     if disk_dir is None:
         return 0, 0
     entries = _entries(Path(disk_dir))
-    return sum(size for _, size, _ in entries), len(entries)
+    temps = _entries(Path(disk_dir), temp=True)
+    return sum(size for _, size, _ in entries + temps), len(entries)
+
+
+STALE_TEMP_S = 600.0  # a temp file this old belongs to a write that was killed
 
 
 def prune_disk(disk_dir: Path, limit_bytes: int) -> tuple[int, int]:
-    """Delete the least recently used results until they total at most ``limit_bytes``."""
-    entries = sorted(_entries(Path(disk_dir)))
-    total = sum(size for _, size, _ in entries)
+    """Delete temp files of killed writes, then the least recently used results, until the
+    results (and the temp files of writes under way) take at most ``limit_bytes`` on disk."""
+    import time
+
+    stale_before = time.time() - STALE_TEMP_S
+    temps = _entries(Path(disk_dir), temp=True)
     removed = freed = 0
+    total = sum(size for _, size, _ in temps)
+    for used, size, path in temps:
+        if used < stale_before:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                total -= size
+                freed += size
+    entries = sorted(_entries(Path(disk_dir)))
+    total += sum(size for _, size, _ in entries)
     for _, size, path in entries:
         if total <= limit_bytes:
             break
@@ -392,8 +430,13 @@ def prune_disk(disk_dir: Path, limit_bytes: int) -> tuple[int, int]:
 
 
 def clear_disk(disk_dir: Path) -> tuple[int, int]:
-    """Delete every stored result and node signature; returns (entries, bytes) removed."""
+    """Delete every stored result, node signature and temp file left by an unfinished write;
+    returns (entries, bytes) removed."""
     removed, freed = prune_disk(disk_dir, 0)
+    for _, size, path in _entries(Path(disk_dir), temp=True):
+        with contextlib.suppress(OSError):
+            path.unlink()
+            freed += size
     signatures = Path(disk_dir) / "signatures"
     if signatures.is_dir():
         for path in signatures.glob("*.json"):

@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from modrag_studio.engine.core.paths import open_regular
+
 MAGIC = b"MRSC1\n"
 MAC_SIZE = 32
 KEY_ENV = "MODRAG_CACHE_KEY_FILE"
@@ -41,14 +43,14 @@ def signing_key() -> bytes:
         if str(path) in _key:
             return _key[str(path)]
         try:
-            key = path.read_bytes()
+            key = _read_key(path)
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             key = secrets.token_bytes(32)
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileExistsError:  # another process made it first
-                key = path.read_bytes()
+                key = _read_key(path)
             else:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(key)
@@ -56,6 +58,12 @@ def signing_key() -> bytes:
             raise BadSignature(f"cache key {path} is too short; delete it to make a new one")
         _key[str(path)] = key
         return key
+
+
+def _read_key(path: Path) -> bytes:
+    """The key file's bytes (a FIFO or a device there is refused, never waited on)."""
+    with open_regular(path) as fh:
+        return fh.read(4096)
 
 
 class _SigningWriter:
@@ -80,7 +88,7 @@ def dump_signed(value: Any, fh: IO[bytes]) -> None:
 
 def load_signed(path: Path, block: int = 1 << 20) -> Any:
     """Unpickle ``path`` after checking its signature; BadSignature when it does not match."""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:  # a FIFO planted at an entry's path is refused
         head = fh.read(len(MAGIC) + MAC_SIZE)
         if len(head) < len(MAGIC) + MAC_SIZE or not head.startswith(MAGIC):
             raise BadSignature("not a signed cache entry")

@@ -270,15 +270,20 @@ def format_validation_error(exc: ValidationError, limit: int = 8) -> str:
 def load(path: str | os.PathLike[str]) -> GraphDocument:
     """Read a graph file: a regular file of at most ``MAX_FILE_BYTES`` (a device, a FIFO or
     /dev/zero is refused before anything is read)."""
+    from modrag_studio.engine.core.paths import NotRegularFile, open_regular
+
     path = Path(path)
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:  # a FIFO is refused without waiting for a writer
             info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise GraphLoadError(f"{path}: not a regular file (a graph file is UTF-8 JSON)")
             if info.st_size > MAX_FILE_BYTES:
                 raise GraphLoadError(f"{path}: file is larger than {MAX_FILE_BYTES} bytes")
             raw = fh.read(MAX_FILE_BYTES + 1)
+    except NotRegularFile as exc:
+        if path.is_dir():
+            raise GraphLoadError(f"{path}: is a folder, not a graph file") from None
+        raise GraphLoadError(f"{path}: not a regular file but {exc.kind} (a graph file is "
+                             "UTF-8 JSON)") from None
     except IsADirectoryError:
         raise GraphLoadError(f"{path}: is a folder, not a graph file") from None
     except OSError as exc:

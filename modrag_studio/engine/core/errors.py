@@ -45,3 +45,8 @@ class MissingRunInput(NodeConfigError):
     def __init__(self, name: str) -> None:
         self.name = name
         super().__init__(f"graph input '{name}' was not given and has no default")
+
+
+class InvalidSetting(ModragError):
+    """An environment setting (``MODRAG_CACHE_DISK_MB=inf``) that cannot be used; the message
+    names the variable and what it accepts."""

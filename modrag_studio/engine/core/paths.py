@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, BinaryIO, Literal
 
 #: Names of graph inputs and ports that say the value is a file or folder (``corpus``,
 #: ``path``, ``*_dir``): graph inputs have no Params type to declare it.
@@ -180,3 +181,52 @@ def graph_base_dir(doc: Any, base_dir: str | os.PathLike[str] | None = None) -> 
     source = getattr(doc, "source_path", None)
     return Path(source).parent if source is not None else None
 
+
+
+class NotRegularFile(OSError):
+    """A FIFO, a device, a socket or a folder where a file is read (refused before reading,
+    so a FIFO never blocks the reader); ``kind`` says which ("a FIFO")."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(f"{path} is {kind}, not a regular file")
+        self.kind = kind
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading in binary, refused with NotRegularFile unless it is a
+    regular file. It is opened without blocking (a FIFO with no writer would wait forever)
+    and checked on the opened descriptor, so it cannot be swapped after the check."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a device")
+            raise NotRegularFile(path, kind)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def env_limit(name: str, default: float, unit: str) -> float:
+    """A finite number >= 0 from ``$name`` (``default`` when unset or empty); InvalidSetting
+    naming the variable for anything else (``inf``, ``nan``, ``-1``, ``lots``)."""
+    import math
+
+    from modrag_studio.engine.core.errors import InvalidSetting
+
+    raw = os.environ.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise InvalidSetting(f"{name}={raw!r} is not a valid limit: give a finite number of "
+                             f"{unit}, 0 or more (unset: {default:g})")
+    return value

@@ -16,7 +16,7 @@ import ipaddress
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,16 +47,18 @@ class Reach:
     files: list[tuple[str, str]] = field(default_factory=list)  # (where, absolute path)
     hosts: list[tuple[str, str]] = field(default_factory=list)  # (where, host)
     env_vars: list[tuple[str, str]] = field(default_factory=list)  # (where, variable name)
+    writes: list[tuple[str, str]] = field(default_factory=list)  # (where, what it changes)
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.hosts and not self.env_vars
+        return not self.files and not self.hosts and not self.env_vars and not self.writes
 
     def lines(self) -> list[str]:
         return ([f"reads {path}  ({where})" for where, path in self.files]
                 + [f"contacts {host}  ({where})" for where, host in self.hosts]
                 + [f"reads environment variable {name}  ({where})"
-                   for where, name in self.env_vars])
+                   for where, name in self.env_vars]
+                + [f"{what}  ({where})" for where, what in self.writes])
 
 
 def is_loopback_host(host: str) -> bool:
@@ -129,6 +131,8 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
         remote_backend = params.get("backend") not in _LOCAL_BACKENDS
         found.env_vars += [(f"{spec.id}.{name}", var)
                            for name, var in _env_reads(spec, registry, params, remote_backend)]
+        found.writes += [(f"{spec.id}.{name}", what) for name, what in _store_writes(
+            spec, registry, lambda text: _outside(_resolve(text, base), folder))]
         declared = path_params(registry.get(spec.type).Params) if spec.type in registry else {}
         for name, text in _walk(params, ""):
             if not text.strip():
@@ -159,9 +163,26 @@ def _env_reads(spec: NodeSpec, registry: NodeRegistry, params: dict[str, Any],
             if _ENV_PARAM.search(name) and isinstance(value, str) and value.strip()]
 
 
+def _store_writes(spec: NodeSpec, registry: NodeRegistry,
+                  outside: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(param, text) of what a store node changes outside the graph's folder (its type's
+    ``store_writes(params, outside)``); none for other types or invalid params."""
+    node_type = registry.get(spec.type) if spec.type in registry else None
+    if node_type is None or not hasattr(node_type, "store_writes"):
+        return []
+    with contextlib.suppress(Exception):
+        validated = node_type.Params.model_validate(spec.params)
+        return list(registry.instance(spec.type).store_writes(validated, outside))
+    return []
+
+
+def _outside(resolved: Path, folder: Path | None) -> bool:
+    return folder is None or (resolved != folder and folder not in resolved.parents)
+
+
 def _add_file(found: Reach, where: str, value: str, base: Path, folder: Path | None) -> None:
     resolved = _resolve(value, base)
-    if folder is None or (resolved != folder and folder not in resolved.parents):
+    if _outside(resolved, folder):
         found.files.append((where, str(resolved)))
 
 

@@ -48,6 +48,7 @@ from modrag_studio.evaluation.evalset import (
     question_from_dict,
     save_evalset,
 )
+from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.features import RunFeatures
@@ -348,9 +349,12 @@ class EvalSetPanel(QWidget):
         doc = self.run_features.document() if self.run_features is not None else \
             self.window.editor.document()  # the active variant, as Run runs it
         evalset = EvalSet(self.path or "<studio>", list(self.questions))
-        executor = executor or Executor(self.window.registry, NodeCache(cache_home()))
         features = self.run_features
         extra = dict(features.run_bar.values()) if features is not None else {}
+        if features is not None and not features.controller.guards_allow(
+                RunRequest(doc, dict(extra), label="Run set")):
+            return False  # the trust prompt was declined, as for Run
+        executor = executor or Executor(self.window.registry, NodeCache(cache_home()))
         self._cancel = CancelToken()
         cancel, bridge = self._cancel, self._bridge
         self.results.setRowCount(0)

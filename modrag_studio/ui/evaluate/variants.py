@@ -45,6 +45,7 @@ from modrag_studio.ui.evaluate.compare_view import (
     SideBySideDialog,
 )
 from modrag_studio.ui.evaluate.grid_table import GridDialog
+from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.features import RunFeatures
@@ -229,6 +230,8 @@ class VariantsController(QObject):
             return False
         doc_a, doc_b = pair
         inputs = dict(self.run_inputs() if inputs is None else inputs)
+        if not self.guards_allow(doc_a, inputs, "Compare"):
+            return False
         labels = ("base", self.active)
         token = self.cancel_token = CancelToken()
         executor = self.executor()
@@ -246,6 +249,11 @@ class VariantsController(QObject):
         self.thread = threading.Thread(target=work, name="variant-compare", daemon=True)
         self.thread.start()
         return True
+
+    def guards_allow(self, doc: GraphDocument, inputs: dict[str, str], label: str) -> bool:
+        """Run's pre-run chain (the trust prompt) before a comparison runs the graph."""
+        return self.run_features.controller.guards_allow(RunRequest(doc, dict(inputs),
+                                                                    label=label))
 
     def _variant_pair(self) -> tuple[GraphDocument, GraphDocument] | None:
         """(base, active variant), or None with the reason in the status bar."""
@@ -292,6 +300,8 @@ class VariantsController(QObject):
         labels = ("base", self.active)
         sides = list(zip(labels, pair, strict=True))
         inputs = dict(self.run_inputs() if inputs is None else inputs)
+        if not self.guards_allow(pair[0], inputs, "Compare on an evaluation set"):
+            return False
         token = self.cancel_token = CancelToken()
         executor, total = self.executor(), 2 * len(evalset)
         if self.answers_dialog is not None:

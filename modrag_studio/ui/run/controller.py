@@ -183,9 +183,14 @@ class RunController(QObject):
         label = ("Run to node" if target else "Re-run node" if start_from or rerun else "Run")
         request = RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from, label,
                              base_dir, pins_graph)
-        if not all(guard.allows(request) for guard in self.guards):
+        if not self.guards_allow(request):
             return False
         return self.start(request)
+
+    def guards_allow(self, request: RunRequest) -> bool:
+        """The pre-run chain (the trust prompt first): Run asks it, and so does every other
+        way of running the graph (Run set, Compare, Index Corpus) before it starts."""
+        return all(guard.allows(request) for guard in self.guards)
 
     def cancel(self) -> None:
         if self._cancel is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QMainWindow, QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 
 from modrag_studio.engine.core.document import GraphDocument
 
@@ -34,18 +34,24 @@ class DeleteGuard:
             start_from=request.start_from))
 
     def message_box(self, message: str) -> QMessageBox:
-        text = message.split("; check the corpus path")[0]
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete indexed chunks?",
-                          f"{text}.\n\nIs the corpus path right? Delete them and run again?",
-                          QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-                          self.window)
-        box.button(QMessageBox.StandardButton.Yes).setText("Delete and run")
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        return box
+        return delete_question(self.window, message, "run")
 
     def ask(self, message: str) -> bool:
         """The question (tests replace this method)."""
         return self.message_box(message).exec() == QMessageBox.StandardButton.Yes
+
+
+def delete_question(parent: QWidget, message: str, again: str) -> QMessageBox:
+    """"Delete indexed chunks?" for a store's delete-guard ``message``; its Yes button says
+    "Delete and <again>" (run, index)."""
+    text = message.split("; check the corpus path")[0]
+    box = QMessageBox(QMessageBox.Icon.Question, "Delete indexed chunks?",
+                      f"{text}.\n\nIs the corpus path right? Delete them and {again} again?",
+                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+                      parent)
+    box.button(QMessageBox.StandardButton.Yes).setText(f"Delete and {again}")
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    return box
 
 
 def allow_deletes_once(doc: GraphDocument, node_ids: list[str]) -> GraphDocument:

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QProgressBar,
     QPushButton,
     QRadioButton,
@@ -36,6 +37,8 @@ from PySide6.QtWidgets import (
 from modrag_studio.distributed.progress import RAY_STAGES, IndexProgress, StageState
 from modrag_studio.distributed.ray_support import INSTALL_HINT, ray_available
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.ui.run.controller import RunRequest
+from modrag_studio.ui.run.delete_guard import MARKER, delete_question
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.features import RunFeatures
@@ -195,8 +198,10 @@ class IndexDialog(QDialog):
         """A job started and its end not yet shown."""
         return self._running
 
-    def start(self) -> bool:
-        """Start the job in a worker thread (False, with the reason shown, when it cannot)."""
+    def start(self, allow_delete: bool = False) -> bool:
+        """Start the job in a worker thread (False, with the reason shown, when it cannot);
+        ``allow_delete``: the store may delete any share of its collection (the user agreed
+        after the delete guard stopped the job)."""
         from modrag_studio.distributed.job import IndexRequest, run_index_job
         from modrag_studio.distributed.ray_index import RayIndexOptions
 
@@ -215,7 +220,12 @@ class IndexDialog(QDialog):
                 return False
             inputs[self.plan.loader_input] = corpus
         path = self.window.editor.path
-        request = IndexRequest(self.run_features.document(), inputs, ray=address,
+        doc = self.run_features.document()
+        if not self.run_features.controller.guards_allow(RunRequest(doc, dict(inputs),
+                                                                    label="Index corpus")):
+            self.status.setText("Not started: the graph is not trusted.")
+            return False
+        request = IndexRequest(doc, inputs, ray=address,
                                options=RayIndexOptions(embed_actors=self.actors.value()),
                                base_dir=Path(path).parent if path else None)
         self._cancel = CancelToken()
@@ -227,9 +237,13 @@ class IndexDialog(QDialog):
         self._set_busy(True)
 
         def work() -> None:
+            from modrag_studio.engine.trust.store_mode import allow_large_deletes
+
             try:
-                summary = run_index_job(request, cancel=cancel, on_progress=bridge.progress.emit,
-                                        on_status=bridge.status.emit)
+                with allow_large_deletes(allow_delete):  # the job's own context (thread)
+                    summary = run_index_job(request, cancel=cancel,
+                                            on_progress=bridge.progress.emit,
+                                            on_status=bridge.status.emit)
                 bridge.finished.emit(summary, "")
             except Exception as exc:  # shown in the dialog, never raised into Qt
                 from modrag_studio.engine.core.errors import RunCancelled
@@ -315,11 +329,19 @@ class IndexDialog(QDialog):
                                 "completes it.")
         elif error:
             self.status.setText(error)
+            if MARKER in error and self.ask_delete(error):  # the store's delete guard
+                QTimer.singleShot(0, lambda: self.start(allow_delete=True))
         else:
             self.status.setText(describe_summary(summary))
             for bar, _ in self._bars.values():
                 bar.setRange(0, 1000)
                 bar.setValue(1000)
+
+
+    def ask_delete(self, message: str) -> bool:
+        """The delete guard's question (tests replace this method)."""
+        box = delete_question(self, message, "index")
+        return box.exec() == QMessageBox.StandardButton.Yes
 
 
 def describe_summary(summary: dict[str, Any]) -> str:

@@ -3,17 +3,15 @@ outside its folder and hosts other than this machine (``engine.trust``), and ask
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from PySide6.QtWidgets import QMessageBox
 
 from modrag_studio.engine.core.document import GraphDocument
-from modrag_studio.engine.trust.reach import Reach, approve_host, is_trusted, reach, trust
+from modrag_studio.engine.trust.gate import accept, disclosure
+from modrag_studio.engine.trust.reach import Reach, trust
 from modrag_studio.ui.run.controller import RunRequest
 from modrag_studio.ui.run.protocols import StudioWindow
-
-SAMPLES = Path(__file__).resolve().parents[3] / "sample_graphs"
 
 
 class TrustPrompt:
@@ -39,16 +37,13 @@ class TrustPrompt:
 
     def allowed(self, doc: GraphDocument) -> bool:
         path = self.graph_path()
-        if path is None or not path.is_file() or is_trusted(path):
-            return True  # a new graph (the user's own) or one trusted before
-        if Path(os.path.realpath(path)).parent == SAMPLES.resolve():
-            return True
-        found = reach(doc, self.window.registry, path)
+        found = disclosure(doc, self.window.registry, path)
+        if found is None:
+            return True  # the user's own graph (new, saved or run here) or a sample
+        assert path is not None
         if not found.empty and not self.ask(path, found):
             return False
-        for _, host in found.hosts:
-            approve_host(host)
-        trust(path)
+        accept(path, found)
         return True
 
     def message_box(self, path: Path, found: Reach) -> QMessageBox:

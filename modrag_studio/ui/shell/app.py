@@ -31,6 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     if _running_app() is None and (problem := check_platform(sys.argv[1:])):
         print(problem, file=sys.stderr)
         return 3
+    from modrag_studio.engine.cache.node_cache import check_limits
+    from modrag_studio.engine.core.errors import InvalidSetting
+
+    try:  # a setting that cannot be used is named before any window opens
+        check_limits()
+    except InvalidSetting as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
     from modrag_studio.ui.shell.main_window import APP_NAME, MainWindow
