@@ -345,8 +345,10 @@ def test_smart_ingest_passes_first_time_on_the_demo_corpus(run) -> None:
     assert plan.strategy == "markdown" and [t.passed for t in plan.tried] in ([], [True])
     assert result.outputs["chunks"] and result.outputs["index"] is not None
     report = result.outputs["report"]
-    assert report.files_loaded == 11 and sorted(p.file for p in report.unreadable) == [
-        "eval_questions.jsonl", "topology_questions.jsonl"]
+    # the question files hold no documents: skipped and counted, not failures
+    assert report.files_loaded == 11 and not report.unreadable
+    assert {"eval_questions.jsonl", "topology_questions.jsonl"} <= {
+        p.file for p in report.skipped}
 
 
 def test_smart_ingest_falls_back_and_splits_again(run) -> None:
