@@ -10,12 +10,18 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from modrag_studio import run_tracing
 from modrag_studio.commands.attribution_cli import (
     add_expect_option,
     expected_from_args,
     run_evidence,
 )
-from modrag_studio.commands.common import load_with_overrides, parse_pairs
+from modrag_studio.commands.common import (
+    load_with_overrides,
+    parse_pairs,
+    run_hooks,
+    traced,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.formatting import failure
@@ -48,7 +54,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                           "running those nodes (off by default: a graph never runs pinned "
                           "values by surprise)")
     add_expect_option(run)
-    run.set_defaults(func=run_graph)
+    run_tracing.add_arguments(run)
+    run.set_defaults(func=traced(run_graph))
 
 
 class ProgressPrinter(RunHook):
@@ -127,7 +134,8 @@ def run_graph(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     cache_dir = None if args.no_cache else Path(args.cache_dir) if args.cache_dir else cache_home()
-    executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_dir))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_dir),
+                        hooks=run_hooks(args))
     cancel = CancelToken()
     hooks = [] if args.quiet else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     if threading.current_thread() is threading.main_thread():
