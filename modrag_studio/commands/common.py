@@ -2,12 +2,42 @@
 
 from __future__ import annotations
 
+import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from modrag_studio import run_tracing
+from modrag_studio.commands.exit_codes import EXIT_INVALID
 from modrag_studio.engine.core.document import GraphDocument, load
 from modrag_studio.engine.core.errors import GraphLoadError
+
+
+def traced(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Run ``command`` with the trace export ``--otlp`` / the OTLP variables ask for: its
+    executors take ``run_hooks(args)``; what is queued is sent when the command ends."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            tracing = run_tracing.from_args(args)
+        except (RuntimeError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INVALID
+        args.run_hooks = tracing.hooks
+        try:
+            return command(args)
+        finally:
+            tracing.shutdown()
+
+    return run
+
+
+def run_hooks(args: argparse.Namespace) -> list[Any]:
+    """The hooks every executor of this command takes (trace export; none when off)."""
+    return list(getattr(args, "run_hooks", None) or [])
 
 
 def load_or_exit(path: str) -> GraphDocument | None:

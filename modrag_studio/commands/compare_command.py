@@ -20,6 +20,7 @@ from modrag_studio.commands.common import (
     parse_pairs,
     parse_value,
     refused_untrusted,
+    run_hooks,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine
@@ -197,7 +198,8 @@ def _executor(args: argparse.Namespace):
     from modrag_studio.engine.run.executor import Executor
 
     return Executor(default_registry(),
-                    cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+                    cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())),
+                    hooks=run_hooks(args))
 
 
 def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:

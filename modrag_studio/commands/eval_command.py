@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from modrag_studio import run_tracing
 from modrag_studio.commands import evalset_command
 from modrag_studio.commands.attribution_cli import (
     EvalAttribution,
@@ -20,6 +21,8 @@ from modrag_studio.commands.common import (
     load_or_exit,
     parse_pairs,
     refused_untrusted,
+    run_hooks,
+    traced,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
@@ -66,7 +69,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "out), 'auto' or HOST:PORT (needs the 'distributed' extra)")
     ev.add_argument("--ray-actors", type=int, default=2, metavar="N",
                     help="Ray actors holding the graph's query side (default 2)")
-    ev.set_defaults(func=run_eval)
+    run_tracing.add_arguments(ev)
+    ev.set_defaults(func=traced(run_eval))
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -95,7 +99,8 @@ def run_eval(args: argparse.Namespace) -> int:
         extra = parse_pairs(args.input, "--input")
         dataset = load_beir(args.dataset, args.split)
         executor = Executor(default_registry(),
-                            cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+                            cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())),
+                            hooks=run_hooks(args))
         executor.check(doc, {})
 
         progress = ProgressLine("queries", setup_first=True).update

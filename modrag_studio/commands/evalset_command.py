@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs
+from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs, run_hooks
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
@@ -91,7 +91,8 @@ def run_evalset(args: argparse.Namespace) -> int:
         extra = parse_pairs(args.input, "--input")
         evalset = load_evalset(args.evalset)
         executor = Executor(default_registry(),
-                            cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())))
+                            cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())),
+                            hooks=run_hooks(args))
         executor.check(doc, {})
 
         line = ProgressLine("questions", every_s=0, setup_first=True)  # each one is told

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from modrag_studio import run_tracing
 from modrag_studio.commands.attribution_cli import (
     add_expect_option,
     expected_from_args,
@@ -20,6 +21,8 @@ from modrag_studio.commands.common import (
     load_with_overrides,
     parse_pairs,
     refused_untrusted,
+    run_hooks,
+    traced,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.composition import default_registry
@@ -54,7 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                           "running those nodes (off by default: a graph never runs pinned "
                           "values by surprise)")
     add_expect_option(run)
-    run.set_defaults(func=run_graph)
+    run_tracing.add_arguments(run)
+    run.set_defaults(func=traced(run_graph))
 
 
 class ProgressPrinter(RunHook):
@@ -133,7 +137,8 @@ def run_graph(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     cache_dir = None if args.no_cache else Path(args.cache_dir) if args.cache_dir else cache_home()
-    executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_dir))
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_dir),
+                        hooks=run_hooks(args))
     cancel = CancelToken()
     hooks = [] if args.quiet else [ProgressPrinter(sys.stderr, len(doc.nodes))]
     if threading.current_thread() is threading.main_thread():

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from modrag_studio.commands.common import load_or_exit, parse_pairs
+from modrag_studio import run_tracing
+from modrag_studio.commands.common import load_or_exit, parse_pairs, run_hooks, traced
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK
 
 
@@ -25,7 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     serve.add_argument("--keep-alive-timeout", type=float, default=5.0,
                        help="seconds an idle connection stays open")
     serve.add_argument("--log-level", default="info")
-    serve.set_defaults(func=run_serve)
+    run_tracing.add_arguments(serve)
+    serve.set_defaults(func=traced(run_serve))
 
 
 def add_service_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +84,10 @@ def settings_from_args(args: argparse.Namespace):
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.errors import GraphInvalid
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.server import create_app
     from modrag_studio.server.exposure import ExposureError
     from modrag_studio.server.protocol import HeaderTimeoutProtocol
@@ -92,7 +97,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     try:
         settings = settings_from_args(args)
-        app = create_app(doc, settings)
+        registry = default_registry()
+        executor = Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir),
+                            hooks=run_hooks(args))
+        app = create_app(doc, settings, registry=registry, executor=executor)
     except (ValueError, ExposureError, GraphInvalid, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

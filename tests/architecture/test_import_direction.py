@@ -31,11 +31,14 @@ ALLOWED: dict[str, set[str]] = {
     "nodes": ENGINE_BELOW_RUN | {"engine.run", "engine.evidence"},
     "composition": {"engine.core", "nodes"},
     "evaluation": {"engine.*", "nodes", "composition"},
-    "server": {"engine.*", "composition", "evaluation"},
+    "run_tracing": {"engine.*"},
+    "server": {"engine.*", "composition", "evaluation", "run_tracing"},
     "distributed": {"engine.*", "nodes", "composition", "evaluation"},
-    "commands": {"engine.*", "nodes", "composition", "evaluation", "server", "distributed"},
+    "commands": {"engine.*", "nodes", "composition", "evaluation", "server", "distributed",
+                 "run_tracing"},
     "cli": {"commands"},
-    "ui": {"engine.*", "nodes", "composition", "evaluation", "distributed", "commands"},
+    "ui": {"engine.*", "nodes", "composition", "evaluation", "distributed", "commands",
+           "run_tracing"},
     "__main__": {"ui"},
     "package": set(),  # modrag_studio/__init__.py
 }

@@ -462,8 +462,9 @@ class Executor:
 
     def __init__(self, registry: NodeRegistry, cache: NodeCache | None = None,
                  work_dir: str | Path | None = None, *,
-                 resources: Resources | None = None) -> None:
+                 resources: Resources | None = None, hooks: Iterable[RunHook] = ()) -> None:
         self.registry = registry
+        self.hooks = list(hooks)  # every run's hooks (trace export), before the run's own
         self.cache = cache if cache is not None else NodeCache()
         self.resources = resources or process_resources()  # models and memos runs reuse
         self.work_dir = Path(work_dir) if work_dir else data_home()
@@ -533,7 +534,7 @@ class Executor:
             graph_inputs = {p.node_id for p in interface.inputs}
             cached_only = topology.upstream(start_from) - graph_inputs
         inputs = absolute_path_inputs(doc, inputs, graph_base_dir(doc, base_dir), self.registry)
-        run = _Run(self, doc, inputs, HookSet(hooks), cancel or CancelToken(),
+        run = _Run(self, doc, inputs, HookSet([*self.hooks, *hooks]), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface, pins)
         run.memory_only = set(memory_only)
         run.plan_only = plan_only

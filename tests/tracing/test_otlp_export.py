@@ -1,0 +1,217 @@
+"""Trace export over OTLP (``--otlp``) against a real receiver: Arize Phoenix's local server
+started on 127.0.0.1, then queried over its REST API for the spans, their kinds, parent/child
+structure and retrieval attributes; and with nothing listening: the run ends promptly, one
+warning."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk", reason="the optional otel extra is not installed")
+pytest.importorskip("openinference.semconv", reason="the optional otel extra is not installed")
+
+from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend  # noqa: E402
+from modrag_studio.cli import main  # noqa: E402
+
+PHOENIX_VENV = Path(__file__).resolve().parents[2] / ".venv-phoenix"
+
+DOCS = {
+    "maint.md": "# Pumps\n\nThe lubrication pump LP-07 is serviced every 500 operating hours.\n",
+    "canteen.md": "# Canteen\n\nThe canteen opens at 06:00 and closes at 22:00.\n",
+    "press.md": "# Press\n\nThe hydraulic press PR-300 stands at the Hillcrest Plant.\n",
+}
+SECRET = "every 500 operating hours"  # document text: exported only with --otlp-content
+
+
+class Scripted:
+    def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
+        reply = "LP-07 is serviced every 500 hours [1]."
+        if on_token is not None:
+            for word in reply.split(" "):
+                on_token(word + " ")
+        return ChatResult(text=reply, model="scripted-7b", prompt_tokens=42,
+                          completion_tokens=len(reply.split()), time_to_first_token_s=0.01)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str):
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())
+
+
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory):
+    python = os.environ.get("MODRAG_PHOENIX_PYTHON") or str(PHOENIX_VENV / "bin" / "python")
+    if not Path(python).is_file():
+        pytest.skip("Arize Phoenix's venv is missing: scripts/test.sh creates .venv-phoenix")
+    work = tmp_path_factory.mktemp("phoenix")
+    port, grpc_port = _free_port(), _free_port()
+    env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_HOST": "127.0.0.1",
+           "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port),
+           "PHOENIX_TELEMETRY_ENABLED": "false"}
+    log = (work / "phoenix.log").open("w")
+    proc = subprocess.Popen([python, "-m", "phoenix.server.main", "serve"], env=env,
+                            stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("Phoenix did not start: " + (work / "phoenix.log").read_text()[-2000:])
+            time.sleep(0.3)
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture
+def graph(tmp_path):
+    register_backend("test-otlp", Scripted)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in DOCS.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    nodes = [
+        ("corpus", "graph.input", {"name": "corpus", "default": str(corpus)}),
+        ("question", "graph.input", {"name": "question"}),
+        ("load", "load.files", {}), ("split", "split.recursive", {"chunk_size": 400}),
+        ("index", "bm25.index", {}), ("retrieve", "retrieve.bm25", {"top_k": 2}),
+        ("prompt", "prompt.build", {}), ("llm", "llm.model", {"backend": "test-otlp"}),
+        ("generate", "llm.generate", {}), ("parse", "parse.answer", {}),
+        ("answer", "graph.output", {"name": "answer"}),
+    ]
+    edges = [("corpus.value", "load.path"), ("load.documents", "split.documents"),
+             ("split.chunks", "index.chunks"), ("index.index", "retrieve.index"),
+             ("question.value", "retrieve.query"), ("question.value", "prompt.query"),
+             ("retrieve.results", "prompt.evidence"), ("prompt.prompt", "generate.prompt"),
+             ("llm.llm", "generate.llm"), ("generate.answer", "parse.answer"),
+             ("prompt.prompt", "parse.prompt"), ("parse.answer", "answer.value")]
+    doc = {"schema_version": 1, "metadata": {"name": "tiny"},
+           "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
+           "edges": [{"from": a, "to": b} for a, b in edges]}
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    yield path
+    unregister_backend("test-otlp")
+
+
+def _run(graph, *extra: str) -> int:
+    return main(["run", str(graph), "-q", "--input", "question=How often is LP-07 serviced?",
+                 "--cache-dir", str(graph.parent / "cache"), *extra])
+
+
+def _spans(base: str, project: str, expected: int) -> list[dict]:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            spans = _get(f"{base}/v1/projects/{project}/spans?limit=1000")["data"]
+        except OSError:
+            spans = []
+        if len(spans) >= expected or time.monotonic() > deadline:
+            return spans
+        time.sleep(0.3)
+
+
+def _by_name(spans: list[dict]) -> dict[str, dict]:
+    return {s["name"]: s for s in spans}
+
+
+def _flat(attributes: dict, prefix: str = "") -> dict:
+    """Phoenix may hand attributes back nested; compare them flat."""
+    out = {}
+    for key, value in attributes.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, name + "."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for n, item in enumerate(value):
+                out.update(_flat(item, f"{name}.{n}."))
+        else:
+            out[name] = value
+    return out
+
+
+def test_a_run_is_a_span_tree_in_phoenix(phoenix, graph, monkeypatch):
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "modrag-test-plain")
+    assert _run(graph, "--otlp", phoenix) == 0
+    spans = _spans(phoenix, "modrag-test-plain", 12)
+    named = _by_name(spans)
+    root = named["tiny"]
+    assert root["parent_id"] is None and root["span_kind"] == "CHAIN"
+    children = [s for s in spans if s is not root]
+    assert len(children) == 11  # one per node visit
+    assert {s["parent_id"] for s in children} == {root["context"]["span_id"]}
+    assert {s["context"]["trace_id"] for s in spans} == {root["context"]["trace_id"]}
+    assert named["retrieve"]["span_kind"] == "RETRIEVER"
+    assert named["generate"]["span_kind"] == "LLM"
+    assert named["split"]["span_kind"] == "CHAIN"
+
+    retrieve = _flat(named["retrieve"]["attributes"])
+    assert retrieve["retrieval.documents.0.document.id"].startswith("maint.md")
+    assert retrieve["retrieval.documents.0.document.score"] > 0
+    assert retrieve["retrieval.documents.0.document.metadata.doc_id"] == "maint.md"
+    assert retrieve["modrag.status"] == "done"
+    assert not any(k.endswith("document.content") for k in retrieve)  # content is off
+
+    generate = _flat(named["generate"]["attributes"])
+    assert generate["llm.model_name"] == "scripted-7b"
+    assert generate["gen_ai.response.model"] == "scripted-7b"
+    assert generate["llm.token_count.prompt"] == 42
+    assert generate["gen_ai.usage.input_tokens"] == 42
+    assert generate["modrag.llm.time_to_first_token_s"] == pytest.approx(0.01)
+    assert generate["llm.input_messages.0.message.role"] in ("system", "user")
+    assert not any(k.endswith("message.content") for k in generate)
+    assert SECRET not in json.dumps(spans)
+
+
+def test_content_switch_and_cached_visits(phoenix, graph, monkeypatch):
+    assert _run(graph) == 0  # fills the cache, exports nothing (no endpoint)
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "modrag-test-content")
+    assert _run(graph, "--otlp", phoenix, "--otlp-content") == 0
+    spans = _spans(phoenix, "modrag-test-content", 12)
+    named = _by_name(spans)
+    retrieve = _flat(named["retrieve"]["attributes"])
+    assert SECRET in retrieve["retrieval.documents.0.document.content"]
+    assert retrieve["modrag.cached"] is True and retrieve["modrag.status"] == "cached"
+    assert "cache_reason" in json.dumps(retrieve) and retrieve["modrag.cache_reason"]
+    generate = _flat(named["generate"]["attributes"])
+    assert any("LP-07" in str(v) for k, v in generate.items() if k.endswith("message.content"))
+    assert "How often is LP-07" in _flat(named["tiny"]["attributes"])["input.value"]
+
+
+def test_no_receiver_never_blocks_and_warns_once(graph, monkeypatch, caplog):
+    port = _free_port()  # nothing listens there
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    caplog.set_level(logging.WARNING)
+    started = time.monotonic()
+    for _ in range(3):
+        assert _run(graph) == 0
+    assert time.monotonic() - started < 15
+    ours = [r for r in caplog.records if r.name == "modrag_studio.run_tracing"]
+    assert len(ours) == 3  # one per command (one pipeline each), none per batch or span
+    assert f"127.0.0.1:{port}" in ours[0].getMessage()
+    noise = [r for r in caplog.records if r.name.startswith("opentelemetry")]
+    assert noise == []
