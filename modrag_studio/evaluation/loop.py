@@ -12,7 +12,8 @@ What the loop gives both:
   alike, so the evaluation raises at once, naming the node;
 - memory-only results for the query side when asked (per-question results stay out of the
   disk cache);
-- the garbage collector kept off the indexes built by the first question;
+- the garbage collector kept off what the questions build and keep (indexes, cached
+  per-question results) until the evaluation ends;
 - cancellation between two questions.
 """
 
@@ -31,6 +32,8 @@ from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
+
+COLLECT_EVERY = 1000  # questions between two full garbage collections
 
 
 class EvalError(ModragError):
@@ -102,13 +105,17 @@ def run_questions(
             seconds = time.perf_counter() - started
             produced = on_run(index, QuestionRun(question, result, seconds))
             ran += 1
-            if not frozen:
-                if not produced:
-                    stop_if_every_question_would_fail(query_side, result.trace.failures())
-                # The first question loaded or built the indexes: keep the garbage
-                # collector from walking them again after every few questions.
-                gc.freeze()
-                frozen = True
+            if not frozen and not produced:
+                stop_if_every_question_would_fail(query_side, result.trace.failures())
+            # What the questions so far built and keep (indexes, the memory cache's
+            # per-question results) is moved out of the collector's reach: a full collection
+            # walked all of it every few dozen questions (pauses of 0.2-0.3 s each). Every
+            # COLLECT_EVERY questions the cyclic garbage of the runs is collected once.
+            if frozen and ran % COLLECT_EVERY == 0:
+                gc.unfreeze()
+                gc.collect()
+            gc.freeze()
+            frozen = True
     finally:
         batching.close()
         if frozen:

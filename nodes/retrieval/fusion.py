@@ -19,8 +19,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.retrieval.ranking import assign, retriever_id, unique_ids, with_ranks
-from modrag_studio.engine.core.datatypes import ScoredChunk, SourceRank
+from modrag_nodes.retrieval.ranking import (
+    assign,
+    clone,
+    retriever_id,
+    source_rank,
+    unique_ids,
+    with_ranks,
+)
+from modrag_studio.engine.core.datatypes import ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
@@ -45,8 +52,7 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
         for position, item in _first_occurrences(ranking):
             entry = _entry(fused, item)
             totals[item.chunk_id] = totals.get(item.chunk_id, 0.0) + weight / (k + position)
-            entry.sources[list_name] = SourceRank(retriever=list_name, rank=position,
-                                                  score=float(item.score))
+            entry.sources[list_name] = source_rank(list_name, position, float(item.score))
     for chunk_id, entry in fused.items():
         assign(entry, score=totals[chunk_id])
     return _sorted(fused, "rrf")
@@ -71,8 +77,8 @@ def convex(rankings: list[list[ScoredChunk]], *, normalization: Normalization = 
         values = _normalise(oriented, normalization)
         normalised.append({item.chunk_id: v for (_, item), v in zip(items, values, strict=True)})
         for position, item in items:
-            _entry(fused, item).sources[list_name] = SourceRank(
-                retriever=list_name, rank=position, score=float(item.score))
+            _entry(fused, item).sources[list_name] = source_rank(list_name, position,
+                                                                 float(item.score))
     for list_name, table in zip(ids, normalised, strict=True):
         weight = float(weights.get(list_name, 1.0))
         floor = min(table.values(), default=0.0)
@@ -94,9 +100,9 @@ def _first_occurrences(ranking: list[ScoredChunk]) -> list[tuple[int, ScoredChun
 def _entry(fused: dict[str, ScoredChunk], item: ScoredChunk) -> ScoredChunk:
     entry = fused.get(item.chunk_id)
     if entry is None:  # a new item on the same chunk, as ScoredChunk(chunk=..., score=0.0, ...)
-        entry = fused[item.chunk_id] = item.model_copy(update={
-            "score": 0.0, "rank": 0, "score_kind": "similarity", "higher_is_better": True,
-            "retriever": "", "sources": dict(item.sources)})
+        entry = fused[item.chunk_id] = clone(
+            item, score=0.0, rank=0, score_kind="similarity", higher_is_better=True,
+            retriever="", sources=dict(item.sources))
     else:
         for name, source in item.sources.items():
             entry.sources.setdefault(name, source)
