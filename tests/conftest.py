@@ -19,6 +19,23 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 os.environ.setdefault("MODRAG_MODEL_DIR", str(ROOT / ".test-cache" / "models"))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start Phoenix (the trace tests' receiver) now when those tests will run: its start-up
+    then overlaps the tests before them."""
+    if any(item.nodeid.startswith("tests/tracing/") for item in session.items):
+        from tests.tracing import phoenix_server
+
+        phoenix_server.start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    import sys
+
+    server = sys.modules.get("tests.tracing.phoenix_server")
+    if server is not None:
+        server.stop()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Each test gets its own cache and data folders (never the user's)."""

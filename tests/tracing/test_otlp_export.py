@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
-import subprocess
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +18,7 @@ pytest.importorskip("openinference.semconv", reason="the optional otel extra is 
 
 from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend  # noqa: E402
 from modrag_studio.cli import main  # noqa: E402
-
-PHOENIX_VENV = Path(__file__).resolve().parents[2] / ".venv-phoenix"
+from tests.tracing import phoenix_server  # noqa: E402
 
 DOCS = {
     "maint.md": "# Pumps\n\nThe lubrication pump LP-07 is serviced every 500 operating hours.\n",
@@ -54,36 +50,14 @@ def _get(url: str):
 
 
 @pytest.fixture(scope="module")
-def phoenix(tmp_path_factory):
-    python = os.environ.get("MODRAG_PHOENIX_PYTHON") or str(PHOENIX_VENV / "bin" / "python")
-    if not Path(python).is_file():
+def phoenix():
+    server = phoenix_server.start()
+    if server is None:
         pytest.skip("Arize Phoenix's venv is missing: scripts/test.sh creates .venv-phoenix")
-    work = tmp_path_factory.mktemp("phoenix")
-    port, grpc_port = _free_port(), _free_port()
-    env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_HOST": "127.0.0.1",
-           "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port),
-           "PHOENIX_TELEMETRY_ENABLED": "false"}
-    log = (work / "phoenix.log").open("w")
-    proc = subprocess.Popen([python, "-m", "phoenix.server.main", "serve"], env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail("Phoenix did not start: " + (work / "phoenix.log").read_text()[-2000:])
-            time.sleep(0.3)
-    yield base
-    proc.terminate()
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        yield server.wait_ready()
+    finally:
+        phoenix_server.stop()
 
 
 @pytest.fixture
