@@ -53,6 +53,13 @@ def base_url(host: str | None) -> str:
     return url if url.rsplit("/", 1)[-1].startswith("v") else url + "/v1"
 
 
+def key_destination(host: str | None) -> str:
+    """The host (``name`` or ``name:port``) the API key is sent to for the ``host`` param."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(base_url(host)).netloc.rsplit("@", 1)[-1].lower()
+
+
 def api_key(key_env: str = DEFAULT_KEY_ENV, key_file: str = "") -> str | None:
     """The API key from the file ``key_file`` (first line) or the variable ``key_env``."""
     if key_file:
