@@ -113,3 +113,24 @@ def test_health_graph_and_errors_show_paths_relative_to_the_graph_folder(tmp_pat
                                   "answer and/or"])
 def test_urls_and_relative_paths_are_left_as_they_are(text):
     assert hide_paths(text, ["/srv"]) == text
+
+
+def test_paths_and_numbers_in_secret_named_variables_are_not_masked(monkeypatch, tmp_path):
+    monkeypatch.setenv("MODRAG_CACHE_KEY_FILE", str(tmp_path / "cache.key"))
+    monkeypatch.setenv("MY_TOKEN_LIMIT", "4096000")
+    text = f"cannot read {tmp_path / 'cache.key'}: 4096000 bytes"
+    assert scrub(text) == text
+
+
+def test_log_lines_of_any_logger_are_scrubbed(caplog, monkeypatch):
+    from modrag_studio.engine.core import redact
+
+    monkeypatch.setattr(logging, "_logRecordFactory", logging.getLogRecordFactory())
+    monkeypatch.setattr(redact, "_factory_installed", False)
+    redact.remember_secret("logged-secret-99")
+    redact.scrub_log_records()
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("uvicorn.error").warning("upstream said: %s", "key logged-secret-99")
+        logging.getLogger("httpx").info("GET http://h/v1/models?key=abcdef123 200")
+    assert "logged-secret-99" not in caplog.text and "abcdef123" not in caplog.text
+    assert "upstream said: key ***" in caplog.text

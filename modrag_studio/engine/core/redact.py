@@ -6,7 +6,7 @@ the trace, ``/health``, the server's error bodies and logs, MCP tool errors). It
 - the secret values the process knows: every key a backend read (``remember_secret``, called
   by the code that reads an API key from an environment variable or a file) and the values of
   environment variables named like a secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
-  ``*PASSWORD*``);
+  ``*PASSWORD*``; not ``*_FILE``, ``*_PATH``, ``*_DIR``, nor values that are paths or numbers);
 - what looks like a credential whoever sent it: ``Bearer <token>``, ``sk-...`` keys,
   ``api_key=...`` / ``"api_key": "..."`` pairs.
 
@@ -16,6 +16,7 @@ root) relative to it and shortens any other absolute path to ``.../<file name>``
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -25,9 +26,11 @@ from pathlib import Path
 MASK = "***"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
 _SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_NOT_A_SECRET = re.compile(r"(FILE|PATH|DIR|_ENV)$", re.IGNORECASE)
 _PATTERNS = (
     (re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"), f"sk-{MASK}"),
+    (re.compile(r"(?i)([?&](?:key|token|access_token|api_key)=)[^&\s\"']+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password)[\"']?\s*[:=]\s*"
                 r"[\"']?)[^\s\"',;}]{4,}"), rf"\1{MASK}"),
 )
@@ -47,8 +50,11 @@ def _secrets() -> list[str]:
     with _lock:
         values = set(_known)
     for name, value in os.environ.items():
-        if _SECRET_ENV.search(name) and len(value.strip()) >= MIN_SECRET_LENGTH:
-            values.add(value.strip())
+        value = value.strip()
+        if (_SECRET_ENV.search(name) and not _NOT_A_SECRET.search(name)
+                and len(value) >= MIN_SECRET_LENGTH and not value.isdigit()
+                and not value.startswith(("/", "~", "."))):  # a key file's path is no key
+            values.add(value)
     return sorted(values, key=len, reverse=True)  # a key containing another goes first
 
 
@@ -89,3 +95,31 @@ def hide_paths(text: str, roots: Iterable[Path | str | None] = ()) -> str:
 def for_client(text: str, roots: Iterable[Path | str | None] = ()) -> str:
     """What a remote client may read of ``text``: scrubbed of secrets, paths hidden."""
     return hide_paths(scrub(text), roots)
+
+
+_factory_installed = False
+
+
+def scrub_log_records() -> None:
+    """From now on every log record of this process (uvicorn's, libraries' and ours) carries
+    its message scrubbed (``logging.setLogRecordFactory``; made only for records a logger
+    emits, so the cost is per line logged). Idempotent."""
+    global _factory_installed
+    with _lock:
+        if _factory_installed:
+            return
+        _factory_installed = True
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: leave it to the handler to report
+            return record
+        cleaned = scrub(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return record
+
+    logging.setLogRecordFactory(factory)
