@@ -81,6 +81,8 @@ def test_credential_patterns_are_scrubbed_whoever_sent_them(monkeypatch):
     for secret in ("abcDEF123456", "0123456789ab", "p4ssw0rd-xyz", "ollama-cred-77"):
         assert secret not in text
     assert "Bearer ***" in text and "sk-***" in text
+    plain = "the prompt exceeds the token limit of the model; a secret ingredient"
+    assert scrub(plain) == plain
 
 
 def test_health_graph_and_errors_show_paths_relative_to_the_graph_folder(tmp_path):

@@ -28,7 +28,7 @@ MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
 _SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 _NOT_A_SECRET = re.compile(r"(FILE|PATH|DIR|_ENV)$", re.IGNORECASE)
 _PATTERNS = (
-    (re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
+    (re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=-]{6,}"), rf"\1\2{MASK}"),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"), f"sk-{MASK}"),
     (re.compile(r"(?i)([?&](?:key|token|access_token|api_key)=)[^&\s\"']+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b((?:api[_-]?key|access[_-]?token|secret|password)[\"']?\s*[:=]\s*"
