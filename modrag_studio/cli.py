@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    from modrag_studio.commands.common import scrub_logs
+
+    scrub_logs()  # an upstream error echoing a key stays out of every log line
     try:
         return int(args.func(args))
     except BrokenPipeError:

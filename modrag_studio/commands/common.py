@@ -15,6 +15,13 @@ from modrag_studio.engine.core.document import GraphDocument, load
 from modrag_studio.engine.core.errors import GraphLoadError
 
 
+def scrub_logs() -> None:
+    """Every log line of the command scrubbed of keys (``engine.core.redact``)."""
+    from modrag_studio.engine.core.redact import scrub_log_records
+
+    scrub_log_records()
+
+
 def traced(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Run ``command`` with the trace export ``--otlp`` / the OTLP variables ask for: its
     executors take ``run_hooks(args)``; what is queued is sent when the command ends."""

@@ -131,7 +131,8 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.report:
         Path(args.report).write_text(json.dumps(data, indent=2), encoding="utf-8")
     if args.json:
-        summary = {k: v for k, v in data.items() if k not in ("per_query", "first_loss")}
+        summary = {k: v for k, v in data.items()
+                   if k not in ("per_query", "first_loss", "missing_docs")}
         print(json.dumps(summary, indent=2))
     else:
         names = [*SHOWN, f"hit@{args.k}"]
@@ -142,6 +143,8 @@ def run_eval(args: argparse.Namespace) -> int:
             print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>11.4f}" for n in names))
         if funnel is not None:
             print(format_funnel(data["attribution"]))
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if report.failures:
         print(f"{len(report.failures)} query runs failed; first: {report.failures[0]}",
               file=sys.stderr)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +30,43 @@ class BeirDataset:
     def evaluated_query_ids(self) -> list[str]:
         """Queries that have at least one relevant document in this split, in file order."""
         return [q for q in self.queries if any(s > 0 for s in self.qrels.get(q, {}).values())]
+
+    def corpus_ids(self) -> set[str]:
+        """The ``_id`` of every document in corpus.jsonl (read on each call)."""
+        return read_corpus_ids(self.corpus_path)
+
+    def missing_relevant_docs(self, query_ids: Iterable[str]) -> dict[str, list[str]]:
+        """Query id -> the relevant documents its qrels name that corpus.jsonl lacks (each
+        can never be retrieved, so it lowers the query's recall and nDCG)."""
+        have = self.corpus_ids()
+        missing: dict[str, list[str]] = {}
+        for query_id in query_ids:
+            lacking = sorted(d for d, s in self.qrels.get(query_id, {}).items()
+                             if s > 0 and d not in have)
+            if lacking:
+                missing[query_id] = lacking
+        return missing
+
+
+_ID = re.compile(r'"_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def read_corpus_ids(path: Path) -> set[str]:
+    """Document ids of a BEIR corpus.jsonl; a line the quick match misses is parsed as JSON."""
+    ids: set[str] = set()
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            match = _ID.search(line)
+            if match and "\\" not in match.group(1):
+                ids.add(match.group(1))
+                continue
+            if not line.strip():
+                continue
+            try:
+                ids.add(str(json.loads(line)["_id"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # not a document record: the corpus loader reports it
+    return ids
 
 
 def load_beir(root: str | Path, split: str = "test") -> BeirDataset:

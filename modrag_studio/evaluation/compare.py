@@ -213,7 +213,7 @@ def report_from_dict(data: dict[str, Any]) -> EvalReport:
         ndcg_gain=data.get("ndcg_gain", "exponential"),  # reports before the field: 2**g - 1
         outputs=data.get("nodes", {}),
         per_query=data.get("per_query", {}), failures=data.get("failures", []),
-        seconds=data.get("seconds", 0.0))
+        seconds=data.get("seconds", 0.0), missing_docs=data.get("missing_docs", {}))
 
 
 def format_comparison(result: dict[str, Any]) -> str:

@@ -36,6 +36,19 @@ class EvalReport:
     per_query: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    #: query id -> relevant documents its qrels name that the corpus lacks
+    missing_docs: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What makes the scores less than they seem (printed on stderr by ``modrag eval``)."""
+        if not self.missing_docs:
+            return []
+        docs = sorted({d for ids in self.missing_docs.values() for d in ids})
+        shown = ", ".join(docs[:10]) + (f" and {len(docs) - 10} more" if len(docs) > 10 else "")
+        return [f"the qrels name {len(docs)} relevant document(s) missing from the corpus "
+                f"({shown}), for {len(self.missing_docs)} of the {self.queries} queries: "
+                "they can never be retrieved and lower recall and nDCG"]
 
     def comparable_with(self, other: EvalReport) -> bool:
         """Two reports (of any two graphs) compare when split and qrels are the same."""
@@ -52,6 +65,8 @@ class EvalReport:
             "seconds": round(self.seconds, 2),
             "nodes": self.outputs,
             "failures": self.failures,
+            "warnings": self.warnings,
+            "missing_docs": self.missing_docs,
             "per_query": self.per_query,
         }
 
@@ -105,7 +120,8 @@ def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], h
     report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
                         dataset=str(dataset.root), split=dataset.split,
                         qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k,
-                        ndcg_gain=ndcg_gain)
+                        ndcg_gain=ndcg_gain,
+                        missing_docs=dataset.missing_relevant_docs(query_ids))
     return targets, query_name, corpus_name, query_ids, report
 
 

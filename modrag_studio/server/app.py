@@ -4,6 +4,7 @@ import contextlib
 import json
 import logging
 import math
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,10 +19,12 @@ from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import GraphDocument, to_json_dict
 from modrag_studio.engine.core.errors import GraphInvalid
+from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import errors_only, validate
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.health import HealthReport, check_health
+from modrag_studio.server.disclosure import ClientView
 from modrag_studio.server.exposure import Exposure, PathOutsideRoot
 from modrag_studio.server.runs import QueueFull, RunManager, result_body, stream_run
 from modrag_studio.server.schemas import request_model, response_model
@@ -87,8 +90,10 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     exposure = Exposure.plan(doc, expose=settings.expose_inputs, fixed=settings.fixed_inputs,
                              data_root=settings.data_root, registry=registry)
     executor = executor or Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir))
+    view = ClientView.of(doc, settings.data_root)
     manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
-                         timeout_s=settings.run_timeout_s, max_queued=settings.max_queued_runs)
+                         timeout_s=settings.run_timeout_s, max_queued=settings.max_queued_runs,
+                         view=view)
     inputs_model = request_model(doc, exposure.exposed, registry=registry)
     result_model = response_model(doc, registry)
 
@@ -140,7 +145,8 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("request %s failed", request.url.path)
+        log.error("request %s failed: %s", request.url.path,
+                  scrub("".join(traceback.format_exception(exc))))
         return JSONResponse(status_code=500,
                             content={"detail": f"internal error: {type(exc).__name__}"})
 
@@ -153,7 +159,7 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
             result, timed_out = await run_until_disconnect(manager, request, inputs)
         except QueueFull:
             return busy(settings.run_timeout_s)
-        return result_body(result, with_trace=trace, timed_out=timed_out)
+        return result_body(result, with_trace=trace, timed_out=timed_out, view=view)
 
     @app.post("/run/stream", summary="Run the graph, streaming events (server-sent events)",
               response_class=StreamingResponse,
@@ -170,7 +176,7 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
 
     @app.get("/graph", summary="The graph document (JSON)")
     async def graph() -> dict[str, Any]:
-        return to_json_dict(doc)
+        return view.value(to_json_dict(doc))
 
     @app.get("/graph.mmd", response_class=PlainTextResponse, summary="The graph as Mermaid")
     async def graph_mermaid() -> str:
@@ -186,13 +192,14 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         try:
             svg = await anyio.to_thread.run_sync(to_svg, doc, registry)
         except Exception as exc:  # graphviz missing: say so instead of failing obscurely
-            return JSONResponse(status_code=503, content={"detail": str(exc)})
+            return JSONResponse(status_code=503, content={"detail": view.text(str(exc))})
         return Response(content=svg, media_type="image/svg+xml")
 
     @app.get("/health", response_model=HealthReport, summary="Graph, stores and models answer")
     async def health() -> JSONResponse:
         report = await anyio.to_thread.run_sync(check_health, doc, registry)
-        return JSONResponse(status_code=200 if report.ok else 503, content=report.model_dump())
+        return JSONResponse(status_code=200 if report.ok else 503,
+                            content=view.health(report.model_dump()))
 
     return app
 
@@ -235,7 +242,7 @@ def index_stores(doc: GraphDocument, executor: Executor, registry: NodeRegistry,
         try:
             result = executor.run(doc, fixed, target=spec.id)
         except Exception as exc:  # reported; requests then fail with a read-only message
-            log.warning("indexing %s at start-up failed: %s", spec.id, exc)
+            log.warning("indexing %s at start-up failed: %s", spec.id, scrub(str(exc)))
             continue
         for visit in result.trace.visits:
             if visit.error is not None:

@@ -33,6 +33,7 @@ from modrag_studio.engine.core.validation import errors_only, validate
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.server.app import ServerSettings
+from modrag_studio.server.disclosure import ClientView
 from modrag_studio.server.exposure import Exposure, ExposureError, PathOutsideRoot
 from modrag_studio.server.runs import QueueFull, RunManager, result_body
 from modrag_studio.server.schemas import request_model
@@ -101,7 +102,7 @@ class GraphTool:
         try:
             return self.exposure.run_inputs(body.model_dump(exclude_unset=True))
         except PathOutsideRoot as exc:
-            raise ToolArgumentError(str(exc)) from None
+            raise ToolArgumentError(str(exc)) from None  # the client's own value
 
     def _explain(self, exc: ValidationError) -> str:
         allowed = ", ".join(self.exposure.exposed) or "none"
@@ -151,7 +152,8 @@ def plan_tools(docs: Iterable[GraphDocument], settings: ServerSettings, *,
         taken.add(name)
         manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
                              timeout_s=settings.run_timeout_s,
-                             max_queued=settings.max_queued_runs)
+                             max_queued=settings.max_queued_runs,
+                             view=ClientView.of(doc, settings.data_root))
         tools.append(GraphTool(name=name, doc=doc, exposure=exposure, manager=manager,
                                graph_inputs=sorted(names),
                                inputs_model=request_model(doc, exposure.exposed,
@@ -176,9 +178,12 @@ def answer_of(outputs: Mapping[str, Any]) -> tuple[str, str | None]:
     return name, text if isinstance(text, str) else None
 
 
-def tool_result(result: RunResult, *, timed_out: bool) -> tuple[str, dict[str, Any], bool]:
-    """(text, structured content, is_error) for a finished run."""
-    body = result_body(result, with_trace=False, timed_out=timed_out)
+def tool_result(result: RunResult, *, timed_out: bool,
+                view: ClientView | None = None) -> tuple[str, dict[str, Any], bool]:
+    """(text, structured content, is_error) for a finished run (errors as ``view`` shows
+    them: no keys, no server paths)."""
+    view = view or ClientView()
+    body = result_body(result, with_trace=False, timed_out=timed_out, view=view)
     outputs = result.outputs
     name, text = answer_of(outputs)
     answer = body["outputs"].get(name)
@@ -187,7 +192,7 @@ def tool_result(result: RunResult, *, timed_out: bool) -> tuple[str, dict[str, A
     if failed:
         reason = "run time limit reached" if timed_out else result.trace.failure_summary(
             f"the run {result.status}")
-        text = f"the graph run {result.status}: {reason}"
+        text = f"the graph run {result.status}: {view.text(reason)}"
     elif text is None:
         text = json.dumps(body["outputs"], ensure_ascii=False)
     lines = [text]
@@ -252,4 +257,4 @@ async def call_tool(tool: GraphTool, arguments: Mapping[str, Any] | None,
         finally:
             send.close()
             watching.cancel()
-    return tool_result(result, timed_out=timed_out)
+    return tool_result(result, timed_out=timed_out, view=tool.manager.view)

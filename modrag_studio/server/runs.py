@@ -18,6 +18,7 @@ from modrag_studio.engine.run.cancel_scope import cancel_scope
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.trust.store_mode import read_only_stores
+from modrag_studio.server.disclosure import ClientView
 
 
 class QueueFull(Exception):
@@ -33,8 +34,9 @@ class RunManager:
     """
 
     def __init__(self, doc: GraphDocument, executor: Executor, *, max_concurrent: int,
-                 timeout_s: float, max_queued: int = 32) -> None:
+                 timeout_s: float, max_queued: int = 32, view: ClientView | None = None) -> None:
         self.doc = doc
+        self.view = view or ClientView.of(doc)  # what clients read of errors and paths
         self.executor = executor
         self.timeout_s = timeout_s
         self.max_concurrent = max_concurrent
@@ -94,11 +96,13 @@ class RunManager:
         return result, timed_out.is_set()
 
 
-def result_body(result: RunResult, *, with_trace: bool, timed_out: bool) -> dict[str, Any]:
-    errors = [
+def result_body(result: RunResult, *, with_trace: bool, timed_out: bool,
+                view: ClientView | None = None) -> dict[str, Any]:
+    view = view or ClientView()
+    errors = view.errors([
         {"node_id": v.node_id, "type": v.type_id, "message": v.error.message}
         for v in result.trace.visits if v.error is not None
-    ]
+    ])
     if timed_out:
         errors.append({"node_id": "", "type": "", "message": "run time limit reached"})
     body: dict[str, Any] = {
@@ -115,9 +119,11 @@ def result_body(result: RunResult, *, with_trace: bool, timed_out: bool) -> dict
 class _QueueHook(RunHook):
     """Forwards executor events to an asyncio queue from the worker thread."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue,
+                 view: ClientView | None = None) -> None:
         self.loop = loop
         self.queue = queue
+        self.view = view or ClientView()
 
     def _put(self, event: str, data: dict[str, Any]) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, (event, data))
@@ -132,7 +138,7 @@ class _QueueHook(RunHook):
         self._put("node_finished", {
             "node_id": visit.node_id, "type": visit.type_id, "iteration": visit.iteration,
             "status": visit.status, "duration_s": visit.duration_s, "cached": visit.cached,
-            "error": visit.error.message if visit.error else None,
+            "error": self.view.text(visit.error.message) if visit.error else None,
         })
 
 
@@ -148,7 +154,7 @@ async def stream_run(manager: RunManager, inputs: dict[str, Any],
     """Server-sent events: node_started / node_finished / token ..., then one ``result``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
-    hook = _QueueHook(loop, queue)
+    hook = _QueueHook(loop, queue, manager.view)
     run_id = uuid.uuid4().hex[:12]
     task = asyncio.ensure_future(manager.run(inputs, [hook], run_id=run_id))
     try:
@@ -167,7 +173,8 @@ async def stream_run(manager: RunManager, inputs: dict[str, Any],
                 yield sse("error", {"detail": "server busy: too many runs waiting"})
                 return
             result, timed_out = task.result()
-            yield sse("result", result_body(result, with_trace=with_trace, timed_out=timed_out))
+            yield sse("result", result_body(result, with_trace=with_trace, timed_out=timed_out,
+                                            view=manager.view))
             return
     finally:
         if not task.done():  # the client went away: stop its run

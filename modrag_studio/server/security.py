@@ -96,20 +96,28 @@ class GuardMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
             return await _send_json(send, 413, {"detail": f"request body over "
                                                 f"{self.max_body_bytes} bytes"})
-        received = 0
+        received, too_large, started = 0, False, False
 
         async def limited_receive():
-            nonlocal received
+            nonlocal received, too_large
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
+                    too_large = True
                     raise BodyTooLarge()
             return message
 
-        try:
-            await self.app(scope, limited_receive, send)
-        except BodyTooLarge:
+        async def guarded_send(message):
+            nonlocal started
+            if too_large and not started:
+                return  # the app's answer to a body cut short (FastAPI: 400) becomes the 413
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        with contextlib.suppress(BodyTooLarge):
+            await self.app(scope, limited_receive, guarded_send)
+        if too_large and not started:  # a chunked body has no Content-Length to refuse early
             await _send_json(send, 413, {"detail": f"request body over {self.max_body_bytes} "
                                          "bytes"})
 

@@ -75,6 +75,15 @@ class EmbedModel(NodeType):
     #: Params offered from a list (the model picker) -> the params that list depends on.
     choice_sources: ClassVar[dict[str, tuple[str, ...]]] = {"model": EMBED_LISTING_SOURCES}
 
+    def env_reads(self, params: EmbedModelParams) -> list[tuple[str, str, str]]:
+        """(param, environment variable, host it is sent to): an OpenAI-compatible server
+        gets ``$OPENAI_API_KEY``."""
+        if params.kind != "openai":
+            return []
+        from modrag_nodes.llm.openai_backend import DEFAULT_KEY_ENV, key_destination
+
+        return [("kind", DEFAULT_KEY_ENV, key_destination(params.host.strip() or None))]
+
     def param_listing(self, params: EmbedModelParams, name: str,
                       timeout_s: float = PICK_TIMEOUT_S) -> ModelListing | None:
         """The models the configured kind offers (a server's list); None: free text."""

@@ -125,10 +125,13 @@ class ChatModel(NodeType):
         listing = self.param_listing(params, name)
         return None if listing is None else listing.models
 
-    def env_reads(self, params: ChatModelParams) -> list[tuple[str, str]]:
-        """(param, environment variable) the node reads: the API key of an OpenAI server."""
+    def env_reads(self, params: ChatModelParams) -> list[tuple[str, str, str]]:
+        """(param, environment variable, host it is sent to) the node reads: the API key of
+        an OpenAI server, sent to the host of its base URL."""
         if params.backend == "openai" and not params.api_key_file and params.api_key_env:
-            return [("api_key_env", params.api_key_env)]
+            from modrag_nodes.llm.openai_backend import key_destination
+
+            return [("api_key_env", params.api_key_env, key_destination(params.host))]
         return []
 
     def run(self, ctx: NodeContext, params: ChatModelParams) -> dict[str, Any]:

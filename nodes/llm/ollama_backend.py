@@ -19,6 +19,7 @@ from modrag_nodes.llm.retry import retry_on_connect
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.redact import scrub
 
 DEFAULT_HOST = "127.0.0.1:11434"
 
@@ -78,7 +79,8 @@ def missing_model_error(client: Any, host: str, model: str) -> NodeConfigError:
     try:
         names = list_models(client)
     except Exception as exc:  # the server answered once; say what we could not list
-        return NodeConfigError(f"Ollama at {host} has no model '{model}' (listing failed: {exc})")
+        return NodeConfigError(f"Ollama at {host} has no model '{model}' "
+                               f"(listing failed: {scrub(str(exc))})")
     return no_model_error(host, model, names)
 
 
@@ -150,7 +152,7 @@ class OllamaBackend:
         except ollama.ResponseError as exc:
             if exc.status_code == 404 or "not found" in str(exc.error).lower():
                 raise missing_model_error(client, host, spec.model) from None
-            raise OllamaError(f"Ollama at {host} failed: {exc.error}") from None
+            raise OllamaError(f"Ollama at {host} failed: {scrub(str(exc.error))}") from None
         except httpx.TimeoutException:
             raise OllamaError(
                 f"Ollama at {host} did not answer within timeout_s={spec.timeout_s:g} s"

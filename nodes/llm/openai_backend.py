@@ -24,6 +24,7 @@ from modrag_nodes.llm.retry import retry_on_connect
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.redact import remember_secret, scrub
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -52,16 +53,24 @@ def base_url(host: str | None) -> str:
     return url if url.rsplit("/", 1)[-1].startswith("v") else url + "/v1"
 
 
+def key_destination(host: str | None) -> str:
+    """The host (``name`` or ``name:port``) the API key is sent to for the ``host`` param."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(base_url(host)).netloc.rsplit("@", 1)[-1].lower()
+
+
 def api_key(key_env: str = DEFAULT_KEY_ENV, key_file: str = "") -> str | None:
     """The API key from the file ``key_file`` (first line) or the variable ``key_env``."""
     if key_file:
         path = Path(key_file).expanduser()
         try:
-            return path.read_text(encoding="utf-8").strip().splitlines()[0].strip() or None
+            key = path.read_text(encoding="utf-8").strip().splitlines()[0].strip() or None
         except (OSError, IndexError) as exc:
             raise NodeConfigError(f"param api_key_file: cannot read a key from {path} "
                                   f"({type(exc).__name__})") from None
-    return os.environ.get(key_env or DEFAULT_KEY_ENV) or None
+        return remember_secret(key)  # never repeated by an error leaving the process
+    return remember_secret(os.environ.get(key_env or DEFAULT_KEY_ENV) or None)
 
 
 def _headers(key: str | None) -> dict[str, str]:
@@ -90,6 +99,7 @@ def _http_error(url: str, response: Any, model: str, key_env: str) -> ModragErro
         detail = detail.get("message", detail) if isinstance(detail, dict) else detail
     except Exception:
         detail = response.text[:300]
+    detail = scrub(str(detail))  # a server may echo the key it refused
     if response.status_code in (401, 403):
         return NodeConfigError(
             f"the server at {url} refused the API key ({response.status_code}: {detail}); "
@@ -209,7 +219,7 @@ def _consume(spec: LLMSpec, url: str, events: Iterator[dict[str, Any]], parts: l
             detail = event["error"]
             if isinstance(detail, dict):
                 detail = detail.get("message", detail)
-            raise ServerError(f"the server at {url} failed during generation: {detail}",
+            raise ServerError(f"the server at {url} failed during generation: {scrub(str(detail))}",
                               "".join(parts))
         model = event.get("model") or model
         usage = event.get("usage") or usage

@@ -137,6 +137,27 @@ def test_reach_names_the_environment_variables_a_graph_reads(tmp_path):
         assert reach(key_graph(**params), default_registry(), path).env_vars == [], params
 
 
+def test_the_list_names_the_key_an_openai_node_sends_and_the_host_it_goes_to(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    path = tmp_path / "g.json"
+    llm = reach(key_graph(backend="openai", host="https://api.example.com/v1", model="m",
+                          api_key_env="MY_TEAM_KEY"), default_registry(), path)
+    assert "sends $MY_TEAM_KEY to api.example.com  (llm.api_key_env)" in llm.lines()
+    embedder = GraphDocument.model_validate({"nodes": [
+        {"id": "emb", "type": "embed.model",
+         "params": {"kind": "openai", "model": "e", "host": "http://10.1.2.3:8000"}}]})
+    found = reach(embedder, default_registry(), path)
+    assert found.env_vars == [("emb.kind", "OPENAI_API_KEY")]
+    assert "sends $OPENAI_API_KEY to 10.1.2.3:8000  (emb.kind)" in found.lines()
+    local = reach(key_graph(backend="openai", model="m"), default_registry(), path)
+    assert "sends $OPENAI_API_KEY to 127.0.0.1:8080  (llm.api_key_env)" in local.lines()
+    for kind in ("sentence-transformers", "ollama"):
+        other = GraphDocument.model_validate({"nodes": [
+            {"id": "emb", "type": "embed.model", "params": {"kind": kind}}]})
+        assert not reach(other, default_registry(), path).env_vars, kind
+
+
 def test_env_params_of_other_node_types_are_found_by_name(tmp_path):
     from pydantic import BaseModel
 

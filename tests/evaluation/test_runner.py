@@ -103,3 +103,24 @@ def test_per_query_results_stay_out_of_the_disk_cache(tmp_path):
     scope = executor.scope_of(doc)
     names = {node: f"{stable_hash([scope, node])}.json" for node in ("load", "bm25")}
     assert names["load"] in stored[3] and names["bm25"] not in stored[3]
+
+
+def test_qrels_naming_documents_missing_from_the_corpus_are_reported(tmp_path, capsys):
+    from modrag_studio.cli import main
+
+    write_dataset(tmp_path / "data")
+    with (tmp_path / "data" / "qrels" / "test.tsv").open("a") as fh:
+        fh.write("1\tgone-7\t1\n3\tgone-9\t2\n3\tnot-relevant\t0\n")
+    dataset = load_beir(tmp_path / "data", "test")
+    assert dataset.missing_relevant_docs(["1", "2", "3"]) == {"1": ["gone-7"], "3": ["gone-9"]}
+    report_file = tmp_path / "report.json"
+    code = main(["eval", str(ROOT / "sample_graphs" / "scifact_bm25.json"), "--dataset",
+                 str(tmp_path / "data"), "--output", "bm25.results", "--report",
+                 str(report_file), "--cache-dir", str(tmp_path / "cache")])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert "warning: the qrels name 2 relevant document(s) missing from the corpus " \
+           "(gone-7, gone-9), for 2 of the 3 queries" in err
+    data = json.loads(report_file.read_text())
+    assert data["missing_docs"] == {"1": ["gone-7"], "3": ["gone-9"]}
+    assert "gone-7" in data["warnings"][0]

@@ -27,13 +27,15 @@ class OpenAIFixtureServer:
 
     def __init__(self, models: list[str] | None = None, *, api_key: str | None = None,
                  pieces: list[str] | None = None, token_delay_s: float = 0.0,
-                 drop_after_chunks: int | None = None, dim: int = 8) -> None:
+                 drop_after_chunks: int | None = None, dim: int = 8,
+                 echo_refused_key: bool = False) -> None:
         self.models = models or ["fixture-chat", "fixture-embed"]
         self.api_key = api_key
         self.pieces = pieces or PIECES
         self.token_delay_s = token_delay_s
         self.drop_after_chunks = drop_after_chunks
         self.dim = dim
+        self.echo_refused_key = echo_refused_key  # a 401 repeats the key, as some servers do
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self.chunks_sent = 0
         self._server: ThreadingHTTPServer | None = None
@@ -84,7 +86,10 @@ class _Handler(BaseHTTPRequestHandler):
         key = self.server_fixture.api_key
         if key is None or self.headers.get("Authorization") == f"Bearer {key}":
             return True
-        self._json(401, {"error": {"message": "Incorrect API key provided",
+        given = self.headers.get("Authorization", "")
+        shown = f": {given.removeprefix('Bearer ')}" if self.server_fixture.echo_refused_key \
+            else ""
+        self._json(401, {"error": {"message": f"Incorrect API key provided{shown}",
                                    "type": "invalid_request_error"}})
         return False
 

@@ -46,6 +46,21 @@ def test_malformed_json_and_oversized_body(client):
     assert "request body over" in big.json()["detail"]
 
 
+def test_an_oversized_chunked_body_gets_413(client):
+    def chunks():  # no Content-Length: the size is known only while reading
+        yield b'{"question": "'
+        for _ in range(30):
+            yield b"x" * 1000
+        yield b'"}'
+
+    big = client.post("/run", content=chunks(), headers={"content-type": "application/json"})
+    assert big.status_code == 413
+    assert "request body over 20000 bytes" in big.json()["detail"]
+    small = client.post("/run", content=iter([b'{"question": ', b'"a b"}']),
+                        headers={"content-type": "application/json"})
+    assert small.status_code == 200 and small.json()["outputs"]["answer"] == "A B / calm"
+
+
 def test_stream_events_arrive_in_order(client):
     events = []
     with client.stream("POST", "/run/stream", json={"question": "one two three"}) as response:

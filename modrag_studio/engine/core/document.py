@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
+import time
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -301,7 +303,9 @@ def save(doc: GraphDocument, path: str | os.PathLike[str]) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Replace ``path``'s content atomically. A symlink is written through (its target is
     replaced, the link stays) and an existing file keeps its permission bits (a new file
-    gets the usual ones, after the umask)."""
+    gets the usual ones, after the umask). The temporary copy (``.<name>.XXXXXXXX.tmp``
+    beside it) is removed when the write fails; one left by a killed save goes at the next
+    save of the same file (a copy still locked by a live writer stays)."""
     path = Path(os.path.realpath(path)) if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -310,17 +314,76 @@ def atomic_write_text(path: Path, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_stale_temps(path)
+    for attempt in (1, 2):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            _hold(fd)  # while held, another save's clean-up leaves this copy alone
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+                os.replace(tmp, path)  # before closing: the lock covers the whole write
+            return
+        except FileNotFoundError:
+            # another save took the copy for stale before it was locked: write it again
+            Path(tmp).unlink(missing_ok=True)
+            if attempt == 2:
+                raise
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+STALE_TEMP_AGE_S = 600.0  # where no lock tells a live writer from a dead one
+
+
+def _hold(fd: int) -> None:
     try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        import fcntl
+    except ImportError:  # no flock (Windows): age decides
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a clean-up holds it for a moment at most
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove the temporary copies of ``path`` that no live save holds (a killed save's);
+    returns them."""
+    pattern = re.compile(re.escape(f".{path.name}.") + r"[A-Za-z0-9_]{6,}\.tmp")
+    removed: list[Path] = []
+    try:
+        names = [n for n in os.listdir(path.parent) if pattern.fullmatch(n)]
+    except OSError:
+        return removed
+    for name in names:
+        candidate = path.parent / name
+        try:
+            fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode) or not _is_free(fd):
+                continue
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _is_free(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:
+        return time.time() - os.fstat(fd).st_mtime > STALE_TEMP_AGE_S
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False  # a save under way holds it
+    return True
 
 
 def json_schema() -> dict[str, Any]:

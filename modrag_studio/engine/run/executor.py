@@ -32,6 +32,7 @@ from modrag_studio.engine.core.paths import (
     using_graph_folder,
     using_work_dir,
 )
+from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.resources import Resources, process_resources, using_resources
 from modrag_studio.engine.core.topology import Topology
@@ -381,9 +382,11 @@ class _Run:
               values: dict[str, Any]) -> None:
         state.status, state.skip_cause = "failed", "failed"
         visit.status = "failed"
-        visit.error = ErrorInfo(type=type(exc).__name__, message=str(exc),
-                                traceback="".join(traceback.format_exception(exc)))
-        log.warning("node '%s' (%s) failed: %s", visit.node_id, visit.type_id, exc)
+        visit.error = ErrorInfo(type=type(exc).__name__, message=scrub(str(exc)),
+                                traceback=scrub("".join(traceback.format_exception(exc))))
+        visit.warnings = [scrub(w) for w in visit.warnings]
+        log.warning("node '%s' (%s) failed: %s", visit.node_id, visit.type_id,
+                    visit.error.message)
         self._record(visit, values, {})
         return None
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import NodeType
+from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import errors_only, validate
 from modrag_studio.engine.trust.reach import APPROVED_ENV, unapproved_hosts
@@ -50,7 +51,8 @@ def check_health(doc: GraphDocument, registry: NodeRegistry) -> HealthReport:
             params = registry.get(spec.type).Params.model_validate(spec.params)
             detail = node.health(params)
         except Exception as exc:
-            nodes[spec.id] = ComponentHealth(ok=False, detail=str(exc) or type(exc).__name__)
+            nodes[spec.id] = ComponentHealth(ok=False,
+                                             detail=scrub(str(exc)) or type(exc).__name__)
             continue
         if detail is not None:
             nodes[spec.id] = ComponentHealth(ok=True, detail=detail)

@@ -48,16 +48,18 @@ class Reach:
     hosts: list[tuple[str, str]] = field(default_factory=list)  # (where, host)
     env_vars: list[tuple[str, str]] = field(default_factory=list)  # (where, variable name)
     writes: list[tuple[str, str]] = field(default_factory=list)  # (where, what it changes)
+    sends: list[tuple[str, str, str]] = field(default_factory=list)  # (where, variable, host)
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.hosts and not self.env_vars and not self.writes
+        return not (self.files or self.hosts or self.env_vars or self.writes or self.sends)
 
     def lines(self) -> list[str]:
         return ([f"reads {path}  ({where})" for where, path in self.files]
                 + [f"contacts {host}  ({where})" for where, host in self.hosts]
                 + [f"reads environment variable {name}  ({where})"
                    for where, name in self.env_vars]
+                + [f"sends ${name} to {host}  ({where})" for where, name, host in self.sends]
                 + [f"{what}  ({where})" for where, what in self.writes])
 
 
@@ -129,8 +131,10 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
             continue
         params = _param_values(spec, registry)
         remote_backend = params.get("backend") not in _LOCAL_BACKENDS
-        found.env_vars += [(f"{spec.id}.{name}", var)
-                           for name, var in _env_reads(spec, registry, params, remote_backend)]
+        for name, var, host in _env_reads(spec, registry, params, remote_backend):
+            found.env_vars.append((f"{spec.id}.{name}", var))
+            if host:
+                found.sends.append((f"{spec.id}.{name}", var, host))
         found.writes += [(f"{spec.id}.{name}", what) for name, what in _store_writes(
             spec, registry, lambda text: _outside(_resolve(text, base), folder))]
         declared = path_params(registry.get(spec.type).Params) if spec.type in registry else {}
@@ -148,18 +152,20 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
 
 
 def _env_reads(spec: NodeSpec, registry: NodeRegistry, params: dict[str, Any],
-               remote_backend: bool) -> list[tuple[str, str]]:
-    """(param, variable) for the environment variables the node would read: the node type's
-    own ``env_reads(params)`` when it has one, else every non-empty param named like
+               remote_backend: bool) -> list[tuple[str, str, str]]:
+    """(param, variable, host it is sent to or "") for the environment variables the node
+    would read: the node type's own ``env_reads(params)`` when it has one (pairs, or triples
+    naming the host the value goes to), else every non-empty param named like
     ``api_key_env`` / ``env_var`` on a node that is not on a local backend."""
     node_type = registry.get(spec.type) if spec.type in registry else None
     if node_type is not None and hasattr(node_type, "env_reads"):
         with contextlib.suppress(Exception):  # invalid params: fall back to the names
             validated = node_type.Params.model_validate(spec.params)
-            return list(registry.instance(spec.type).env_reads(validated))
+            return [(str(read[0]), str(read[1]), str(read[2]) if len(read) > 2 else "")
+                    for read in registry.instance(spec.type).env_reads(validated)]
     if not remote_backend:
         return []
-    return [(name, value.strip()) for name, value in params.items()
+    return [(name, value.strip(), "") for name, value in params.items()
             if _ENV_PARAM.search(name) and isinstance(value, str) and value.strip()]
 
 
