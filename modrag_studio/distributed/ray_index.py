@@ -131,6 +131,9 @@ def _run_pipeline(ray: Any, plan: IngestPlan, root: Path, units: list[dict[str, 
 
     counter = ray.remote(ProgressCounter).options(
         name=f"{COUNTER_NAME}-{run_key}", num_cpus=0).remote()
+    # The first blocks look the counter up by name: it must be registered before they run,
+    # or their counts (the whole read stage) are lost.
+    ray.get(counter.snapshot.remote(), timeout=60)
 
     ds = ray.data.from_items([{"unit": json.dumps(u)} for u in units],
                              override_num_blocks=min(len(units), 2000))

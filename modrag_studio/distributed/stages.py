@@ -43,14 +43,22 @@ def run_node(step: StepSpec, **inputs: Any) -> dict[str, Any]:
 
 
 def count(stage: str, rows: int, run_key: str) -> None:
-    """Add a block of ``rows`` to the driver's progress counter (best effort)."""
+    """Add a block of ``rows`` to the driver's progress counter (best effort).
+
+    The block waits (briefly) until the counter has taken it: a message still on its way when
+    the block's task ended could arrive after the driver's final count, which then missed a
+    whole stage.
+    """
     import ray
 
     try:
         counter = ray.get_actor(f"{COUNTER_NAME}-{run_key}")
-        counter.add.remote(stage, rows)
+        ray.get(counter.add.remote(stage, rows), timeout=COUNT_WAIT_S)
     except Exception:  # the counter is cosmetic: never fail a block for it
         pass
+
+
+COUNT_WAIT_S = 5.0
 
 
 # reading -------------------------------------------------------------------------------------
