@@ -9,6 +9,7 @@ import pytest
 
 from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
 from modrag_studio.cli import main
+from tests.tiny_rag import tiny_rag_graph
 
 DOCS = {
     "maint.md": "# Pumps\n\nThe lubrication pump LP-07 is serviced every 500 operating hours.\n",
@@ -46,30 +47,7 @@ class Scripted:
 @pytest.fixture
 def graph(tmp_path):
     register_backend("test-eval", Scripted)
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name, text in DOCS.items():
-        (corpus / name).write_text(text, encoding="utf-8")
-    nodes = [
-        ("corpus", "graph.input", {"name": "corpus", "default": str(corpus)}),
-        ("question", "graph.input", {"name": "question"}),
-        ("load", "load.files", {}), ("split", "split.recursive", {"chunk_size": 400}),
-        ("index", "bm25.index", {}), ("retrieve", "retrieve.bm25", {"top_k": 1}),
-        ("prompt", "prompt.build", {}), ("llm", "llm.model", {"backend": "test-eval"}),
-        ("generate", "llm.generate", {}), ("parse", "parse.answer", {}),
-        ("judge", "eval.judge", {}), ("answer", "graph.output", {"name": "answer"}),
-    ]
-    edges = [("corpus.value", "load.path"), ("load.documents", "split.documents"),
-             ("split.chunks", "index.chunks"), ("index.index", "retrieve.index"),
-             ("question.value", "retrieve.query"), ("question.value", "prompt.query"),
-             ("retrieve.results", "prompt.evidence"), ("prompt.prompt", "generate.prompt"),
-             ("llm.llm", "generate.llm"), ("generate.answer", "parse.answer"),
-             ("prompt.prompt", "parse.prompt"), ("parse.answer", "judge.answer"),
-             ("llm.llm", "judge.llm"), ("question.value", "judge.query"),
-             ("judge.answer", "answer.value")]
-    doc = {"schema_version": 1, "metadata": {"name": "tiny"},
-           "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-           "edges": [{"from": a, "to": b} for a, b in edges]}
+    doc = tiny_rag_graph(tmp_path, DOCS, backend="test-eval", judge=True)
     (tmp_path / "tiny.json").write_text(json.dumps(doc), encoding="utf-8")
     (tmp_path / "set.jsonl").write_text(
         "".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8")

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from modrag_nodes.llm.client import ChatResult, register_backend
+from tests.tiny_rag import tiny_rag_graph
 
 BACKEND = "test-mcp"
 MARKS_ENV = "MODRAG_TEST_MCP_MARKS"
@@ -58,30 +59,10 @@ def install() -> None:
 def write_graphs(folder: Path) -> tuple[Path, Path]:
     """``faq.json`` (corpus path input with a default, question; answer with citations) and
     ``shout.json`` (text in, upper case out), in ``folder``."""
-    corpus = folder / "corpus"
-    corpus.mkdir()
-    for name, text in DOCS.items():
-        (corpus / name).write_text(text, encoding="utf-8")
-    nodes = [
-        ("corpus", "graph.input", {"name": "corpus", "default": str(corpus)}),
-        ("question", "graph.input", {"name": "question", "description": "what to ask"}),
-        ("load", "load.files", {}), ("split", "split.recursive", {"chunk_size": 400}),
-        ("index", "bm25.index", {}), ("retrieve", "retrieve.bm25", {"top_k": 1}),
-        ("prompt", "prompt.build", {}), ("llm", "llm.model", {"backend": BACKEND}),
-        ("generate", "llm.generate", {}), ("parse", "parse.answer", {}),
-        ("answer", "graph.output", {"name": "answer"}),
-    ]
-    edges = [("corpus.value", "load.path"), ("load.documents", "split.documents"),
-             ("split.chunks", "index.chunks"), ("index.index", "retrieve.index"),
-             ("question.value", "retrieve.query"), ("question.value", "prompt.query"),
-             ("retrieve.results", "prompt.evidence"), ("prompt.prompt", "generate.prompt"),
-             ("llm.llm", "generate.llm"), ("generate.answer", "parse.answer"),
-             ("prompt.prompt", "parse.prompt"), ("parse.answer", "answer.value")]
-    faq = {"schema_version": 1,
-           "metadata": {"name": "plant faq", "description": "Answers questions about the "
-                                                           "plant's machines, with citations."},
-           "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-           "edges": [{"from": a, "to": b} for a, b in edges]}
+    faq = tiny_rag_graph(folder, DOCS, backend=BACKEND, name="plant faq",
+                         description="Answers questions about the plant's machines, "
+                                     "with citations.",
+                         question_description="what to ask")
     shout = {"schema_version": 1, "metadata": {"name": "shout"},
              "nodes": [{"id": "text", "type": "graph.input", "params": {"name": "text"}},
                        {"id": "up", "type": "text.upper"},

@@ -18,6 +18,7 @@ pytest.importorskip("openinference.semconv", reason="the optional otel extra is 
 
 from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend  # noqa: E402
 from modrag_studio.cli import main  # noqa: E402
+from tests.tiny_rag import tiny_rag_graph  # noqa: E402
 from tests.tracing import phoenix_server  # noqa: E402
 
 DOCS = {
@@ -63,28 +64,7 @@ def phoenix():
 @pytest.fixture
 def graph(tmp_path):
     register_backend("test-otlp", Scripted)
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name, text in DOCS.items():
-        (corpus / name).write_text(text, encoding="utf-8")
-    nodes = [
-        ("corpus", "graph.input", {"name": "corpus", "default": str(corpus)}),
-        ("question", "graph.input", {"name": "question"}),
-        ("load", "load.files", {}), ("split", "split.recursive", {"chunk_size": 400}),
-        ("index", "bm25.index", {}), ("retrieve", "retrieve.bm25", {"top_k": 2}),
-        ("prompt", "prompt.build", {}), ("llm", "llm.model", {"backend": "test-otlp"}),
-        ("generate", "llm.generate", {}), ("parse", "parse.answer", {}),
-        ("answer", "graph.output", {"name": "answer"}),
-    ]
-    edges = [("corpus.value", "load.path"), ("load.documents", "split.documents"),
-             ("split.chunks", "index.chunks"), ("index.index", "retrieve.index"),
-             ("question.value", "retrieve.query"), ("question.value", "prompt.query"),
-             ("retrieve.results", "prompt.evidence"), ("prompt.prompt", "generate.prompt"),
-             ("llm.llm", "generate.llm"), ("generate.answer", "parse.answer"),
-             ("prompt.prompt", "parse.prompt"), ("parse.answer", "answer.value")]
-    doc = {"schema_version": 1, "metadata": {"name": "tiny"},
-           "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],
-           "edges": [{"from": a, "to": b} for a, b in edges]}
+    doc = tiny_rag_graph(tmp_path, DOCS, backend="test-otlp", top_k=2)
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     yield path
