@@ -51,20 +51,17 @@ class ProgressLine:
         parts = [f"{done}/{total} {self.unit}"]
         if self.setup_first and done == 1 and total > 1:
             parts.append(f"the first in {format_seconds(elapsed)} (with the setup)")
-        elif self.setup_first and done > 1 and self._first_done is not None:
-            rate = (done - 1) / max(now - self._first_done, 1e-9)
-            parts.append(f"{rate:.1f} {self.unit}/s" if rate >= 1 else
-                         f"{1 / rate:.1f} s each")
-            parts.append(f"{format_seconds((total - done) / rate)} left" if done < total
-                         else f"done in {format_seconds(elapsed)}")
-        elif done and elapsed > 0:
-            rate = done / elapsed
-            parts.append(f"{rate:.1f} {self.unit}/s" if rate >= 1 else
-                         f"{elapsed / done:.1f} s each")
-            if done < total:
-                parts.append(f"{format_seconds((total - done) / rate)} left")
-            else:
-                parts.append(f"done in {format_seconds(elapsed)}")
+        else:
+            # with setup_first the rate counts from the end of the first item on
+            timed = self.setup_first and done > 1 and self._first_done is not None
+            counted, span = ((done - 1, max(now - self._first_done, 1e-9)) if timed
+                             else (done, elapsed))
+            if counted and span > 0:
+                rate = counted / span
+                parts.append(f"{rate:.1f} {self.unit}/s" if rate >= 1 else
+                             f"{span / counted:.1f} s each")
+                parts.append(f"{format_seconds((total - done) / rate)} left" if done < total
+                             else f"done in {format_seconds(elapsed)}")
         if note:
             parts.append(note)
         return ", ".join(parts)

@@ -55,7 +55,7 @@ class QueryWorker:
         questions = [Question(q, runner.dataset.queries[q]) for q in query_ids]
         run_questions(runner.doc, questions, executor=runner.executor,
                       query_name=runner.query_name, on_run=score,
-                      base_inputs=runner.inputs_for(""))
+                      base_inputs=runner.base_inputs())
         return scored, failures
 
 

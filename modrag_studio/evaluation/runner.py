@@ -166,7 +166,7 @@ def evaluate_graph(
     started = time.perf_counter()
     questions = [Question(q, dataset.queries[q]) for q in query_ids]
     run_questions(doc, questions, executor=executor, query_name=query_name, on_run=score,
-                  base_inputs=runner.inputs_for(""), cancel=cancel,
+                  base_inputs=runner.base_inputs(), cancel=cancel,
                   batch_queries=batch_queries, setup_hooks=setup_hooks)
     report.seconds = time.perf_counter() - started
     return finish_report(report, scored)
@@ -228,13 +228,16 @@ class QueryRunner:
         self.targets = [parse_output(spec, self.doc) for spec in self.outputs]
         self.query_side = query_side_nodes(self.doc, self.query_name, self.executor.registry)
 
-    def inputs_for(self, text: str) -> dict[str, str]:
-        """The graph inputs of one query: the extra inputs, the query text and the corpus."""
+    def base_inputs(self) -> dict[str, str]:
+        """The graph inputs every query shares: the extra inputs and the corpus."""
         inputs = dict(self.extra_inputs)
-        inputs[self.query_name] = text
         if self.corpus_name is not None:
             inputs.setdefault(self.corpus_name, str(self.dataset.corpus_path.resolve()))
         return inputs
+
+    def inputs_for(self, text: str) -> dict[str, str]:
+        """The graph inputs of one query: the shared ones and the query text."""
+        return {**self.base_inputs(), self.query_name: text}
 
     def run(self, query_id: str, text: str | None = None) -> QueryOutcome:
         """Run the graph for ``query_id`` (its dataset text unless ``text`` is given) and
