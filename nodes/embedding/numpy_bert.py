@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,13 @@ def supported(folder: str | Path) -> bool:
                 and (folder / "tokenizer.json").is_file())
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return False
+
+
+@lru_cache(maxsize=32)
+def supported_folder(folder: str) -> bool:
+    """``supported``, read once per folder and process: every embedding call asks (a model
+    folder does not change under a running process)."""
+    return supported(folder)
 
 
 @dataclass
