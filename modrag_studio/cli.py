@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "modrag_studio.commands.run_command",
     "modrag_studio.commands.eval_command",
     "modrag_studio.commands.compare_command",
+    "modrag_studio.commands.tune_command",
     "modrag_studio.commands.serve_command",
     "modrag_studio.commands.mcp_command",
     "modrag_studio.commands.cache_command",

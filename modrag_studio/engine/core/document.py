@@ -122,13 +122,15 @@ class RewireSpec(_Strict):
 
 
 class VariantSpec(_Strict):
-    """A named variant of this graph: param overrides, node type swaps, re-wired inputs."""
+    """A named variant of this graph: param overrides, node type swaps, re-wired inputs and
+    nodes turned off or on (``bypass``)."""
 
     name: str = Field(pattern=_ID_PATTERN)
     description: str = ""
     params: dict[str, dict[str, Any]] = Field(default_factory=dict)
     swap: dict[str, str] = Field(default_factory=dict)
     rewire: list[RewireSpec] = Field(default_factory=list)
+    bypass: dict[str, bool] = Field(default_factory=dict)
 
 
 class GraphDocument(_Strict):
@@ -189,6 +191,9 @@ def to_json_dict(doc: GraphDocument) -> dict[str, Any]:
         node["params"] = _sorted(node["params"])
         if not node.get("bypass"):
             node.pop("bypass", None)
+    for variant in data.get("variants") or []:
+        if not variant.get("bypass"):  # files without bypasses stay readable by older versions
+            variant.pop("bypass", None)
     return data
 
 

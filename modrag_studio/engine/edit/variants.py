@@ -47,7 +47,7 @@ def base_of(doc: GraphDocument) -> GraphDocument:
 
 def apply_variant(doc: GraphDocument, variant: VariantSpec | str,
                   registry: NodeRegistry) -> GraphDocument:
-    """The graph with ``variant`` applied: swaps first, then params, then re-wiring.
+    """The graph with ``variant`` applied: swaps first, then params, bypasses, re-wiring.
 
     Raises VariantError naming the problem: an unknown node, a swap to a type whose ports do
     not fit the node's edges, a param the node's type does not have, an invalid re-wire.
@@ -70,6 +70,10 @@ def apply_variant(doc: GraphDocument, variant: VariantSpec | str,
                 raise VariantError(f"{where}: node '{node_id}' ({node.type}) has no param "
                                    f"'{name}' (params: {', '.join(sorted(known))})")
             node.params[name] = value
+    for node_id, off in variant.bypass.items():
+        if node_id not in ids:
+            raise VariantError(f"{where}: no node '{node_id}' to turn {'off' if off else 'on'}")
+        out.node(node_id).bypass = bool(off)
     for rewire in variant.rewire:
         _rewire(out, rewire, where, ids)
     problems = errors_only(validate(out, registry))
@@ -135,6 +139,8 @@ class VariantDiff:
 
     params: dict[str, list[str]] = field(default_factory=dict)
     swapped: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: node id -> True when ``b`` bypasses it and ``a`` does not, False the other way
+    bypassed: dict[str, bool] = field(default_factory=dict)
     rewired: dict[str, list[str]] = field(default_factory=dict)
     changed: set[str] = field(default_factory=set)
     rerun: set[str] = field(default_factory=set)
@@ -144,6 +150,8 @@ class VariantDiff:
         labels = [f"{name}" for name in self.params.get(node_id, [])]
         if node_id in self.swapped:
             labels.insert(0, f"type {self.swapped[node_id][0]} -> {self.swapped[node_id][1]}")
+        if node_id in self.bypassed:
+            labels.append("bypassed" if self.bypassed[node_id] else "no longer bypassed")
         labels.extend(f"input {port}" for port in self.rewired.get(node_id, []))
         return labels
 
@@ -167,12 +175,14 @@ def diff_graphs(a: GraphDocument, b: GraphDocument) -> VariantDiff:
                        if _canonical(old.params.get(k)) != _canonical(node.params.get(k)))
         if names:
             diff.params[node.id] = names
+        if old.bypass != node.bypass:
+            diff.bypassed[node.id] = node.bypass
     wires_a, wires_b = _wires(a), _wires(b)
     for target in sorted(set(wires_a) | set(wires_b)):
         if sorted(wires_a.get(target, [])) != sorted(wires_b.get(target, [])):
             node_id, port = target.split(".", 1)
             diff.rewired.setdefault(node_id, []).append(port)
-    diff.changed |= set(diff.params) | set(diff.swapped) | set(diff.rewired)
+    diff.changed |= {*diff.params, *diff.swapped, *diff.rewired, *diff.bypassed}
     topology = Topology.of(b)
     diff.rerun = set(diff.changed)
     for node_id in diff.changed:
@@ -236,7 +246,8 @@ def resolve_variant(doc: GraphDocument, spec: VariantSpec,
             merged.params.setdefault(node_id, {}).update(params)
         merged.swap.update(spec.swap)
         merged.rewire.extend(spec.rewire)
+        merged.bypass.update(spec.bypass)
         spec = merged
-    elif not (spec.params or spec.swap or spec.rewire):
+    elif not (spec.params or spec.swap or spec.rewire or spec.bypass):
         get_variant(doc, spec.name)  # raises, naming the variants there are
     return apply_variant(doc, spec, registry)

@@ -465,7 +465,7 @@ class EvaluationSets:
         qt_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         qt_window.tabifyDockWidget(window.docks["problems"], dock)
         dock.hide()
-        menu = qt_window.menuBar().addMenu("E&valuation")
+        self.menu = menu = qt_window.menuBar().addMenu("E&valuation")
         menu.addAction("Add to evaluation set…", self.add_last_run)
         menu.addAction("Evaluation set panel", self.show)
         menu.addAction("Open evaluation set…", lambda: (self.show(), panel.open_dialog()))

@@ -17,12 +17,13 @@ The order is the order things appear in the menus, toolbars and docks:
 6. ``delete_guard``: asks when a store stopped before deleting most of its collection;
 7. ``evaluation_sets``: the evaluation-set dock and the Evaluation menu (needs ``run``);
 8. ``variants``: the Variants menu and switcher (needs ``run``);
-9. ``studio_ux``: the start page, the graph settings dock, the Help menu;
-10. ``live_run``: elapsed time and progress on running nodes (needs ``run``);
-11. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
-12. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 9 and 11);
-13. ``index``: Run > Index Corpus… (needs ``run``);
-14. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
+9. ``tuning``: Evaluation > Tune… (needs 7 and 8);
+10. ``studio_ux``: the start page, the graph settings dock, the Help menu;
+11. ``live_run``: elapsed time and progress on running nodes (needs ``run``);
+12. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
+13. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 10 and 12);
+14. ``index``: Run > Index Corpus… (needs ``run``);
+15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -45,6 +46,7 @@ from typing import TYPE_CHECKING
 from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
+from modrag_studio.ui.evaluate.tune_dialog import Tuning
 from modrag_studio.ui.evaluate.variants import VariantsController
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
 from modrag_studio.ui.run.delete_guard import DeleteGuard
@@ -74,6 +76,7 @@ class StudioFeatures:
     delete_guard: DeleteGuard
     evaluation_sets: EvaluationSets
     variants: VariantsController
+    tuning: Tuning
     studio_ux: StudioUX
     live_run: LiveRun
     node_flags: NodeFlags
@@ -98,6 +101,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     evaluation_sets = EvaluationSets(shell, run)
     variants = VariantsController(shell, run)
     run.use_document_source(variants.applied)  # what will run: one place, the active variant
+    tuning = Tuning(shell, evaluation_sets, variants)
     studio_ux = StudioUX(shell)
     live_run = LiveRun(shell, run)
     node_flags = NodeFlags(shell, run)
@@ -105,5 +109,5 @@ def compose(window: MainWindow) -> StudioFeatures:
     index = IndexAction(shell, run)
     model_memory = ModelMemory(shell, window.controller)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
-                          delete_guard, evaluation_sets, variants, studio_ux, live_run,
+                          delete_guard, evaluation_sets, variants, tuning, studio_ux, live_run,
                           node_flags, editor_extras, index, model_memory)

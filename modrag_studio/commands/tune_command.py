@@ -1,0 +1,191 @@
+"""``modrag tune``: find the change to a graph that helps on the user's own questions.
+
+The questions (an evaluation set, or a BEIR split) are cut into a tuning part and a
+held-out part (seeded). The space is searched on the tuning part, all trials on one cache;
+the best trial is then compared with the base on the held-out part (paired randomization
+test and bootstrap CI, as ``modrag compare``) and saved as a named variant of the graph
+file only when it is significantly better (the base is never changed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.commands.common import (
+    add_trust_option,
+    load_or_exit,
+    parse_pairs,
+    parse_value,
+    refused_untrusted,
+    run_hooks,
+)
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
+from modrag_studio.commands.progress import ProgressLine, SetupNarrator, format_seconds
+from modrag_studio.composition import default_registry
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    tp = subparsers.add_parser(
+        "tune", help="search graph changes on an evaluation set; test the best one against "
+        "the base on held-out questions and save it as a variant")
+    tp.add_argument("graph", help="graph JSON file")
+    source = tp.add_mutually_exclusive_group(required=True)
+    source.add_argument("--evalset", metavar="FILE.jsonl", help="evaluation set whose "
+                        "questions name their expected documents or chunks")
+    source.add_argument("--dataset", help="BEIR-layout folder (corpus, queries, qrels)")
+    tp.add_argument("--split", default="test", help="--dataset: qrels split (default: test)")
+    tp.add_argument("--output", required=True, metavar="NODE.PORT",
+                    help="the ranked output to tune")
+    tp.add_argument("--space", action="append", default=[], metavar="NODE.PARAM=V1,V2",
+                    help="values to try (repeatable): node.param=v1,v2, node=type.a,type.b "
+                    "(swap the type), node.bypass=false,true (turn a node off)")
+    tp.add_argument("--budget", type=int, default=12, help="most trials (default 12); the "
+                    "whole space when it is no larger, else a sampler picks")
+    tp.add_argument("--sampler", default="auto", choices=("auto", "grid", "tpe", "random"),
+                    help="auto (default): every combination when they fit the budget, else "
+                    "Optuna's TPE (the 'tune' extra) or a seeded random sample")
+    tp.add_argument("--metric", default="ndcg@10", help="metric to maximise (default ndcg@10)")
+    tp.add_argument("--held-out", type=float, default=0.3, metavar="FRACTION",
+                    help="share of the questions kept for the final test (default 0.3)")
+    tp.add_argument("--min-held-out", type=int, default=20, metavar="N",
+                    help="fewest held-out questions to test on (default 20)")
+    tp.add_argument("--seed", type=int, default=0, help="seed of the split and the sampler")
+    tp.add_argument("--limit", type=int, help="only the first N questions (before the split)")
+    tp.add_argument("--k", type=int, default=10, help="k of Hit@k (default 10)")
+    tp.add_argument("--variant-name", default="tuned", help="name of the saved variant "
+                    "(default: tuned)")
+    tp.add_argument("--replace-variant", action="store_true",
+                    help="replace a stored variant of the same name")
+    tp.add_argument("--no-save", action="store_true", help="report only; change no file")
+    tp.add_argument("--query-input", help="graph input that takes the query text")
+    tp.add_argument("--corpus-input", help="graph input that takes the corpus path")
+    tp.add_argument("--input", "-i", action="append", default=[], metavar="NAME=VALUE",
+                    help="graph input (with --evalset: the corpus, e.g. corpus=docs/)")
+    tp.add_argument("--json", action="store_true", help="print the result as JSON")
+    tp.add_argument("--report", metavar="FILE", help="write the result as JSON")
+    tp.add_argument("--cache-dir", help="node result cache folder")
+    add_trust_option(tp)
+    tp.set_defaults(func=run_tune)
+
+
+def _questions(args: argparse.Namespace, doc, extra: dict[str, str]):
+    from modrag_studio.evaluation import load_beir
+    from modrag_studio.evaluation.evalset import load_evalset
+    from modrag_studio.evaluation.runner import pick_inputs
+    from modrag_studio.evaluation.tuning import dataset_from_evalset
+
+    if args.dataset:
+        return load_beir(args.dataset, args.split)
+    _query, corpus_name = pick_inputs(doc, args.query_input, args.corpus_input)
+    corpus = extra.get(corpus_name) if corpus_name else None
+    if corpus_name and not corpus:
+        raise ValueError(f"--evalset: give the corpus as --input {corpus_name}=PATH")
+    return dataset_from_evalset(load_evalset(args.evalset), corpus or ".")
+
+
+def run_tune(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.errors import ModragError
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
+    from modrag_studio.evaluation.tuning import parse_space, tune, winner_variant, write_variant
+    from modrag_studio.evaluation.tuning.questions import subset
+
+    if refused_untrusted(args.graph, args.trust):
+        return EXIT_INVALID
+    doc = load_or_exit(args.graph)
+    if doc is None:
+        return EXIT_INVALID
+    registry = default_registry()
+    try:
+        extra = parse_pairs(args.input, "--input")
+        space = parse_space(args.space, doc, registry, parse_value)
+        dataset = _questions(args, doc, extra)
+        if args.limit:
+            dataset = subset(dataset, dataset.evaluated_query_ids()[: args.limit])
+        executor = Executor(registry, cache=NodeCache(disk_dir=Path(args.cache_dir
+                                                                    or cache_home())),
+                            hooks=run_hooks(args))
+        executor.check(doc, {})
+        print(f"space: {space.size} combination(s) of {', '.join(space.names())}; "
+              f"budget {args.budget}", file=sys.stderr)
+        result = tune(doc, dataset, args.output, space, executor=executor,
+                      budget=args.budget, metric=args.metric, seed=args.seed,
+                      held_out=args.held_out, min_held_out=args.min_held_out,
+                      sampler=args.sampler, on_trial=_trial_printer(args.metric),
+                      hit_k=args.k, query_input=args.query_input,
+                      corpus_input=args.corpus_input, extra_inputs=extra,
+                      setup_hooks=[SetupNarrator()])
+        saved = None
+        if result.better and not args.no_save:
+            variant = winner_variant(doc, result, args.variant_name, registry)
+            write_variant(args.graph, variant, replace=args.replace_variant)
+            saved = variant.name
+    except (ModragError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    data = {**result.to_dict(), "saved_variant": saved, "graph": str(args.graph)}
+    if args.report:
+        from modrag_studio.engine.core.document import atomic_write_text
+
+        atomic_write_text(Path(args.report), json.dumps(data, indent=2, ensure_ascii=False))
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_result(data))
+    failed = result.base.failures or any(t.failures for t in result.trials)
+    return EXIT_RUN_FAILED if failed else EXIT_OK
+
+
+def _trial_printer(metric: str):
+    line = ProgressLine("trials", every_s=0)
+
+    def show(trial, done: int, total: int) -> None:
+        label = ", ".join(f"{k}={_short(v)}" for k, v in trial.settings.items()) or "base"
+        score = "-" if trial.score is None else f"{trial.score:.4f}"
+        note = f"{label}: {metric} {score}" + (f" ({trial.error})" if trial.error else "")
+        line.update(done, total, note)
+
+    return show
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def format_result(data: dict[str, Any]) -> str:
+    """The trial table, the held-out test and what was saved."""
+    metric, base = data["metric"], data["base"]
+    split = data["split"]
+    lines = [f"tuning {data['output']} by {metric}: {split['tuning']} tuning and "
+             f"{split['held_out']} held-out questions (seed {split['seed']}), "
+             f"{data['sampler']} sampler, {format_seconds(data['seconds'])}",
+             f"{'#':>3}  {metric:>9}  {'secs':>6}  settings"]
+    lines.append(f"{0:>3}  {base['score']:>9.4f}  {base['seconds']:>6.1f}  base")
+    for trial in sorted(data["trials"], key=lambda t: -(t["score"] or -1)):
+        score = "-" if trial["score"] is None else f"{trial['score']:.4f}"
+        label = ", ".join(f"{k}={_short(v)}" for k, v in trial["settings"].items())
+        note = f"  ({trial['error']})" if trial["error"] else ""
+        lines.append(f"{trial['number']:>3}  {score:>9}  {trial['seconds']:>6.1f}  "
+                     f"{label}{note}")
+    best = data["best"]
+    if best is None:
+        lines.append("no trial beat the base on the tuning questions; nothing saved")
+        return "\n".join(lines)
+    stats = data["held_out"]["metrics"][metric]
+    lo, hi = stats["ci95"]
+    lines.append(f"held-out ({stats['n']} questions), base vs trial {best['number']}: "
+                 f"{metric} {stats['a']:.4f} -> {stats['b']:.4f}, delta {stats['delta']:+.4f}, "
+                 f"CI95 [{lo:+.4f}, {hi:+.4f}], p = {stats['p_value']:.4f}: "
+                 f"{data['verdict']}")
+    if data["saved_variant"]:
+        lines.append(f"saved as variant '{data['saved_variant']}' in {data['graph']} "
+                     f"(modrag compare {data['graph']} --variant {data['saved_variant']} ...)")
+    elif data["verdict"] == "better":
+        lines.append("not saved (--no-save)")
+    else:
+        lines.append("not saved: the held-out difference is not significant (p >= 0.05)"
+                     if data["verdict"] != "worse" else "not saved: worse on held-out")
+    return "\n".join(lines)

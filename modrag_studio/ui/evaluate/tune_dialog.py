@@ -1,0 +1,341 @@
+"""Evaluation > Tune…: search changes to the selected nodes on an evaluation set.
+
+The space table lists what the selected nodes can change (numbers, choices, swappable
+types, bypass), with values to start from; ticked rows form the space. The tune runs in a
+worker thread with a cancel token (the thread never touches a widget: it emits signals),
+the trial table fills as trials finish, and the held-out test of the best trial against
+the base ends it. "Apply as variant" stores the winner as a variant of the graph (one undo
+step; the base is never changed).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from modrag_studio.commands.common import parse_value
+from modrag_studio.engine.core.document import GraphDocument, VariantSpec
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.compare import ranked_outputs
+from modrag_studio.evaluation.tuning.suggest import Suggestion, suggest
+
+METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
+TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
+
+
+class _Bridge(QObject):
+    trial = Signal(object, int, int)  # Trial, done, total (from the worker)
+    finished = Signal(object, str)  # TuneResult or None, error text
+
+
+def start_nodes(doc: GraphDocument, selected: list[str], output: str) -> list[str]:
+    """The nodes whose space is offered: the selection, else everything upstream of the
+    tuned output (graph inputs and outputs left out)."""
+    if selected:
+        return selected
+    from modrag_studio.engine.core.topology import Topology
+
+    node_id = output.partition(".")[0]
+    if node_id not in doc.node_ids():
+        return []
+    chosen = Topology.of(doc).upstream(node_id) | {node_id}
+    return [n.id for n in doc.nodes if n.id in chosen and not n.type.startswith("graph.")]
+
+
+class TuneDialog(QDialog):
+    """The form, the space table, the live trial table and the held-out verdict."""
+
+    def __init__(self, doc: GraphDocument, registry: NodeRegistry, *, selected: list[str],
+                 evalset_path: str, inputs: dict[str, str], executor: Executor,
+                 on_apply: Callable[[VariantSpec], None],
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Tune {doc.metadata.name or 'graph'}")
+        self.resize(900, 640)
+        self.doc, self.registry, self.selected = doc, registry, selected
+        self.inputs, self.executor, self.on_apply = dict(inputs), executor, on_apply
+        self.result: Any = None
+        self.cancel_token: CancelToken | None = None
+        self.thread: threading.Thread | None = None
+        self.suggestions: list[Suggestion] = []
+        self.bridge = _Bridge()
+        self.bridge.trial.connect(self._on_trial)
+        self.bridge.finished.connect(self._on_finished)
+
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        row = QHBoxLayout()
+        self.evalset = QLineEdit(evalset_path)
+        self.evalset.setPlaceholderText("evaluation set (.jsonl) with expected evidence")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row.addWidget(self.evalset, 1)
+        row.addWidget(browse)
+        form.addRow("Evaluation set", row)
+        self.output = QComboBox()
+        self.output.addItems(ranked_outputs(doc, registry))
+        self.output.currentTextChanged.connect(lambda _t: self._fill_space())
+        form.addRow("Tuned output", self.output)
+        self.metric_box = QComboBox()
+        self.metric_box.addItems(METRICS)
+        form.addRow("Metric", self.metric_box)
+        knobs = QHBoxLayout()
+        self.budget = QSpinBox(minimum=1, maximum=500, value=12)
+        self.held_out = QDoubleSpinBox(minimum=0.1, maximum=0.9, singleStep=0.05, value=0.3)
+        self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
+        for label, widget in (("Budget", self.budget), ("Held-out share", self.held_out),
+                              ("Seed", self.seed)):
+            knobs.addWidget(QLabel(label))
+            knobs.addWidget(widget)
+        knobs.addStretch(1)
+        form.addRow("Search", knobs)
+        layout.addLayout(form)
+
+        layout.addWidget(QLabel("Space: tick what to try; edit the values (comma-separated)"))
+        self.space = QTableWidget(0, 3)
+        self.space.setHorizontalHeaderLabels(["dimension", "base", "values to try"])
+        self.space.horizontalHeader().setStretchLastSection(True)
+        layout.addWidget(self.space, 2)
+        self.trials = QTableWidget(0, len(TRIAL_COLUMNS))
+        self.trials.setHorizontalHeaderLabels(list(TRIAL_COLUMNS))
+        self.trials.horizontalHeader().setStretchLastSection(True)
+        self.trials.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        layout.addWidget(self.trials, 3)
+        self.status = QLabel("Choose the space, then Start.")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.status)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start")
+        self.cancel_button = QPushButton("Cancel")
+        self.apply_button = QPushButton("Apply as variant")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.apply_button.clicked.connect(self.apply)
+        self.cancel_button.setEnabled(False)
+        self.apply_button.setEnabled(False)
+        buttons.addStretch(1)
+        for button in (self.start_button, self.cancel_button, self.apply_button):
+            buttons.addWidget(button)
+        layout.addLayout(buttons)
+        self._fill_space()
+
+    # the space ---------------------------------------------------------------------------
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Evaluation set", self.evalset.text(),
+                                              "Evaluation sets (*.jsonl)")
+        if path:
+            self.evalset.setText(path)
+
+    def _fill_space(self) -> None:
+        nodes = start_nodes(self.doc, self.selected, self.output.currentText())
+        self.suggestions = suggest(self.doc, nodes, self.registry)
+        self.space.setRowCount(len(self.suggestions))
+        for row, item in enumerate(self.suggestions):
+            name = QTableWidgetItem(item.name)
+            name.setFlags(name.flags() & ~Qt.ItemFlag.ItemIsEditable
+                          | Qt.ItemFlag.ItemIsUserCheckable)
+            name.setCheckState(Qt.CheckState.Unchecked)
+            current = QTableWidgetItem(item.current)
+            current.setFlags(current.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            self.space.setItem(row, 0, name)
+            self.space.setItem(row, 1, current)
+            self.space.setItem(row, 2, QTableWidgetItem(item.values))
+        self.space.resizeColumnsToContents()
+
+    def check(self, name: str, values: str | None = None) -> None:
+        """Tick the dimension ``name`` (and set its values): the table as a user would."""
+        for row in range(self.space.rowCount()):
+            if self.space.item(row, 0).text() == name:
+                self.space.item(row, 0).setCheckState(Qt.CheckState.Checked)
+                if values is not None:
+                    self.space.item(row, 2).setText(values)
+                return
+        raise KeyError(name)
+
+    def space_specs(self) -> list[str]:
+        return [f"{self.space.item(r, 0).text()}={self.space.item(r, 2).text().strip()}"
+                for r in range(self.space.rowCount())
+                if self.space.item(r, 0).checkState() == Qt.CheckState.Checked]
+
+    # running -----------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def start(self) -> bool:
+        from modrag_studio.evaluation.evalset import load_evalset
+        from modrag_studio.evaluation.runner import pick_inputs
+        from modrag_studio.evaluation.tuning import (
+            dataset_from_evalset,
+            parse_space,
+            split_questions,
+            tune,
+        )
+
+        if self.busy:
+            return False
+        try:
+            space = parse_space(self.space_specs(), self.doc, self.registry, parse_value)
+            query, corpus_name = pick_inputs(self.doc, None, None, self.registry)
+            corpus = self.inputs.get(corpus_name or "", "") or _default_of(self.doc,
+                                                                          corpus_name)
+            dataset = dataset_from_evalset(load_evalset(self.evalset.text().strip()),
+                                           corpus or ".")
+            split_questions(dataset.evaluated_query_ids(), self.held_out.value(), 0)
+        except Exception as exc:  # a bad space or set: said in the dialog
+            self.status.setText(f"Cannot start: {exc}")
+            return False
+        doc, output, metric = self.doc, self.output.currentText(), self.metric_box.currentText()
+        budget, held, seed = self.budget.value(), self.held_out.value(), self.seed.value()
+        extra = {k: v for k, v in self.inputs.items() if k != query}
+        self.cancel_token = cancel = CancelToken()
+        bridge, executor = self.bridge, self.executor
+        self.trials.setRowCount(0)
+        self.result = None
+        self._set_busy(True)
+        self.status.setText(f"Tuning {output} by {metric} over {space.size} combination(s) "
+                            f"of {', '.join(space.names())}…")
+
+        def work() -> None:
+            try:
+                result = tune(doc, dataset, output, space, executor=executor, budget=budget,
+                              metric=metric, seed=seed, held_out=held, cancel=cancel,
+                              on_trial=lambda t, d, n: bridge.trial.emit(t, d, n),
+                              query_input=query, extra_inputs=extra)
+                bridge.finished.emit(result, "")
+            except Exception as exc:  # shown in the dialog, never raised into Qt
+                bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
+
+        self.thread = threading.Thread(target=work, name="tune", daemon=True)
+        self.thread.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel_token.cancel()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if self.thread is not None:
+            self.thread.join(timeout)
+        return not self.busy
+
+    def _set_busy(self, busy: bool) -> None:
+        self.start_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.apply_button.setEnabled(False)
+
+    def _on_trial(self, trial: Any, done: int, total: int) -> None:
+        row = self.trials.rowCount()
+        self.trials.insertRow(row)
+        settings = ", ".join(f"{k}={v}" for k, v in trial.settings.items()) or "base"
+        score = "-" if trial.score is None else f"{trial.score:.4f}"
+        for col, text in enumerate((str(trial.number), score, f"{trial.seconds:.1f}",
+                                    settings + (f"  ({trial.error})" if trial.error else ""))):
+            self.trials.setItem(row, col, QTableWidgetItem(text))
+        self.trials.resizeColumnsToContents()
+        self.status.setText(f"{done}/{total} trials; last: {settings} {score}")
+
+    def _on_finished(self, result: Any, error: str) -> None:
+        self._set_busy(False)
+        self.result = result
+        if result is None:
+            self.status.setText("Stopped: cancelled." if "Cancel" in error
+                                else f"The tune failed: {error}")
+            return
+        self.status.setText(summary(result))
+        self.apply_button.setEnabled(result.best is not None)
+        if result.best is not None:
+            self.trials.selectRow(result.best.number)
+
+    def apply(self) -> VariantSpec | None:
+        """Store the best trial as a variant (with its held-out figures)."""
+        from modrag_studio.engine.edit.variants import variant_names
+        from modrag_studio.evaluation.tuning import winner_variant
+
+        if self.result is None or self.result.best is None:
+            return None
+        taken = set(variant_names(self.doc))
+        name = next(n for n in ("tuned", *(f"tuned_{i}" for i in range(2, 1000)))
+                    if n not in taken)
+        variant = winner_variant(self.doc, self.result, name, self.registry)
+        self.on_apply(variant)
+        self.status.setText(f"{self.status.text()}\nStored as variant '{name}'.")
+        self.apply_button.setEnabled(False)
+        return variant
+
+
+def _default_of(doc: GraphDocument, input_name: str | None) -> str:
+    for node in doc.nodes:
+        if node.type == "graph.input" and node.params.get("name") == input_name:
+            return str(node.params.get("default") or "")
+    return ""
+
+
+def summary(result: Any) -> str:
+    """The held-out verdict in one paragraph."""
+    if result.best is None:
+        return (f"No trial beat the base on the {len(result.split.tuning)} tuning questions "
+                f"(base {result.metric} {result.base.score:.4f}); nothing to apply.")
+    stats = result.held_out["metrics"][result.metric]
+    lo, hi = stats["ci95"]
+    settings = ", ".join(f"{k}={v}" for k, v in result.best.settings.items())
+    word = {"better": "significantly better", "worse": "significantly worse"}.get(
+        result.verdict, "not significantly different (p >= 0.05): keep the base")
+    return (f"Best on {len(result.split.tuning)} tuning questions: trial {result.best.number} "
+            f"({settings}). On {stats['n']} held-out questions: {result.metric} "
+            f"{stats['a']:.4f} -> {stats['b']:.4f}, delta {stats['delta']:+.4f}, CI95 "
+            f"[{lo:+.4f}, {hi:+.4f}], p = {stats['p_value']:.4f}: {word}.")
+
+
+class Tuning:
+    """Evaluation > Tune…: opens the dialog on the base graph with the canvas selection,
+    the evaluation-set panel's file and the run bar's inputs; the winner is stored through
+    the Variants controller (undoable)."""
+
+    def __init__(self, window: Any, evaluation_sets: Any, variants: Any) -> None:
+        self.window, self.evaluation_sets, self.variants = window, evaluation_sets, variants
+        self.dialog: TuneDialog | None = None
+        evaluation_sets.menu.addSeparator()
+        evaluation_sets.menu.addAction("Tune…", self.open)
+
+    def open(self) -> TuneDialog:
+        variants = self.variants
+        doc = variants.document()
+        selected = [n for n in self.window.canvas.selected_node_ids() if n in doc.node_ids()]
+        dialog = TuneDialog(doc, variants.editor.registry, selected=selected,
+                            evalset_path=self.evaluation_sets.panel.path or "",
+                            inputs=variants.run_inputs(), executor=variants.executor(),
+                            on_apply=self.store, parent=self.window)
+        self.dialog = dialog
+        dialog.show()
+        return dialog
+
+    def store(self, variant: VariantSpec) -> None:
+        from modrag_studio.engine.edit.variants import with_variant
+
+        variants = self.variants
+        variants.editor.replace(f"Tuned variant {variant.name}",
+                                with_variant(variants.document(), variant))
+        variants.set_active(variant.name)
