@@ -355,6 +355,54 @@ class EmbeddingRerank(_Reranker):
         return cosine_scorer(spec, ctx), "similarity"
 
 
+PASSAGE_MEMO_SIZE = 50_000  # passage vectors one embedder's memo keeps (about 77 MB at 384-d)
+
+
+class PassageVectors:
+    """Passage vectors by text, for one embedder: a reranker scoring the same chunks for
+    many queries (an evaluation, a tune) embeds each chunk once. Oldest out first."""
+
+    def __init__(self, limit: int = PASSAGE_MEMO_SIZE) -> None:
+        self.limit = limit
+        self._vectors: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def size_bytes(self) -> int:
+        with self._lock:
+            return sum(getattr(v, "nbytes", 0) for v in self._vectors.values())
+
+    def embed(self, spec: EmbedderSpec, texts: list[str], ctx: NodeContext | None) -> Any:
+        import numpy as np
+
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            fresh = np.asarray(embed_texts(spec, missing, role="passage", ctx=ctx),
+                               dtype=np.float64)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    self._vectors[text] = vector
+                while len(self._vectors) > self.limit:
+                    self._vectors.pop(next(iter(self._vectors)))
+                found = [self._vectors.get(t) for t in texts]
+            if any(v is None for v in found):  # evicted meanwhile: embed these again
+                return np.asarray(embed_texts(spec, texts, role="passage", ctx=ctx),
+                                  dtype=np.float64)
+            return np.stack(found)
+        with self._lock:
+            return np.stack([self._vectors[t] for t in texts])
+
+
+def passage_vectors(spec: EmbedderSpec) -> PassageVectors:
+    """The memo of ``spec``'s passage vectors, held (and unloaded) with the models."""
+    return current_resources().model("passage-vectors", spec.model_id, PassageVectors,
+                                     name=f"passage vectors of {spec.model_id}",
+                                     size=lambda memo: memo.size_bytes() or 1)
+
+
 def cosine_scorer(spec: EmbedderSpec, ctx: NodeContext | None = None) -> Scorer:
     """Cosine similarity between the query embedding and each text's embedding."""
 
@@ -363,7 +411,8 @@ def cosine_scorer(spec: EmbedderSpec, ctx: NodeContext | None = None) -> Scorer:
 
         try:
             q = np.asarray(embed_texts(spec, [query], role="query", ctx=ctx), dtype=np.float64)
-            p = np.asarray(embed_texts(spec, texts, role="passage", ctx=ctx), dtype=np.float64)
+            p = passage_vectors(spec).embed(spec, texts, ctx) if texts else \
+                np.zeros((0, q.shape[1]))
         except ModuleNotFoundError as exc:
             raise RerankFailed(f"embedder {spec.model_id} is unavailable: {exc}") from exc
         q = q / max(np.linalg.norm(q), 1e-12)

@@ -187,6 +187,30 @@ def test_embedding_reranker_uses_cosine_of_the_packaged_embedder(embedding_backe
     assert ctx.details["embedder"] == spec.model_id
 
 
+def test_passage_vectors_embed_each_chunk_once_across_queries(monkeypatch):
+    import modrag_nodes.retrieval.rerank as rerank_module
+    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_studio.engine.core.resources import Resources, using_resources
+
+    calls: list[list[str]] = []
+
+    def fake_embed(spec, texts, *, role="passage", ctx=None):
+        calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    monkeypatch.setattr(rerank_module, "embed_texts", fake_embed)
+    with using_resources(Resources()):
+        memo = rerank_module.passage_vectors(EmbedderSpec())
+        first = memo.embed(EmbedderSpec(), ["aa", "b", "aa"], None)
+        second = memo.embed(EmbedderSpec(), ["b", "ccc"], None)
+        assert rerank_module.passage_vectors(EmbedderSpec()) is memo  # one per embedder
+    assert calls == [["aa", "b"], ["ccc"]]
+    assert first[:, 0].tolist() == [2, 1, 2] and second[:, 0].tolist() == [1, 3]
+    small = rerank_module.PassageVectors(limit=2)
+    small.embed(EmbedderSpec(), ["x", "yy", "zzz"], None)
+    assert len(small) == 2  # the oldest went first
+
+
 def test_embedding_reranker_with_a_missing_model_passes_through(embedding_backend):
     from modrag_nodes.embedding.spec import EmbedderSpec
 
