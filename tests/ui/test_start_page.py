@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import load
 from modrag_studio.ui.inspection.node_help import example_spec, node_help_html, param_rows
 from modrag_studio.ui.shell.main_window import MainWindow
 from modrag_studio.ui.shell.start_page import find_samples
@@ -35,10 +37,28 @@ def test_start_page_opens_a_sample_and_hides(main_window, qtbot):
                     and not card.picture.pixmap().isNull())
     qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not ux.start_page.isVisible())
-    assert main_window.editor.path == card.sample.path
-    assert main_window.editor.document().nodes
+    # an untitled copy: saving asks where, the shipped sample is never written
+    assert main_window.editor.path is None
+    doc = main_window.editor.document()
+    assert [n.id for n in doc.nodes] == [n.id for n in load(card.sample.path).nodes]
     ux.show_start_page()
-    assert str(card.sample.path.resolve()) in ux.start_page.recent_entries()
+    assert str(card.sample.path.resolve()) not in ux.start_page.recent_entries()
+
+
+def test_a_sample_copy_keeps_its_relative_paths_working(main_window, qtbot, root):
+    ux = main_window.features.studio_ux
+    sample = root / "sample_graphs" / "basic_rag.json"
+    before = sample.read_bytes()
+    assert ux.open_sample(sample)
+    doc = main_window.editor.document()
+    corpus = next(n for n in doc.nodes if n.id == "corpus").params["default"]
+    assert Path(corpus).is_absolute() and Path(corpus).is_dir()
+    assert Path(corpus) == (root / "resources" / "sample_corpus").resolve()
+    assert doc.source_path is None and main_window.editor.path is None
+    called = []
+    main_window.save_as = lambda: called.append("save_as") or False  # the dialog, not shown
+    main_window.save()
+    assert called == ["save_as"] and sample.read_bytes() == before
 
 
 def test_new_graph_button_leaves_an_empty_canvas(main_window, qtbot):

@@ -113,7 +113,8 @@ class StartPage(QScrollArea):
 
     new_requested = Signal()
     open_requested = Signal()
-    path_chosen = Signal(Path)
+    path_chosen = Signal(Path)  # a recent graph: opened itself
+    sample_chosen = Signal(Path)  # a sample: opened as an untitled copy
 
     def __init__(self, parent: QWidget, recent: Callable[[], list[str]]) -> None:
         super().__init__(parent)
@@ -167,7 +168,7 @@ class StartPage(QScrollArea):
         self.grid = QGridLayout()
         self.grid.setSpacing(14)
         self.grid.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.cards = [SampleCard(s, self.path_chosen.emit, content) for s in find_samples()]
+        self.cards = [SampleCard(s, self.sample_chosen.emit, content) for s in find_samples()]
         self._columns = 0
         self._arrange(3)
         outer.addLayout(self.grid)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
@@ -45,6 +45,7 @@ class StudioUX:
         self.start_page.new_requested.connect(self.new_graph)
         self.start_page.open_requested.connect(window.open_dialog)
         self.start_page.path_chosen.connect(self.open_graph)
+        self.start_page.sample_chosen.connect(self.open_sample)
         self.graph_settings = GraphSettingsPanel(window.editor)
         dock = window.add_dock("Graph", self.graph_settings,
                                Qt.DockWidgetArea.RightDockWidgetArea)
@@ -81,6 +82,27 @@ class StudioUX:
     def open_graph(self, path: Path) -> None:
         if self.window.ask_unsaved() and self.window.open_path(Path(path)):
             self.start_page.hide()
+
+    def open_sample(self, path: Path) -> bool:
+        """A sample as an untitled copy (its relative paths made absolute): saving asks
+        where, so the shipped file is never changed."""
+        from modrag_studio.engine.core.document import load
+        from modrag_studio.engine.core.errors import ModragError
+        from modrag_studio.engine.edit.copies import template_copy
+
+        if not self.window.ask_unsaved():
+            return False
+        try:
+            doc = template_copy(load(path), path, self.window.editor.registry)
+        except ModragError as exc:
+            self.window.show_message(f"Cannot open the sample {Path(path).name}: {exc}")
+            return False
+        self.window.editor.reset(doc, None)
+        self.start_page.hide()
+        QTimer.singleShot(0, self.window.canvas.fit_all)
+        self.window.show_message(f"A copy of the sample {Path(path).name}: File > Save As "
+                                 "keeps it where you choose")
+        return True
 
     def show_start_page(self) -> None:
         self.start_page.show_over_canvas()

@@ -1,0 +1,47 @@
+"""A graph opened as an untitled copy of a template (a shipped sample): what it names
+relative to the template's folder is made absolute, so the copy runs from anywhere and
+saving it never touches the template."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.paths import PATH_WORDS, path_params
+from modrag_studio.engine.core.registry import NodeRegistry
+
+
+def _absolute(value: Any, folder: Path) -> Any:
+    """``value`` made absolute when it is a relative path naming something in ``folder``."""
+    if not isinstance(value, str) or not value or "\n" in value or len(value) > 4096:
+        return value
+    path = Path(os.path.expanduser(value))
+    if path.is_absolute():
+        return value
+    try:
+        target = (folder / path).resolve()
+        return str(target) if target.exists() else value
+    except OSError:
+        return value
+
+
+def template_copy(doc: GraphDocument, template: str | Path,
+                  registry: NodeRegistry) -> GraphDocument:
+    """``doc`` (loaded from ``template``) as a new, never-saved graph: relative defaults of
+    path inputs and relative path params made absolute against the template's folder."""
+    folder = Path(template).resolve().parent
+    copy = doc.model_copy(deep=True)
+    for node in copy.nodes:
+        if node.type == "graph.input":
+            if PATH_WORDS.search(str(node.params.get("name", ""))) and "default" in node.params:
+                node.params["default"] = _absolute(node.params["default"], folder)
+            continue
+        if node.type not in registry:
+            continue
+        for name in path_params(getattr(registry.get(node.type), "Params", None)):
+            if name in node.params:
+                node.params[name] = _absolute(node.params[name], folder)
+    copy._source_path = None
+    return copy
