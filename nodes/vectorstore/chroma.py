@@ -110,7 +110,7 @@ class ChromaStore(NodeType):
         key = location(params)
         if key[0] == "chroma-http":
             return server_health(params.host, params.port, params.ssl)
-        return folder_health(Path(key[1]))
+        return folder_health(Path(key[1]), params.collection)
 
     def fingerprint(self, params: ChromaParams, inputs: Mapping[str, Any],
                     run_inputs: Mapping[str, Any]) -> str:
