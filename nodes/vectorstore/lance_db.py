@@ -23,7 +23,7 @@ from modrag_nodes.vectorstore import sync
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.write_lock import collection_lock
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.errors import ModragError, NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
 from modrag_studio.engine.core.ports import InputPort, OutputPort
@@ -118,10 +118,20 @@ class LanceDBStore(NodeType):
         folder = key[1]
         if not Path(folder).is_dir():
             refuse_write(f"{TYPE_ID}: LanceDB folder {folder} does not exist")
-        with collection_lock(key, params.collection, should_stop=lambda: ctx.cancel.cancelled):
-            target = open_for_write(folder, params, spec, ctx.warn)
-            done = sync.synchronise(ctx, params, target, chunks, spec, given,
-                                    type_id=TYPE_ID, location=folder)
+        try:
+            with collection_lock(key, params.collection,
+                                 should_stop=lambda: ctx.cancel.cancelled):
+                target = open_for_write(folder, params, spec, ctx.warn)
+                done = sync.synchronise(ctx, params, target, chunks, spec, given,
+                                        type_id=TYPE_ID, location=folder)
+        except ModragError:
+            raise
+        except Exception as exc:  # LanceDB's own (I/O, a damaged table)
+            problem = ls.folder_problem(Path(folder), params.collection) or "the table may " \
+                "be corrupted or written by another LanceDB version"
+            raise NodeConfigError(
+                f"{TYPE_ID}: cannot write table '{params.collection}' in LanceDB folder "
+                f"{folder}: {problem} ({ls.error_text(exc)})") from exc
         return {"index": VectorIndex(
             backend="lancedb", path=folder, collection=params.collection, embedder=spec,
             model_id=spec.model_id, dim=done.dim, count=done.count, stamp=done.stamp)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -80,11 +81,17 @@ def open_table(folder: str | Path, name: str) -> Any | None:
         raise
     except Exception as exc:  # unreadable manifest or data files
         raise NodeConfigError(f"cannot open LanceDB table '{name}' in {folder}: "
-                              f"{type(exc).__name__}: {exc}; the table may be corrupted or "
-                              "written by another LanceDB version") from exc
+                              f"{error_text(exc)}; the table may be corrupted or written by "
+                              "another LanceDB version") from exc
     with _lock:
         _tables[cache] = table
     return table
+
+
+def error_text(exc: BaseException) -> str:
+    """LanceDB's error without the Rust source locations it appends."""
+    text = re.sub(r",?\s*/\S+\.rs:\d+:\d+", "", str(exc)).strip()
+    return f"{type(exc).__name__}: {text}"
 
 
 def drop_table(folder: str | Path, name: str) -> None:

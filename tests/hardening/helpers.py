@@ -1,7 +1,8 @@
 """Fixtures shared by the hardening tests: an embedded-chunks source node and small graphs.
 
-Run as a script (``python helpers.py chroma FOLDER N``) it synchronises a Chroma folder in a
-fresh process and prints the run's status and errors as JSON (used under ``unshare``).
+Run as a script (``python helpers.py chroma|lancedb FOLDER N``) it synchronises a Chroma (or
+LanceDB) folder in a fresh process and prints the run's status and errors as JSON (used under
+``unshare``).
 """
 
 from __future__ import annotations
@@ -68,12 +69,16 @@ def registry() -> NodeRegistry:
     return reg
 
 
-def chroma_graph(folder: str | Path, count: int) -> GraphDocument:
+STORES = ("store.chroma", "store.lancedb")
+
+
+def chroma_graph(folder: str | Path, count: int, store: str = "store.chroma") -> GraphDocument:
+    """Fixture vectors -> ``store`` (a Chroma or LanceDB folder), collection 'faults'."""
     return GraphDocument.model_validate({
         "metadata": {"name": "chroma-faults"},
         "nodes": [
             {"id": "emb", "type": "testdata.embedded", "params": {"count": count}},
-            {"id": "store", "type": "store.chroma",
+            {"id": "store", "type": store,
              "params": {"path": str(folder), "collection": "faults"}},
             {"id": "out", "type": "graph.output", "params": {"name": "index"}},
         ],
@@ -82,9 +87,9 @@ def chroma_graph(folder: str | Path, count: int) -> GraphDocument:
     })
 
 
-def sync_chroma(folder: str | Path, count: int) -> dict[str, Any]:
-    """Run the Chroma graph once in this process: status and error messages."""
-    result = Executor(registry(), NodeCache()).run(chroma_graph(folder, count))
+def sync_chroma(folder: str | Path, count: int, store: str = "store.chroma") -> dict[str, Any]:
+    """Run the store graph once in this process: status and error messages."""
+    result = Executor(registry(), NodeCache()).run(chroma_graph(folder, count, store))
     return {"status": result.status,
             "errors": {v.node_id: v.error.message for v in result.trace.visits if v.error}}
 
@@ -117,5 +122,5 @@ def unshare_prefix() -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "chroma":
-        print(json.dumps(sync_chroma(sys.argv[2], int(sys.argv[3]))))
+    if sys.argv[1] in ("chroma", "lancedb"):
+        print(json.dumps(sync_chroma(sys.argv[2], int(sys.argv[3]), f"store.{sys.argv[1]}")))
