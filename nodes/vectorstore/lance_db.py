@@ -187,7 +187,10 @@ class _Target:
         for ids in rec.batches(plan["deleted"], ls.IN_BATCH):
             ctx.check_cancelled()
             table.delete(ls.id_filter(ids))
-        for ids in rec.batches(plan["added"] + plan["updated"], 5000):
+        for ids in rec.batches(plan["added"], 5000):  # absent: read under the lock
+            ctx.check_cancelled()
+            table.add(ls.rows([by_id[i] for i in ids], vectors))
+        for ids in rec.batches(plan["updated"], 5000):
             ctx.check_cancelled()
             (table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
              .execute(ls.rows([by_id[i] for i in ids], vectors)))
