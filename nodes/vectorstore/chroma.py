@@ -24,10 +24,9 @@ from modrag_nodes.vectorstore.sync import DEFAULT_DELETE_SHARE as DEFAULT_DELETE
 from modrag_nodes.vectorstore.sync import delete_share_ok as delete_share_ok
 from modrag_nodes.vectorstore.write_lock import collection_lock
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.node import NodeContext
 from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
-from modrag_studio.engine.core.ports import InputPort, OutputPort
-from modrag_studio.engine.evidence.lineage import EvidenceRole
+from modrag_studio.engine.core.ports import OutputPort
 from modrag_studio.engine.trust.store_mode import refuse_write
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
@@ -76,24 +75,14 @@ def location(params: ChromaParams, work_dir: Path | None = None) -> tuple[Any, .
     return ("chroma-persistent", str(folder))
 
 
-class ChromaStore(NodeType):
-    type_id = "store.chroma"
-    evidence_role = EvidenceRole("indexes", inputs=("chunks",))
+class ChromaStore(sync.StoreNode):
+    type_id = TYPE_ID
     title = "Chroma vector store"
-    category = "Retrieval"
     description = (
         "Indexes chunks in a Chroma collection (a local folder or a Chroma server), embedding "
         "only new or changed chunks and deleting removed ones."
     )
     Params = ChromaParams
-    inputs = (
-        InputPort("chunks", list[Chunk], required=False,
-                  description="Chunks to index (embedded here, only what is missing)"),
-        InputPort("embedder", EmbedderSpec, required=False,
-                  description="Embedding model (default: packaged all-MiniLM-L6-v2)"),
-        InputPort("embedded", EmbeddedChunks, required=False,
-                  description="Chunks already embedded (instead of 'chunks')"),
-    )
     outputs = (OutputPort("index", VectorIndex, "Handle to the synchronised collection"),)
 
     def store_writes(self, params: ChromaParams, outside: Callable[[str], bool]
@@ -112,25 +101,16 @@ class ChromaStore(NodeType):
             return server_health(params.host, params.port, params.ssl)
         return folder_health(Path(key[1]), params.collection)
 
-    def fingerprint(self, params: ChromaParams, inputs: Mapping[str, Any],
-                    run_inputs: Mapping[str, Any]) -> str:
-        """``in-sync`` when the collection holds exactly what these inputs would make it hold
-        (the last synchronisation had the same inputs and its record count still stands), so a
-        cached handle is reused; otherwise a one-off value, so the node runs and synchronises.
-        A persistent store is read again only after something committed to it (see
+    def opened(self, params: ChromaParams) -> tuple[Mapping[str, Any], Callable[[], int]] | None:
+        """A persistent store is read again only after something committed to it (see
         ``chroma_store.store_version``), so repeated runs such as an evaluation's queries check
-        it once.
-        """
-        try:
-            key = location(params)
-            collection, version = cs.open_collection(key, params.collection)
-            if collection is None:
-                return sync.stale()
-            return sync.in_sync_fingerprint(
-                params, inputs, collection.metadata or {},
+        it once."""
+        key = location(params)
+        collection, version = cs.open_collection(key, params.collection)
+        if collection is None:
+            return None
+        return (collection.metadata or {},
                 lambda: cs.count_at(key, params.collection, collection, version))
-        except Exception:  # an unreachable server and the like: run, and let run() explain
-            return sync.stale()
 
     def run(self, ctx: NodeContext, params: ChromaParams, chunks: list[Chunk] | None = None,
             embedder: EmbedderSpec | None = None,

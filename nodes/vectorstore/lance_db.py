@@ -24,10 +24,9 @@ from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.write_lock import collection_lock
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.node import NodeContext
 from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
-from modrag_studio.engine.core.ports import InputPort, OutputPort
-from modrag_studio.engine.evidence.lineage import EvidenceRole
+from modrag_studio.engine.core.ports import OutputPort
 from modrag_studio.engine.trust.store_mode import refuse_write
 
 TYPE_ID = "store.lancedb"
@@ -58,25 +57,15 @@ def location(params: LanceParams, work_dir: Path | None = None) -> tuple[str, st
     return (ls.BACKEND, str(folder))
 
 
-class LanceDBStore(NodeType):
+class LanceDBStore(sync.StoreNode):
     type_id = TYPE_ID
-    evidence_role = EvidenceRole("indexes", inputs=("chunks",))
     title = "LanceDB vector store"
-    category = "Retrieval"
     description = (
         "Indexes chunks in a LanceDB table (embedded, in a local folder), embedding only new "
         "or changed chunks and deleting removed ones; the same ports and synchronisation as "
         "the Chroma store, so either feeds the vector retriever."
     )
     Params = LanceParams
-    inputs = (
-        InputPort("chunks", list[Chunk], required=False,
-                  description="Chunks to index (embedded here, only what is missing)"),
-        InputPort("embedder", EmbedderSpec, required=False,
-                  description="Embedding model (default: packaged all-MiniLM-L6-v2)"),
-        InputPort("embedded", EmbeddedChunks, required=False,
-                  description="Chunks already embedded (instead of 'chunks')"),
-    )
     outputs = (OutputPort("index", VectorIndex, "Handle to the synchronised table"),)
 
     def store_writes(self, params: LanceParams, outside: Callable[[str], bool]
@@ -94,21 +83,13 @@ class LanceDBStore(NodeType):
                              lambda: ls.folder_problem(folder, params.collection),
                              lambda: _describe_table(folder, params.collection))
 
-    def fingerprint(self, params: LanceParams, inputs: Mapping[str, Any],
-                    run_inputs: Mapping[str, Any]) -> str:
-        """``in-sync`` when the table holds exactly what these inputs would make it hold (see
-        ``sync.in_sync_fingerprint``), so a cached handle is reused; otherwise a one-off
-        value, so the node runs and synchronises."""
-        try:
-            key = location(params)
-            collection, version = ls.open_collection(key, params.collection)
-            if collection is None:
-                return sync.stale()
-            return sync.in_sync_fingerprint(
-                params, inputs, collection.metadata,
+    def opened(self, params: LanceParams) -> tuple[Mapping[str, Any], Callable[[], int]] | None:
+        key = location(params)
+        collection, version = ls.open_collection(key, params.collection)
+        if collection is None:
+            return None
+        return (collection.metadata,
                 lambda: ls.count_at(key, params.collection, collection, version))
-        except Exception:  # unreadable table and the like: run, and let run() explain
-            return sync.stale()
 
     def run(self, ctx: NodeContext, params: LanceParams, chunks: list[Chunk] | None = None,
             embedder: EmbedderSpec | None = None,

@@ -28,8 +28,10 @@ from modrag_nodes.ingest.loaders import recently_unreadable
 from modrag_nodes.vectorstore import records as rec
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext
+from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.paths import work_home
+from modrag_studio.engine.core.ports import InputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
 from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
 
 DEFAULT_DELETE_SHARE = 0.5
@@ -348,3 +350,40 @@ def in_sync_fingerprint(params: SyncParams, inputs: Mapping[str, Any],
             and meta.get(rec.META_COUNT) == count():
         return f"in-sync:{meta.get(rec.META_STAMP, '')}"
     return stale()
+
+
+class StoreNode(NodeType):
+    """What every vector store node shares: its inputs, its evidence role and the in-sync
+    fingerprint; a store says how to read its collection's metadata and count (``opened``)."""
+
+    evidence_role = EvidenceRole("indexes", inputs=("chunks",))
+    category = "Retrieval"
+    inputs = (
+        InputPort("chunks", list[Chunk], required=False,
+                  description="Chunks to index (embedded here, only what is missing)"),
+        InputPort("embedder", EmbedderSpec, required=False,
+                  description="Embedding model (default: packaged all-MiniLM-L6-v2)"),
+        InputPort("embedded", EmbeddedChunks, required=False,
+                  description="Chunks already embedded (instead of 'chunks')"),
+    )
+
+    def opened(self, params: Any) -> tuple[Mapping[str, Any], Callable[[], int]] | None:
+        """The collection's metadata and a function counting its records, or None when the
+        collection does not exist."""
+        raise NotImplementedError
+
+    def fingerprint(self, params: Any, inputs: Mapping[str, Any],
+                    run_inputs: Mapping[str, Any]) -> str:
+        """``in-sync`` when the collection holds exactly what these inputs would make it hold
+        (``in_sync_fingerprint``), so a cached handle is reused; otherwise a one-off value,
+        so the node runs and synchronises."""
+        try:
+            found = self.opened(params)
+        except Exception:  # an unreachable server, a damaged table: run() explains
+            return stale()
+        if found is None:
+            return stale()
+        try:
+            return in_sync_fingerprint(params, inputs, found[0], found[1])
+        except Exception:
+            return stale()

@@ -11,6 +11,8 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +114,36 @@ def unshare_allowed() -> str | None:
     if probe.returncode == 0:
         return None
     return f"unshare is not permitted here: {probe.stderr.strip()}"
+
+
+def sync_read_only(folder: Path, kind: str, count: int) -> dict[str, Any]:
+    """Synchronise ``folder`` (``kind``: chroma or lancedb) in a fresh process that sees it
+    mounted read-only (call only when ``unshare_allowed()``): the run's status and errors."""
+    import os
+
+    script = (f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
+              f"exec {PYTHON} {Path(__file__).resolve()} {kind} {folder} {count}")
+    done = subprocess.run([*unshare_prefix(), "-m", "sh", "-c", script], capture_output=True,
+                          text=True, timeout=300, env=os.environ.copy())
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@contextmanager
+def lock_held(backend: str, folder: Path, collection: str) -> Iterator[subprocess.Popen]:
+    """Another process holding the collection's write lock until the block ends."""
+    holder = subprocess.Popen([PYTHON, "-c", (
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        "from modrag_nodes.vectorstore.write_lock import collection_lock\n"
+        f"with collection_lock(({backend!r}, {str(folder)!r}), {collection!r}):\n"
+        "    print('locked', flush=True)\n    sys.stdin.read()\n")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
 
 
 def unshare_prefix() -> list[str]:

@@ -4,9 +4,6 @@ variant (a swap of store.chroma), the trust list, and a read-only mounted folder
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,13 +15,13 @@ from modrag_studio.engine import Executor, NodeCache
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.edit.variants import apply_variant
 from tests.hardening.helpers import (
-    PYTHON,
     ROOT,
+    lock_held,
     registry,
     snapshot,
     sync_chroma,
+    sync_read_only,
     unshare_allowed,
-    unshare_prefix,
 )
 from tests.vectorstore.test_lancedb_store import lance_graph
 
@@ -69,20 +66,8 @@ def test_check_knows_a_missing_a_filled_and_a_locked_lancedb_folder(tmp_path, ca
     code, report = check(graph, capsys)
     assert code == 0 and report["nodes"]["store"]["detail"].endswith("(table 'faults': 4 rows)")
 
-    holder = subprocess.Popen([PYTHON, "-c", textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from modrag_nodes.vectorstore.write_lock import collection_lock
-        with collection_lock(("lancedb", {str(folder)!r}), "faults"):
-            print("locked", flush=True)
-            sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with lock_held("lancedb", folder, "faults") as holder:
         code, report = check(graph, capsys)
-    finally:
-        holder.kill()
-        holder.wait(timeout=10)
     assert code != 0 and not report["ok"]
     assert not report["nodes"]["store"]["ok"]
     assert f"locked by PID {holder.pid}" in report["nodes"]["store"]["detail"]
@@ -147,12 +132,7 @@ def test_a_read_only_lancedb_folder_is_named_and_left_alone(tmp_path):
     folder = tmp_path / "store"
     assert sync_chroma(folder, 5, "store.lancedb")["status"] == "ok"
     before = snapshot(folder)
-    script = (f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
-              f"exec {PYTHON} {ROOT / 'tests/hardening/helpers.py'} lancedb {folder} 6")
-    done = subprocess.run([*unshare_prefix(), "-m", "sh", "-c", script], capture_output=True,
-                          text=True, timeout=300, env=os.environ.copy())
-    assert done.returncode == 0, done.stderr[-2000:]
-    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    outcome = sync_read_only(folder, "lancedb", 6)
     assert outcome["status"] == "failed"
     message = outcome["errors"]["store"]
     assert str(folder) in message and "read-only" in message

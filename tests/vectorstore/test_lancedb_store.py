@@ -21,7 +21,7 @@ from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.trust.store_mode import StoreReadOnly, read_only_stores
 from tests.dense.helpers import DOCS, dense_graph
 from tests.dense.helpers import registry as dense_registry
-from tests.hardening.helpers import PYTHON, ROOT, registry, snapshot
+from tests.hardening.helpers import PYTHON, ROOT, lock_held, registry, snapshot
 
 QUESTION = "How do plants make oxygen from sunlight?"
 
@@ -182,24 +182,12 @@ def test_another_writer_holding_the_lock_is_named_after_a_bounded_wait(tmp_path,
     folder = tmp_path / "lance"
     run_ok(Executor(registry(), NodeCache()), lance_graph(folder, 5))
     before = snapshot(folder)
-    holder = subprocess.Popen([PYTHON, "-c", textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(ROOT)!r})
-        from modrag_nodes.vectorstore.write_lock import collection_lock
-        with collection_lock(("lancedb", {str(folder)!r}), "faults"):
-            print("locked", flush=True)
-            sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     monkeypatch.setenv("MODRAG_STORE_LOCK_WAIT", "0.5")
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    with lock_held("lancedb", folder, "faults") as holder:
         store = dense_registry().instance("store.lancedb")
         with pytest.raises(Exception, match=f"locked by PID {holder.pid}"):
             store.health(LanceParams(path=str(folder), collection="faults"))
         blocked = Executor(registry(), NodeCache()).run(lance_graph(folder, 6))
-    finally:
-        holder.kill()
-        holder.wait(timeout=10)
     assert not blocked.ok
     message = error_of(blocked)
     assert f"locked by PID {holder.pid}" in message and str(folder) in message
