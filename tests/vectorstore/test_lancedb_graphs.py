@@ -4,6 +4,7 @@ variant (a swap of store.chroma), the trust list, and a read-only mounted folder
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,38 @@ def test_a_read_only_lancedb_folder_is_named_and_left_alone(tmp_path):
     message = outcome["errors"]["store"]
     assert str(folder) in message and "read-only" in message
     assert snapshot(folder) == before
+
+
+def lance_index_graph(tmp_path: Path):
+    from modrag_studio.engine.core.document import from_json_dict
+    from tests.distributed.helpers import index_graph
+
+    data = json.loads(index_graph({"path": str(tmp_path / "lance"), "collection": "c20"})
+                      .model_dump_json(by_alias=True))
+    for node in data["nodes"]:
+        if node["id"] == "store":
+            node["type"] = "store.lancedb"
+    return from_json_dict(data)
+
+
+def test_modrag_index_writes_a_lancedb_store_here_and_refuses_ray_naming_the_node(
+        tmp_path, capsys, monkeypatch):
+    from modrag_studio.engine.core.document import save
+    from tests.distributed.helpers import write_corpus
+
+    corpus = write_corpus(tmp_path / "beir") / "corpus.jsonl"
+    graph = tmp_path / "g.json"
+    save(lance_index_graph(tmp_path), graph)
+    code = main(["index", str(graph), "--input", f"corpus={corpus}", "--quiet",
+                 "--cache-dir", str(tmp_path / "cache")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "20 documents" in out and "c20" in out
+    from modrag_nodes.vectorstore import lance_store as ls
+
+    assert ls.open_table(tmp_path / "lance", "c20").count_rows() > 20
+    monkeypatch.setitem(sys.modules, "ray", None)  # never reached
+    code = main(["index", str(graph), "--input", f"corpus={corpus}", "--ray"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "node 'store' (store.lancedb)" in err and "without --ray" in err
