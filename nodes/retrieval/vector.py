@@ -7,9 +7,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-from modrag_nodes.vectorstore import chroma_store as cs
-from modrag_nodes.vectorstore import search_memo
+from modrag_nodes.vectorstore import handles, search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
+from modrag_nodes.vectorstore.records import META_MODEL_ID
 from modrag_studio.engine.core.datatypes import Query, ScoredChunk, SourceRank
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -29,7 +29,8 @@ class VectorRetrieve(NodeType):
     category = "Retrieval"
     description = (
         "Finds the chunks closest to the query (and its variants, or its hypothetical answer) "
-        "in a vector index; scores are cosine similarities, higher is better."
+        "in a vector index (Chroma or LanceDB); scores are cosine similarities, higher is "
+        "better."
     )
     Params = VectorRetrieveParams
     inputs = (
@@ -49,14 +50,14 @@ class VectorRetrieve(NodeType):
     def run(self, ctx: NodeContext, params: VectorRetrieveParams, index: VectorIndex,
             query: Query, embedder: EmbedderSpec | None = None) -> dict[str, Any]:
         spec = _query_embedder(index, embedder)
-        key = cs.location_key(index)
-        collection, version = cs.open_collection(key, index.collection)
+        key = handles.location_key(index)
+        collection, version = handles.open_collection(key, index.collection)
         if collection is None:
             raise NodeConfigError(
                 f"input 'index': collection '{index.collection}' does not exist at "
                 f"{index.location}; run the vector store node again"
             )
-        stored_id = (collection.metadata or {}).get(cs.META_MODEL_ID)
+        stored_id = (collection.metadata or {}).get(META_MODEL_ID)
         if stored_id and stored_id != spec.model_id:
             raise NodeConfigError(
                 f"collection '{index.collection}' holds vectors of {stored_id}, but the query "
@@ -68,7 +69,7 @@ class VectorRetrieve(NodeType):
             texts, role = query.all_texts(), "query"
         if not texts or not any(t.strip() for t in texts):
             raise NodeConfigError("input 'query' is empty")
-        count = cs.count_at(key, index.collection, collection, version)
+        count = handles.count_at(key, index.collection, collection, version)
         if count == 0:
             ctx.warn(f"collection '{index.collection}' is empty")
             return {"results": []}
@@ -90,7 +91,8 @@ class VectorRetrieve(NodeType):
         ctx.note(
             model_id=spec.model_id, queries=len(texts),
             embedded="hypothetical answer (HyDE)" if query.hypothetical else "query texts",
-            score="cosine similarity = 1 - Chroma cosine distance", returned=len(results),
+            score="cosine similarity = 1 - cosine distance", store=index.backend,
+            returned=len(results),
         )
         return {"results": results}
 
@@ -103,11 +105,11 @@ def search_queries_ahead(params: VectorRetrieveParams, inputs: dict[str, Any],
     if not isinstance(index, VectorIndex) or not texts or not search_memo.is_open():
         return 0
     spec = _query_embedder(index, inputs.get("embedder"))
-    key = cs.location_key(index)
-    collection, version = cs.open_collection(key, index.collection)
+    key = handles.location_key(index)
+    collection, version = handles.open_collection(key, index.collection)
     if collection is None:
         return 0
-    count = cs.count_at(key, index.collection, collection, version)
+    count = handles.count_at(key, index.collection, collection, version)
     if count == 0:
         return 0
     vectors = embed_texts(spec, texts, role="query")

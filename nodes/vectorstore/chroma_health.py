@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from modrag_nodes.vectorstore import store_health
 from modrag_nodes.vectorstore.chroma_store import SQLITE_FILE, folder_problem
 from modrag_studio.engine.core.errors import NodeConfigError
 
 
-def folder_health(folder: Path) -> str:
-    """A persistent store's folder: there and writable with a SQLite database, or creatable."""
-    if not folder.exists():
-        parent = next((p for p in folder.parents if p.exists()), None)
-        if parent is None or not os.access(parent, os.W_OK):
-            raise NodeConfigError(f"Chroma folder {folder} does not exist and {parent} is "
-                                  "not writable")
-        return f"Chroma folder {folder} (created on the first run)"
-    if not folder.is_dir():
-        raise NodeConfigError(f"Chroma folder {folder} is a file, not a folder")
-    problem = folder_problem(folder)
-    if problem is not None:
-        raise NodeConfigError(f"Chroma folder {folder}: {problem}")
-    db = folder / SQLITE_FILE
-    if not db.exists():
-        return f"Chroma folder {folder} (empty)"
-    return f"Chroma folder {folder} ({db.stat().st_size / 1e6:.1f} MB)"
+def folder_health(folder: Path, collection: str = "modrag") -> str:
+    """A persistent store's folder: there and writable with a SQLite database, its collection
+    not being written, or creatable."""
+
+    def describe() -> str:
+        db = folder / SQLITE_FILE
+        if not db.exists():
+            return f"Chroma folder {folder} (empty)"
+        return f"Chroma folder {folder} ({db.stat().st_size / 1e6:.1f} MB)"
+
+    return store_health.folder_health(folder, collection, "Chroma",
+                                      lambda: folder_problem(folder), describe)
 
 
 def server_health(host: str, port: int, ssl: bool, timeout_s: float = 5.0) -> str:

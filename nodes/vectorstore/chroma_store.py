@@ -6,29 +6,29 @@ and every vector is computed by our embedders and passed explicitly.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import threading
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from modrag_nodes.embedding.contracts import content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_studio.engine.core.datatypes import Chunk
+from modrag_nodes.vectorstore.records import META_COUNT as META_COUNT
+from modrag_nodes.vectorstore.records import META_CREATOR as META_CREATOR
+from modrag_nodes.vectorstore.records import META_DIM as META_DIM
+from modrag_nodes.vectorstore.records import META_EMBEDDER as META_EMBEDDER
+from modrag_nodes.vectorstore.records import META_MODEL_ID as META_MODEL_ID
+from modrag_nodes.vectorstore.records import META_STAMP as META_STAMP
+from modrag_nodes.vectorstore.records import META_SYNCED_FROM as META_SYNCED_FROM
+from modrag_nodes.vectorstore.records import batches as batches
+from modrag_nodes.vectorstore.records import chunk_from_record as chunk_from_record
+from modrag_nodes.vectorstore.records import chunk_metadata as chunk_metadata
+from modrag_nodes.vectorstore.records import content_stamp as content_stamp
+from modrag_nodes.vectorstore.records import embedder_metadata
+from modrag_nodes.vectorstore.records import input_stamp as input_stamp
 from modrag_studio.engine.core.errors import NodeConfigError
 
-# Keys of the collection metadata this package writes.
-META_MODEL_ID = "embedder_model_id"
-META_DIM = "embedder_dim"
-META_EMBEDDER = "embedder_spec"
-META_STAMP = "content_stamp"
-META_SYNCED_FROM = "synced_from"
-META_COUNT = "record_count"
-META_CREATOR = "created_by"
 PAGE = 5000
 
 _clients: dict[tuple[Any, ...], Any] = {}
@@ -266,34 +266,6 @@ def create_collection(client: Any, name: str, spec: EmbedderSpec, dim: int | Non
     )
 
 
-def embedder_metadata(spec: EmbedderSpec, dim: int | None, stamp: str = "",
-                      synced_from: str = "", count: int | None = None) -> dict[str, Any]:
-    """Collection metadata: the embedder, and what the last synchronisation wrote."""
-    spec_json = spec.model_dump(mode="json", exclude={"host"})
-    metadata: dict[str, Any] = {
-        META_MODEL_ID: spec.model_id,
-        META_EMBEDDER: json.dumps(spec_json, sort_keys=True),
-        META_CREATOR: "modrag-studio",
-        META_STAMP: stamp,
-        META_SYNCED_FROM: synced_from,
-    }
-    if dim:
-        metadata[META_DIM] = int(dim)
-    if count is not None:
-        metadata[META_COUNT] = int(count)
-    return metadata
-
-
-def input_stamp(chunks: list[Chunk], model_id: str, delete_missing: bool) -> str:
-    """A hash of a synchronisation's inputs: the chunks (every field), embedder and mode."""
-    digest = hashlib.sha256(f"{model_id}\t{delete_missing}".encode())
-    for c in chunks:
-        fields = (c.chunk_id, c.doc_id, c.text, c.start, c.end, c.index, c.source,
-                  sorted(c.metadata.items(), key=lambda item: str(item[0])))
-        digest.update(repr(fields).encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()[:32]
-
-
 def stored_state(collection: Any) -> dict[str, tuple[str, str]]:
     """``{id: (content_hash, record_hash)}`` of every record, read in pages."""
     state: dict[str, tuple[str, str]] = {}
@@ -308,52 +280,6 @@ def stored_state(collection: Any) -> dict[str, tuple[str, str]]:
         if len(ids) < PAGE:
             return state
         offset += PAGE
-
-
-def content_stamp(state: dict[str, tuple[str, str]], model_id: str) -> str:
-    """A hash of what a collection holds: every id with its record hash, and the model id."""
-    digest = hashlib.sha256(model_id.encode("utf-8"))
-    for record_id in sorted(state):
-        digest.update(f"\n{record_id}\t{state[record_id][1]}".encode())
-    return digest.hexdigest()[:32]
-
-
-def chunk_metadata(chunk: Chunk) -> dict[str, Any]:
-    """The Chroma metadata stored with a chunk (scalars only; chunk metadata as JSON)."""
-    return {
-        "doc_id": chunk.doc_id,
-        "start": int(chunk.start),
-        "end": int(chunk.end),
-        "index": int(chunk.index),
-        "source": chunk.source,
-        "chunk_meta": json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True,
-                                 default=repr),
-        "content_hash": content_hash(chunk.text),
-        "record_hash": record_hash(chunk),
-    }
-
-
-def chunk_from_record(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Chunk:
-    meta = meta or {}
-    try:
-        extra = json.loads(meta.get("chunk_meta") or "{}")
-    except ValueError:
-        extra = {}
-    return Chunk(
-        chunk_id=record_id,
-        doc_id=str(meta.get("doc_id", "")),
-        text=text or "",
-        start=int(meta.get("start", 0) or 0),
-        end=int(meta.get("end", 0) or 0),
-        index=int(meta.get("index", 0) or 0),
-        source=str(meta.get("source", "")),
-        metadata=extra if isinstance(extra, dict) else {},
-    )
-
-
-def batches(items: list[Any], size: int) -> Iterable[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def max_batch(client: Any) -> int:

@@ -7,13 +7,15 @@ from typing import ClassVar, Literal
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_studio.engine.core.datatypes import Contract
 
-VectorBackend = Literal["chroma-persistent", "chroma-http"]
+VectorBackend = Literal["chroma-persistent", "chroma-http", "lancedb"]
 
 
 class VectorIndex(Contract):
     """Where the vectors live (a folder or a server), which collection, and how they were made.
 
-    It is a handle to on-disk (or server) state, not the vectors themselves.
+    ``backend`` says which store wrote it: an embedded Chroma folder (``path``), a Chroma
+    server (``host``, ``port``, ``ssl``) or a LanceDB folder (``path``; ``collection`` is the
+    table). It is a handle to on-disk (or server) state, not the vectors themselves.
     """
 
     shared_read_only: ClassVar[bool] = True

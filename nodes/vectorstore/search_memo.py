@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from modrag_nodes.vectorstore.chroma_store import chunk_from_record
+from modrag_nodes.vectorstore.records import chunk_from_record
 from modrag_studio.engine.core.resources import MemoStack, current_resources
 
 

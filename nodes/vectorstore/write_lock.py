@@ -1,9 +1,9 @@
 """One writer per collection, across threads and processes.
 
-A persistent store is locked with ``flock`` on a file in the store folder
-(``.modrag-<collection>.lock``, holding the writer's PID); a Chroma server collection with a
-lock in this process only. The lock is held from reading the stored state to writing the
-collection metadata, so two synchronisations never interleave.
+A store in a folder (embedded Chroma, LanceDB) is locked with ``flock`` on a file in the
+store folder (``.modrag-<collection>.lock``, holding the writer's PID); a Chroma server
+collection with a lock in this process only. The lock is held from reading the stored state
+to writing the collection metadata, so two synchronisations never interleave.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.paths import env_limit
 
 WAIT_ENV = "MODRAG_STORE_LOCK_WAIT"
+FOLDER_BACKENDS = ("chroma-persistent", "lancedb")  # location keys ("<backend>", folder)
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -51,6 +52,29 @@ def holder(path: Path) -> str:
     return f"PID {pid}" if pid.isdigit() else "another process"
 
 
+def held_by(folder: Path, collection: str) -> str | None:
+    """Who holds the collection's write lock now (``PID n``), or None when nobody does (or
+    there is no lock file); the lock is not taken."""
+    import fcntl
+
+    path = lock_path(folder, collection)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder(path)
+    except OSError:
+        return None
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def collection_lock(location: tuple[Any, ...], collection: str, *, wait_s: float | None = None,
                     should_stop=lambda: False) -> Iterator[None]:
@@ -65,7 +89,7 @@ def collection_lock(location: tuple[Any, ...], collection: str, *, wait_s: float
             raise CollectionLocked(f"collection '{collection}' is being written by another run "
                                    f"in this process (waited {wait_s:g} s)")
     try:
-        if location[0] != "chroma-persistent":
+        if location[0] not in FOLDER_BACKENDS:
             yield
             return
         with _file_lock(Path(location[1]), collection, deadline, wait_s, should_stop):

