@@ -277,6 +277,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     streams = {t: rotated(order, i / len(want)) for i, t in enumerate(want)}
     kept: list[EvalQuestion] = []
     got = dict.fromkeys(want, 0)
+    tried = dict.fromkeys(want, 0)
     candidates: list[Candidate] = []
     attempts, limit = 0, config.max_attempts or 3 * config.n + 20
     while len(kept) < config.n and attempts < limit:
@@ -284,7 +285,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         open_types = [t for t in want if got[t] < want[t] and t in streams]
         if not open_types:
             break
-        kind = max(open_types, key=lambda t: (want[t] - got[t]) / want[t])
+        kind = min(open_types, key=lambda t: tried[t] / want[t])  # types take turns
         chunk = next(streams[kind], None)
         if chunk is None:  # every chunk tried: the other types make up what this one lacks
             del streams[kind]
@@ -294,6 +295,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         if cand is None:
             continue
         attempts += 1
+        tried[kind] += 1
         candidates.append(cand)
         report.add(kind, cand.language, cand.verdict.reason, cand.verdict.hard)
         if cand.verdict.reason is None:

@@ -12,7 +12,7 @@ from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import absent_terms, key_terms, overlap, words
 
-MAX_FACT_WORDS = 10
+MAX_FACT_WORDS = 12
 MAX_FACT_CJK = 25
 PARAPHRASE_MAX_OVERLAP = 0.5
 _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|passages?|paragraphs?|"
