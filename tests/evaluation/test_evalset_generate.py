@@ -218,6 +218,20 @@ def test_unanswerable_must_name_something_absent(graph, canned):
     assert result.report.total.rejected == {"not_absent": 2}
 
 
+def test_a_failing_type_hands_its_share_to_the_others(graph, canned):
+    def refuse_absent(user: str):
+        if "NOT answer" in user or "无法" in user:
+            return "QUESTION: How often is the lubrication pump LP-07 serviced?\nANSWER: none"
+        return None
+
+    canned.override = refuse_absent
+    result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+                                          types=["single", "unanswerable"], dense=False))
+    assert [r.tags[1] for r in result.questions] == ["type:single"] * 2
+    assert result.report.by_type["unanswerable"].rejected == {"not_absent": 4}
+    assert "unanswerable: 0 kept of 1 after 4 calls" in result.report.text()
+
+
 def test_chunks_are_sampled_across_documents_and_seeded(graph, canned):
     chunks = _chunks(graph)
     order = stratified_order(chunks, seed=1)

@@ -43,6 +43,7 @@ from modrag_studio.evaluation.generation.verify import (
 
 log = logging.getLogger(__name__)
 LANGUAGES = ("auto", "en", "zh")
+GIVE_UP = 2  # a type that has had this many calls per question it owes stops asking
 
 
 @dataclass
@@ -304,6 +305,13 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
             generator.dedup.add(qid, cand.question)
             kept.append(cand.row)
             got[kind] += 1
+        others = [t for t in streams if t != kind and want[t] < caps[t]]
+        if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:
+            # a type that keeps failing hands the rest of its share to the others
+            report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after {tried[kind]} "
+                                "calls; the rest of its share went to "
+                                f"{', '.join(others)}")
+            _hand_on(want, got, kind, others)
         if on_progress is not None:
             mark = "kept" if cand.verdict.reason is None else f"rejected ({cand.verdict.reason})"
             on_progress(len(kept), config.n, f"{cand.kind}/{cand.language} {mark}")
