@@ -146,6 +146,17 @@ def targets(n: int, caps: dict[str, int]) -> dict[str, int]:
     return want
 
 
+def join_questions(first: str, second: str, language: str) -> str:
+    """Two questions as one: "How often is LP-07 serviced, and who looks after LP-07?"."""
+    head = first.rstrip().rstrip("?？").rstrip()
+    if language == "zh":
+        return f"{head}，{second.strip()}"
+    tail = second.strip()
+    if tail[:1].isupper() and not tail[1:2].isupper():
+        tail = tail[0].lower() + tail[1:]
+    return f"{head}, and {tail}"
+
+
 def _hand_on(want: dict[str, int], got: dict[str, int], done: str, others: list[str]) -> None:
     """Move the questions type ``done`` could not give to ``others``, evenly."""
     lacking, want[done] = want[done] - got[done], got[done]
@@ -167,8 +178,10 @@ class _Generator:
             "max_tokens": config.reply_tokens,
             "seed": config.seed if config.llm.seed is not None else None})
         self.ctx = _context(cancel)
+        self.calls = 0
 
     def ask(self, system: str, user: str) -> str:
+        self.calls += 1
         messages = [ChatMessage(role="system", content=system),
                     ChatMessage(role="user", content=user)]
         try:
@@ -180,36 +193,58 @@ class _Generator:
                                   f"'{self.spec.model or 'default'}' failed: {exc}") from None
 
     def candidate(self, kind: str, chunk: Chunk) -> Candidate | None:
+        """One verified (or rejected) question about ``chunk``; None when a two-chunk
+        question finds no partner chunk."""
         language = detect_language(chunk.text)
-        chunks = [chunk]
-        term = ""
         if kind == "multi":
-            found = self.links.partner(chunk, self.rng, self.used_pairs)
-            if found is None:
-                return None
-            other, term = found
-            self.used_pairs.add(tuple(sorted((chunk.chunk_id, other.chunk_id))))
-            chunks.append(other)
-        system, user = build_prompt(kind, language, chunk.text,
-                                    chunks[1].text if len(chunks) > 1 else "", term)
-        reply_text = self.ask(system, user)
-        expected = 0 if kind == "unanswerable" else len(chunks)
-        reply = parse_reply(reply_text, expected)
+            return self._two_chunk(chunk, language)
+        reply_text = self.ask(*build_prompt(kind, language, chunk.text))
+        reply = parse_reply(reply_text, 0 if kind == "unanswerable" else 1)
         if reply.problem:
             verdict = Verdict("unreadable_reply", reply.problem)
         elif kind == "unanswerable":
             verdict = check_unanswerable(reply.question, self.vocab)
         else:
-            verdict = check_answerable(reply.question, reply.answers, chunks,
+            verdict = check_answerable(reply.question, reply.answers, [chunk],
                                        paraphrase=kind == "paraphrase")
-            if verdict.reason is None:
-                verdict = check_specific(verdict, reply.question, self.search)
+        return self._finish(Candidate(kind, language, reply.question,
+                                      verdict.facts or reply.answers[:1], [chunk], verdict,
+                                      reply_text))
+
+    def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:
+        """A question about the term two chunks share, joined from one verified question
+        per chunk, so answering it needs a fact from each."""
+        found = self.links.partner(chunk, self.rng, self.used_pairs, language)
+        if found is None:
+            return None
+        other, term = found
+        self.used_pairs.add(tuple(sorted((chunk.chunk_id, other.chunk_id))))
+        chunks, halves, replies = [chunk, other], [], []
+        for part in chunks:
+            replies.append(self.ask(*build_prompt("about", language, part.text, term)))
+            reply = parse_reply(replies[-1], 1)
+            verdict = (Verdict("unreadable_reply", reply.problem) if reply.problem else
+                       check_answerable(reply.question, reply.answers, [part]))
+            if verdict.reason is not None:
+                return Candidate("multi", language, reply.question, reply.answers[:1], chunks,
+                                 verdict, "\n---\n".join(replies))
+            halves.append((reply.question, verdict.facts[0]))
+        question = join_questions(halves[0][0], halves[1][0], language)
+        facts = [halves[0][1], halves[1][1]]
+        verdict = check_answerable(question, facts, chunks)
+        return self._finish(Candidate("multi", language, question, facts, chunks, verdict,
+                                      "\n---\n".join(replies)))
+
+    def _finish(self, cand: Candidate) -> Candidate:
+        """Specificity (answerable questions) and near-duplicates, after the other checks."""
+        verdict = cand.verdict
+        if verdict.reason is None and cand.kind != "unanswerable":
+            cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:
-            twin = self.dedup.duplicate_of(reply.question)
+            twin = self.dedup.duplicate_of(cand.question)
             if twin is not None:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
-        return Candidate(kind, language, reply.question, verdict.facts or reply.answers[:2],
-                         chunks, verdict, reply_text)
+        return cand
 
     def row(self, qid: str, cand: Candidate) -> EvalQuestion:
         tags = ["generated", f"type:{cand.kind}", f"model:{self.config.model_name}",
@@ -236,7 +271,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                      *, executor: Executor, cancel: CancelToken | None = None,
                      on_progress: Progress | None = None,
                      on_status: Callable[[str], None] | None = None) -> GenerationResult:
-    """Generate ``config.n`` verified questions (fewer when the attempts run out; the report
+    """Generate ``config.n`` verified questions (fewer when the model calls run out; the report
     says so). Raises GenerationError naming the cause, RunCancelled when cancelled."""
     config.check()
     cancel = cancel or CancelToken()
@@ -280,8 +315,8 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     got = dict.fromkeys(want, 0)
     tried = dict.fromkeys(want, 0)
     candidates: list[Candidate] = []
-    attempts, limit = 0, config.max_attempts or 3 * config.n + 20
-    while len(kept) < config.n and attempts < limit:
+    limit = config.max_attempts or 3 * config.n + 20
+    while len(kept) < config.n and generator.calls < limit:
         cancel.raise_if_cancelled()
         open_types = [t for t in want if got[t] < want[t] and t in streams]
         if not open_types:
@@ -295,7 +330,6 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         cand = generator.candidate(kind, chunk)
         if cand is None:
             continue
-        attempts += 1
         tried[kind] += 1
         candidates.append(cand)
         report.add(kind, cand.language, cand.verdict.reason, cand.verdict.hard)
@@ -318,6 +352,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     short = [f"{t} {got[t]}/{want[t]}" for t in want if got[t] < want[t]]
     if short:
         report.notes.append(f"fewer questions than asked ({', '.join(short)}) after "
-                            f"{attempts} model calls")
+                            f"{generator.calls} model calls")
+    report.calls = generator.calls
     report.seconds = time.monotonic() - started
     return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})

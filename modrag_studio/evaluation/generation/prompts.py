@@ -1,8 +1,9 @@
 """What the chat model is asked, per question type and language, and how its reply is read.
 
-A reply is asked for as two labelled lines (``QUESTION: ...`` / ``ANSWER: ...``; a two-chunk
-question has ``ANSWER 1`` and ``ANSWER 2``). Small models wrap them in chatter, bold them,
-number them, answer in JSON or in Chinese labels; ``parse_reply`` reads all of those.
+A reply is asked for as two labelled lines (``QUESTION: ...`` / ``ANSWER: ...``); a two-chunk
+question is two such questions, one per chunk, about the term the chunks share, joined. Small
+models wrap the lines in chatter, bold them, number them, answer in JSON or with Chinese
+labels; ``parse_reply`` reads all of those.
 """
 
 from __future__ import annotations
@@ -47,16 +48,13 @@ PROMPTS = {
     ("unanswerable", "zh"): "文本：\n{text}\n\n就这段文本的主题写一个文本无法回答的问题：问一个"
                             "文本从未给出的细节，例如保修期、价格、颜色、供应商、网址、年龄或电话"
                             "号码。\n只回复两行：\n问题：<问题>\n答案：无",
-    ("multi", "en"): "Text 1:\n{text}\n\nText 2:\n{text2}\n\nBoth texts mention \"{term}\". "
-                     "Write one question about {term} that needs a fact from Text 1 AND a fact "
-                     "from Text 2 to answer. Reply with exactly three lines:\n"
-                     "QUESTION: <the question>\nANSWER 1: <the fact from Text 1, copied word "
-                     "for word, at most 8 words>\nANSWER 2: <the fact from Text 2, copied word "
-                     "for word, at most 8 words>",
-    ("multi", "zh"): "文本1：\n{text}\n\n文本2：\n{text2}\n\n两段文本都提到“{term}”。写一个关于"
-                     "{term}的问题，回答它既需要文本1中的一个事实，也需要文本2中的一个事实。只回复"
-                     "三行：\n问题：<问题>\n答案1：<文本1中的事实，原样复制>\n答案2：<文本2中的"
-                     "事实，原样复制>",
+    ("about", "en"): "Text:\n{text}\n\nWrite one question about {term} that this text "
+                     "answers with a specific fact (a name, number, date, place or short "
+                     "phrase). The question must name {term}, make sense without the text and "
+                     "must not contain its answer.\n{format}",
+    ("about", "zh"): "文本：\n{text}\n\n写一个关于“{term}”的问题，答案是这段文本中的一个具体事实"
+                     "（名称、数字、日期、地点或短语）。问题要写出“{term}”，不看文本也要能看懂，且"
+                     "不能包含答案。\n{format}",
 }
 
 
@@ -65,13 +63,12 @@ def clip(text: str, limit: int = MAX_CHUNK_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def build_prompt(kind: str, language: str, text: str, text2: str = "", term: str = ""
-                 ) -> tuple[str, str]:
-    """(system, user) messages for one question of ``kind`` in ``language``."""
+def build_prompt(kind: str, language: str, text: str, term: str = "") -> tuple[str, str]:
+    """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
+    single-chunk question naming ``term``, one half of a two-chunk question)."""
     lang = language if language in SYSTEM else "en"
-    limit = MAX_CHUNK_CHARS // 2 if kind == "multi" else MAX_CHUNK_CHARS
-    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), text2=clip(text2, limit),
-                                        term=term, format=FORMAT[lang])
+    limit = MAX_CHUNK_CHARS
+    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang])
     return SYSTEM[lang], user
 
 

@@ -46,6 +46,7 @@ class QualityReport:
     chunks: int = 0
     documents: int = 0
     seconds: float = 0.0
+    calls: int = 0  # model calls (a two-chunk question takes two)
     total: Tally = field(default_factory=Tally)
     by_type: dict[str, Tally] = field(default_factory=dict)
     by_language: dict[str, Tally] = field(default_factory=dict)
@@ -64,7 +65,8 @@ class QualityReport:
     def to_dict(self) -> dict[str, Any]:
         return {"requested": self.requested, "model": self.model, "seed": self.seed,
                 "chunks": self.chunks, "documents": self.documents,
-                "seconds": round(self.seconds, 1), **self.total.to_dict(),
+                "seconds": round(self.seconds, 1), "calls": self.calls,
+                **self.total.to_dict(),
                 "by_type": {k: v.to_dict() for k, v in self.by_type.items()},
                 "by_language": {k: v.to_dict() for k, v in self.by_language.items()},
                 "reasons": {k: REASONS[k] for k in sorted(self.total.rejected)},
@@ -75,7 +77,7 @@ class QualityReport:
         lines = [f"{t.kept} of {self.requested} questions kept ({t.generated} generated, "
                  f"{t.generated - t.kept} rejected, {t.hard} kept as hard) from {self.chunks} "
                  f"chunks of {self.documents} documents with {self.model}, seed {self.seed}, "
-                 f"in {self.seconds:.0f} s"]
+                 f"{self.calls} model calls in {self.seconds:.0f} s"]
         for title, group in (("type", self.by_type), ("language", self.by_language)):
             for name, tally in sorted(group.items()):
                 why = ", ".join(f"{r} {n}" for r, n in tally.rejected.most_common())

@@ -8,6 +8,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
+from modrag_nodes.retrieval.tokenizers import english_stopwords
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.terms import detect_language, key_terms, words
 
@@ -73,15 +74,16 @@ class TermLinks:
             for chunk_id in ids:
                 self.terms.setdefault(chunk_id, []).append(term)
 
-    def partner(self, chunk: Chunk, rng: random.Random, used: set[tuple[str, str]]
-                ) -> tuple[Chunk, str] | None:
-        """Another chunk sharing a term with ``chunk`` (another document first, rarest term
-        first), never a pair already in ``used``."""
+    def partner(self, chunk: Chunk, rng: random.Random, used: set[tuple[str, str]],
+                language: str = "") -> tuple[Chunk, str] | None:
+        """Another chunk (in ``language`` when given) sharing a term with ``chunk`` (another
+        document first, rarest term first), never a pair already in ``used``."""
         options: list[tuple[int, int, str, str]] = []
         for term in self.terms.get(chunk.chunk_id, []):
             for other in self.by_term[term]:
                 pair = tuple(sorted((chunk.chunk_id, other)))
-                if other == chunk.chunk_id or pair in used:
+                if other == chunk.chunk_id or pair in used or (
+                        language and detect_language(self.chunks[other].text) != language):
                     continue
                 same_doc = int(self.chunks[other].doc_id == chunk.doc_id)
                 options.append((same_doc, len(self.by_term[term]), term, other))
@@ -99,8 +101,9 @@ def _linking_terms(text: str) -> set[str]:
     """Named things and identifiers: capitalised or digit-bearing Latin words of 3+
     characters, and CJK bigrams that recur in the text."""
     found: set[str] = set()
+    stop = english_stopwords()
     for word in re.findall(r"\b[A-Z][\w\-]{2,}(?:\s+[A-Z][\w\-]{2,})*|\b[\w]*\d[\w\-]*\b", text):
-        if len(word) >= 3 and not word.isdigit():
+        if len(word) >= 3 and not word.isdigit() and word.casefold() not in stop:
             found.add(word.casefold())
     cjk = Counter(w for w in words(text) if "\u4e00" <= w[0] <= "\u9fff" and len(w) == 2)
     found |= {w for w, n in cjk.items() if n >= 2 and w in key_terms(w)}
