@@ -56,7 +56,7 @@ def main() -> int:
                               on_status=lambda s: print(s, file=sys.stderr))
     seconds = time.perf_counter() - started
     atomic_write_text(Path(args.out), dumps_evalset(result.questions))
-    calls = result.report.total.generated
+    calls = result.report.calls
     kept = len(result.questions)
     print(result.report.text())
     print(f"{flag}: {kept} questions kept of {args.n} asked, {calls} model calls, "
