@@ -1,0 +1,358 @@
+"""Generate an evaluation set from a corpus: the graph's own chunks, sampled across documents,
+a chat model writing one question and its answer phrase per call, every candidate verified
+before it is kept (rejections counted by reason), rows in the evaluation-set format."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modrag_nodes.llm.client import LLMSpec, chat
+from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.node import CancelToken, NodeContext
+from modrag_studio.engine.evidence.expected import ExpectedEvidence, normalise_text
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.evalset import EvalQuestion
+from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
+from modrag_studio.evaluation.generation.errors import GenerationError
+from modrag_studio.evaluation.generation.prompts import QUESTION_TYPES, build_prompt, parse_reply
+from modrag_studio.evaluation.generation.report import QualityReport
+from modrag_studio.evaluation.generation.sampling import (
+    TermLinks,
+    rotated,
+    stratified_order,
+    usable_chunks,
+    vocabulary,
+)
+from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
+from modrag_studio.evaluation.generation.terms import detect_language
+from modrag_studio.evaluation.generation.verify import (
+    Deduplicator,
+    Verdict,
+    check_answerable,
+    check_specific,
+    check_unanswerable,
+)
+
+log = logging.getLogger(__name__)
+LANGUAGES = ("auto", "en", "zh")
+GIVE_UP = 2  # a type that has had this many calls per question it owes stops asking
+
+
+@dataclass
+class GenerationConfig:
+    """What to generate: ``n`` questions of ``types`` with ``llm``; ``dense`` False skips
+    the embedding search (specificity then rests on BM25 alone)."""
+
+    n: int
+    llm: LLMSpec
+    seed: int = 0
+    types: Sequence[str] = QUESTION_TYPES
+    language: str = "auto"
+    dense: bool = True
+    chunks: str | None = None  # NODE.PORT of the splitter output, when the graph has several
+    max_attempts: int | None = None  # model calls at most (default 3n + 20)
+    reply_tokens: int = 96
+
+    def check(self) -> None:
+        if self.n < 1:
+            raise GenerationError(f"--n {self.n}: ask for at least one question")
+        unknown = [t for t in self.types if t not in QUESTION_TYPES]
+        if unknown or not self.types:
+            named = ", ".join(unknown) or "(none)"
+            raise GenerationError(f"--types: unknown question type(s) {named} "
+                                  f"(types: {', '.join(QUESTION_TYPES)})")
+        if self.language not in LANGUAGES:
+            raise GenerationError(f"--language {self.language}: use one of "
+                                  f"{', '.join(LANGUAGES)}")
+
+    @property
+    def model_name(self) -> str:
+        return f"{self.llm.backend}:{self.llm.model or 'default'}"
+
+
+@dataclass
+class Candidate:
+    """One generated question with the verdict of its checks (kept or why not)."""
+
+    kind: str
+    language: str
+    question: str
+    facts: list[str]
+    chunks: list[Chunk]
+    verdict: Verdict
+    reply: str = ""
+    row: EvalQuestion | None = None
+
+
+@dataclass
+class GenerationResult:
+    questions: list[EvalQuestion]
+    report: QualityReport
+    candidates: list[Candidate] = field(default_factory=list)
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+
+
+Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
+
+
+def _context(cancel: CancelToken) -> NodeContext:
+    return NodeContext(node_id="evalset.generate", type_id="evalset.generate", iteration=0,
+                       cancel=cancel, on_progress=lambda *_: None, on_stream=lambda _: None,
+                       logger=log, work_dir=Path.cwd(), run_inputs={})
+
+
+def probe_backend(llm: LLMSpec, cancel: CancelToken | None = None) -> None:
+    """One tiny call, so a backend that is down fails before any work (GenerationError
+    naming the backend and the model)."""
+    spec = llm.model_copy(update={"max_tokens": 4, "retries": min(llm.retries, 1)})
+    try:
+        chat(spec, [ChatMessage(role="user", content="Reply with: OK")],
+             ctx=_context(cancel or CancelToken()), stream=False)
+    except RunCancelled:
+        raise
+    except Exception as exc:
+        raise GenerationError(f"chat backend '{llm.backend}' with model "
+                              f"'{llm.model or 'default'}' does not answer: {exc}") from None
+
+
+def capacity(chunks: list[Chunk], types: Sequence[str], links: TermLinks | None) -> dict[str, int]:
+    """How many questions of each type the chunks allow (one per chunk and type; a
+    two-chunk question needs a chunk that shares a term with another)."""
+    return {t: (links.linked() if links is not None else 0) if t == "multi" else len(chunks)
+            for t in types}
+
+
+def targets(n: int, caps: dict[str, int]) -> dict[str, int]:
+    """``n`` spread evenly over the types, a type's share capped by what it allows."""
+    want = dict.fromkeys(caps, 0)
+    left = n
+    while left > 0:
+        open_types = [t for t in caps if want[t] < caps[t]]
+        if not open_types:
+            break
+        for t in open_types:
+            if left == 0:
+                break
+            want[t] += 1
+            left -= 1
+    return want
+
+
+def join_questions(first: str, second: str, language: str) -> str:
+    """Two questions as one: "How often is LP-07 serviced, and who looks after LP-07?"."""
+    head = first.rstrip().rstrip("?？").rstrip()
+    if language == "zh":
+        return f"{head}，{second.strip()}"
+    tail = second.strip()
+    if tail[:1].isupper() and not tail[1:2].isupper():
+        tail = tail[0].lower() + tail[1:]
+    return f"{head}, and {tail}"
+
+
+def _hand_on(want: dict[str, int], got: dict[str, int], done: str, others: list[str]) -> None:
+    """Move the questions type ``done`` could not give to ``others``, evenly."""
+    lacking, want[done] = want[done] - got[done], got[done]
+    for i in range(lacking):
+        if others:
+            want[others[i % len(others)]] += 1
+
+
+class _Generator:
+    def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
+                 links: TermLinks, cancel: CancelToken, report: QualityReport) -> None:
+        self.config, self.chunks, self.search, self.links = config, chunks, search, links
+        self.cancel, self.report = cancel, report
+        self.vocab = vocabulary(search.chunks)
+        self.dedup = Deduplicator(search)
+        self.rng = random.Random(config.seed)
+        self.used_pairs: set[tuple[str, str]] = set()
+        self.spec = config.llm.model_copy(update={
+            "max_tokens": config.reply_tokens,
+            "seed": config.seed if config.llm.seed is not None else None})
+        self.ctx = _context(cancel)
+        self.calls = 0
+
+    def ask(self, system: str, user: str) -> str:
+        self.calls += 1
+        messages = [ChatMessage(role="system", content=system),
+                    ChatMessage(role="user", content=user)]
+        try:
+            return chat(self.spec, messages, ctx=self.ctx, stream=False).text
+        except RunCancelled:
+            raise
+        except Exception as exc:
+            raise GenerationError(f"chat backend '{self.spec.backend}' with model "
+                                  f"'{self.spec.model or 'default'}' failed: {exc}") from None
+
+    def candidate(self, kind: str, chunk: Chunk) -> Candidate | None:
+        """One verified (or rejected) question about ``chunk``; None when a two-chunk
+        question finds no partner chunk."""
+        language = detect_language(chunk.text)
+        if kind == "multi":
+            return self._two_chunk(chunk, language)
+        reply_text = self.ask(*build_prompt(kind, language, chunk.text))
+        reply = parse_reply(reply_text, 0 if kind == "unanswerable" else 1)
+        if reply.problem:
+            verdict = Verdict("unreadable_reply", reply.problem)
+        elif kind == "unanswerable":
+            verdict = check_unanswerable(reply.question, self.vocab)
+        else:
+            verdict = check_answerable(reply.question, reply.answers, [chunk],
+                                       paraphrase=kind == "paraphrase")
+        return self._finish(Candidate(kind, language, reply.question,
+                                      verdict.facts or reply.answers[:1], [chunk], verdict,
+                                      reply_text))
+
+    def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:
+        """A question about the term two chunks share, joined from one verified question
+        per chunk, so answering it needs a fact from each."""
+        found = self.links.partner(chunk, self.rng, self.used_pairs, language)
+        if found is None:
+            return None
+        other, term = found
+        self.used_pairs.add(tuple(sorted((chunk.chunk_id, other.chunk_id))))
+        chunks, halves, replies = [chunk, other], [], []
+        for part in chunks:
+            replies.append(self.ask(*build_prompt("about", language, part.text, term)))
+            reply = parse_reply(replies[-1], 1)
+            verdict = (Verdict("unreadable_reply", reply.problem) if reply.problem else
+                       check_answerable(reply.question, reply.answers, [part]))
+            if verdict.reason is not None:
+                return Candidate("multi", language, reply.question, reply.answers[:1], chunks,
+                                 verdict, "\n---\n".join(replies))
+            halves.append((reply.question, verdict.facts[0]))
+        question = join_questions(halves[0][0], halves[1][0], language)
+        facts = [halves[0][1], halves[1][1]]
+        verdict = check_answerable(question, facts, chunks)
+        return self._finish(Candidate("multi", language, question, facts, chunks, verdict,
+                                      "\n---\n".join(replies)))
+
+    def _finish(self, cand: Candidate) -> Candidate:
+        """Specificity (answerable questions) and near-duplicates, after the other checks."""
+        verdict = cand.verdict
+        if verdict.reason is None and cand.kind != "unanswerable":
+            cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
+        if verdict.reason is None:
+            twin = self.dedup.duplicate_of(cand.question)
+            if twin is not None:
+                verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
+        return cand
+
+    def row(self, qid: str, cand: Candidate) -> EvalQuestion:
+        tags = ["generated", f"type:{cand.kind}", f"model:{self.config.model_name}",
+                f"seed:{self.config.seed}"]
+        if cand.verdict.hard:
+            tags.append("hard")
+        if cand.kind == "unanswerable":
+            return EvalQuestion(id=qid, question=cand.question, answerable=False,
+                                language=cand.language, tags=tags)
+        sources = cand.verdict.sources
+        phrases = [f for f, c in zip(cand.facts, sources, strict=True)
+                   if normalise_text(f) in normalise_text(c.text)]
+        evidence = ExpectedEvidence.from_dict({
+            "chunk_ids": [c.chunk_id for c in sources],
+            "doc_ids": list(dict.fromkeys(c.doc_id for c in sources)),
+            "phrases": phrases})
+        return EvalQuestion(id=qid, question=cand.question, expected_evidence=evidence,
+                            expected_facts=[[f] for f in cand.facts], answerable=True,
+                            reference_answer="; ".join(cand.facts), language=cand.language,
+                            tags=tags)
+
+
+def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: GenerationConfig,
+                     *, executor: Executor, cancel: CancelToken | None = None,
+                     on_progress: Progress | None = None,
+                     on_status: Callable[[str], None] | None = None) -> GenerationResult:
+    """Generate ``config.n`` verified questions (fewer when the model calls run out; the report
+    says so). Raises GenerationError naming the cause, RunCancelled when cancelled."""
+    config.check()
+    cancel = cancel or CancelToken()
+    status = on_status or (lambda _: None)
+    started = time.monotonic()
+    source = find_chunk_source(doc, executor.registry, config.chunks)
+    status(f"asking {config.model_name} for a first reply")
+    probe_backend(config.llm, cancel)
+    status(f"reading the corpus through '{source.loader}' -> '{source.spec}'")
+    all_chunks = graph_chunks(doc, executor, inputs, source, cancel=cancel)
+    if not all_chunks:
+        raise GenerationError(f"the corpus gave no chunks ('{source.spec}' is empty): it holds "
+                              "no document the loader reads")
+    chunks = usable_chunks(all_chunks, config.language)
+    documents = len({c.doc_id for c in chunks})
+    links = TermLinks(chunks)
+    caps = capacity(chunks, config.types, links)
+    possible = sum(caps.values())
+    lang = "" if config.language == "auto" else f" in language '{config.language}'"
+    if possible == 0:
+        raise GenerationError(
+            f"the corpus is too small: {len(all_chunks)} chunk(s) from "
+            f"{len({c.doc_id for c in all_chunks})} document(s), none with enough text{lang} "
+            "to ask about (80 characters or more); add documents")
+    if possible < config.n:
+        raise GenerationError(
+            f"the corpus is too small for {config.n} questions: {len(all_chunks)} chunk(s) "
+            f"from {len({c.doc_id for c in all_chunks})} document(s), {len(chunks)} with "
+            f"enough text{lang} (80 characters or more), allow at most {possible} "
+            f"({', '.join(f'{t} {c}' for t, c in caps.items())}); ask for --n {possible} or "
+            "fewer, or add documents")
+    search = build_search(doc, executor, inputs, all_chunks, source.splitter,
+                          dense=config.dense, cancel=cancel, on_status=status)
+    report = QualityReport(requested=config.n, model=config.model_name, seed=config.seed,
+                           chunks=len(chunks), documents=documents)
+    generator = _Generator(config, chunks, search, links, cancel, report)
+    want = targets(config.n, caps)
+    order = stratified_order(chunks, config.seed)
+    streams = {t: rotated(order, i / len(want)) for i, t in enumerate(want)}
+    kept: list[EvalQuestion] = []
+    got = dict.fromkeys(want, 0)
+    tried = dict.fromkeys(want, 0)
+    candidates: list[Candidate] = []
+    limit = config.max_attempts or 3 * config.n + 20
+    while len(kept) < config.n and generator.calls < limit:
+        cancel.raise_if_cancelled()
+        open_types = [t for t in want if got[t] < want[t] and t in streams]
+        if not open_types:
+            break
+        kind = min(open_types, key=lambda t: tried[t] / want[t])  # types take turns
+        chunk = next(streams[kind], None)
+        if chunk is None:  # every chunk tried: the other types make up what this one lacks
+            del streams[kind]
+            _hand_on(want, got, kind, [t for t in streams if got[t] + 1 <= caps[t]])
+            continue
+        cand = generator.candidate(kind, chunk)
+        if cand is None:
+            continue
+        tried[kind] += 1
+        candidates.append(cand)
+        report.add(kind, cand.language, cand.verdict.reason, cand.verdict.hard)
+        if cand.verdict.reason is None:
+            qid = f"g{len(kept) + 1:03d}"
+            cand.row = generator.row(qid, cand)
+            generator.dedup.add(qid, cand.question)
+            kept.append(cand.row)
+            got[kind] += 1
+        others = [t for t in streams if t != kind and want[t] < caps[t]]
+        if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:
+            # a type that keeps failing hands the rest of its share to the others
+            report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after {tried[kind]} "
+                                "calls; the rest of its share went to "
+                                f"{', '.join(others)}")
+            _hand_on(want, got, kind, others)
+        if on_progress is not None:
+            mark = "kept" if cand.verdict.reason is None else f"rejected ({cand.verdict.reason})"
+            on_progress(len(kept), config.n, f"{cand.kind}/{cand.language} {mark}")
+    short = [f"{t} {got[t]}/{want[t]}" for t in want if got[t] < want[t]]
+    if short:
+        report.notes.append(f"fewer questions than asked ({', '.join(short)}) after "
+                            f"{generator.calls} model calls")
+    report.calls = generator.calls
+    report.seconds = time.monotonic() - started
+    return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})

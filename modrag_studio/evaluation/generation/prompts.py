@@ -1,0 +1,145 @@
+"""What the chat model is asked, per question type and language, and how its reply is read.
+
+A reply is asked for as two labelled lines (``QUESTION: ...`` / ``ANSWER: ...``); a two-chunk
+question is two such questions, one per chunk, about the term the chunks share, joined. Small
+models wrap the lines in chatter, bold them, number them, answer in JSON or with Chinese
+labels; ``parse_reply`` reads all of those.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from modrag_nodes.generation.messy_parsing import extract_json
+
+QUESTION_TYPES = ("single", "multi", "unanswerable", "paraphrase")
+MAX_CHUNK_CHARS = 1400
+
+SYSTEM = {
+    "en": "You write exam questions about a text. You reply only in the format asked.",
+    "zh": "你根据文本出考试题。只按要求的格式回答。",
+}
+FORMAT = {
+    "en": "Reply with exactly two lines:\nQUESTION: <the question>\nANSWER: <the short answer, "
+          "copied word for word from the text, at most 8 words>",
+    "zh": "只回复两行：\n问题：<问题>\n答案：<简短答案，从文本中原样复制，不超过15个字>",
+}
+PROMPTS = {
+    ("single", "en"): "Text:\n{text}\n\nWrite one question that this text answers with a "
+                      "specific fact (a name, number, date, place or short phrase). The "
+                      "question must make sense without the text and must not contain its "
+                      "answer.\n{format}",
+    ("single", "zh"): "文本：\n{text}\n\n根据这段文本写一个问题，答案是文本中的一个具体事实（名称、"
+                      "数字、日期、地点或短语）。问题不看文本也要能看懂，且不能包含答案。\n{format}",
+    ("paraphrase", "en"): "Text:\n{text}\n\nWrite one question that this text answers with a "
+                          "specific fact, but word the question differently from the text: use "
+                          "synonyms and other phrasing, and reuse as few of the text's words as "
+                          "you can. The question must not contain its answer.\n{format}",
+    ("paraphrase", "zh"): "文本：\n{text}\n\n根据这段文本写一个问题，答案是文本中的一个具体事实，"
+                          "但问题要换一种说法：用同义词和不同的句式，尽量少用文本中的词语。"
+                          "问题不能包含答案。\n{format}",
+    ("unanswerable", "en"): "Text:\n{text}\n\nWrite one question about the subject of this "
+                            "text that the text does NOT answer: ask for a detail it never "
+                            "gives, such as a warranty, a price, a colour, a supplier, a "
+                            "website, an age or a phone number.\n"
+                            "Reply with exactly two lines:\nQUESTION: <the question>\n"
+                            "ANSWER: none",
+    ("unanswerable", "zh"): "文本：\n{text}\n\n就这段文本的主题写一个文本无法回答的问题：问一个"
+                            "文本从未给出的细节，例如保修期、价格、颜色、供应商、网址、年龄或电话"
+                            "号码。\n只回复两行：\n问题：<问题>\n答案：无",
+    ("about", "en"): "Text:\n{text}\n\nWrite one question about {term} that this text "
+                     "answers with a specific fact (a name, number, date, place or short "
+                     "phrase). The question must name {term}, make sense without the text and "
+                     "must not contain its answer.\n{format}",
+    ("about", "zh"): "文本：\n{text}\n\n写一个关于“{term}”的问题，答案是这段文本中的一个具体事实"
+                     "（名称、数字、日期、地点或短语）。问题要写出“{term}”，不看文本也要能看懂，且"
+                     "不能包含答案。\n{format}",
+}
+
+
+def clip(text: str, limit: int = MAX_CHUNK_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def build_prompt(kind: str, language: str, text: str, term: str = "") -> tuple[str, str]:
+    """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
+    single-chunk question naming ``term``, one half of a two-chunk question)."""
+    lang = language if language in SYSTEM else "en"
+    limit = MAX_CHUNK_CHARS
+    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang])
+    return SYSTEM[lang], user
+
+
+@dataclass
+class Reply:
+    """A reply read: the question and its answer phrase(s); ``problem`` when unreadable."""
+
+    question: str = ""
+    answers: list[str] = field(default_factory=list)
+    problem: str = ""
+
+
+_LABELS = re.compile(
+    r"^\W{0,4}(?:\d{1,2}[.)、]\s*)?\W{0,4}(?P<label>question|q|问题|题目|answer|a|答案|回答|fact)\s*(?P<n>[12１２])?\s*"
+    r"\**\s*[:：\-–]\s*\**\s*(?P<value>.*)$", re.IGNORECASE)
+_NO_ANSWER = re.compile(r"^(?:none|n/?a|no answer|unknown|无|没有|无答案|不适用)\W*$",
+                        re.IGNORECASE)
+
+
+def _tidy(value: str) -> str:
+    value = re.sub(r"\*\*|__|`", "", value).strip()
+    value = re.sub(r"^(?:\d{1,2}[.)、]|[-*•])\s*", "", value)
+    value = re.sub(r"^\s*[\"“”'‘’「」]+|[\"“”'‘’「」]+\s*$", "", value).strip()
+    return value.strip()
+
+
+def _fact(value: str) -> str:
+    value = re.sub(r"[.。;；,，!！]+$", "", _tidy(value)).strip()
+    return re.sub(r"[.。;；,，!！]+$", "", _tidy(value)).strip()
+
+
+def parse_reply(text: str, answers_expected: int = 1) -> Reply:
+    """The question and answer phrase(s) of a model reply (labelled lines, JSON, or a line
+    ending in a question mark followed by the answer)."""
+    reply = Reply()
+    try:
+        data = extract_json(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        low = {str(k).lower(): v for k, v in data.items()}
+        question = low.get("question") or low.get("问题")
+        answers = [low.get(k) for k in ("answer", "answer 1", "answer1", "answer_1", "answer 2",
+                                        "answer2", "answer_2", "答案", "答案1", "答案2")]
+        if isinstance(question, str):
+            reply.question = _tidy(question)
+            reply.answers = [_fact(a) for a in answers if isinstance(a, str) and a.strip()]
+    if not reply.question:
+        loose: list[str] = []
+        for line in text.splitlines():
+            match = _LABELS.match(line.strip())
+            if match is None:
+                if line.strip():
+                    loose.append(_tidy(line))
+                continue
+            label, value = match.group("label").lower(), match.group("value")
+            if label in ("question", "q", "问题", "题目"):
+                if not reply.question:
+                    reply.question = _tidy(value)
+            elif value.strip():
+                reply.answers.append(_fact(value))
+        if not reply.question:
+            asked = next((i for i, ln in enumerate(loose) if ln.endswith(("?", "？"))), None)
+            if asked is not None:
+                reply.question = loose[asked]
+                reply.answers += [_fact(ln) for ln in loose[asked + 1:asked + 1 + answers_expected]]
+    reply.answers = [a for a in reply.answers if a]
+    if not reply.question:
+        reply.problem = "no question in the reply"
+    elif answers_expected and not [a for a in reply.answers if not _NO_ANSWER.match(a)]:
+        reply.problem = "no answer in the reply"
+    elif answers_expected and len(reply.answers) < answers_expected:
+        reply.problem = f"{len(reply.answers)} answer(s) in the reply, {answers_expected} asked"
+    return reply

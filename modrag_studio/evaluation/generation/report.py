@@ -1,0 +1,88 @@
+"""The quality report of a generation: generated, kept and rejected by reason, per question
+type and per language."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Rejection reasons, as recorded, and what each means.
+REASONS = {
+    "unreadable_reply": "the reply held no question or no answer",
+    "question_too_short": "the question has fewer than three words",
+    "not_a_question": "the question does not end with a question mark",
+    "refers_to_text": "the question points at 'the text' instead of standing alone",
+    "answer_too_long": "the answer phrase is longer than a short fact",
+    "answer_not_in_source": "the answer phrase is not in the source chunk(s)",
+    "same_answers": "the two answers of a two-chunk question are the same",
+    "answer_in_question": "the question contains its own answer",
+    "not_a_paraphrase": "a paraphrase question shares most of its words with its chunk",
+    "not_absent": "an unanswerable question's key terms are all in the corpus",
+    "ambiguous": "no source chunk ranks in the BM25 or dense top 20",
+    "near_duplicate": "too similar to a question already kept",
+}
+
+
+@dataclass
+class Tally:
+    generated: int = 0
+    kept: int = 0
+    hard: int = 0
+    rejected: Counter = field(default_factory=Counter)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"generated": self.generated, "kept": self.kept, "hard": self.hard,
+                "rejected": dict(sorted(self.rejected.items()))}
+
+
+@dataclass
+class QualityReport:
+    """Counts of one generation; ``add`` records each candidate question."""
+
+    requested: int
+    model: str
+    seed: int
+    chunks: int = 0
+    documents: int = 0
+    seconds: float = 0.0
+    calls: int = 0  # model calls (a two-chunk question takes two)
+    total: Tally = field(default_factory=Tally)
+    by_type: dict[str, Tally] = field(default_factory=dict)
+    by_language: dict[str, Tally] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, language: str, reason: str | None, hard: bool = False) -> None:
+        for tally in (self.total, self.by_type.setdefault(kind, Tally()),
+                      self.by_language.setdefault(language, Tally())):
+            tally.generated += 1
+            if reason is None:
+                tally.kept += 1
+                tally.hard += int(hard)
+            else:
+                tally.rejected[reason] += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"requested": self.requested, "model": self.model, "seed": self.seed,
+                "chunks": self.chunks, "documents": self.documents,
+                "seconds": round(self.seconds, 1), "calls": self.calls,
+                **self.total.to_dict(),
+                "by_type": {k: v.to_dict() for k, v in self.by_type.items()},
+                "by_language": {k: v.to_dict() for k, v in self.by_language.items()},
+                "reasons": {k: REASONS[k] for k in sorted(self.total.rejected)},
+                "notes": list(self.notes)}
+
+    def text(self) -> str:
+        t = self.total
+        lines = [f"{t.kept} of {self.requested} questions kept ({t.generated} generated, "
+                 f"{t.generated - t.kept} rejected, {t.hard} kept as hard) from {self.chunks} "
+                 f"chunks of {self.documents} documents with {self.model}, seed {self.seed}, "
+                 f"{self.calls} model calls in {self.seconds:.0f} s"]
+        for title, group in (("type", self.by_type), ("language", self.by_language)):
+            for name, tally in sorted(group.items()):
+                why = ", ".join(f"{r} {n}" for r, n in tally.rejected.most_common())
+                lines.append(f"  {title} {name}: {tally.kept}/{tally.generated} kept"
+                             + (f", {tally.hard} hard" if tally.hard else "")
+                             + (f"; rejected: {why}" if why else ""))
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)

