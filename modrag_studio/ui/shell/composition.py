@@ -17,7 +17,8 @@ The order is the order things appear in the menus, toolbars and docks:
 6. ``delete_guard``: asks when a store stopped before deleting most of its collection;
 7. ``evaluation_sets``: the evaluation-set dock and the Evaluation menu (needs ``run``);
 8. ``variants``: the Variants menu and switcher (needs ``run``);
-9. ``tuning``: Evaluation > Tune… (needs 7 and 8);
+9. ``generation`` and ``tuning``: Evaluation > Generate evaluation set… and Tune… (need 7
+   and 8);
 10. ``studio_ux``: the start page, the graph settings dock, the Help menu;
 11. ``live_run``: elapsed time and progress on running nodes (needs ``run``);
 12. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
@@ -46,6 +47,7 @@ from typing import TYPE_CHECKING
 from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
+from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
 from modrag_studio.ui.evaluate.variants import VariantsController
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
@@ -76,6 +78,7 @@ class StudioFeatures:
     delete_guard: DeleteGuard
     evaluation_sets: EvaluationSets
     variants: VariantsController
+    generation: EvalsetGeneration
     tuning: Tuning
     studio_ux: StudioUX
     live_run: LiveRun
@@ -101,6 +104,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     evaluation_sets = EvaluationSets(shell, run)
     variants = VariantsController(shell, run)
     run.use_document_source(variants.applied)  # what will run: one place, the active variant
+    generation = EvalsetGeneration(shell, evaluation_sets, variants)
     tuning = Tuning(shell, evaluation_sets, variants)
     studio_ux = StudioUX(shell)
     live_run = LiveRun(shell, run)
@@ -109,5 +113,5 @@ def compose(window: MainWindow) -> StudioFeatures:
     index = IndexAction(shell, run)
     model_memory = ModelMemory(shell, window.controller)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
-                          delete_guard, evaluation_sets, variants, tuning, studio_ux, live_run,
-                          node_flags, editor_extras, index, model_memory)
+                          delete_guard, evaluation_sets, variants, generation, tuning,
+                          studio_ux, live_run, node_flags, editor_extras, index, model_memory)

@@ -1,0 +1,380 @@
+"""Evaluation > Generate evaluation set…: questions from the corpus, reviewed before saving.
+
+The generation (``evaluation/generation``) runs in a worker thread with a cancel token and
+reports through signals (the thread never touches a widget): a progress bar of kept
+questions, the step it is on, Cancel. The review table then lists every kept question:
+untick to reject, edit the question or its facts in place, select a row to read its source
+chunk(s). Save writes only the ticked rows, with the edits, and opens the set in the
+evaluation-set panel.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.evalset import EvalQuestion
+
+TYPES = ("single", "multi", "unanswerable", "paraphrase")
+COLUMNS = ("keep", "type", "lang", "question", "facts (a | b: alternatives; one per ;)",
+           "source")
+
+
+class _Bridge(QObject):
+    progress = Signal(int, int, str)  # kept, wanted, note (from the worker)
+    status = Signal(str)
+    finished = Signal(object, str)  # GenerationResult or None, error text
+
+
+def _facts_text(question: EvalQuestion) -> str:
+    return "; ".join(" | ".join(alts) for alts in question.expected_facts)
+
+
+def _parse_facts(text: str) -> list[list[str]]:
+    return [[a.strip() for a in part.split("|") if a.strip()]
+            for part in text.split(";") if part.strip()]
+
+
+class GenerateDialog(QDialog):
+    """The generation form, its progress, the review table and Save."""
+
+    def __init__(self, doc: GraphDocument, *, inputs: dict[str, str], executor: Executor,
+                 on_saved: Callable[[str], None], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Generate an evaluation set from {doc.metadata.name or 'graph'}")
+        self.resize(1000, 680)
+        self.doc, self.executor, self.on_saved = doc, executor, on_saved
+        self.inputs = dict(inputs)
+        self.result: Any = None
+        self.questions: list[EvalQuestion] = []
+        self.cancel_token: CancelToken | None = None
+        self.thread: threading.Thread | None = None
+        self.bridge = _Bridge()
+        self.bridge.progress.connect(self._on_progress)
+        self.bridge.status.connect(lambda text: self.status.setText(text))
+        self.bridge.finished.connect(self._on_finished)
+
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.corpus_name = _corpus_input(doc)
+        corpus_row = QHBoxLayout()
+        self.corpus = QLineEdit(self.inputs.get(self.corpus_name or "", "")
+                                or _default_of(doc, self.corpus_name))
+        browse = QPushButton("Folder…")
+        browse.clicked.connect(self._browse)
+        corpus_row.addWidget(self.corpus, 1)
+        corpus_row.addWidget(browse)
+        form.addRow(f"Corpus ({self.corpus_name or 'no corpus input'})", corpus_row)
+        knobs = QHBoxLayout()
+        self.count = QSpinBox(minimum=1, maximum=1000, value=20)
+        self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
+        self.language = QComboBox()
+        self.language.addItems(["auto", "en", "zh"])
+        self.dense = QCheckBox("dense check")
+        self.dense.setChecked(True)
+        self.dense.setToolTip("Also rank each question with the graph's embedder (off: BM25 "
+                              "alone; faster on a large corpus)")
+        for label, widget in (("Questions", self.count), ("Seed", self.seed),
+                              ("Language", self.language)):
+            knobs.addWidget(QLabel(label))
+            knobs.addWidget(widget)
+        knobs.addWidget(self.dense)
+        knobs.addStretch(1)
+        form.addRow("Generate", knobs)
+        types_row = QHBoxLayout()
+        self.type_boxes = {t: QCheckBox(t) for t in TYPES}
+        for box in self.type_boxes.values():
+            box.setChecked(True)
+            types_row.addWidget(box)
+        types_row.addStretch(1)
+        form.addRow("Question types", types_row)
+        self.model = QLineEdit("embedded")
+        self.model.setToolTip("BACKEND[:MODEL]: embedded (the best installed), "
+                              "ollama:qwen2.5:7b, openai:MODEL")
+        form.addRow("Chat model", self.model)
+        layout.addLayout(form)
+
+        progress_row = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v of %m questions kept")
+        self.start_button = QPushButton("Generate")
+        self.cancel_button = QPushButton("Cancel")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        progress_row.addWidget(self.progress, 1)
+        progress_row.addWidget(self.start_button)
+        progress_row.addWidget(self.cancel_button)
+        layout.addLayout(progress_row)
+        self.status = QLabel("Set the corpus and the number of questions, then Generate.")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.itemSelectionChanged.connect(self.show_source)
+        split.addWidget(self.table)
+        self.source = QTextEdit()
+        self.source.setReadOnly(True)
+        self.source.setPlaceholderText("Select a question to read its source chunk(s).")
+        split.addWidget(self.source)
+        split.setSizes([380, 160])
+        layout.addWidget(split, 1)
+        save_row = QHBoxLayout()
+        self.path = QLineEdit()
+        self.path.setPlaceholderText("file to save the ticked questions to (.jsonl)")
+        choose = QPushButton("Save as…")
+        choose.clicked.connect(self._choose_path)
+        self.save_button = QPushButton("Save")
+        self.save_button.clicked.connect(self.save)
+        self.save_button.setEnabled(False)
+        save_row.addWidget(self.path, 1)
+        save_row.addWidget(choose)
+        save_row.addWidget(self.save_button)
+        layout.addLayout(save_row)
+
+    # the form ----------------------------------------------------------------------------
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Corpus folder", self.corpus.text())
+        if folder:
+            self.corpus.setText(folder)
+
+    def _choose_path(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save evaluation set", self.path.text(),
+                                              "Evaluation sets (*.jsonl)")
+        if path:
+            self.path.setText(path)
+            self.save()
+
+    def config(self):
+        from modrag_studio.commands.evalset_generate_command import llm_from_flag
+        from modrag_studio.evaluation.generation import GenerationConfig
+
+        types = [t for t, box in self.type_boxes.items() if box.isChecked()]
+        return GenerationConfig(n=self.count.value(), llm=llm_from_flag(self.model.text()),
+                                seed=self.seed.value(), types=types,
+                                language=self.language.currentText(),
+                                dense=self.dense.isChecked())
+
+    # running -----------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def start(self) -> bool:
+        from modrag_studio.evaluation.generation import generate_evalset
+
+        if self.busy:
+            return False
+        try:
+            config = self.config()
+            config.check()
+        except Exception as exc:  # a bad form: said in the dialog
+            self.status.setText(f"Cannot start: {exc}")
+            return False
+        inputs = dict(self.inputs)
+        if self.corpus_name and self.corpus.text().strip():
+            inputs[self.corpus_name] = self.corpus.text().strip()
+        self.cancel_token = cancel = CancelToken()
+        bridge, executor, doc = self.bridge, self.executor, self.doc
+        self.progress.setRange(0, config.n)
+        self.progress.setValue(0)
+        self.table.setRowCount(0)
+        self.result, self.questions = None, []
+        self._set_busy(True)
+
+        def work() -> None:
+            try:
+                result = generate_evalset(
+                    doc, inputs, config, executor=executor, cancel=cancel,
+                    on_progress=lambda kept, wanted, note: bridge.progress.emit(kept, wanted,
+                                                                                note),
+                    on_status=bridge.status.emit)
+                bridge.finished.emit(result, "")
+            except Exception as exc:  # shown in the dialog, never raised into Qt
+                bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
+
+        self.thread = threading.Thread(target=work, name="evalset-generate", daemon=True)
+        self.thread.start()
+        return True
+
+    def cancel(self) -> None:
+        if self.cancel_token is not None:
+            self.cancel_token.cancel()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if self.thread is not None:
+            self.thread.join(timeout)
+        return not self.busy
+
+    def _set_busy(self, busy: bool) -> None:
+        self.start_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.save_button.setEnabled(not busy and bool(self.questions))
+
+    def _on_progress(self, kept: int, wanted: int, note: str) -> None:
+        self.progress.setRange(0, wanted)
+        self.progress.setValue(kept)
+        self.status.setText(note)
+
+    def _on_finished(self, result: Any, error: str) -> None:
+        if result is None:
+            self._set_busy(False)
+            self.status.setText("Stopped: cancelled; nothing was saved." if "Cancel" in error
+                                else f"The generation failed: {error}")
+            return
+        self.result, self.questions = result, list(result.questions)
+        self._fill_table()
+        self._set_busy(False)
+        report = result.report.to_dict() if hasattr(result.report, "to_dict") else {}
+        rejected = report.get("rejected", {})
+        told = ", ".join(f"{k} {v}" for k, v in rejected.items() if v) if isinstance(
+            rejected, dict) else ""
+        self.status.setText(f"{len(self.questions)} questions kept of "
+                            f"{report.get('generated', len(result.candidates))} generated"
+                            + (f"; rejected: {told}" if told else "")
+                            + ". Untick to reject, edit in place, then Save.")
+
+    # review ------------------------------------------------------------------------------
+    def _fill_table(self) -> None:
+        self.table.setRowCount(len(self.questions))
+        for row, question in enumerate(self.questions):
+            kind = next((t.partition(":")[2] for t in question.tags if t.startswith("type:")),
+                        "")
+            keep = QTableWidgetItem("")
+            keep.setFlags(Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsEnabled
+                          | Qt.ItemFlag.ItemIsSelectable)
+            keep.setCheckState(Qt.CheckState.Checked)
+            cells = [keep, QTableWidgetItem(kind), QTableWidgetItem(question.language),
+                     QTableWidgetItem(question.question),
+                     QTableWidgetItem(_facts_text(question)),
+                     QTableWidgetItem(", ".join(question.expected_evidence.specs))]
+            for col, item in enumerate(cells):
+                if col in (1, 2, 5):
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                self.table.setItem(row, col, item)
+        self.table.resizeColumnsToContents()
+        self.table.setColumnWidth(3, 380)
+
+    def reject_row(self, row: int) -> None:
+        self.table.item(row, 0).setCheckState(Qt.CheckState.Unchecked)
+
+    def reviewed(self) -> list[EvalQuestion]:
+        """The ticked questions with the edits made in the table."""
+        from dataclasses import replace
+
+        kept = []
+        for row, question in enumerate(self.questions):
+            if self.table.item(row, 0).checkState() != Qt.CheckState.Checked:
+                continue
+            text = self.table.item(row, 3).text().strip() or question.question
+            facts = _parse_facts(self.table.item(row, 4).text()) if question.answerable \
+                else []
+            kept.append(replace(question, question=text, expected_facts=facts))
+        return kept
+
+    def show_source(self) -> None:
+        """The selected question's source chunk(s), as the corpus gave them."""
+        row = self.table.currentRow()
+        if self.result is None or not 0 <= row < len(self.questions):
+            return
+        question = self.questions[row]
+        ids = [i.value for i in question.expected_evidence.items if i.kind == "chunk"]
+        parts = []
+        for chunk_id in ids:
+            chunk = self.result.chunks.get(chunk_id)
+            text = chunk.text if chunk is not None else "(not in this corpus read)"
+            parts.append(f"<p><b>{chunk_id}</b></p><p>{_html(text)}</p>")
+        self.source.setHtml("".join(parts) or "No source chunk (an unanswerable question: "
+                            "its key terms are in no chunk).")
+
+    def save(self) -> bool:
+        from modrag_studio.evaluation.evalset import save_evalset
+
+        path = self.path.text().strip()
+        if not path:
+            self._choose_path()
+            return False
+        questions = self.reviewed()
+        if not questions:
+            self.status.setText("Nothing to save: every question is unticked.")
+            return False
+        save_evalset(path, questions)
+        self.status.setText(f"Saved {len(questions)} questions to {path}.")
+        self.on_saved(path)
+        return True
+
+
+def _html(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\n", "<br>"))
+
+
+def _corpus_input(doc: GraphDocument) -> str | None:
+    from modrag_studio.composition import default_registry
+    from modrag_studio.evaluation.runner import pick_inputs
+
+    try:
+        return pick_inputs(doc, None, None, default_registry())[1]
+    except Exception:  # no query input: the corpus input alone is what matters here
+        names = [n.params.get("name") for n in doc.nodes if n.type == "graph.input"]
+        return next((n for n in names if n in ("corpus", "corpus_path")), None)
+
+
+def _default_of(doc: GraphDocument, input_name: str | None) -> str:
+    for node in doc.nodes:
+        if node.type == "graph.input" and node.params.get("name") == input_name:
+            return str(node.params.get("default") or "")
+    return ""
+
+
+class EvalsetGeneration:
+    """Evaluation > Generate evaluation set…: the dialog on the graph that will run (the
+    active variant) with the run bar's inputs; a saved set opens in the evaluation-set
+    panel."""
+
+    def __init__(self, window: Any, evaluation_sets: Any, variants: Any) -> None:
+        self.window, self.evaluation_sets, self.variants = window, evaluation_sets, variants
+        self.dialog: GenerateDialog | None = None
+        evaluation_sets.menu.addSeparator()
+        evaluation_sets.menu.addAction("Generate evaluation set…", self.open)
+
+    def open(self) -> GenerateDialog:
+        variants = self.variants
+        dialog = GenerateDialog(variants.applied(), inputs=variants.run_inputs(),
+                                executor=variants.executor(), on_saved=self.saved,
+                                parent=self.window)
+        self.dialog = dialog
+        dialog.show()
+        return dialog
+
+    def saved(self, path: str) -> None:
+        self.evaluation_sets.panel.load(path)
+        self.evaluation_sets.show()

@@ -1,0 +1,104 @@
+"""Evaluation > Generate evaluation set…: progress off the GUI thread, the review table
+(reject, edit, read the source chunk), Save writing only the ticked rows, Cancel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.evalset import load_evalset
+from modrag_studio.ui.evaluate.generate_dialog import GenerateDialog
+from tests.evaluation.test_evalset_generate import BACKEND, DOCS, canned  # noqa: F401
+from tests.tiny_rag import tiny_rag_graph
+
+pytestmark = pytest.mark.ui
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+def _dialog(qtbot, tmp_path, saved: list) -> GenerateDialog:
+    doc = from_json_dict(tiny_rag_graph(tmp_path, DOCS, backend=BACKEND))
+    registry = default_registry()
+    dialog = GenerateDialog(doc, inputs={}, executor=Executor(
+        registry, NodeCache(disk_dir=tmp_path / "c")), on_saved=saved.append)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.model.setText(f"{BACKEND}:canned-1")
+    dialog.dense.setChecked(False)
+    dialog.type_boxes["multi"].setChecked(False)
+    dialog.type_boxes["paraphrase"].setChecked(False)
+    return dialog
+
+
+def test_generate_review_and_save_only_the_accepted_rows(qtbot, tmp_path, canned):  # noqa: F811
+    saved: list = []
+    dialog = _dialog(qtbot, tmp_path, saved)
+    assert dialog.corpus.text() == str(tmp_path / "corpus")  # the graph's own default
+    dialog.count.setValue(5)
+    assert dialog.start()
+    assert dialog.cancel_button.isEnabled() and not dialog.start_button.isEnabled()
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
+    assert dialog.table.rowCount() == 5 and dialog.progress.value() == 5
+    assert "5 questions kept" in dialog.status.text()
+    types = {dialog.table.item(r, 1).text() for r in range(5)}
+    assert types == {"single", "unanswerable"}
+    row = next(r for r in range(5) if dialog.table.item(r, 1).text() == "single")
+    fact = dialog.table.item(row, 4).text()
+    dialog.table.selectRow(row)
+    assert fact and fact.lower() in dialog.source.toPlainText().lower()  # its source chunk
+    dialog.table.item(row, 3).setText("How often does LP-07 get serviced?")
+    dialog.table.item(row, 4).setText(f"{fact} | 500 hours")
+    other = (row + 1) % 5
+    rejected = dialog.table.item(other, 3).text()
+    dialog.reject_row(other)
+    dialog.grab().save(str(SHOTS / "generate-evalset-dialog.png"))
+    dialog.path.setText(str(tmp_path / "set.jsonl"))
+    assert dialog.save()
+    rows = load_evalset(tmp_path / "set.jsonl").questions
+    assert len(rows) == 4 and saved == [str(tmp_path / "set.jsonl")]
+    assert rejected not in [r.question for r in rows]
+    edited = next(r for r in rows if "LP-07" in r.question)
+    assert edited.question == "How often does LP-07 get serviced?"
+    assert edited.expected_facts == [[fact, "500 hours"]]
+    assert edited.expected_evidence.to_dict()["chunk_ids"]
+
+
+def test_bad_input_and_cancel_write_nothing(qtbot, tmp_path, canned):  # noqa: F811
+    dialog = _dialog(qtbot, tmp_path, [])
+    for box in dialog.type_boxes.values():
+        box.setChecked(False)
+    assert not dialog.start()
+    assert "--types" in dialog.status.text()
+    dialog.type_boxes["single"].setChecked(True)
+    dialog.count.setValue(50)
+    assert dialog.start()
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
+    assert "corpus is too small for 50 questions" in dialog.status.text()
+    canned.override = lambda user: (__import__("time").sleep(0.2) or None)
+    dialog.count.setValue(3)
+    assert dialog.start()
+    dialog.cancel()
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
+    assert "cancelled" in dialog.status.text() and dialog.table.rowCount() == 0
+    assert not dialog.save_button.isEnabled()
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_the_evaluation_menu_opens_generation_and_loads_the_saved_set(qtbot, main_window,
+                                                                      tmp_path):
+    menu = main_window.features.evaluation_sets.menu
+    action = next(a for a in menu.actions() if a.text() == "Generate evaluation set…")
+    action.trigger()
+    dialog = main_window.features.generation.dialog
+    assert dialog is not None and dialog.isVisible()
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps({"id": "q1", "question": "Who?", "answerable": False}) + "\n")
+    main_window.features.generation.saved(str(path))
+    panel = main_window.features.evaluation_sets.panel
+    assert panel.path == str(path) and panel.table.rowCount() == 1
+    dialog.close()
