@@ -10,7 +10,6 @@ evaluation-set panel.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +38,7 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
+from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase")
 COLUMNS = ("keep", "type", "lang", "question", "facts (a | b: alternatives; one per ;)",
@@ -72,8 +72,7 @@ class GenerateDialog(QDialog):
         self.inputs = dict(inputs)
         self.result: Any = None
         self.questions: list[EvalQuestion] = []
-        self.cancel_token: CancelToken | None = None
-        self.thread: threading.Thread | None = None
+        self.job = BackgroundJob("evalset-generate")
         self.bridge = _Bridge()
         self.bridge.progress.connect(self._on_progress)
         self.bridge.status.connect(lambda text: self.status.setText(text))
@@ -84,7 +83,7 @@ class GenerateDialog(QDialog):
         self.corpus_name = _corpus_input(doc)
         corpus_row = QHBoxLayout()
         self.corpus = QLineEdit(self.inputs.get(self.corpus_name or "", "")
-                                or _default_of(doc, self.corpus_name))
+                                or input_default(doc, self.corpus_name))
         browse = QPushButton("Folder…")
         browse.clicked.connect(self._browse)
         corpus_row.addWidget(self.corpus, 1)
@@ -186,7 +185,7 @@ class GenerateDialog(QDialog):
     # running -----------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
+        return self.job.busy
 
     def start(self) -> bool:
         from modrag_studio.evaluation.generation import generate_evalset
@@ -202,7 +201,6 @@ class GenerateDialog(QDialog):
         inputs = dict(self.inputs)
         if self.corpus_name and self.corpus.text().strip():
             inputs[self.corpus_name] = self.corpus.text().strip()
-        self.cancel_token = cancel = CancelToken()
         bridge, executor, doc = self.bridge, self.executor, self.doc
         self.progress.setRange(0, config.n)
         self.progress.setValue(0)
@@ -210,7 +208,7 @@ class GenerateDialog(QDialog):
         self.result, self.questions = None, []
         self._set_busy(True)
 
-        def work() -> None:
+        def work(cancel: CancelToken) -> None:
             try:
                 result = generate_evalset(
                     doc, inputs, config, executor=executor, cancel=cancel,
@@ -221,18 +219,14 @@ class GenerateDialog(QDialog):
             except Exception as exc:  # shown in the dialog, never raised into Qt
                 bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
 
-        self.thread = threading.Thread(target=work, name="evalset-generate", daemon=True)
-        self.thread.start()
+        self.job.start(work)
         return True
 
     def cancel(self) -> None:
-        if self.cancel_token is not None:
-            self.cancel_token.cancel()
+        self.job.cancel()
 
     def wait(self, timeout: float | None = None) -> bool:
-        if self.thread is not None:
-            self.thread.join(timeout)
-        return not self.busy
+        return self.job.wait(timeout)
 
     def _set_busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy)
@@ -347,12 +341,6 @@ def _corpus_input(doc: GraphDocument) -> str | None:
         names = [n.params.get("name") for n in doc.nodes if n.type == "graph.input"]
         return next((n for n in names if n in ("corpus", "corpus_path")), None)
 
-
-def _default_of(doc: GraphDocument, input_name: str | None) -> str:
-    for node in doc.nodes:
-        if node.type == "graph.input" and node.params.get("name") == input_name:
-            return str(node.params.get("default") or "")
-    return ""
 
 
 class EvalsetGeneration:

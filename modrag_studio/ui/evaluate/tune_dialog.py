@@ -10,7 +10,6 @@ step; the base is never changed).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +38,7 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.compare import ranked_outputs
 from modrag_studio.evaluation.tuning.suggest import Suggestion, suggest
+from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
 TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
@@ -76,8 +76,7 @@ class TuneDialog(QDialog):
         self.doc, self.registry, self.selected = doc, registry, selected
         self.inputs, self.executor, self.on_apply = dict(inputs), executor, on_apply
         self.result: Any = None
-        self.cancel_token: CancelToken | None = None
-        self.thread: threading.Thread | None = None
+        self.job = BackgroundJob("tune")
         self.suggestions: list[Suggestion] = []
         self.bridge = _Bridge()
         self.bridge.trial.connect(self._on_trial)
@@ -182,7 +181,7 @@ class TuneDialog(QDialog):
     # running -----------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
+        return self.job.busy
 
     def start(self) -> bool:
         from modrag_studio.evaluation.evalset import load_evalset
@@ -199,7 +198,7 @@ class TuneDialog(QDialog):
         try:
             space = parse_space(self.space_specs(), self.doc, self.registry, parse_value)
             query, corpus_name = pick_inputs(self.doc, None, None, self.registry)
-            corpus = self.inputs.get(corpus_name or "", "") or _default_of(self.doc,
+            corpus = self.inputs.get(corpus_name or "", "") or input_default(self.doc,
                                                                           corpus_name)
             dataset = dataset_from_evalset(load_evalset(self.evalset.text().strip()),
                                            corpus or ".")
@@ -210,7 +209,6 @@ class TuneDialog(QDialog):
         doc, output, metric = self.doc, self.output.currentText(), self.metric_box.currentText()
         budget, held, seed = self.budget.value(), self.held_out.value(), self.seed.value()
         extra = {k: v for k, v in self.inputs.items() if k != query}
-        self.cancel_token = cancel = CancelToken()
         bridge, executor = self.bridge, self.executor
         self.trials.setRowCount(0)
         self.result = None
@@ -218,7 +216,7 @@ class TuneDialog(QDialog):
         self.status.setText(f"Tuning {output} by {metric} over {space.size} combination(s) "
                             f"of {', '.join(space.names())}…")
 
-        def work() -> None:
+        def work(cancel: CancelToken) -> None:
             try:
                 result = tune(doc, dataset, output, space, executor=executor, budget=budget,
                               metric=metric, seed=seed, held_out=held, cancel=cancel,
@@ -228,18 +226,14 @@ class TuneDialog(QDialog):
             except Exception as exc:  # shown in the dialog, never raised into Qt
                 bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
 
-        self.thread = threading.Thread(target=work, name="tune", daemon=True)
-        self.thread.start()
+        self.job.start(work)
         return True
 
     def cancel(self) -> None:
-        if self.cancel_token is not None:
-            self.cancel_token.cancel()
+        self.job.cancel()
 
     def wait(self, timeout: float | None = None) -> bool:
-        if self.thread is not None:
-            self.thread.join(timeout)
-        return not self.busy
+        return self.job.wait(timeout)
 
     def _set_busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy)
@@ -285,12 +279,6 @@ class TuneDialog(QDialog):
         self.apply_button.setEnabled(False)
         return variant
 
-
-def _default_of(doc: GraphDocument, input_name: str | None) -> str:
-    for node in doc.nodes:
-        if node.type == "graph.input" and node.params.get("name") == input_name:
-            return str(node.params.get("default") or "")
-    return ""
 
 
 def summary(result: Any) -> str:
