@@ -139,13 +139,18 @@ def run_tune(args: argparse.Namespace) -> int:
 
 
 def _trial_printer(metric: str):
-    line = ProgressLine("trials", every_s=0)
+    lines: list[ProgressLine] = []
 
     def show(trial, done: int, total: int) -> None:
         label = ", ".join(f"{k}={_short(v)}" for k, v in trial.settings.items()) or "base"
         score = "-" if trial.score is None else f"{trial.score:.4f}"
         note = f"{label}: {metric} {score}" + (f" ({trial.error})" if trial.error else "")
-        line.update(done, total, note)
+        if done == 0:  # the base, with the indexing: the trials' rate is timed after it
+            print(f"base ({format_seconds(trial.seconds)}, with the setup): {metric} {score}",
+                  file=sys.stderr)
+            lines.append(ProgressLine("trials", every_s=0))
+            return
+        lines[-1].update(done, total, note)
 
     return show
 
