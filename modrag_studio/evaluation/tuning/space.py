@@ -85,7 +85,7 @@ class SearchSpace:
         base_types = {n.id: n.type for n in doc.nodes}
         swap = {k: v for k, v in swap.items() if base_types.get(k) != v}
         params = {node: {k: v for k, v in changes.items()
-                         if node in swap or _effective(registry, doc, node, k) != v}
+                         if _effective(registry, doc, node, k, swap.get(node)) != v}
                   for node, changes in params.items()}
         params = {node: changes for node, changes in params.items() if changes}
         base_bypass = {n.id: n.bypass for n in doc.nodes}
@@ -97,13 +97,17 @@ class SearchSpace:
 _UNSET = object()
 
 
-def _effective(registry: NodeRegistry, doc: GraphDocument, node_id: str, param: str) -> Any:
-    """The value a param has in the base graph: its own or the type's default."""
+def _effective(registry: NodeRegistry, doc: GraphDocument, node_id: str, param: str,
+               swapped_to: str | None = None) -> Any:
+    """The value a param has without the change: the node's own (kept across a swap when
+    the new type has it) or the (new) type's default."""
     node = doc.node(node_id)
+    field = registry.get(swapped_to or node.type).Params.model_fields.get(param)
+    if field is None:
+        return _UNSET
     if param in node.params:
         return node.params[param]
-    field = registry.get(node.type).Params.model_fields.get(param)
-    if field is None or field.is_required():
+    if field.is_required():
         return _UNSET
     return field.get_default(call_default_factory=True)
 
