@@ -378,22 +378,17 @@ class PassageVectors:
         import numpy as np
 
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             fresh = np.asarray(embed_texts(spec, missing, role="passage", ctx=ctx),
                                dtype=np.float64)
+            known.update(zip(missing, fresh, strict=True))
             with self._lock:
-                for text, vector in zip(missing, fresh, strict=True):
-                    self._vectors[text] = vector
+                self._vectors.update(zip(missing, fresh, strict=True))
                 while len(self._vectors) > self.limit:
                     self._vectors.pop(next(iter(self._vectors)))
-                found = [self._vectors.get(t) for t in texts]
-            if any(v is None for v in found):  # evicted meanwhile: embed these again
-                return np.asarray(embed_texts(spec, texts, role="passage", ctx=ctx),
-                                  dtype=np.float64)
-            return np.stack(found)
-        with self._lock:
-            return np.stack([self._vectors[t] for t in texts])
+        return np.stack([known[t] for t in texts])
 
 
 def passage_vectors(spec: EmbedderSpec) -> PassageVectors:

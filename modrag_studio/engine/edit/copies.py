@@ -9,22 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
-from modrag_studio.engine.core.paths import PATH_WORDS, path_params
+from modrag_studio.engine.core.paths import PATH_WORDS, existing_path_key, path_params
 from modrag_studio.engine.core.registry import NodeRegistry
 
 
 def _absolute(value: Any, folder: Path) -> Any:
     """``value`` made absolute when it is a relative path naming something in ``folder``."""
-    if not isinstance(value, str) or not value or "\n" in value or len(value) > 4096:
+    if not isinstance(value, str) or Path(os.path.expanduser(value)).is_absolute():
         return value
-    path = Path(os.path.expanduser(value))
-    if path.is_absolute():
-        return value
-    try:
-        target = (folder / path).resolve()
-        return str(target) if target.exists() else value
-    except OSError:
-        return value
+    return existing_path_key(value, folder) or value
 
 
 def template_copy(doc: GraphDocument, template: str | Path,

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import CancelToken
 
 
 class BackgroundJob:
-    """Runs ``work(cancel)`` in a daemon thread; one job at a time."""
+    """Runs ``compute(cancel)`` in a daemon thread, one job at a time, and reports
+    ``finished(result, "")`` or, when it raises, ``finished(None, "Type: message")`` (give a
+    signal's ``emit``: the thread never touches a widget)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -23,10 +26,19 @@ class BackgroundJob:
     def busy(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
 
-    def start(self, work: Callable[[CancelToken], None]) -> CancelToken:
+    def start(self, compute: Callable[[CancelToken], Any],
+              finished: Callable[[Any, str], None]) -> CancelToken:
         self.cancel_token = cancel = CancelToken()
-        self.thread = threading.Thread(target=work, args=(cancel,), name=self.name,
-                                       daemon=True)
+
+        def work() -> None:
+            try:
+                result = compute(cancel)
+            except Exception as exc:  # told to the caller, never raised into Qt
+                finished(None, f"{type(exc).__name__}: {exc}")
+            else:
+                finished(result, "")
+
+        self.thread = threading.Thread(target=work, name=self.name, daemon=True)
         self.thread.start()
         return cancel
 

@@ -208,18 +208,13 @@ class GenerateDialog(QDialog):
         self.result, self.questions = None, []
         self._set_busy(True)
 
-        def work(cancel: CancelToken) -> None:
-            try:
-                result = generate_evalset(
-                    doc, inputs, config, executor=executor, cancel=cancel,
-                    on_progress=lambda kept, wanted, note: bridge.progress.emit(kept, wanted,
-                                                                                note),
-                    on_status=bridge.status.emit)
-                bridge.finished.emit(result, "")
-            except Exception as exc:  # shown in the dialog, never raised into Qt
-                bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
+        def compute(cancel: CancelToken) -> Any:
+            return generate_evalset(
+                doc, inputs, config, executor=executor, cancel=cancel,
+                on_progress=lambda kept, wanted, note: bridge.progress.emit(kept, wanted, note),
+                on_status=bridge.status.emit)
 
-        self.job.start(work)
+        self.job.start(compute, bridge.finished.emit)
         return True
 
     def cancel(self) -> None:

@@ -216,17 +216,13 @@ class TuneDialog(QDialog):
         self.status.setText(f"Tuning {output} by {metric} over {space.size} combination(s) "
                             f"of {', '.join(space.names())}…")
 
-        def work(cancel: CancelToken) -> None:
-            try:
-                result = tune(doc, dataset, output, space, executor=executor, budget=budget,
-                              metric=metric, seed=seed, held_out=held, cancel=cancel,
-                              on_trial=lambda t, d, n: bridge.trial.emit(t, d, n),
-                              query_input=query, extra_inputs=extra)
-                bridge.finished.emit(result, "")
-            except Exception as exc:  # shown in the dialog, never raised into Qt
-                bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
+        def compute(cancel: CancelToken) -> Any:
+            return tune(doc, dataset, output, space, executor=executor, budget=budget,
+                        metric=metric, seed=seed, held_out=held, cancel=cancel,
+                        on_trial=lambda t, d, n: bridge.trial.emit(t, d, n),
+                        query_input=query, extra_inputs=extra)
 
-        self.job.start(work)
+        self.job.start(compute, bridge.finished.emit)
         return True
 
     def cancel(self) -> None:
