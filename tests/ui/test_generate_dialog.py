@@ -96,6 +96,12 @@ def test_the_evaluation_menu_opens_generation_and_loads_the_saved_set(qtbot, mai
     action.trigger()
     dialog = main_window.features.generation.dialog
     assert dialog is not None and dialog.isVisible()
+    asked = []  # the generation goes through Run's pre-run chain (the trust prompt)
+    main_window.features.run.controller.guards_allow = lambda request: asked.append(
+        request.label) or False
+    assert not dialog.start()
+    assert asked == ["Generate"] and "not allowed" in dialog.status.text()
+    assert not dialog.busy
     path = tmp_path / "s.jsonl"
     path.write_text(json.dumps({"id": "q1", "question": "Who?", "answerable": False}) + "\n")
     main_window.features.generation.saved(str(path))

@@ -98,6 +98,16 @@ def test_the_evaluation_menu_opens_the_tuner_and_applying_is_undoable(qtbot, tmp
     dialog = main_window.features.tuning.dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.output.currentText() == "bm25.results"
+    asked = []  # the tune goes through Run's pre-run chain (the trust prompt)
+    main_window.features.run.controller.guards_allow = lambda request: asked.append(
+        request.label) or False
+    corpus = write_stemming_corpus(tmp_path / "docs")
+    dialog.evalset.setText(str(write_stemming_evalset(tmp_path / "set.jsonl")))
+    dialog.inputs = {"corpus": str(corpus)}
+    dialog.held_out.setValue(0.4)
+    dialog.check("bm25.top_k", "5,10")
+    assert not dialog.start()
+    assert asked == ["Tune"] and "not allowed" in dialog.status.text()
     variant = dialog.on_apply  # the window's store: through the editor, one undo step
     from modrag_studio.engine.core.document import VariantSpec
 

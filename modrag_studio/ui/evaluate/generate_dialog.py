@@ -64,12 +64,15 @@ class GenerateDialog(QDialog):
     """The generation form, its progress, the review table and Save."""
 
     def __init__(self, doc: GraphDocument, *, inputs: dict[str, str], executor: Executor,
-                 on_saved: Callable[[str], None], parent: QWidget | None = None) -> None:
+                 on_saved: Callable[[str], None],
+                 guard: Callable[[GraphDocument, dict[str, str]], bool] | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Generate an evaluation set from {doc.metadata.name or 'graph'}")
         self.resize(1000, 680)
         self.doc, self.executor, self.on_saved = doc, executor, on_saved
         self.inputs = dict(inputs)
+        self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
         self.result: Any = None
         self.questions: list[EvalQuestion] = []
         self.job = BackgroundJob("evalset-generate")
@@ -201,6 +204,9 @@ class GenerateDialog(QDialog):
         inputs = dict(self.inputs)
         if self.corpus_name and self.corpus.text().strip():
             inputs[self.corpus_name] = self.corpus.text().strip()
+        if self.guard is not None and not self.guard(self.doc, inputs):
+            self.status.setText("Not started: the run was not allowed.")
+            return False
         bridge, executor, doc = self.bridge, self.executor, self.doc
         self.progress.setRange(0, config.n)
         self.progress.setValue(0)
@@ -353,7 +359,8 @@ class EvalsetGeneration:
         variants = self.variants
         dialog = GenerateDialog(variants.applied(), inputs=variants.run_inputs(),
                                 executor=variants.executor(), on_saved=self.saved,
-                                parent=self.window)
+                                parent=self.window,
+                                guard=lambda d, i: variants.guards_allow(d, i, "Generate"))
         self.dialog = dialog
         dialog.show()
         return dialog

@@ -69,12 +69,14 @@ class TuneDialog(QDialog):
     def __init__(self, doc: GraphDocument, registry: NodeRegistry, *, selected: list[str],
                  evalset_path: str, inputs: dict[str, str], executor: Executor,
                  on_apply: Callable[[VariantSpec], None],
+                 guard: Callable[[GraphDocument, dict[str, str]], bool] | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Tune {doc.metadata.name or 'graph'}")
         self.resize(900, 640)
         self.doc, self.registry, self.selected = doc, registry, selected
         self.inputs, self.executor, self.on_apply = dict(inputs), executor, on_apply
+        self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
         self.result: Any = None
         self.job = BackgroundJob("tune")
         self.suggestions: list[Suggestion] = []
@@ -206,6 +208,9 @@ class TuneDialog(QDialog):
         except Exception as exc:  # a bad space or set: said in the dialog
             self.status.setText(f"Cannot start: {exc}")
             return False
+        if self.guard is not None and not self.guard(self.doc, self.inputs):
+            self.status.setText("Not started: the run was not allowed.")
+            return False
         doc, output, metric = self.doc, self.output.currentText(), self.metric_box.currentText()
         budget, held, seed = self.budget.value(), self.held_out.value(), self.seed.value()
         extra = {k: v for k, v in self.inputs.items() if k != query}
@@ -311,7 +316,8 @@ class Tuning:
         dialog = TuneDialog(doc, variants.editor.registry, selected=selected,
                             evalset_path=self.evaluation_sets.panel.path or "",
                             inputs=variants.run_inputs(), executor=variants.executor(),
-                            on_apply=self.store, parent=self.window)
+                            on_apply=self.store, parent=self.window,
+                            guard=lambda d, i: variants.guards_allow(d, i, "Tune"))
         self.dialog = dialog
         dialog.show()
         return dialog
