@@ -36,8 +36,6 @@ from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.compare import ranked_outputs
-from modrag_studio.evaluation.tuning.suggest import Suggestion, suggest
 from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
@@ -79,7 +77,7 @@ class TuneDialog(QDialog):
         self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
         self.result: Any = None
         self.job = BackgroundJob("tune")
-        self.suggestions: list[Suggestion] = []
+        self.suggestions: list[Any] = []  # evaluation.tuning.suggest.Suggestion
         self.bridge = _Bridge()
         self.bridge.trial.connect(self._on_trial)
         self.bridge.finished.connect(self._on_finished)
@@ -94,6 +92,8 @@ class TuneDialog(QDialog):
         row.addWidget(self.evalset, 1)
         row.addWidget(browse)
         form.addRow("Evaluation set", row)
+        from modrag_studio.evaluation.compare import ranked_outputs
+
         self.output = QComboBox()
         self.output.addItems(ranked_outputs(doc, registry))
         self.output.currentTextChanged.connect(lambda _t: self._fill_space())
@@ -150,6 +150,8 @@ class TuneDialog(QDialog):
             self.evalset.setText(path)
 
     def _fill_space(self) -> None:
+        from modrag_studio.evaluation.tuning.suggest import suggest
+
         nodes = start_nodes(self.doc, self.selected, self.output.currentText())
         self.suggestions = suggest(self.doc, nodes, self.registry)
         self.space.setRowCount(len(self.suggestions))
