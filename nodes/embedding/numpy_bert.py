@@ -19,9 +19,10 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where it runs: registering the node types needs none
+    import numpy as np
 
 _MODULE = "sentence_transformers.models."
 _SIMPLE_MODULES = ([f"{_MODULE}Transformer", f"{_MODULE}Pooling"],
@@ -85,6 +86,7 @@ class NumpyBert:
     """One loaded model: ``encode(texts)`` gives float32 (n, dim) sentence vectors."""
 
     def __init__(self, folder: str | Path) -> None:
+        import numpy as np
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -118,6 +120,8 @@ class NumpyBert:
 
     @staticmethod
     def _layer(w: Any, p: str) -> _Layer:
+        import numpy as np
+
         att = p + "attention."
         qkv_w = np.concatenate([w(f"{att}self.{n}.weight").T for n in ("query", "key", "value")],
                                axis=1)
@@ -146,12 +150,16 @@ class NumpyBert:
         return sum(a.nbytes for a in arrays)
 
     def _norm(self, x: np.ndarray, scale_shift: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        import numpy as np
+
         mean = x.mean(axis=-1, keepdims=True)
         var = np.square(x - mean).mean(axis=-1, keepdims=True)
         return (x - mean) / np.sqrt(var + self.eps) * scale_shift[0] + scale_shift[1]
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Sentence vectors of ``texts`` (one padded batch), float32 (n, dim)."""
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         encodings = self.tokenizer.encode_batch(list(texts))
@@ -179,6 +187,7 @@ class NumpyBert:
         return pooled.astype(np.float32)
 
     def _block(self, x: np.ndarray, bias: np.ndarray, layer: _Layer) -> np.ndarray:
+        import numpy as np
         from scipy.special import erf
 
         batch, length, hidden = x.shape

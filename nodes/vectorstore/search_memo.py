@@ -9,12 +9,13 @@ version, the number of results and the exact vector bytes, so a changed store, a
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from modrag_nodes.vectorstore.records import chunk_from_record
 from modrag_studio.engine.core.resources import MemoStack, current_resources
+
+if TYPE_CHECKING:  # imported where it runs: registering the node types needs no numpy
+    import numpy as np
 
 
 def _stack() -> MemoStack:
@@ -53,6 +54,8 @@ def is_open() -> bool:
 
 
 def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
+    import numpy as np
+
     return (*where, n, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
 
 

@@ -65,3 +65,19 @@ def test_every_builtin_node_module_imports_and_registers():
         assert node_type.description, f"{node_type.type_id} has no description"
         node_type.Params.model_json_schema()
         assert node_type.category
+
+
+def test_registering_the_node_library_imports_no_numerics_or_backends(root):
+    """Registration runs at every studio and command start: numpy alone cost about 0.25 s of
+    the studio's launch, torch, Chroma or llama.cpp far more."""
+    heavy = ("numpy", "scipy", "torch", "sentence_transformers", "chromadb", "lancedb",
+             "xllamacpp", "ollama", "bm25s", "pyarrow")
+    script = ("import sys\n"
+              "from modrag_studio.composition import default_registry\n"
+              "registry = default_registry()\n"
+              "assert not registry.load_errors, registry.load_errors\n"
+              f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -47,7 +47,8 @@ class ParamRejected(ModragError):
 
 @dataclass(frozen=True)
 class Change:
-    """What happened: ``kind`` is "edit", "undo", "redo" or "reset"; both documents given."""
+    """What happened: ``kind`` is "edit", "undo", "redo", "reset" or "layout" (a deferred
+    layout search placed the nodes of a graph just opened); both documents given."""
 
     kind: str
     label: str
@@ -84,6 +85,8 @@ class GraphEditor:
     _listeners: list[Callable[[Change], None]] = field(default_factory=list)
     _saved_marker: object | None = None
     _macro: _Macro | None = None
+    #: (the document as opened, its quick layout) while :meth:`refine_layout` is due
+    _layout_due: tuple[GraphDocument, GraphDocument] | None = None
 
     def __post_init__(self) -> None:
         self._doc = self._prepared(self._doc)
@@ -117,10 +120,22 @@ class GraphEditor:
         edits = [c for c in self._undo if c.undo_action is None]  # actions leave the file
         return edits[-1] if edits else None
 
-    def reset(self, doc: GraphDocument, path: Path | None = None, *, dirty: bool = False) -> None:
-        """Replace the document (New, Open, restore); clears the undo history."""
+    def reset(self, doc: GraphDocument, path: Path | None = None, *, dirty: bool = False,
+              defer_layout: bool = False) -> None:
+        """Replace the document (New, Open, restore); clears the undo history.
+
+        Nodes without a position are laid out by the full search, or with ``defer_layout``
+        by one quick candidate, the search left to :meth:`refine_layout` (the studio runs
+        it after the window's first paint).
+        """
         old = self._doc
-        self._doc = self._prepared(doc)
+        self._layout_due = None
+        if defer_layout:
+            self._doc = with_auto_layout(doc, self.registry, engine="bands")
+            if self._doc is not doc:
+                self._layout_due = (doc, self._doc)
+        else:
+            self._doc = self._prepared(doc)
         self.path = Path(path) if path is not None else None
         self._undo.clear()
         self._redo.clear()
@@ -129,6 +144,25 @@ class GraphEditor:
 
     def _prepared(self, doc: GraphDocument) -> GraphDocument:
         return with_auto_layout(doc, self.registry)
+
+    @property
+    def layout_due(self) -> bool:
+        """Whether a deferred layout search (``reset(defer_layout=True)``) is still to run."""
+        return self._layout_due is not None
+
+    def refine_layout(self) -> bool:
+        """Run the deferred layout search; its positions replace the quick ones when nothing
+        was edited since the reset. Not an undo step and not an edit (the saved state stays);
+        listeners get a "layout" change. Returns whether any node moved."""
+        due, self._layout_due = self._layout_due, None
+        if due is None or self._doc is not due[1]:
+            return False
+        best = self._prepared(due[0])
+        if best == self._doc:
+            return False
+        quick, self._doc = self._doc, best
+        self._emit(Change("layout", "lay out", quick, best))
+        return True
 
     # --- undo / redo -----------------------------------------------------------------------
 

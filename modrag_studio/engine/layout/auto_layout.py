@@ -328,13 +328,15 @@ def candidates(doc: GraphDocument, registry: NodeRegistry | None,
     return found
 
 
-def with_auto_layout(doc: GraphDocument, registry: NodeRegistry | None = None) -> GraphDocument:
-    """``doc`` with a layout block; nodes that already have a position keep it."""
+def with_auto_layout(doc: GraphDocument, registry: NodeRegistry | None = None, *,
+                     engine: str = "auto") -> GraphDocument:
+    """``doc`` with a layout block; nodes that already have a position keep it.
+    ``engine`` as for :func:`auto_layout` ("bands": one quick candidate, no search)."""
     layout = doc.layout or Layout()
     missing = [n for n in doc.node_ids() if n not in layout.nodes]
     if not missing and doc.layout is not None:
         return doc
-    positions = auto_layout(doc, registry)
+    positions = auto_layout(doc, registry, engine=engine)
     if layout.nodes:
         # place only the missing nodes, to the right of what is already laid out
         right = max(n.x for n in layout.nodes.values()) + COLUMN_WIDTH

@@ -32,6 +32,7 @@ from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.protocols import AfterSave
 from modrag_studio.ui.shell import exports, files
 from modrag_studio.ui.shell.composition import StudioFeatures, compose
+from modrag_studio.ui.shell.deferred_layout import LayoutAfterFirstPaint
 
 APP_NAME = "ModRAG Studio"
 MAX_RECENT = 10
@@ -70,6 +71,8 @@ class MainWindow(QMainWindow):
         self.active_variant: str | None = None  # named in the title (``show_variant``)
         self.editor = GraphEditor(self.registry)
         self.canvas = CanvasAdapter(self.editor, self.registry)
+        self.deferred_layout = LayoutAfterFirstPaint(self.editor, self.canvas.view.viewport(),
+                                                     self.canvas.fit_all)
         self.controller = RunController(self.registry, self)
         self.after_save: list[AfterSave] = []  # told of every successful save, in order
         self.setCentralWidget(self.canvas.view)
@@ -461,7 +464,8 @@ class MainWindow(QMainWindow):
         except ModragError as exc:
             self._error("Cannot open graph", str(exc))
             return False
-        self.editor.reset(doc, path, dirty=dirty)
+        self.editor.reset(doc, path, dirty=dirty, defer_layout=True)
+        self.deferred_layout.arm()
         self._add_recent(path)
         QTimer.singleShot(0, self.canvas.fit_all)
         self.show_message(f"Opened {path}" + (" (restored unsaved changes)" if dirty else ""))
@@ -499,6 +503,7 @@ class MainWindow(QMainWindow):
         """Save atomically (temporary file, then rename) and forget the autosave."""
         path = Path(path)
         old_path = self.editor.path
+        self.deferred_layout.refine()
         try:
             save(self.editor.document(), path)
         except OSError as exc:
