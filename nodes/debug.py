@@ -81,6 +81,7 @@ class SleepParams(_Params):
 
 class Sleep(NodeType):
     type_id = "debug.sleep"
+    key_params = ("seconds",)
     title = "Sleep"
     category = "Debug"
     description = "Waits, reporting progress; stops at once when the run is cancelled."
@@ -158,6 +159,7 @@ class ThresholdParams(_Params):
 
 class Threshold(NodeType):
     type_id = "debug.threshold"
+    key_params = ("limit",)
     title = "Threshold"
     category = "Debug"
     description = "Sends the count to 'passed' when it reaches the limit, else to 'retry'."

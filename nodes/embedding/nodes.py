@@ -47,6 +47,7 @@ class EmbedModelParams(BaseModel):
 
 class EmbedModel(NodeType):
     type_id = "embed.model"
+    key_params = ("kind", "model")
     title = "Embedding model"
     category = "Embedding"
     description = (

@@ -45,6 +45,7 @@ class GraderParams(BaseModel):
 
 class DocumentGrader(SamplingAware, NodeType):
     type_id = "grade.documents"
+    key_params = ("mode",)
     evidence_role = EvidenceRole("filters", outputs=("kept",), dropped_port="dropped")
     title = "Document grader"
     category = "Checks"

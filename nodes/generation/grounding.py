@@ -78,6 +78,7 @@ class GroundingParams(BaseModel):
 
 class GroundingCheck(NodeType):
     type_id = "check.grounding"
+    key_params = ("scope", "absent_terms")
     evidence_role = EvidenceRole("passes", inputs=("answer",))
     title = "Grounding check"
     category = "Checks"

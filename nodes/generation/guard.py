@@ -53,6 +53,7 @@ class GuardParams(BaseModel):
 
 class EvidenceGuard(NodeType):
     type_id = "guard.evidence"
+    key_params = ("mode", "threshold")
     evidence_role = EvidenceRole("gate", outputs=("evidence",), stop_port="fallback")
     title = "Evidence guard"
     category = "Checks"

@@ -127,6 +127,7 @@ class ParserParams(BaseModel):
 
 class AnswerParser(NodeType):
     type_id = "parse.answer"
+    key_params = ("format",)
     evidence_role = EvidenceRole("cites", inputs=("answer", "prompt", "evidence"))
     title = "Output parser"
     category = "Generation"

@@ -200,6 +200,7 @@ class PromptParams(BaseModel):
 
 class PromptBuilder(NodeType):
     type_id = "prompt.build"
+    key_params = ("preset", "max_evidence")
     evidence_role = EvidenceRole("prompt", top_param="context_budget_tokens", inputs=("evidence",))
     title = "Prompt builder"
     category = "Generation"

@@ -71,6 +71,7 @@ class TransformParams(BaseModel):
 
 class QueryTransform(SamplingAware, NodeType):
     type_id = "query.transform"
+    key_params = ("mode",)
     title = "Query transform"
     category = "Query"
     description = (

@@ -68,6 +68,7 @@ class RouterParams(BaseModel):
 
 class IntentRouter(SamplingAware, NodeType):
     type_id = "route.intent"
+    key_params = ("default_route", "use_llm")
     title = "Intent router"
     category = "Query"
     description = (

@@ -54,6 +54,7 @@ class CheckParams(BaseModel):
 
 class SupportCheck(SamplingAware, NodeType):
     type_id = "check.support"
+    key_params = ("check_against",)
     evidence_role = EvidenceRole("passes", inputs=("answer",))
     title = "Self-check"
     category = "Checks"

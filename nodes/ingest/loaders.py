@@ -422,6 +422,7 @@ def _unique_ids(docs: list[Document], seen: set[str], rel: str,
 
 class LoadFiles(NodeType):
     type_id = "load.files"
+    key_params = ("glob",)
     evidence_role = EvidenceRole("source")
     version = 1
     category = "Loading"

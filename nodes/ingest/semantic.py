@@ -134,6 +134,7 @@ class SemanticParams(BaseModel):
 
 class SemanticSplitter(NodeType):
     type_id = "split.semantic"
+    key_params = ("method", "threshold")
     evidence_role = EvidenceRole("splits", inputs=("documents",))
     category = "Chunking"
     title = "Semantic splitter"

@@ -141,6 +141,7 @@ def smart_ingest(documents: list[Document], params: SmartParams,
 
 class SmartIngest(NodeType):
     type_id = "ingest.smart"
+    key_params = ("target_size",)
     evidence_role = EvidenceRole("splits", outputs=("chunks",))
     category = "Chunking"
     title = "Smart ingest"
@@ -171,6 +172,7 @@ class SmartIngest(NodeType):
 
 class AnalyzeDocuments(NodeType):
     type_id = "ingest.analyze"
+    key_params = ("target_size",)
     category = "Chunking"
     title = "Analyse documents"
     description = ("Measures structure (headings, lists, tables, code blocks per 1,000 chars, "

@@ -170,6 +170,7 @@ class FixedParams(SizeParams):
 
 class FixedSplitter(_Splitter):
     type_id = "split.fixed"
+    key_params = ("chunk_size", "overlap", "unit")
     title = "Fixed-size splitter"
     description = ("Cuts documents into windows of a fixed number of characters or tokens, "
                    "with overlap.")
@@ -189,6 +190,7 @@ class RecursiveParams(SizeParams):
 
 class RecursiveSplitter(_Splitter):
     type_id = "split.recursive"
+    key_params = ("chunk_size", "overlap")
     title = "Recursive splitter"
     description = ("Splits on paragraphs, then lines, sentences and words, joining small "
                    "pieces up to the chunk size.")
@@ -208,6 +210,7 @@ class SentenceParams(BaseModel):
 
 class SentenceSplitter(_Splitter):
     type_id = "split.sentence"
+    key_params = ("chunk_size", "overlap_sentences")
     title = "Sentence splitter"
     description = ("Groups whole sentences (Latin .!? and Chinese 。！？；) up to the chunk "
                    "size.")
@@ -226,6 +229,7 @@ class MarkdownParams(SizeParams):
 
 class MarkdownSplitter(_Splitter):
     type_id = "split.markdown"
+    key_params = ("chunk_size", "overlap")
     title = "Markdown splitter"
     description = ("Heading-aware: chunks never cross a section and keep their heading path "
                    "in metadata (heading_path, section).")

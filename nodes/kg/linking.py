@@ -205,6 +205,7 @@ def store_of(graph: KnowledgeGraph, port: str = "graph") -> KGStore:
 
 class LinkEntities(NodeType):
     type_id = "kg.link"
+    key_params = ("min_confidence",)
     title = "Link entities"
     category = "Knowledge graph"
     description = ("Finds the graph nodes a question mentions: exact, alias, fuzzy and "

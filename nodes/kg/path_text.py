@@ -77,6 +77,7 @@ def render_paths(result: GraphSearchResult, *, layout: str = "edges",
 
 class PathText(NodeType):
     type_id = "kg.path_text"
+    key_params = ("layout",)
     title = "Graph paths to text"
     category = "Knowledge graph"
     description = ("Writes the graph search's paths as compact lines "

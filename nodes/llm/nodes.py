@@ -77,6 +77,7 @@ class ChatModelParams(BaseModel):
 
 class ChatModel(NodeType):
     type_id = "llm.model"
+    key_params = ("backend", "model", "temperature")
     title = "Chat model"
     category = "Generation"
     description = ("Chooses the language model (embedded, Ollama or an OpenAI-compatible "

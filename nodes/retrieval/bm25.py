@@ -230,6 +230,7 @@ class BM25IndexParams(BaseModel):
 
 class BM25IndexNode(NodeType):
     type_id = "bm25.index"
+    key_params = ("tokenizer", "k1", "b")
     evidence_role = EvidenceRole("indexes")
     title = "BM25 index"
     category = "Indexing"
@@ -276,6 +277,7 @@ class BM25RetrieveParams(BaseModel):
 
 class BM25Retrieve(NodeType):
     type_id = "retrieve.bm25"
+    key_params = ("top_k",)
     evidence_role = EvidenceRole("retrieves", top_param="top_k", noun="keyword search")
     title = "BM25 retriever"
     category = "Retrieval"

@@ -174,6 +174,7 @@ class RRFParams(_FusionParams):
 
 class RRFNode(NodeType):
     type_id = "fuse.rrf"
+    key_params = ("top_k", "k")
     evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Reciprocal rank fusion"
     category = "Fusion & rerank"
@@ -201,6 +202,7 @@ class ConvexParams(_FusionParams):
 
 class ConvexNode(NodeType):
     type_id = "fuse.convex"
+    key_params = ("top_k", "normalization")
     evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Convex score fusion"
     category = "Fusion & rerank"

@@ -270,6 +270,7 @@ class CrossEncoderParams(_RerankParams):
 
 class CrossEncoderRerank(_Reranker):
     type_id = "rerank.cross_encoder"
+    key_params = ("top_n", "model")
     evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Cross-encoder reranker"
     description = ("Rescores candidates with a sentence-transformers CrossEncoder (e.g. "
@@ -304,6 +305,7 @@ class FlagParams(_RerankParams):
 
 class FlagRerank(_Reranker):
     type_id = "rerank.flag"
+    key_params = ("top_n", "model")
     evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "FlagEmbedding reranker"
     description = ("Rescores candidates with FlagEmbedding's FlagReranker (optional 'flag' "
@@ -334,6 +336,7 @@ class EmbeddingRerankParams(_RerankParams):
 
 class EmbeddingRerank(_Reranker):
     type_id = "rerank.embedding"
+    key_params = ("top_n",)
     evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Embedding reranker"
     description = ("Rescores candidates by cosine similarity between query and chunk "

@@ -24,6 +24,7 @@ class VectorRetrieveParams(BaseModel):
 
 class VectorRetrieve(NodeType):
     type_id = "retrieve.vector"
+    key_params = ("top_k",)
     evidence_role = EvidenceRole("retrieves", top_param="top_k", noun="vector search")
     title = "Vector retriever"
     category = "Retrieval"

@@ -124,6 +124,8 @@ class NodeType:
     graph_role: ClassVar[Literal["input", "output"] | None] = None
     #: How output chunks relate to input chunks (an ``engine.lineage.EvidenceRole``).
     evidence_role: ClassVar[Any] = None
+    #: The one to three params the canvas shows on the node and edits in place.
+    key_params: ClassVar[tuple[str, ...]] = ()
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError

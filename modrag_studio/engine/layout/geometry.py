@@ -20,6 +20,7 @@ COLUMN_WIDTH = 230.0
 ROW_GAP = 40.0
 NODE_BASE_HEIGHT = 60.0
 PORT_ROW_HEIGHT = 24.0
+PARAM_ROW_HEIGHT = 16.0  # a key param drawn under the ports (``NodeType.key_params``)
 BAND_GAP = 200.0    # between rows of a wrapped layout: room for the cards under nodes
 ASPECT = 16 / 9     # wrap layouts much wider than this (width over height) ...
 WRAP_WIDTH = 1700.0  # ... once they are wider than a screen at full size (7 columns)
@@ -40,7 +41,8 @@ DEFAULT_OPTIONS = LayoutOptions()
 
 
 def node_height(doc: GraphDocument, node_id: str, registry: NodeRegistry | None) -> float:
-    """Estimated drawn height of a node: a title bar plus one row per port pair."""
+    """Estimated drawn height of a node: a title bar, one row per port pair and one per key
+    param."""
     if registry is None:
         return NODE_BASE_HEIGHT + PORT_ROW_HEIGHT
     try:
@@ -48,7 +50,8 @@ def node_height(doc: GraphDocument, node_id: str, registry: NodeRegistry | None)
     except (UnknownNodeType, KeyError):
         return NODE_BASE_HEIGHT + PORT_ROW_HEIGHT
     rows = max(len(node_type.inputs), len(node_type.outputs), 1)
-    return NODE_BASE_HEIGHT + PORT_ROW_HEIGHT * rows
+    return (NODE_BASE_HEIGHT + PORT_ROW_HEIGHT * rows
+            + PARAM_ROW_HEIGHT * len(node_type.key_params))
 
 
 def layer_of(doc: GraphDocument) -> dict[str, int]:

@@ -28,12 +28,14 @@ from modrag_studio.ui.canvas.items import (
     LOD_SCALE,
     category_color,
     graph_titles,
+    label_output_ports,
     node_title,
     port_labels,
 )
+from modrag_studio.ui.canvas.param_rows import NodeParamRows, RowsInNode
 from modrag_studio.ui.canvas.port_highlight import PortHighlight
 from modrag_studio.ui.canvas.queries import CanvasQueries
-from modrag_studio.ui.canvas.routed_wires import routed_path
+from modrag_studio.ui.canvas.routed_wires import port_centre, routed_path
 from modrag_studio.ui.canvas.view import HintBubble
 
 with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.shell.startup)
@@ -46,7 +48,7 @@ with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.sh
 _IN, _OUT = "in", "out"
 
 
-class StudioNodeItem(NodeItem):
+class StudioNodeItem(RowsInNode, NodeItem):
     """A node item that hides its texts only when it is small in every view of the scene.
 
     NodeGraphQt measures the node in the scene's first view only, so a second view zoomed
@@ -115,7 +117,7 @@ class RoutedPipeItem(PipeItem):
         out_port, in_port = self.output_port, self.input_port
         if out_port is None or in_port is None:
             return
-        ends = [_port_centre(out_port), _port_centre(in_port)]
+        ends = [port_centre(out_port), port_centre(in_port)]
         own = {out_port.node, in_port.node}
         tangent = min(abs(ends[1].x() - ends[0].x()), in_port.node.boundingRect().width())
         boxes = getattr(viewer, "boxes", None) or [(n, n.sceneBoundingRect())
@@ -125,12 +127,6 @@ class RoutedPipeItem(PipeItem):
         if path is not None:
             self.setPath(path)
             self._draw_direction_pointer()
-
-
-def _port_centre(port) -> QPointF:
-    rect = port.boundingRect()
-    pos = port.scenePos()
-    return QPointF(pos.x() + rect.width() / 2, pos.y() + rect.height() / 2)
 
 
 def _establish_routed(viewer, start_port, end_port) -> None:
@@ -167,19 +163,6 @@ class StudioNode(BaseNode):
 
     def __init__(self) -> None:
         super().__init__(StudioNodeItem)
-
-
-def label_output_ports(node: StudioNode, labels: dict[str, str]) -> bool:
-    """Show a node's output ports under ``labels`` (router routes by name); True if changed."""
-    changed = False
-    for port in node.output_ports():
-        text_item = node.view._output_items.get(port.view)
-        label = labels.get(port.name(), port.name())
-        if text_item is not None and text_item.toPlainText() != label:
-            text_item.setPlainText(label)
-            port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
-            changed = True
-    return changed
 
 
 class CanvasAdapter:
@@ -220,6 +203,8 @@ class CanvasAdapter:
                                        lambda: self._sync_edges(editor.document()))
         self.ports = PortHighlight(self._nodes, self.port_type, self.gestures.port_ref)
         self.hint = HintBubble(self.scene, self.view)
+        self.params = NodeParamRows(editor, self.refuse)
+        self.on_node_opened: list[Callable[[str], None]] = []  # double-click: the detail view
         self._rewire_signals()
         # NodeGraphQt's own undo/redo actions would make Ctrl+Z ambiguous: ours is the editor's
         for action in (self.view._undo_action, self.view._redo_action):
@@ -248,6 +233,7 @@ class CanvasAdapter:
         v.insert_node.connect(lambda _pipe, _nid, moved: gestures.nodes_moved(moved))
         v.node_name_changed.connect(gestures.node_renamed)
         v.node_selection_changed.connect(self._on_selection_changed)
+        v.node_double_clicked.connect(self._node_opened)
         # highlight compatible ports while a wire is dragged
         start, end = v.start_live_connection, v.end_live_connection
 
@@ -300,6 +286,11 @@ class CanvasAdapter:
         for callback in list(self.on_node_selected):
             callback(selected[0] if selected else None)
 
+    def _node_opened(self, item_id: str) -> None:
+        node_id = self._ids.get(item_id)
+        for callback in list(self.on_node_opened) if node_id is not None else []:
+            callback(node_id)
+
     def refuse(self, message: str, node_id: str | None = None, port: str | None = None) -> None:
         """Report a refused edit: status listeners and a transient message near the port."""
         for callback in list(self.on_message):
@@ -342,6 +333,11 @@ class CanvasAdapter:
                 if before is not None:
                     self._remove_node(spec.id)
                 self._add_node(new, spec.id)
+            elif before.params != spec.params and spec.id in self._nodes:
+                self.params.show(spec.id, self._nodes[spec.id].view, self._type_of(spec.id),
+                                 spec)
+                self._nodes[spec.id].view.draw_node()
+                self.decor.refresh_detail(spec.id)
             if new_layout.nodes.get(spec.id) != old_layout.nodes.get(spec.id):
                 self._place(spec.id, new)
         titles = graph_titles(new, self._type_of)  # may change with params and other nodes
@@ -418,6 +414,9 @@ class CanvasAdapter:
         else:
             node.set_color(110, 40, 40)
         node.NODE_NAME = node_title(spec, node_type)
+        if not reroute:
+            node.view.studio_id, node.view.param_rows = node_id, self.params
+            self.params.show(node_id, node.view, node_type, spec)
         node.view._proxy_mode_threshold = 45  # keep titles drawn on wide graphs zoomed out
         self.graph.add_node(node, selected=False, push_undo=False)
         self._nodes[node_id] = node
@@ -484,6 +483,7 @@ class CanvasAdapter:
             return
         self._ids.pop(node.id, None)
         self.decor.forget(node_id)
+        self.params.forget(node_id)
         self.graph.remove_node(node, push_undo=False)
 
     def _sync_edges(self, doc: GraphDocument) -> None:

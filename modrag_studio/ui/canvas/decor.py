@@ -50,6 +50,12 @@ class NodeDecorations:
         if deco is not None:
             deco.set_zoomed_out(zoomed_out)
 
+    def refresh_detail(self, node_id: str) -> None:
+        """Draw the zoomed-out face again (its key params changed)."""
+        deco = self.states.get(node_id)
+        if deco is not None:
+            deco.set_zoomed_out(deco.zoomed_out)
+
     def set_node_state(self, node_id: str, state: str, tooltip: str = "") -> None:
         if state not in NODE_STATES:
             raise ValueError(f"unknown node state '{state}' (one of {', '.join(NODE_STATES)})")

@@ -249,6 +249,7 @@ class BadgeItem(QGraphicsRectItem):
 LOD_SCALE = 0.6         # below this zoom nodes show only a large title and their state
 LOD_TITLE_PX = 27       # scene pixels: about 12 px on screen at the zoom of a large "fit"
 LOD_STATE_PX = 22
+LOD_PARAM_PX = 19
 LOD_MIN_WIDTH = 190.0   # the label may reach into the gap between columns
 
 
@@ -282,6 +283,12 @@ class DetailLabel(QGraphicsTextItem):
         if status:
             html += (f"<div style='font-size:{LOD_STATE_PX}px; color:{color}'>"
                      f"{_html(status)}</div>")
+        rows = getattr(self.node_item, "param_rows", None)  # the node's key params
+        params = rows.row_texts(self.node_item.studio_id) if rows is not None else []
+        if params:
+            html += (f"<div style='font-size:{LOD_PARAM_PX}px; color:#c8d0dc'>"
+                     + "<br>".join(_html(p).replace("  ", "&nbsp;", 1) for p in params)
+                     + "</div>")
         self.setTextWidth(max(rect.width() - 8, LOD_MIN_WIDTH))
         self.setHtml(html)
         self.setPos(rect.left() + 4, rect.top() + 2)
@@ -471,3 +478,16 @@ class NodeFlagsDecoration:
             if flag in self.flags:
                 badge.setPos(left, rect.top() - 22)
                 left += badge.rect().width() + 4
+
+
+def label_output_ports(node: Any, labels: dict[str, str]) -> bool:
+    """Show a node's output ports under ``labels`` (router routes by name); True if changed."""
+    changed = False
+    for port in node.output_ports():
+        text_item = node.view._output_items.get(port.view)
+        label = labels.get(port.name(), port.name())
+        if text_item is not None and text_item.toPlainText() != label:
+            text_item.setPlainText(label)
+            port.view.setToolTip(f"{label} (port {port.name()})\n{port.view.toolTip()}")
+            changed = True
+    return changed

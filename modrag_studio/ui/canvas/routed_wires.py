@@ -63,3 +63,10 @@ def _toward(cx: float, cy: float, tx: float, ty: float, r: float, length: float)
     if length <= 0:
         return QPointF(cx, cy)
     return QPointF(cx + (tx - cx) * r / length, cy + (ty - cy) * r / length)
+
+
+def port_centre(port) -> QPointF:
+    """The scene centre of a port item."""
+    rect = port.boundingRect()
+    pos = port.scenePos()
+    return QPointF(pos.x() + rect.width() / 2, pos.y() + rect.height() / 2)

@@ -194,7 +194,7 @@ class Inspector(QDockWidget):
     def _show_live(self, node_id: str) -> None:
         visit = self.live_visits.get(node_id)
         self.iterations.setVisible(False)
-        self.title.setText(self._title_html(node_id, visit) if visit else
+        self.title.setText(self.title_html(node_id, visit) if visit else
                            self.live_title(node_id))
         outputs = self.live_outputs.get(node_id, {}) if visit else {}
         if not outputs and self.streams.get(node_id):
@@ -253,7 +253,7 @@ class Inspector(QDockWidget):
         self.iterations.setVisible(len(iterations) > 1)
         self.iterations.blockSignals(False)
         visit = next((v for v in visits if v.iteration == iteration), None)
-        self.title.setText(self._title_html(node_id, visit))
+        self.title.setText(self.title_html(node_id, visit))
         key = (node_id, iteration)
         outputs = self.result.node_outputs.get(key, {}) if self.result else {}
         inputs = self.result.node_inputs.get(key, {}) if self.result else {}
@@ -284,7 +284,7 @@ class Inspector(QDockWidget):
         self.outputs_tabs.addTab(view, "Chunk map")
         self.chunk_map = view
 
-    def _title_html(self, node_id: str, visit: NodeVisit | None) -> str:
+    def title_html(self, node_id: str, visit: NodeVisit | None) -> str:
         if visit is None:
             return f"<b>{node_id}</b> · not run yet"
         parts = [f"<b>{node_id}</b>", visit.type_id, visit.status]

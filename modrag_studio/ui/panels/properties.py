@@ -272,6 +272,10 @@ class PropertiesPanel(QWidget):
         self.title_edit.hide()
         editor.subscribe(self._on_change)
 
+    def detach(self) -> None:
+        """Stop following the editor (a panel in a dialog that closes)."""
+        self.editor.unsubscribe(self._on_change)
+
     def show_node(self, node_id: str | None) -> None:
         """Build the editors for ``node_id`` (None clears the panel)."""
         self.node_id = node_id

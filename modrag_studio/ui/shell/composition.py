@@ -24,7 +24,9 @@ The order is the order things appear in the menus, toolbars and docks:
 12. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
 13. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 10 and 12);
 14. ``index``: Run > Index Corpus… (needs ``run``);
-15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
+15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload;
+16. ``node_details``: a node's inputs | params | outputs of the last run (double-click or
+    Enter on a node; needs ``run``'s inspector).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -51,6 +53,7 @@ from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
 from modrag_studio.ui.evaluate.variants import VariantsController
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
+from modrag_studio.ui.inspection.node_detail import NodeDetails
 from modrag_studio.ui.run.delete_guard import DeleteGuard
 from modrag_studio.ui.run.features import RunFeatures
 from modrag_studio.ui.run.index_dialog import IndexAction
@@ -86,6 +89,7 @@ class StudioFeatures:
     editor_extras: EditorExtras
     index: IndexAction
     model_memory: ModelMemory
+    node_details: NodeDetails
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -112,6 +116,9 @@ def compose(window: MainWindow) -> StudioFeatures:
     editor_extras = EditorExtras(shell, run, node_flags, studio_ux)
     index = IndexAction(shell, run)
     model_memory = ModelMemory(shell, window.controller)
+    node_details = NodeDetails(shell, window.editor, run.inspector, window.canvas.on_node_opened,
+                               window.canvas.selected_node_ids)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
-                          studio_ux, live_run, node_flags, editor_extras, index, model_memory)
+                          studio_ux, live_run, node_flags, editor_extras, index, model_memory,
+                          node_details)
