@@ -319,7 +319,7 @@ class RunHistory:
                 else:
                     survivors.append((run_id, size, is_base))
             total = sum(size for _, size, _ in survivors)
-            for run_id, size, is_base in sorted(reversed(survivors), key=lambda r: r[2]):
+            for run_id, size, _base in sorted(reversed(survivors), key=lambda r: r[2]):
                 if total <= max_bytes:
                     break
                 doomed.append((run_id, size))
