@@ -24,7 +24,11 @@ The order is the order things appear in the menus, toolbars and docks:
 12. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
 13. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 10 and 12);
 14. ``index``: Run > Index Corpus… (needs ``run``);
-15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
+15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload;
+16. ``history``: records every run (the caller around the run) and the History dock (needs
+    ``run``, ``variants`` and ``evaluation_sets``);
+17. ``playground``: the chat over the graph, each turn a run in the history (needs ``run``
+    and ``history``).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -50,6 +54,8 @@ from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
 from modrag_studio.ui.evaluate.variants import VariantsController
+from modrag_studio.ui.history.feature import RunHistoryFeature
+from modrag_studio.ui.history.playground import PlaygroundDock
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
 from modrag_studio.ui.run.delete_guard import DeleteGuard
 from modrag_studio.ui.run.features import RunFeatures
@@ -86,6 +92,8 @@ class StudioFeatures:
     editor_extras: EditorExtras
     index: IndexAction
     model_memory: ModelMemory
+    history: RunHistoryFeature
+    playground: PlaygroundDock
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -112,6 +120,9 @@ def compose(window: MainWindow) -> StudioFeatures:
     editor_extras = EditorExtras(shell, run, node_flags, studio_ux)
     index = IndexAction(shell, run)
     model_memory = ModelMemory(shell, window.controller)
+    history = RunHistoryFeature(shell, run, variants, evaluation_sets)
+    playground = PlaygroundDock(shell, run, history)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
-                          studio_ux, live_run, node_flags, editor_extras, index, model_memory)
+                          studio_ux, live_run, node_flags, editor_extras, index, model_memory,
+                          history, playground)
