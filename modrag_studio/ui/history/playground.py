@@ -301,3 +301,6 @@ class PlaygroundDock:
     def show(self) -> None:
         self.dock.show()
         self.dock.raise_()
+        window = self.dock.parentWidget()
+        if isinstance(window, QMainWindow):
+            window.resizeDocks([self.dock], [520], Qt.Orientation.Vertical)
