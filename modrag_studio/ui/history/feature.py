@@ -84,6 +84,8 @@ class RunHistoryFeature(QObject):
         self.dock.show()
         self.dock.raise_()
         self.window.resizeDocks([self.dock], [330], Qt.Orientation.Vertical)
+        self.window.resizeDocks([self.dock], [int(self.window.width() * 0.6)],
+                                Qt.Orientation.Horizontal)
 
     # recording -------------------------------------------------------------------------------
     def _finished(self, result: RunResult) -> None:
@@ -143,9 +145,7 @@ class RunHistoryFeature(QObject):
         nodes = diff_runs(a.doc, a.result, b.doc, b.result)
         self.last_comparison = {"labels": labels, "nodes": nodes}
         self.panel.select(run_a, run_b)
-        self.panel.details.setPlainText(
-            f"A: {a.record.question}\nB: {b.record.question}\n\n"
-            f"{format_run_diff(nodes, labels)}")
+        self.panel.details.setPlainText(comparison_text(a.record, b.record, nodes, labels))
         view = self.show_run(run_b)
         if view is not None:
             view.show_comparison(nodes, labels)
@@ -200,3 +200,17 @@ class RunHistoryFeature(QObject):
         dialog.accepted.connect(lambda: panel.load(dialog.path.text().strip()))
         dialog.open()
         return dialog
+
+
+def comparison_text(a: RunRecord, b: RunRecord, nodes: dict[str, dict[str, Any]],
+                    labels: tuple[str, str]) -> str:
+    """What differs first (the answers, the nodes that differ), then the full diff."""
+    differ = [f"{node_id} ({entry['badge']})" for node_id, entry in nodes.items()
+              if entry["status"] != "same"]
+    same = [node_id for node_id, entry in nodes.items() if entry["status"] == "same"]
+    lines = [f"A {labels[0]}: {a.question} -> {a.answer}",
+             f"B {labels[1]}: {b.question} -> {b.answer}",
+             f"{deltas(a, b)['label']} (B against A)",
+             f"differ: {', '.join(differ) or 'none'}",
+             f"same: {', '.join(same) or 'none'}", "", format_run_diff(nodes, labels)]
+    return "\n".join(lines)

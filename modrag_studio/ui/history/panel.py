@@ -11,11 +11,13 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -71,24 +73,35 @@ class HistoryPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        layout.addWidget(self.table, 3)
-        buttons = QHBoxLayout()
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.table, 1)
+        buttons = QGridLayout()
         self.show_button = QPushButton("Show on canvas")
         self.compare_current_button = QPushButton("Compare with current")
         self.compare_button = QPushButton("Compare selected")
         self.baseline_button = QPushButton("Set as baseline")
         self.evaluation_button = QPushButton("Add to evaluation set…")
-        for button in (self.show_button, self.compare_current_button, self.compare_button,
-                       self.baseline_button, self.evaluation_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        layout.addLayout(buttons)
+        for index, button in enumerate((self.show_button, self.compare_current_button,
+                                        self.compare_button, self.baseline_button,
+                                        self.evaluation_button)):
+            buttons.addWidget(button, 0, index)
+        left_layout.addLayout(buttons)
         self.details = QPlainTextEdit()
         self.details.setObjectName("historyDetails")
         self.details.setReadOnly(True)
+        font = self.details.font()
+        font.setFamily("monospace")
+        self.details.setFont(font)
         self.details.setPlaceholderText("Select a run to read its answer; compare two runs to "
                                         "read their node-by-node diff.")
-        layout.addWidget(self.details, 2)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(left)
+        split.addWidget(self.details)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout.addWidget(split, 1)
         self.text.textChanged.connect(lambda _t: self.refresh())
         self.outcome.currentIndexChanged.connect(lambda _i: self.refresh())
         self.variant.currentIndexChanged.connect(lambda _i: self.refresh())
