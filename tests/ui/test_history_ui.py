@@ -51,11 +51,13 @@ def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
         qtbot, tmp_path, monkeypatch):
     with evidence_window(qtbot, tmp_path, monkeypatch, graph(tmp_path), reply) as win:
         history = win.features.history
+        assert history.panel.graph is None  # not read at start-up: the dock is behind a tab
         run_and_wait(qtbot, win, {"question": "When is LP-07 serviced?"})
         recorded(qtbot, win, 1)
         record = history.store.runs()[0]
         assert record.origin == "studio" and record.status == "ok"
         assert record.answer.startswith("LP-07 is serviced every 500 hours")
+        history.show()
         assert history.panel.table.rowCount() == 1
         win.editor.set_param("retrieve", "top_k", 3)
         win.editor.remove_nodes(["history"])
@@ -80,6 +82,7 @@ def test_two_runs_compared_baseline_deltas_and_add_to_evaluation_set(
         qtbot, tmp_path, monkeypatch):
     with evidence_window(qtbot, tmp_path, monkeypatch, graph(tmp_path), reply) as win:
         history = win.features.history
+        history.show()
         run_and_wait(qtbot, win, {"question": "When is LP-07 serviced?"})
         recorded(qtbot, win, 1)
         first = history.store.runs()[0]

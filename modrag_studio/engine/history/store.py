@@ -18,14 +18,13 @@ import contextlib
 import json
 import os
 import pickle
-import sqlite3
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from modrag_studio.engine.cache.node_cache import (
     DEFAULT_DISK_MB,
@@ -40,6 +39,9 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.paths import cache_home, env_limit
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import Trace
+
+if TYPE_CHECKING:
+    import sqlite3
 
 RUNS_ENV, SIZE_ENV = "MODRAG_HISTORY_RUNS", "MODRAG_HISTORY_MB"
 DEFAULT_RUNS = 2000
@@ -148,6 +150,8 @@ class RunHistory:
     # storage ----------------------------------------------------------------------------
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
+        import sqlite3  # imported on first use: not at the studio's start-up
+
         self.root.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.root / "index.sqlite", timeout=30)
         try:
@@ -187,7 +191,7 @@ class RunHistory:
             with self._db() as db:
                 db.execute(f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES "
                            f"({', '.join('?' * len(_COLUMNS))})", self._row(record))
-        except sqlite3.Error:
+        except Exception:
             self._path(run_id).unlink(missing_ok=True)
             raise
         self.prune()

@@ -25,13 +25,13 @@ from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.pins import graph_key
 from modrag_studio.evaluation.run_diff import diff_runs, format_run_diff
 from modrag_studio.ui.evaluate.evalset_panel import AddToEvalSetDialog, run_evidence
-from modrag_studio.ui.history.panel import HistoryPanel
-from modrag_studio.ui.history.run_view import RunView, when
+from modrag_studio.ui.history.panel import HistoryPanel, when
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
     from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
     from modrag_studio.ui.evaluate.variants import VariantsController
+    from modrag_studio.ui.history.run_view import RunView
     from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
 
@@ -54,7 +54,7 @@ class RunHistoryFeature(QObject):
         if "problems" in window.docks:
             qt_window.tabifyDockWidget(window.docks["problems"], self.dock)
             window.docks["problems"].raise_()
-        self.views: list[RunView] = []
+        self.views: list[RunView] = []  # the run views open
         self.last_record: RunRecord | None = None
         self.last_comparison: dict[str, Any] | None = None
         self._compare_after: dict[str, str] = {}  # run id of a pending "compare with current"
@@ -67,7 +67,20 @@ class RunHistoryFeature(QObject):
         window.editor.subscribe(self._document_changed)
         if "View" in window.menus:
             window.menus["View"].addAction(self.dock.toggleViewAction())
-        self.panel.set_graph(self.graph())
+        self._stale = True  # the list is read when the dock is first seen, not at start-up
+        self.dock.visibilityChanged.connect(lambda visible: visible and self.refresh())
+
+    def refresh(self, force: bool = False) -> None:
+        """Re-read the list when the dock is seen (runs recorded elsewhere show up too);
+        while it is hidden, only remember that it is stale."""
+        if force or not self.dock.visibleRegion().isEmpty() or self.dock.isFloating():
+            self._stale = False
+            if self.panel.graph != self.graph():
+                self.panel.set_graph(self.graph())
+            else:
+                self.panel.refresh()
+        else:
+            self._stale = True
 
     # which graph -----------------------------------------------------------------------------
     def graph(self) -> str:
@@ -78,11 +91,12 @@ class RunHistoryFeature(QObject):
     def _document_changed(self, change: Any = None) -> None:
         kind = getattr(change, "kind", "")
         if kind in ("reset", "saved") and self.panel.graph != self.graph():
-            self.panel.set_graph(self.graph())
+            self.refresh()
 
     def show(self) -> None:
         self.dock.show()
         self.dock.raise_()
+        self.refresh(force=True)
         self.window.resizeDocks([self.dock], [330], Qt.Orientation.Vertical)
         self.window.resizeDocks([self.dock], [int(self.window.width() * 0.6)],
                                 Qt.Orientation.Horizontal)
@@ -106,7 +120,7 @@ class RunHistoryFeature(QObject):
                                     f"{type(exc).__name__}: {exc}")
             return
         self.last_record = record
-        self.panel.refresh()
+        self.refresh()
         baseline = self.store.baseline(record.graph)
         if baseline is not None and baseline.run_id != record.run_id:
             self.window.statusBar().showMessage(
@@ -120,6 +134,8 @@ class RunHistoryFeature(QObject):
     # actions ---------------------------------------------------------------------------------
     def show_run(self, run_id: str) -> RunView | None:
         """The run as it ran, on its own read-only canvas."""
+        from modrag_studio.ui.history.run_view import RunView  # on first use, not at start
+
         try:
             stored = self.store.load(run_id, self.shell.registry)
         except ModragError as exc:
@@ -182,7 +198,7 @@ class RunHistoryFeature(QObject):
 
     def set_baseline(self, run_id: str) -> None:
         self.store.set_baseline(self.graph(), run_id or None)
-        self.panel.refresh()
+        self.refresh(force=True)
         self.window.statusBar().showMessage(
             "Baseline cleared." if not run_id else
             "Baseline set: later runs show their time, outcome and answer against it.", 6000)

@@ -7,6 +7,8 @@ Listing reads the history's index only (never a run file), so a thousand runs op
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,13 +28,16 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.engine.history.changes import deltas
 from modrag_studio.engine.history.store import RunHistory, RunRecord
-from modrag_studio.ui.history.run_view import when
 
 COLUMNS = ("when", "question", "outcome", "variant", "time", "vs baseline", "from")
 OUTCOMES = ("any outcome", "ok", "failed", "cancelled", "invalid")
 ANY_VARIANT, BASE = "any variant", "(base)"
 OUTCOME_COLOURS = {"ok": "#5fb878", "failed": "#e06c75", "cancelled": "#c8a040",
                    "invalid": "#e06c75"}
+
+
+def when(started_at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started_at))
 
 
 class HistoryPanel(QWidget):

@@ -111,8 +111,7 @@ class Playground(QWidget):
         history.recorded.connect(self._recorded)
         run.controller.run_error.connect(self._failed)
         run.controller.busy_changed.connect(self._busy)
-        self.refresh_conversations()
-        self.render()
+        self.render()  # the earlier conversations are listed when the dock is first seen
 
     # sending ---------------------------------------------------------------------------------
     def inputs_of(self, question: str) -> dict[str, Any] | None:
@@ -293,6 +292,8 @@ class PlaygroundDock:
         if "View" in window.menus:
             window.menus["View"].addAction(self.dock.toggleViewAction())
         window.editor.subscribe(self._document_changed)
+        self.dock.visibilityChanged.connect(
+            lambda visible: visible and self.panel.refresh_conversations())
 
     def _document_changed(self, change: Any = None) -> None:
         if getattr(change, "kind", "") == "reset":

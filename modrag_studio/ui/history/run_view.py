@@ -4,7 +4,6 @@ changed in the graph since, and (after a comparison) the node-by-node diff badge
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +18,7 @@ from modrag_studio.engine.history.store import StoredRun
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.ui.canvas.adapter import CanvasAdapter
 from modrag_studio.ui.evaluate.compare_view import DiffBadge, SideBySideDialog
+from modrag_studio.ui.history.panel import when
 from modrag_studio.ui.inspection.inspector import Inspector
 from modrag_studio.ui.inspection.overlays import OverlayManager
 from modrag_studio.ui.run.controller import RunController
@@ -41,10 +41,6 @@ class ReadOnlyEditor(GraphEditor):
 
     def push_action(self, label: str, do: Any, undo: Any) -> None:
         self.refused.append(label)
-
-
-def when(started_at: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started_at))
 
 
 class RunView(QMainWindow):
