@@ -76,6 +76,7 @@ def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
         view.inspector.show_node("parse")
         assert view.inspector.result is view.stored.result
         view.close()
+        qtbot.waitUntil(lambda: not history.views, timeout=5_000)  # closed: freed
 
 
 def test_two_runs_compared_baseline_deltas_and_add_to_evaluation_set(

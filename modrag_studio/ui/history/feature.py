@@ -143,10 +143,12 @@ class RunHistoryFeature(QObject):
             return None
         view = RunView(stored, self.shell.editor.document(), self.shell.registry, self.window)
         self.views.append(view)
-        view.destroyed.connect(lambda *_: self.views.remove(view) if view in self.views
-                               else None)
+        view.destroyed.connect(lambda *_: self._forget(view))
         view.show()
         return view
+
+    def _forget(self, view: RunView) -> None:
+        self.views = [v for v in self.views if v is not view]
 
     def compare(self, run_a: str, run_b: str) -> RunView | None:
         """The node-by-node diff of two recorded runs: on run B's canvas and in the panel."""

@@ -49,6 +49,7 @@ class RunView(QMainWindow):
     def __init__(self, stored: StoredRun, current: GraphDocument | None,
                  registry: NodeRegistry, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # a closed view frees its canvas
         self.stored = stored
         record = stored.record
         self.setWindowTitle(f"Run {record.run_id} ({when(record.started_at)}) — read-only")
