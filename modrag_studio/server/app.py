@@ -183,12 +183,15 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
               response_class=StreamingResponse,
               responses={200: {"content": {"text/event-stream": {}}}})
     async def run_stream(request: Request, body: inputs_model,  # type: ignore[valid-type]
-                         trace: bool = Query(False, description="include the trace at the end")):
+                         trace: bool = Query(False, description="include the trace at the end"),
+                         record: bool = Query(False, description="keep the run in the graph's "
+                                              "run history")):
         trace_allowed(request, trace)
         inputs = request_inputs(body)
         if not manager.has_room():
             return busy(settings.run_timeout_s)
-        return StreamingResponse(stream_run(manager, inputs, trace),
+        return StreamingResponse(stream_run(manager, inputs, trace,
+                                            record_run if record else None),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
