@@ -57,7 +57,6 @@ class RunHistoryFeature(QObject):
         self.views: list[RunView] = []  # the run views open
         self.last_record: RunRecord | None = None
         self.last_comparison: dict[str, Any] | None = None
-        self._compare_after: dict[str, str] = {}  # run id of a pending "compare with current"
         self.panel.show_requested.connect(self.show_run)
         self.panel.compare_current_requested.connect(self.compare_with_current)
         self.panel.compare_requested.connect(self.compare)
@@ -67,20 +66,17 @@ class RunHistoryFeature(QObject):
         window.editor.subscribe(self._document_changed)
         if "View" in window.menus:
             window.menus["View"].addAction(self.dock.toggleViewAction())
-        self._stale = True  # the list is read when the dock is first seen, not at start-up
+        # the list is read when the dock is first seen, not at start-up
         self.dock.visibilityChanged.connect(lambda visible: visible and self.refresh())
 
     def refresh(self, force: bool = False) -> None:
         """Re-read the list when the dock is seen (runs recorded elsewhere show up too);
-        while it is hidden, only remember that it is stale."""
+        a hidden dock is read when it is shown."""
         if force or not self.dock.visibleRegion().isEmpty() or self.dock.isFloating():
-            self._stale = False
             if self.panel.graph != self.graph():
                 self.panel.set_graph(self.graph())
             else:
                 self.panel.refresh()
-        else:
-            self._stale = True
 
     # which graph -----------------------------------------------------------------------------
     def graph(self) -> str:
@@ -112,10 +108,7 @@ class RunHistoryFeature(QObject):
                 self.graph(), request.doc, request.inputs, result,
                 variant=self.variants.active, origin=context.get("origin", "studio"),
                 conversation=context.get("conversation", ""), turn=context.get("turn", 0))
-        except (OSError, ModragError, ValueError) as exc:
-            self.shell.show_message(f"The run was not recorded in the history: {exc}")
-            return
-        except Exception as exc:  # sqlite, pickling: a run is never lost to its record
+        except Exception as exc:  # a full disk, a locked index: said, and the run stays shown
             self.shell.show_message(f"The run was not recorded in the history: "
                                     f"{type(exc).__name__}: {exc}")
             return
@@ -127,8 +120,7 @@ class RunHistoryFeature(QObject):
                 f"{self.window.statusBar().currentMessage()} · vs baseline: "
                 f"{deltas(baseline, record)['label']}")
         self.recorded.emit(record, result)
-        against = self._compare_after.pop(request.context.get("compare_with", ""), None)
-        if against is not None:
+        if against := context.get("compare_with"):  # "Compare with current" ran this one
             self.compare(against, record.run_id)
 
     # actions ---------------------------------------------------------------------------------
@@ -179,7 +171,6 @@ class RunHistoryFeature(QObject):
         context = {"origin": "studio", "compare_with": run_id}
         if not self.start(record.inputs, "Compare with current", context):
             return False
-        self._compare_after[run_id] = run_id
         self.window.statusBar().showMessage(
             f"Running the current graph on the question of {when(record.started_at)}…")
         return True
