@@ -75,6 +75,10 @@ def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
         assert "parse" in view.editor.document().node_ids() and view.editor.refused
         view.inspector.show_node("parse")
         assert view.inspector.result is view.stored.result
+        assert view.inspector.node_id == "parse"
+        qtbot.wait(50)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        view.grab().save(str(SHOTS / "history_run_view_changed.png"))
         view.close()
         qtbot.waitUntil(lambda: not history.views, timeout=5_000)  # closed: freed
 
