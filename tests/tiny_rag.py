@@ -10,9 +10,10 @@ from typing import Any
 
 def tiny_rag_graph(folder: Path, docs: dict[str, str], *, backend: str, top_k: int = 1,
                    judge: bool = False, name: str = "tiny", description: str = "",
-                   question_description: str = "") -> dict[str, Any]:
+                   question_description: str = "", history: bool = False) -> dict[str, Any]:
     """The graph document; ``docs`` (file name -> text) are written to ``folder/corpus``,
-    the corpus input's default."""
+    the corpus input's default. ``history``: a ``history`` input (a chat history as text,
+    empty by default) into the prompt, as a playground graph has."""
     corpus = folder / "corpus"
     corpus.mkdir()
     for file_name, text in docs.items():
@@ -28,6 +29,7 @@ def tiny_rag_graph(folder: Path, docs: dict[str, str], *, backend: str, top_k: i
         ("prompt", "prompt.build", {}), ("llm", "llm.model", {"backend": backend}),
         ("generate", "llm.generate", {}), ("parse", "parse.answer", {}),
         *([("judge", "eval.judge", {})] if judge else []),
+        *([("history", "graph.input", {"name": "history", "default": ""})] if history else []),
         ("answer", "graph.output", {"name": "answer"}),
     ]
     edges = [("corpus.value", "load.path"), ("load.documents", "split.documents"),
@@ -41,6 +43,8 @@ def tiny_rag_graph(folder: Path, docs: dict[str, str], *, backend: str, top_k: i
                   ("question.value", "judge.query"), ("judge.answer", "answer.value")]
     else:
         edges.append(("parse.answer", "answer.value"))
+    if history:
+        edges.append(("history.value", "prompt.history"))
     metadata = {"name": name, **({"description": description} if description else {})}
     return {"schema_version": 1, "metadata": metadata,
             "nodes": [{"id": i, "type": t, "params": p} for i, t, p in nodes],

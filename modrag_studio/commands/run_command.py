@@ -56,6 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="use the outputs pinned in the studio for this graph file instead of "
                           "running those nodes (off by default: a graph never runs pinned "
                           "values by surprise)")
+    run.add_argument("--record", action="store_true",
+                     help="keep this run in the graph's run history (beside the node cache; "
+                          "the studio's History panel and `modrag cache history` list it)")
     add_expect_option(run)
     run_tracing.add_arguments(run)
     run.set_defaults(func=traced(run_graph))
@@ -179,9 +182,28 @@ def run_graph(args: argparse.Namespace) -> int:
     if result.status == "cancelled":
         done = ", ".join(result.trace.ran() + result.trace.from_cache()) or "none"
         print(f"cancelled; completed nodes: {done}", file=sys.stderr)
+    if args.record:
+        record_run(args, doc, inputs, result)
     if args.trace_out and not write_trace(Path(args.trace_out), result.trace.to_json()):
         return EXIT_INVALID
     return EXIT_OK if result.ok else EXIT_RUN_FAILED
+
+
+def record_run(args: argparse.Namespace, doc: Any, inputs: dict[str, Any], result: Any) -> None:
+    """Keep the run in the history of the graph file (a failure to record is a warning: the
+    run itself succeeded or failed on its own)."""
+    from modrag_studio.engine.history.store import RunHistory
+    from modrag_studio.engine.run.pins import graph_key
+
+    root = Path(args.cache_dir) / "history" if args.cache_dir else None
+    try:
+        record = RunHistory(root).record(graph_key(path=args.graph), doc, inputs, result,
+                                         origin="cli")
+    except Exception as exc:
+        print(f"warning: the run was not recorded in the history: {exc}", file=sys.stderr)
+        return
+    if not args.quiet:
+        print(f"recorded run {record.run_id} in the history", file=sys.stderr)
 
 
 def load_pins(graph_path: str) -> dict[str, Any]:

@@ -152,25 +152,46 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
 
     @app.post("/run", response_model=result_model, summary="Run the graph once")
     async def run(request: Request, body: inputs_model,  # type: ignore[valid-type]
-                  trace: bool = Query(False, description="include the run trace")) -> Any:
+                  trace: bool = Query(False, description="include the run trace"),
+                  record: bool = Query(False, description="keep the run in the graph's run "
+                                       "history (beside the server's node cache)")) -> Any:
         trace_allowed(request, trace)
         inputs = request_inputs(body)
         try:
             result, timed_out = await run_until_disconnect(manager, request, inputs)
         except QueueFull:
             return busy(settings.run_timeout_s)
-        return result_body(result, with_trace=trace, timed_out=timed_out, view=view)
+        answer = result_body(result, with_trace=trace, timed_out=timed_out, view=view)
+        if record:
+            answer["recorded"] = await anyio.to_thread.run_sync(record_run, result, inputs)
+        return answer
+
+    def record_run(result: Any, inputs: dict[str, Any]) -> str | None:
+        """The run kept in the history (None, logged, when it cannot be written)."""
+        from modrag_studio.engine.history.store import RunHistory
+        from modrag_studio.engine.run.pins import graph_key
+
+        root = settings.cache_dir / "history" if settings.cache_dir else None
+        try:
+            return RunHistory(root).record(graph_key(doc), doc, inputs, result,
+                                           origin="server").run_id
+        except Exception as exc:
+            log.warning("run %s not recorded in the history: %s", result.trace.run_id, exc)
+            return None
 
     @app.post("/run/stream", summary="Run the graph, streaming events (server-sent events)",
               response_class=StreamingResponse,
               responses={200: {"content": {"text/event-stream": {}}}})
     async def run_stream(request: Request, body: inputs_model,  # type: ignore[valid-type]
-                         trace: bool = Query(False, description="include the trace at the end")):
+                         trace: bool = Query(False, description="include the trace at the end"),
+                         record: bool = Query(False, description="keep the run in the graph's "
+                                              "run history")):
         trace_allowed(request, trace)
         inputs = request_inputs(body)
         if not manager.has_room():
             return busy(settings.run_timeout_s)
-        return StreamingResponse(stream_run(manager, inputs, trace),
+        return StreamingResponse(stream_run(manager, inputs, trace,
+                                            record_run if record else None),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 

@@ -6,7 +6,7 @@ import asyncio
 import json
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -149,9 +149,11 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
         return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-async def stream_run(manager: RunManager, inputs: dict[str, Any],
-                     with_trace: bool) -> AsyncIterator[bytes]:
-    """Server-sent events: node_started / node_finished / token ..., then one ``result``."""
+async def stream_run(manager: RunManager, inputs: dict[str, Any], with_trace: bool,
+                     record: Callable[[RunResult, dict[str, Any]], str | None] | None = None
+                     ) -> AsyncIterator[bytes]:
+    """Server-sent events: node_started / node_finished / token ..., then one ``result``
+    (with ``recorded``, the run's id in the history, when ``record`` keeps it)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
     hook = _QueueHook(loop, queue, manager.view)
@@ -173,8 +175,11 @@ async def stream_run(manager: RunManager, inputs: dict[str, Any],
                 yield sse("error", {"detail": "server busy: too many runs waiting"})
                 return
             result, timed_out = task.result()
-            yield sse("result", result_body(result, with_trace=with_trace, timed_out=timed_out,
-                                            view=manager.view))
+            body = result_body(result, with_trace=with_trace, timed_out=timed_out,
+                               view=manager.view)
+            if record is not None:
+                body["recorded"] = await anyio.to_thread.run_sync(record, result, inputs)
+            yield sse("result", body)
             return
     finally:
         if not task.done():  # the client went away: stop its run

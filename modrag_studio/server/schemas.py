@@ -56,4 +56,6 @@ def response_model(doc: GraphDocument, registry: NodeRegistry) -> type[BaseModel
         outputs=(outputs_model(doc, registry), ...),
         errors=(list[dict[str, str]], Field(default_factory=list)),
         trace=(dict[str, Any] | None, None),
+        recorded=(str | None, Field(None, description="the run's id in the run history, "
+                                    "when the request asked to record it")),
     )

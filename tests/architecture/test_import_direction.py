@@ -25,6 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine.cache": {"engine.core", "engine.trust"},
     "engine.run": {"engine.core", "engine.trust", "engine.cache"},
     "engine.evidence": ENGINE_BELOW_RUN | {"engine.run"},
+    "engine.history": ENGINE_BELOW_RUN | {"engine.run"},
     "engine.layout": {"engine.core"},
     "engine.edit": {"engine.core", "engine.layout"},
     "engine": {"engine.core", "engine.trust", "engine.cache", "engine.run"},  # the facade

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from modrag_studio.engine.core.datatypes import Query
+from modrag_studio.engine.core.datatypes import ChatMessage, Query
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,42 @@ class Compatibility:
 
 # Conversions applied on an edge when the source type is not the target type but a user
 # would expect the wire to work (a plain question string into a node that takes a Query).
+def chat_history(text: str) -> list[ChatMessage]:
+    """A chat history given as text (a graph input): a JSON list of ``{"role", "content"}``
+    messages, or ``role: content`` lines (a line without a role continues the message above);
+    empty text is no history. ValueError naming the message that is wrong."""
+    import json
+
+    text = text.strip()
+    if not text:
+        return []
+    if text.startswith("["):
+        try:
+            items = json.loads(text)
+            return [ChatMessage(role=item["role"], content=str(item["content"]))
+                    for item in items]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"chat history: not a list of {{role, content}} messages ({exc})"
+                             ) from None
+    messages: list[ChatMessage] = []
+    for line in text.splitlines():
+        role, colon, content = line.partition(":")
+        if colon and role.strip().lower() in ("user", "assistant", "system"):
+            messages.append(ChatMessage(role=role.strip().lower(),  # type: ignore[arg-type]
+                                        content=content.strip()))
+        elif messages:
+            last = messages[-1]
+            messages[-1] = ChatMessage(role=last.role, content=f"{last.content}\n{line}")
+        else:
+            raise ValueError(f"chat history: the first line names no role (user:, "
+                             f"assistant:): {line[:60]!r}")
+    return messages
+
+
 _COERCIONS: dict[tuple[Any, Any], Callable[[Any], Any]] = {
     (str, Query): lambda text: Query(text=text, original=text),
     (Query, str): lambda query: query.text,
+    (str, list[ChatMessage]): chat_history,  # a graph input "history" into prompt.build
 }
 
 

@@ -103,6 +103,9 @@ class RunRequest:
     label: str = "Run"
     base_dir: Path | None = None  # where relative paths resolve (the graph file's folder)
     pins_graph: str | None = None  # use the pins of this graph (``engine.pins.graph_key``)
+    #: what the caller attaches for those who watch the run (the playground: origin,
+    #: conversation and turn, which the run history records)
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:

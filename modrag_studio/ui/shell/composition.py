@@ -26,7 +26,11 @@ The order is the order things appear in the menus, toolbars and docks:
 14. ``index``: Run > Index Corpus… (needs ``run``);
 15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload;
 16. ``node_details``: a node's inputs | params | outputs of the last run (double-click or
-    Enter on a node; needs ``run``'s inspector).
+    Enter on a node; needs ``run``'s inspector);
+17. ``history``: records every run (the caller around the run) and the History dock (needs
+    ``run``, ``variants`` and ``evaluation_sets``);
+18. ``playground``: the chat over the graph, each turn a run in the history (needs ``run``
+    and ``history``).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -52,6 +56,8 @@ from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
 from modrag_studio.ui.evaluate.variants import VariantsController
+from modrag_studio.ui.history.feature import RunHistoryFeature
+from modrag_studio.ui.history.playground import PlaygroundDock
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
 from modrag_studio.ui.inspection.node_detail import NodeDetails
 from modrag_studio.ui.run.delete_guard import DeleteGuard
@@ -90,6 +96,8 @@ class StudioFeatures:
     index: IndexAction
     model_memory: ModelMemory
     node_details: NodeDetails
+    history: RunHistoryFeature
+    playground: PlaygroundDock
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -118,7 +126,9 @@ def compose(window: MainWindow) -> StudioFeatures:
     model_memory = ModelMemory(shell, window.controller)
     node_details = NodeDetails(shell, window.editor, run.inspector, window.canvas.on_node_opened,
                                window.canvas.selected_node_ids)
+    history = RunHistoryFeature(shell, run, variants, evaluation_sets)
+    playground = PlaygroundDock(shell, run, history)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
                           studio_ux, live_run, node_flags, editor_extras, index, model_memory,
-                          node_details)
+                          node_details, history, playground)
