@@ -68,13 +68,15 @@ def test_a_drop_down_edit_and_escape(main_window, qtbot):
     field = rows.edit(node, _row(main_window, node, "backend"))
     box = field.widget
     assert isinstance(box, QComboBox)
-    assert [box.itemData(i) for i in range(box.count())] == ["embedded", "ollama", "openai"]
+    choices = [box.itemData(i) for i in range(box.count())]
+    assert {"embedded", "ollama", "openai"} <= set(choices)  # tests may register more
     box.hidePopup()
     QTest.keyClick(box, Qt.Key.Key_Escape)  # closes, nothing changes
     assert rows.editing is None and "backend" not in editor.document().node(node).params
     field = rows.edit(node, _row(main_window, node, "backend"))
-    field.widget.setCurrentIndex(1)
-    field.widget.activated.emit(1)
+    ollama = field.widget.findData("ollama")
+    field.widget.setCurrentIndex(ollama)
+    field.widget.activated.emit(ollama)
     assert editor.document().node(node).params["backend"] == "ollama"
     assert _rows(main_window, node)[0] == "backend  ollama"
     editor.undo()
