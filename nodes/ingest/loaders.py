@@ -62,6 +62,10 @@ class LoadParams(BaseModel):
     skip_hidden: bool = Field(True, description="Ignore files and folders starting with '.'")
     follow_external_links: bool = Field(
         False, description="Load files that symlinks point to outside the folder")
+    max_file_mb: float = Field(
+        64.0, ge=0, description="Text, Markdown and HTML files larger than this are not read "
+                                "(reported as unreadable); 0: no limit. BEIR .jsonl corpora "
+                                "and PDFs are not limited")
 
 
 def resolve_path(params: LoadParams, path_input: str | None) -> Path:
@@ -219,6 +223,24 @@ def read_text(path: Path, encoding: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+LARGE_FILE_BYTES = 8 << 20  # a text file this large is read with a warning (slow to split)
+_SIZE_CAPPED = (".txt", ".md", ".markdown", ".html", ".htm")
+
+
+def check_size(path: Path, params: LoadParams, warn: Callable[[str], None] | None,
+               rel: str) -> None:
+    """Refuse a text file over ``max_file_mb``; warn about one over ``LARGE_FILE_BYTES``."""
+    if path.suffix.lower() not in _SIZE_CAPPED:
+        return
+    size = path.stat().st_size
+    megabytes = size / (1 << 20)
+    if params.max_file_mb and megabytes > params.max_file_mb:
+        raise UnreadableFile(f"{megabytes:.1f} MB, larger than max_file_mb "
+                             f"({params.max_file_mb:g} MB); raise the param to load it")
+    if size > LARGE_FILE_BYTES and warn is not None:
+        warn(f"large file {rel} ({megabytes:.1f} MB): reading and splitting it takes a while")
+
+
 def load_file(root: Path, path: Path, params: LoadParams) -> list[Document]:
     """The documents of one file; raises UnreadableFile with the reason."""
     rel = _rel(root, path)
@@ -346,6 +368,7 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
             ctx.check_cancelled()
             ctx.progress(number, len(files), f"reading {_rel(root, path)}")
         try:
+            check_size(path, params, ctx.warn if ctx is not None else None, _rel(root, path))
             docs = load_file(root, path, params)
         except NotADocument as exc:
             report.skipped.append(FileProblem(file=_rel(root, path), reason=str(exc)))

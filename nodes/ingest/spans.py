@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.run.cancel_scope import check_cancelled
 
 Span = tuple[int, int]
+CHECK_EVERY = 2048  # pieces, windows or chunks between two looks at the run's cancel token
 
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 # a token: one CJK character, or a run of other non-space characters
@@ -77,7 +79,9 @@ def cut_pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> lis
     piece before it); the pieces cover the range exactly."""
     pieces: list[Span] = []
     cursor = start
-    for match in pattern.finditer(text, start, end):
+    for number, match in enumerate(pattern.finditer(text, start, end)):
+        if number % CHECK_EVERY == 0:  # one huge document is not split past a time limit
+            check_cancelled()
         if match.end() <= cursor or match.end() >= end:
             continue
         if pattern is SENTENCE and match.group().startswith(".") and \
@@ -94,7 +98,9 @@ def merge_pieces(text: str, pieces: Sequence[Span], size: int, overlap: int) -> 
     span starts with trailing pieces of the previous one totalling at most ``overlap``."""
     chunks: list[Span] = []
     window: list[Span] = []
-    for piece in pieces:
+    for number, piece in enumerate(pieces):
+        if number % CHECK_EVERY == 0:
+            check_cancelled()
         if window and piece[1] - window[0][0] > size:
             chunks.append(trim(text, window[0][0], window[-1][1]))
             while window and (window[-1][1] - window[0][0] > overlap
@@ -114,6 +120,8 @@ def fixed_char_spans(text: str, size: int, overlap: int) -> list[Span]:
     step = max(1, size - overlap)
     spans = []
     for begin in range(0, max(len(text), 1), step):
+        if begin % (CHECK_EVERY * step) == 0:
+            check_cancelled()
         span = trim(text, begin, min(begin + size, len(text)))
         if span[1] > span[0] and (not spans or span[1] > spans[-1][1]):
             spans.append(span)
@@ -197,6 +205,8 @@ def make_chunks(doc: Document, spans: Sequence[Span],
         base["title"] = doc.title
     chunks = []
     for index, (start, end) in enumerate(spans):
+        if index % CHECK_EVERY == 0:
+            check_cancelled()
         metadata = dict(base)
         if splitter:
             metadata["splitter"] = splitter

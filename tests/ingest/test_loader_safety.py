@@ -64,3 +64,72 @@ def test_symlinks_leaving_the_corpus_are_not_followed_by_default(tmp_path):
     assert {p.file for p in report.skipped} == {"link.md", "folder"}
     followed, _ = match_files(corpus, LoadParams(follow_external_links=True))
     assert Path(corpus / "link.md") in followed
+
+
+class _CancelledAfter(CancelToken):
+    """A token that reads as cancelled from its ``reads``-th look on (deterministic)."""
+
+    def __init__(self, reads: int) -> None:
+        super().__init__()
+        self.reads = reads
+        self.looks = 0
+
+    @property
+    def cancelled(self) -> bool:
+        self.looks += 1
+        return self.looks >= self.reads
+
+
+def test_splitting_one_huge_document_stops_when_the_run_is_cancelled():
+    from modrag_nodes.ingest.splitters import RecursiveParams, RecursiveSplitter, split_all
+    from modrag_studio.engine.core.datatypes import Document
+
+    doc = Document(doc_id="big", text="A short sentence here. " * 60_000)  # 1.4 M chars
+    splitter, params = RecursiveSplitter(), RecursiveParams(chunk_size=200, overlap=0)
+
+    class Ctx:  # what split_all asks of a node context
+        def __init__(self, token: CancelToken) -> None:
+            self.cancel = token
+
+        def check_cancelled(self) -> None:
+            self.cancel.raise_if_cancelled()
+
+        def progress(self, *_args) -> None:
+            pass
+
+    whole = split_all(Ctx(CancelToken()), [doc], lambda d: splitter.split_one(params, d))
+    assert len(whole) > 5000
+    token = _CancelledAfter(reads=3)  # not cancelled at the document's start: inside it
+    with pytest.raises(RunCancelled):
+        split_all(Ctx(token), [doc], lambda d: splitter.split_one(params, d))
+    assert token.looks >= 3
+
+
+def test_a_text_file_over_the_size_cap_is_named_and_a_large_one_warned(tmp_path, monkeypatch):
+    from modrag_nodes.ingest import loaders
+
+    (tmp_path / "huge.txt").write_bytes(b"word " * (600 << 10))  # 3 MB
+    (tmp_path / "large.md").write_bytes(b"# t\n\n" + b"line\n" * (300 << 10))  # 1.5 MB
+    (tmp_path / "small.md").write_text("# s\n\nok\n")
+    monkeypatch.setattr(loaders, "LARGE_FILE_BYTES", 1 << 20)
+    warned: list[str] = []
+
+    class Ctx:
+        cancel = CancelToken()
+
+        def check_cancelled(self) -> None:
+            pass
+
+        def progress(self, *_args) -> None:
+            pass
+
+        def warn(self, message: str) -> None:
+            warned.append(message)
+
+    docs, report = load_documents(tmp_path, LoadParams(max_file_mb=2), Ctx())
+    assert sorted(d.doc_id for d in docs) == ["large.md", "small.md"]
+    assert [p.file for p in report.unreadable] == ["huge.txt"]
+    assert "max_file_mb (2 MB)" in report.unreadable[0].reason
+    assert any("large file large.md (1.5 MB)" in w for w in warned), warned
+    docs, report = load_documents(tmp_path, LoadParams(max_file_mb=0), Ctx())  # no limit
+    assert len(docs) == 3 and not report.unreadable
