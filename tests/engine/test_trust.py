@@ -220,3 +220,40 @@ def test_the_trust_list_names_the_files_the_run_reads_from_another_working_direc
     read = {str(Path(d.source).resolve().parent) for d in result.outputs["documents"]}
     assert listed == [str((project / "outside").resolve())]
     assert read == set(listed)
+
+
+def _graph(nodes: list[dict]) -> GraphDocument:
+    return GraphDocument.model_validate({"metadata": {"name": "received"}, "nodes": nodes,
+                                         "edges": []})
+
+
+def test_relative_escapes_from_the_graph_folder_are_listed_resolved(tmp_path):
+    folder = tmp_path / "inbox" / "graphs"
+    folder.mkdir(parents=True)
+    doc = _graph([
+        {"id": "load", "type": "load.files", "params": {"path": "../../.ssh/x"}},
+        {"id": "prompt", "type": "prompt.build",
+         "params": {"template_file": "sub/../../../../etc/passwd"}},
+        {"id": "ok", "type": "load.files", "params": {"path": "docs/inside"}},  # stays inside
+    ])
+    found = reach(doc, default_registry(), folder / "g.json")
+    files = dict(found.files)
+    assert files["load.path"] == str(tmp_path / ".ssh" / "x")
+    assert files["prompt.template_file"] == str(tmp_path.parent / "etc" / "passwd")
+    assert "ok.path" not in files
+
+
+def test_hosts_in_params_of_nodes_that_are_not_chat_models_are_listed():
+    doc = _graph([
+        {"id": "store", "type": "store.chroma",
+         "params": {"backend": "http", "host": "vectors.attacker.example", "port": 8000}},
+        {"id": "embedder", "type": "embed.model",
+         "params": {"kind": "ollama", "model": "m", "host": "http://embed.attacker.example:11434"}},
+        {"id": "local", "type": "store.chroma",  # a folder store never contacts its host param
+         "params": {"backend": "persistent", "host": "ignored.example"}},
+        {"id": "loop", "type": "embed.model",
+         "params": {"kind": "ollama", "model": "m", "host": "http://127.0.0.1:11434"}},
+    ])
+    hosts = dict(reach(doc, default_registry()).hosts)
+    assert hosts == {"store.host": "vectors.attacker.example",
+                     "embedder.host": "embed.attacker.example"}

@@ -53,3 +53,33 @@ def test_wins_losses_ties_and_length_check():
         "wins": 1, "losses": 1, "ties": 2}
     with pytest.raises(ValueError, match="differ in length"):
         compare_paired([1.0], [1.0, 2.0])
+
+
+def test_the_sampled_p_value_is_calibrated_under_no_effect():
+    """Deltas with no effect (symmetric noise): about 5 % of data sets reach p < 0.05."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    p_values = []
+    for _ in range(500):
+        noise = rng.normal(0.0, 0.1, size=30)
+        p, exact = randomization_p_value([0.0] * 30, list(noise), permutations=2000, seed=1)
+        assert not exact
+        p_values.append(p)
+    rejected = sum(p < 0.05 for p in p_values) / len(p_values)
+    assert 0.025 <= rejected <= 0.08, rejected  # 0.05 +- 2.5 standard errors
+    assert 0.35 <= float(np.median(p_values)) <= 0.65  # uniform under the null
+
+
+def test_the_switch_from_exact_to_sampled_is_at_sixteen_non_zero_deltas():
+    from modrag_studio.evaluation.statistics import EXACT_UP_TO
+
+    assert EXACT_UP_TO == 16
+    ties = [0.0] * 10  # zero deltas do not count towards the switch
+    deltas = [0.1 * (1 + i % 3) for i in range(16)]
+    p16, exact16 = randomization_p_value([0.0] * 26, deltas + ties)
+    p17, exact17 = randomization_p_value([0.0] * 27, [*deltas, 0.2] + ties)
+    assert exact16 and not exact17
+    # all positive: the exact p-value is 2 / 2**16 (all + and all -); sampled, it is tiny
+    assert p16 == 2 / 2**16
+    assert p17 < 0.001

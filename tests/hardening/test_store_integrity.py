@@ -202,3 +202,85 @@ def test_a_file_that_fails_to_load_keeps_its_chunks(tmp_path, store_type):
     visit = next(v for v in result.trace.visits if v.node_id == "store")
     assert visit.details["kept_unreadable"] == 1 and visit.details["deleted"] == 0
 
+
+
+@pytest.mark.parametrize("backend", ["chroma-persistent", "chroma-http"])
+def test_two_threads_of_one_process_write_one_at_a_time(tmp_path, backend):
+    import threading
+    import time
+
+    location = (backend, str(tmp_path / "store")) if backend != "chroma-http" else \
+        (backend, "127.0.0.1", 8000, False)
+    inside: list[int] = []
+    overlaps: list[int] = []
+
+    def writer(number: int) -> None:
+        with collection_lock(location, "shared", wait_s=10):
+            inside.append(number)
+            if len(inside) > 1:
+                overlaps.append(number)
+            time.sleep(0.05)
+            inside.remove(number)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not any(t.is_alive() for t in threads) and overlaps == []
+    # a thread that cannot get it in time is told so, naming this process's other run
+    with collection_lock(location, "shared", wait_s=1):
+        failed: list[BaseException] = []
+
+        def late() -> None:
+            try:
+                with collection_lock(location, "shared", wait_s=0.2):
+                    pass
+            except CollectionLocked as exc:
+                failed.append(exc)
+
+        thread = threading.Thread(target=late)
+        thread.start()
+        thread.join(timeout=10)
+    assert failed and "another run in this process" in str(failed[0])
+
+
+@pytest.mark.parametrize("where", ["thread", "file"])
+def test_a_run_cancelled_while_waiting_for_the_lock_stops_at_once(tmp_path, where):
+    import threading
+    import time
+
+    from modrag_studio.engine.core.errors import NodeConfigError
+
+    store = tmp_path / "store"
+    store.mkdir()
+    location = ("chroma-persistent", str(store))
+    cancelled = threading.Event()
+    outcome: list[tuple[str, float]] = []
+
+    def waiter() -> None:
+        started = time.monotonic()
+        try:
+            with collection_lock(location, "shared", wait_s=30, should_stop=cancelled.is_set):
+                outcome.append(("acquired", time.monotonic() - started))
+        except NodeConfigError as exc:
+            outcome.append((str(exc), time.monotonic() - started))
+
+    def hold_and_cancel() -> None:
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        time.sleep(0.3)
+        cancelled.set()
+        thread.join(timeout=10)
+
+    if where == "thread":  # another run of this process holds it
+        with collection_lock(location, "shared", wait_s=1):
+            hold_and_cancel()
+    else:  # another process holds the file lock
+        with lock_path(store, "shared").open("w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            hold_and_cancel()
+    assert len(outcome) == 1
+    message, waited = outcome[0]
+    assert message == "cancelled while waiting for the collection's write lock"
+    assert waited < 5  # not the 30 s wait

@@ -41,6 +41,7 @@ def doc(text: str, **metadata) -> Document:
 
 
 def assert_offsets(document: Document, chunks) -> None:
+    assert chunks, "no chunks: every check below would pass on nothing"
     for index, chunk in enumerate(chunks):
         assert chunk.text == document.text[chunk.start:chunk.end]
         assert chunk.text.strip() == chunk.text and chunk.text
@@ -89,6 +90,7 @@ def test_sentence_splitter_keeps_whole_sentences():
     chunks = split_sentences(document, 80, overlap=1)
     assert_offsets(document, chunks)
     boundaries = {b for _, b in sentence_spans(PROSE)}
+    assert len(boundaries) > 3 and len(chunks) > 1
     assert all(c.end in boundaries for c in chunks)
     assert all(len(c.text) <= 80 for c in chunks)
     # overlap: each chunk after the first starts with the previous chunk's last sentence
@@ -101,6 +103,7 @@ def test_recursive_prefers_paragraphs_then_sentences():
     assert_offsets(document, chunks)
     assert chunks[0].text.endswith("Then he left again!")
     small = split_recursive(document, 40, 0)
+    assert len(small) > len(chunks)
     assert all(len(c.text) <= 40 for c in small)
     assert non_space("".join(c.text for c in small)) == non_space(PROSE)
     chinese = split_recursive(doc("".join(CHINESE_SENTENCES)), 16, 0)
@@ -158,6 +161,7 @@ def test_long_section_is_split_but_keeps_path():
 def test_chunks_copy_metadata_and_page():
     document = doc("Some text here. " * 10, path="x.pdf", page=3)
     chunks = split_recursive(document, 50, 0)
+    assert len(chunks) >= 3  # 160 characters in pieces of at most 50
     assert all(c.metadata["page"] == 3 and c.metadata["path"] == "x.pdf" for c in chunks)
     assert all(c.metadata["title"] == "T" for c in chunks)
 

@@ -194,3 +194,35 @@ def test_app_refuses_a_path_input_without_any_value(tmp_path):
     doc.nodes[1].params.pop("default")
     with pytest.raises(ExposureError, match="--input corpus=VALUE"):
         create_app(doc, ServerSettings(cache_dir=None), registry=registry())
+
+
+def neutral_graph(corpus: str, store: str) -> GraphDocument:
+    """``rag_graph`` with the corpus input named 'material' (no path word) and reaching
+    ``load.path`` through a reroute point."""
+    data = rag_graph(corpus, store).model_dump(mode="json", by_alias=True, exclude_none=True)
+    for node in data["nodes"]:
+        if node["id"] == "corpus":
+            node["id"], node["params"]["name"] = "material", "material"
+    data["nodes"].append({"id": "via", "type": "flow.reroute"})
+    data["edges"] = [e for e in data["edges"] if e["to"] != "load.path"]
+    data["edges"] += [{"from": "material.value", "to": "via.value"},
+                      {"from": "via.value", "to": "load.path"}]
+    return GraphDocument.model_validate(data)
+
+
+def test_a_path_input_with_a_neutral_name_wired_through_edges_is_fixed(corpus, tmp_path):
+    root, secret = corpus
+    store = str(tmp_path / "chroma")
+    doc = neutral_graph(str(root / "corpus"), store)
+    assert path_like_inputs(doc, default_registry()) == {"material"}
+    assert Exposure.plan(doc).exposed == ["question"]
+    with pytest.raises(ExposureError, match="--data-root"):
+        Exposure.plan(doc, expose=["material"])
+    settings = ServerSettings(cache_dir=tmp_path / "cache")
+    with serve(doc, settings, registry()) as url, httpx.Client(base_url=url, timeout=60) as http:
+        attack = http.post("/run", json={"question": "x", "material": str(secret)})
+        assert attack.status_code == 422
+        assert "material" in attack.text and "TOP-SECRET" not in attack.text
+        ok = http.post("/run", json={"question": "pump?"})
+        assert ok.status_code == 200, ok.text
+        assert "TOP-SECRET" not in ok.text and ok.json()["outputs"]["index"]["count"] == 6
