@@ -1,4 +1,5 @@
-"""Assembling the Qwen GGUF from its chunk packages (with small fake parts)."""
+"""Assembling the Qwen GGUF from its chunk packages (small fake parts), and the real model
+loaded and asked once when its parts are installed."""
 
 from __future__ import annotations
 
@@ -71,3 +72,20 @@ def test_names_resolve_to_the_assembled_model(monkeypatch, tmp_path):
 
     for name in ("qwen2.5-coder-1.5b-instruct", "Qwen2.5-Coder-1.5B-Instruct", "qwen"):
         assert resolve_model(name) == tmp_path / "ok.gguf"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(qwen_model.state().missing),
+                    reason="the Qwen chunk packages are not installed (scripts/setup.sh installs "
+                           "them; the test suite's setup skips them)")
+def test_the_samples_default_model_loads_and_answers():
+    """The samples' default chat model, the real one: joined from its parts, loaded, asked."""
+    from modrag_nodes.llm.client import LLMSpec, chat
+    from tests.llm.helpers import user
+
+    spec = LLMSpec(backend="embedded", model="qwen2.5-coder-1.5b-instruct", max_tokens=8,
+                   temperature=0.0)
+    result = chat(spec, user("Reply with the single word: yes"))
+    assert "yes" in result.text.lower()
+    assert result.model.startswith("embedded:") and "qwen" in result.model.lower()
+    assert qwen_model.state().assembled
