@@ -50,7 +50,7 @@ def shown():
     marks["nodes_on_canvas"] = len(window.canvas.node_ids())
     QTimer.singleShot(0, laid_out)
 def laid_out():
-    if window.editor.layout_due:  # the search runs on a later turn of the event loop
+    if getattr(window.editor, "layout_due", False):  # the search runs on a later turn
         QTimer.singleShot(5, laid_out)
         return
     marks["laid_out"] = time.time() - t0
@@ -93,15 +93,20 @@ def hundred_node_graph() -> dict:
     return {"metadata": {"name": "bench-100"}, "nodes": nodes, "edges": edges}
 
 
-def launch(graph: Path | None, cache: Path, pycache: Path | None = None) -> dict:
+def launch(graph: Path | None, cache: Path, pycache: Path | None = None,
+           tree: tuple[Path, Path | None] = (ROOT, None)) -> dict:
+    """One launch of the studio of ``tree`` (checkout, folder importing it or None)."""
+    checkout, imports = tree
     env = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"),
                MODRAG_CACHE_DIR=str(cache), LAUNCH_T0=repr(time.time()))
+    if imports is not None:
+        env["PYTHONPATH"] = str(imports)
     if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(pycache)
     else:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(graph or "")], env=env, cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(graph or "")], env=env, cwd=checkout,
                           capture_output=True, text=True, timeout=120, check=True)
     line = [x for x in proc.stdout.splitlines() if x.startswith("{")][-1]
     return json.loads(line)
@@ -111,32 +116,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--bytecode", choices=("cached", "none"), default="cached")
+    parser.add_argument("--before", type=Path, default=None,
+                        help="another checkout (an older commit) launched in turn with this one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         graph = Path(tmp) / "bench-100.json"
         graph.write_text(json.dumps(hundred_node_graph()))
         pycache = Path(tmp) / "pycache" if args.bytecode == "cached" else None
-        launch(graph, Path(tmp) / "cache", pycache)  # warm the OS file cache (and bytecode)
-        rows: dict[str, list[dict]] = {"empty": [], "100 nodes": []}
-        for _ in range(args.repeat):
-            rows["empty"].append(launch(None, Path(tmp) / "cache", pycache))
-            rows["100 nodes"].append(launch(graph, Path(tmp) / "cache", pycache))
+        trees = {"": (ROOT, None)}
+        if args.before is not None:
+            imports = Path(tmp) / "before-imports"  # its packages under their import names
+            imports.mkdir()
+            (imports / "modrag_studio").symlink_to(args.before.resolve() / "modrag_studio")
+            (imports / "modrag_nodes").symlink_to(args.before.resolve() / "nodes")
+            trees["before: "] = (args.before.resolve(), imports)
+        rows: dict[str, list[dict]] = {}
+        for tree in trees.values():  # warm the OS file cache (and the bytecode)
+            launch(graph, Path(tmp) / "cache", pycache, tree)
+        for _ in range(args.repeat):  # the trees in turn: the machine's load hits both alike
+            for label, tree in trees.items():
+                rows.setdefault(f"{label}empty", []).append(
+                    launch(None, Path(tmp) / "cache", pycache, tree))
+                rows.setdefault(f"{label}100 nodes", []).append(
+                    launch(graph, Path(tmp) / "cache", pycache, tree))
     print(f"launch to shown window, {args.repeat} runs each, best and median (target "
           f"{TARGET_S:.1f} s; bytecode {args.bytecode})")
     for name, runs in rows.items():
         shown = sorted(r["shown"] for r in runs)
         median = shown[len(shown) // 2]
         phases = min(runs, key=lambda r: r["shown"])
-        print(f"  {name:9s}: best {shown[0]:.2f} s, median {median:.2f} s, "
+        print(f"  {name:17s}: best {shown[0]:.2f} s, median {median:.2f} s, "
               f"ratio to target {median / TARGET_S:.2f}  (python {phases['python_started']:.2f}"
               f", imports+registry {phases['imports_and_registry']:.2f}, window "
               f"{phases['window_built']:.2f}, shown {phases['shown']:.2f}, laid out "
-              f"{phases['laid_out']:.2f}; "
+              f"{phases.get('laid_out', phases['shown']):.2f}; "
               f"{phases['nodes_on_canvas']} nodes); CPU time of the process "
               f"{min(r['cpu'] for r in runs):.2f} s")
-    ratio = (sorted(r["shown"] for r in rows["100 nodes"])[args.repeat // 2]
-             / sorted(r["shown"] for r in rows["empty"])[args.repeat // 2])
-    print(f"  100-node graph / empty window: {ratio:.2f}x")
+    def median(name: str) -> float:
+        return sorted(r["shown"] for r in rows[name])[args.repeat // 2]
+
+    print(f"  100-node graph / empty window: {median('100 nodes') / median('empty'):.2f}x")
+    if args.before is not None:
+        for name in ("empty", "100 nodes"):
+            print(f"  {name}, this tree / before (median): "
+                  f"{median(name) / median('before: ' + name):.2f}x")
     print(f"  load average while measuring: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
           f"on {os.cpu_count()} cores (wall times grow with the load; CPU time does not)")
 
