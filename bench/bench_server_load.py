@@ -4,7 +4,9 @@ The served graph: question input -> upper-case -> a streaming echo node standing
 LLM backend -> concat -> output. Prints requests per second, p50/p95 latency, errors, and the
 server's overhead over the engine's own run time (from the trace).
 
-Run: .venv/bin/python bench/bench_server_load.py [--clients 50] [--seconds 30]
+Run: .venv/bin/python bench/bench_server_load.py [--clients 1 50] [--seconds 30]
+(several counts run one after the other on one server; the server's CPU time per request is
+the figure a loaded machine does not distort: the client shares the machine)
 Loopback only; bounded in time and count.
 """
 
@@ -57,22 +59,36 @@ async def client_loop(http: httpx.AsyncClient, stop_at: float, index: int,
             errors.append(type(exc).__name__)
 
 
-async def load(url: str, clients: int, seconds: float) -> None:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(url: str, clients: int, seconds: float, pid: int | None = None) -> None:
     latencies: list[float] = []
     overheads: list[float] = []
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    cpu_before = cpu_seconds(pid) if pid else 0.0
+    client_before = time.process_time()
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         started = time.perf_counter()
         stop_at = started + seconds
         await asyncio.gather(*(client_loop(http, stop_at, i, latencies, overheads, errors)
                                for i in range(clients)))
         wall = time.perf_counter() - started
+    server_cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
+    client_cpu = time.process_time() - client_before
     ordered = sorted(latencies)
     p = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000  # noqa: E731
     print(f"clients={clients} seconds={seconds:.0f} requests={len(latencies)} "
           f"errors={len(errors)}")
     print(f"requests/s      {len(latencies) / wall:8.1f}")
+    if server_cpu:  # the client shares the machine: the server's own cost per request
+        print(f"requests per server CPU-second {len(latencies) / server_cpu:8.1f}  "
+              f"(server CPU {server_cpu:.1f} s, this client's CPU {client_cpu:.1f} s, "
+              f"in {wall:.1f} s)")
     print(f"latency p50 ms  {p(0.50):8.1f}")
     print(f"latency p95 ms  {p(0.95):8.1f}")
     engine = [lat - over for lat, over in zip(latencies, overheads, strict=True)]
@@ -85,7 +101,8 @@ async def load(url: str, clients: int, seconds: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--clients", type=int, nargs="+", default=[50],
+                        help="one run per count, one after the other on the same server")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
@@ -103,7 +120,8 @@ def main() -> None:
                 if time.time() > deadline or server.poll() is not None:
                     raise SystemExit("server did not start") from None
                 time.sleep(0.2)
-        asyncio.run(load(url, args.clients, min(args.seconds, 300)))
+        for clients in args.clients:
+            asyncio.run(load(url, clients, min(args.seconds, 300), server.pid))
     finally:
         server.terminate()
         server.wait(timeout=20)
