@@ -22,12 +22,12 @@ from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.records import embedder_of as embedder_of
 from modrag_nodes.vectorstore.sync import DEFAULT_DELETE_SHARE as DEFAULT_DELETE_SHARE
 from modrag_nodes.vectorstore.sync import delete_share_ok as delete_share_ok
-from modrag_nodes.vectorstore.write_lock import collection_lock
+from modrag_nodes.vectorstore.write_lock import collection_lock, no_writer
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.node import NodeContext
 from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
 from modrag_studio.engine.core.ports import OutputPort
-from modrag_studio.engine.trust.store_mode import refuse_write
+from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
 TYPE_ID = "store.chroma"
@@ -118,11 +118,16 @@ class ChromaStore(sync.StoreNode):
             embedded: EmbeddedChunks | None = None) -> dict[str, Any]:
         chunks, spec, given = sync.resolve_inputs(chunks, embedder, embedded)
         key = location(params, ctx.work_dir)
-        client = cs.client_for(key)
-        with collection_lock(key, params.collection, should_stop=lambda: ctx.cancel.cancelled):
+        read_only = stores_read_only()
+        with (no_writer(key, params.collection) if read_only else
+              collection_lock(key, params.collection, should_stop=lambda: ctx.cancel.cancelled)):
+            cs.refresh(key)  # another process may have written the folder since
+            client = cs.client_for(key)
             collection = open_for_write(client, params, spec, ctx.warn)
             done = sync.synchronise(ctx, params, _Target(client, collection), chunks, spec,
                                     given, type_id=TYPE_ID, location=_describe(key))
+            if not read_only:
+                cs.note_own_write(key)
         remote = key[0] == "chroma-http"
         return {"index": VectorIndex(
             backend="chroma-http" if remote else "chroma-persistent",

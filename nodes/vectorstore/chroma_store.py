@@ -70,6 +70,7 @@ def forget_clients() -> None:
         for _, conn in _watchers.values():
             conn.close()
         _watchers.clear()
+        _seen.clear()
 
 
 # Change detection --------------------------------------------------------------------------
@@ -113,18 +114,61 @@ def store_version(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 def open_collection(key: tuple[Any, ...], name: str) -> tuple[Any | None, Any]:
     """The collection (None when missing) and the store version it was read at; the same
-    handle is reused while the persistent store is unchanged (see ``store_version``)."""
+    handle is reused while the persistent store is unchanged (see ``store_version``). After
+    a change another process made, the folder is opened anew (see ``_reopen_after_others``)."""
     version = store_version(key)
     if version is not None:
         with _lock:
             hit = _collections.get((*key, name))
         if hit is not None and hit[0] == version:
             return hit[1], version
+        _reopen_after_others(key, version)
     collection = get_collection(client_for(key), name)
     if version is not None and collection is not None:
         with _lock:
             _collections[(*key, name)] = (version, collection)
     return collection, version
+
+
+# What this process last saw of a folder: (store version, whether this process made it)
+_seen: dict[tuple[Any, ...], Any] = {}
+
+
+def refresh(key: tuple[Any, ...]) -> None:
+    """Open a Chroma folder anew when another process wrote it since this one last looked."""
+    version = store_version(key)
+    if version is not None:
+        _reopen_after_others(key, version)
+
+
+def note_own_write(key: tuple[Any, ...]) -> None:
+    """Record the folder's version after this process wrote it (under the write lock)."""
+    version = store_version(key)
+    if version is not None:
+        with _lock:
+            _seen[key] = version
+
+
+def _reopen_after_others(key: tuple[Any, ...], version: Any) -> None:
+    """Drop this process's client of a Chroma folder another process has written since.
+
+    An embedded client keeps each collection's vector index in memory: after another
+    process deleted and added records, its searches still returned the deleted ids while
+    ``get`` and the metadata were new (a server answered from a re-indexed folder with
+    stale chunks until it restarted). Opening the folder again reads the index from disk.
+    The first version seen in this process is taken as the one it opened.
+    """
+    with _lock:
+        seen = _seen.get(key)
+        _seen[key] = version
+        if seen is None or seen == version or key not in _clients:
+            return
+        _clients.pop(key, None)
+        for cached in [k for k in _collections if k[:len(key)] == key]:
+            _collections.pop(cached, None)
+        for cached in [k for k in _counts if k[:len(key)] == key]:
+            _counts.pop(cached, None)
+    _forget_failed_system(Path(key[1]))  # Chroma's own per-folder system cache
 
 
 def count_at(key: tuple[Any, ...], name: str, collection: Any, version: Any) -> int:
@@ -179,9 +223,10 @@ OPEN_ATTEMPTS = 3
 
 
 def _forget_failed_system(path: Path) -> None:
-    """Chroma caches a folder's system before starting it, so after a failed start (two
-    processes creating one new folder at once) every later open in this process got the
-    broken one ("'RustBindingsAPI' object has no attribute 'bindings'"): drop it."""
+    """Drop Chroma's cached system of a folder. Chroma caches it before starting it, so
+    after a failed start (two processes creating one new folder at once) every later open in
+    this process got the broken one ("'RustBindingsAPI' object has no attribute
+    'bindings'"); and a folder another process wrote is opened anew from disk."""
     try:
         from chromadb.api.shared_system_client import SharedSystemClient
 

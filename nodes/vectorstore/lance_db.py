@@ -21,13 +21,13 @@ from modrag_nodes.vectorstore import lance_store as ls
 from modrag_nodes.vectorstore import records as rec
 from modrag_nodes.vectorstore import sync
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_nodes.vectorstore.write_lock import collection_lock
+from modrag_nodes.vectorstore.write_lock import collection_lock, no_writer
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError
 from modrag_studio.engine.core.node import NodeContext
 from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
 from modrag_studio.engine.core.ports import OutputPort
-from modrag_studio.engine.trust.store_mode import refuse_write
+from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
 TYPE_ID = "store.lancedb"
 _TABLE = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
@@ -101,8 +101,9 @@ class LanceDBStore(sync.StoreNode):
         if not Path(folder).is_dir():
             refuse_write(f"{TYPE_ID}: LanceDB folder {folder} does not exist")
         try:
-            with collection_lock(key, params.collection,
-                                 should_stop=lambda: ctx.cancel.cancelled):
+            with (no_writer(key, params.collection) if stores_read_only() else
+                  collection_lock(key, params.collection,
+                                  should_stop=lambda: ctx.cancel.cancelled)):
                 target = open_for_write(folder, params, spec, ctx.warn)
                 done = sync.synchronise(ctx, params, target, chunks, spec, given,
                                         type_id=TYPE_ID, location=folder)

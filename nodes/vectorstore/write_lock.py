@@ -76,6 +76,19 @@ def held_by(folder: Path, collection: str) -> str | None:
 
 
 @contextmanager
+def no_writer(location: tuple[Any, ...], collection: str) -> Iterator[None]:
+    """For a run that only reads a store (a served request): no wait for the write lock,
+    but CollectionLocked at once, naming the writer, while another process writes it."""
+    if location[0] in FOLDER_BACKENDS:
+        writer = held_by(Path(location[1]), collection)
+        if writer is not None:
+            raise CollectionLocked(
+                f"collection '{collection}' in {location[1]} is being written by {writer}; "
+                "the read-only index answers again when that write ends")
+    yield
+
+
+@contextmanager
 def collection_lock(location: tuple[Any, ...], collection: str, *, wait_s: float | None = None,
                     should_stop=lambda: False) -> Iterator[None]:
     """Hold the collection's write lock; CollectionLocked after ``wait_s`` seconds."""

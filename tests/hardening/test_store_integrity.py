@@ -284,3 +284,59 @@ def test_a_run_cancelled_while_waiting_for_the_lock_stops_at_once(tmp_path, wher
     message, waited = outcome[0]
     assert message == "cancelled while waiting for the collection's write lock"
     assert waited < 5  # not the 30 s wait
+
+
+def test_searches_after_another_process_rewrote_the_folder_see_its_records(tmp_path):
+    """An embedded Chroma client keeps the vector index in memory: after another process
+    replaced the records, its searches returned the deleted ids (a served graph answered
+    from chunks that were gone until it restarted)."""
+    import numpy as np
+
+    store = tmp_path / "store"
+    key = ("chroma-persistent", str(store))
+    cs.forget_clients()
+    client = cs.client_for(key)
+    first = client.get_or_create_collection("shared", embedding_function=None)
+    first.upsert(ids=[f"a{i}" for i in range(20)], documents=[f"a{i}" for i in range(20)],
+                 embeddings=np.random.default_rng(1).random((20, 8)).astype(np.float32))
+    collection, _ = cs.open_collection(key, "shared")
+    probe = np.random.default_rng(2).random((1, 8)).astype(np.float32)
+    assert collection.query(query_embeddings=probe, n_results=3)["ids"][0][0].startswith("a")
+    writer = ("import sys, numpy as np, chromadb\n"
+              "c = chromadb.PersistentClient(path=sys.argv[1]).get_collection('shared')\n"
+              "c.delete(ids=[f'a{i}' for i in range(20)])\n"
+              "c.upsert(ids=[f'b{i}' for i in range(30)], documents=['b'] * 30,\n"
+              "         embeddings=np.random.default_rng(3).random((30, 8)).astype(np.float32))\n")
+    done = subprocess.run([sys.executable, "-c", writer, str(store)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    collection, _ = cs.open_collection(key, "shared")
+    found = collection.query(query_embeddings=probe, n_results=5)["ids"][0]
+    assert found and all(i.startswith("b") for i in found), found
+    cs.forget_clients()
+
+
+@pytest.mark.parametrize("store_type", STORES)
+def test_a_read_only_run_does_not_wait_for_a_writer_and_names_it(tmp_path, store_type):
+    import time
+
+    from modrag_studio.engine.trust.store_mode import read_only_stores
+
+    store = tmp_path / "store"
+    doc = embedded_graph(store, 4, store_type=store_type)
+    first = Executor(registry(), cache=NodeCache()).run(doc, {})
+    assert first.ok, first.trace.failure_summary()
+    with lock_path(store, "shared").open("w") as fh:  # another process is writing it
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        fh.write("4242")
+        fh.flush()
+        started = time.monotonic()
+        with read_only_stores():
+            served = Executor(registry(), cache=NodeCache()).run(doc, {})
+        waited = time.monotonic() - started
+    assert waited < 10  # not the 120 s a writer waits
+    error = served.trace.last_visit("store").error
+    assert error is not None and "being written by PID 4242" in error.message
+    with read_only_stores():  # the writer is gone: the index answers again
+        again = Executor(registry(), cache=NodeCache()).run(doc, {})
+    assert again.ok and again.outputs["index"].count == 4
