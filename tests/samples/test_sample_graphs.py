@@ -160,6 +160,15 @@ def run(module_executor: Executor):
     return run_ok
 
 
+def inner(doc: GraphDocument, sub_id: str, node_id: str):
+    """Node ``node_id`` inside subgraph ``sub_id``, the instance detached from its component
+    file (so its copy may be edited)."""
+    spec = doc.node(sub_id)
+    assert spec.subgraph is not None
+    spec.subgraph = spec.subgraph.model_copy(update={"link": None})
+    return spec.subgraph.graph.node(node_id)
+
+
 def route(result, node_id: str) -> str:
     return result.trace.last_visit(node_id).details["route"]
 
@@ -206,7 +215,7 @@ def test_modular_rag_product_question_answers_with_citations(run, llm) -> None:
     assert route(result, "router") == "product"
     assert "LP-07" in result.trace.last_visit("product_names").details["synonyms_added"]
     assert statuses(result, "chat") == ["skipped"]
-    assert result.trace.last_visit("fusion").outputs["results"].count == 20
+    assert result.trace.last_visit("hybrid/fusion").outputs["results"].count == 20
     assert result.trace.last_visit("rerank").outputs["results"].count == 8
     assert route(result, "guard") in ("evidence", "fallback")
     answer = result.outputs["answer"]
@@ -235,7 +244,8 @@ def test_modular_rag_unsupported_loops_once_then_falls_back(run, llm) -> None:
     llm.verdicts = ["no"] * 4  # per check: the cited block, then all the evidence
     doc = sample("modular_rag.json")
     doc.node("guard").params["threshold"] = -10.0  # the guard always passes here
-    doc.node("fusion").params["top_k"] = 8  # fewer chunks to rerank (twice) than the sample's 20
+    # fewer chunks to rerank (twice) than the sample's 20
+    inner(doc, "hybrid", "fusion").params["top_k"] = 8
     result = run(doc, question="Who is the head of IT?")
     assert route(result, "router") == "knowledge"
     assert statuses(result, "product_names") == ["skipped"]
@@ -252,7 +262,7 @@ def test_modular_rag_unsupported_loops_once_then_falls_back(run, llm) -> None:
 def test_modular_rag_undecided_question_asks_the_model_and_guard_stops(run, llm) -> None:
     doc = sample("modular_rag.json")
     doc.node("guard").params["threshold"] = 100.0  # no result stands out that far
-    doc.node("fusion").params["top_k"] = 8
+    inner(doc, "hybrid", "fusion").params["top_k"] = 8
     result = run(doc, question="Tell me about Norvale")
     assert route(result, "router") == "general"  # no rule matched; the model said 'general'
     assert llm.calls[0] == "classify"
@@ -268,7 +278,8 @@ def test_modular_rag_undecided_question_asks_the_model_and_guard_stops(run, llm)
 def test_modular_rag_chit_chat_skips_retrieval(run, llm) -> None:
     result = run(sample("modular_rag.json"), question="Hello there!")
     assert route(result, "router") == "chit-chat"
-    for node_id in ("join", "rewrite", "vector", "bm25", "fusion", "guard", "generate"):
+    for node_id in ("join", "rewrite", "hybrid/vector", "hybrid/bm25", "hybrid/fusion", "guard",
+                    "generate"):
         assert statuses(result, node_id) == ["skipped"], node_id
     assert result.trace.last_visit("final").details["selected"] == "fallback"
     answer = result.outputs["answer"]

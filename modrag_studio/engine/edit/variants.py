@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from modrag_studio.engine.compose.check import validate_graph as validate
 from modrag_studio.engine.core.document import EdgeSpec, GraphDocument, RewireSpec, VariantSpec
 from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.topology import Topology
-from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.core.validation import errors_only
 
 
 class VariantError(ModragError):

@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from modrag_studio.engine.core.validation import Problem, validate
+from modrag_studio.engine.compose.check import validate_graph as validate
+from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.edit.editor import Change, GraphEditor
 
 DEBOUNCE_MS = 250
