@@ -482,3 +482,23 @@ def test_basic_rag_end_to_end_on_the_embedded_model(run) -> None:
     assert any("LP-07" in item.chunk.text for item in answer.evidence)
     assert all(c.valid for c in answer.citations)
     assert result.trace.ran()[-1] == "answer"
+
+
+# ------------------------------------------------------------------ subgraphs
+
+
+def test_modular_rag_attribution_follows_the_evidence_through_its_hybrid_subgraph(run, llm):
+    from modrag_studio.engine.evidence.attribution import attribute
+    from modrag_studio.engine.evidence.expected import ExpectedEvidence
+
+    doc = sample("modular_rag.json")
+    result = run(doc, question="How often is the lubrication pump serviced?")
+    inner = ["hybrid/vector", "hybrid/bm25", "hybrid/fusion"]
+    visits = {v.node_id: v for v in result.trace.visits}
+    assert set(inner) <= set(visits) and "hybrid" not in visits
+    assert all(visits[n].cache_key for n in inner)
+    found = attribute(result, doc, ExpectedEvidence.parse(["text:LP-07"]))
+    texts = {n.node_id: n.text for n in found.nodes}
+    assert set(inner) <= set(texts), texts
+    assert texts["hybrid/fusion"].startswith("#") and "bm25" in texts["hybrid/fusion"], texts
+    assert found.first_loss is None or found.first_loss not in inner or texts[found.first_loss]

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modrag_studio.engine.compose.expand import expand, has_subgraphs
+from modrag_studio.engine.compose.expand import Expanded, expand, has_subgraphs
 from modrag_studio.engine.compose.ports import type_of
-from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.errors import UnknownNodeType
+from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.core.ports import check_types, type_name
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import Problem, validate
@@ -22,13 +23,23 @@ def boundary_problems(doc: GraphDocument, registry: NodeRegistry
     problems: list[Problem] = []
     covered: set[tuple[str, str]] = set()
     specs = {n.id: n for n in doc.nodes}
+    types: dict[str, type[NodeType] | None] = {}
+
+    def typed(spec: NodeSpec) -> type[NodeType] | None:
+        if spec.id not in types:
+            try:
+                types[spec.id] = type_of(spec, registry)
+            except UnknownNodeType:
+                types[spec.id] = None
+        return types[spec.id]
+
     for edge in doc.edges:
         source, target = specs.get(edge.source_node), specs.get(edge.target_node)
-        if source is None or target is None:
+        if source is None or target is None or (
+                source.subgraph is None and target.subgraph is None):
             continue
-        try:
-            source_type, target_type = type_of(source, registry), type_of(target, registry)
-        except UnknownNodeType:
+        source_type, target_type = typed(source), typed(target)
+        if source_type is None or target_type is None:
             continue
         sub_end = "target" if target.subgraph is not None else (
             "source" if source.subgraph is not None else None)
@@ -68,12 +79,14 @@ def _inner_targets(spec, port: str) -> set[tuple[str, str]]:
 
 
 def validate_graph(doc: GraphDocument, registry: NodeRegistry, *,
-                   base_dir: str | Path | None = None) -> list[Problem]:
-    """Every problem of ``doc``, subgraphs included (inner problems name ``sub/inner``)."""
+                   base_dir: str | Path | None = None,
+                   expanded: Expanded | None = None) -> list[Problem]:
+    """Every problem of ``doc``, subgraphs included (inner problems name ``sub/inner``).
+    ``expanded``: ``expand(doc)`` when the caller has it already."""
     if not has_subgraphs(doc):
         return validate(doc, registry)
     problems, covered = boundary_problems(doc, registry)
-    expanded = expand(doc, base_dir=base_dir)
+    expanded = expanded or expand(doc, base_dir=base_dir)
     problems += expanded.problems
     for problem in validate(expanded.doc, registry):
         # a wire across a boundary: already reported on the subgraph node's port

@@ -27,7 +27,22 @@ COMPONENT_SUFFIX = ".subgraph.json"
 
 def content_hash(doc: GraphDocument) -> str:
     """The hash of what runs: the document without its layout, in its canonical form."""
-    return hashlib.sha256(dumps(doc.without_layout()).encode("utf-8")).hexdigest()
+    return doc.memo("content_hash", lambda: hashlib.sha256(
+        dumps(doc.without_layout()).encode("utf-8")).hexdigest())
+
+
+_FILE_HASHES: dict[tuple[str, int, int, int], str] = {}  # (path, inode, size, mtime) -> hash
+
+
+def file_hash(path: Path) -> str:
+    """The content hash of the component file at ``path`` (read again when it changed)."""
+    info = path.stat()
+    key = (str(path.resolve()), info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in _FILE_HASHES:
+        if len(_FILE_HASHES) > 256:
+            _FILE_HASHES.clear()
+        _FILE_HASHES[key] = content_hash(load_component(path))
+    return _FILE_HASHES[key]
 
 
 def load_component(path: str | os.PathLike[str]) -> GraphDocument:
@@ -98,7 +113,7 @@ def link_problem(spec: NodeSpec, base_dir: Path | None) -> Problem | None:
                        "restore it or detach the instance (it keeps its nodes)",
                        node_id=spec.id, field="subgraph")
     try:
-        current = content_hash(load_component(path))
+        current = file_hash(path)
     except GraphLoadError as exc:
         return Problem("component-invalid", f"{name}: {exc}", node_id=spec.id,
                        field="subgraph")

@@ -206,6 +206,8 @@ class GraphDocument(_Strict):
     boundary: Boundary | None = None  # a component's ports (a graph used as a subgraph)
     # the file it was loaded from (never saved in it): relative paths resolve against its folder
     _source_path: Path | None = PrivateAttr(default=None)
+    # memos of derived values (a document is never changed in place): content hash, ...
+    _memo: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
     def source_path(self) -> Path | None:
@@ -240,6 +242,12 @@ class GraphDocument(_Strict):
 
     def node_ids(self) -> list[str]:
         return [n.id for n in self.nodes]
+
+    def memo(self, key: str, make: Any) -> Any:
+        """``make()`` computed once for this document (derived values: hashes, expansions)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     def without_layout(self) -> GraphDocument:
         return self.model_copy(update={"layout": None})
@@ -462,6 +470,9 @@ def _is_free(fd: int) -> bool:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of the graph document (``modrag schema``)."""
     schema = GraphDocument.model_json_schema(by_alias=True, mode="validation")
+    if "$ref" in schema:  # recursive (a subgraph holds a document): the top level in full
+        top = schema["$defs"][schema.pop("$ref").rsplit("/", 1)[-1]]
+        schema = {**schema, **top}
     schema["$id"] = "urn:modrag-studio:graph:1"
     schema["title"] = "ModRAG Studio graph document"
     return schema

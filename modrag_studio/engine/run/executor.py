@@ -480,9 +480,10 @@ class Executor:
         return doc.metadata.name
 
     def check(self, doc: GraphDocument, inputs: Mapping[str, Any], *,
-              base_dir: str | Path | None = None) -> None:
+              base_dir: str | Path | None = None, expanded: Expanded | None = None) -> None:
         """Raise GraphInvalid / BadRunInput before anything runs."""
-        problems = errors_only(validate_graph(doc, self.registry, base_dir=base_dir))
+        problems = errors_only(validate_graph(doc, self.registry, base_dir=base_dir,
+                                              expanded=expanded))
         if problems:
             raise GraphInvalid(problems)
         declared = graph_interface(doc, self.registry).input_names
@@ -525,8 +526,8 @@ class Executor:
         signatures; nothing is stored and no signature is remembered.
         """
         inputs = dict(inputs or {})
-        self.check(doc, inputs, base_dir=base_dir)
         expanded = expand(doc, base_dir=base_dir)  # subgraphs run as their inner nodes
+        self.check(doc, inputs, base_dir=base_dir, expanded=expanded)
         doc = expanded.doc
         topology = Topology.of(doc)
         ids = set(doc.node_ids())
