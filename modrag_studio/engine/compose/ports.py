@@ -69,3 +69,15 @@ def subgraph_type(spec: NodeSpec, registry: NodeRegistry) -> type[NodeType]:
         "description": inner.metadata.description or "A subgraph: its nodes run in its place",
         "inputs": tuple(inputs), "outputs": tuple(outputs), "__module__": __name__,
     })
+
+
+def subgraph_note(spec: NodeSpec) -> str:
+    """A line about a subgraph node: how many nodes it holds, the component it follows."""
+    sub = spec.subgraph
+    if sub is None:
+        return ""
+    count = len(sub.graph.nodes)
+    held = f" Holds {count} node{'s' if count != 1 else ''}"
+    if sub.link is None:
+        return held + " (detached: not linked to a component file)."
+    return held + f", linked to {sub.link.path} (version {sub.link.sha256[:12]})."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 
+from modrag_studio.engine.compose.ports import type_of
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.errors import ModragError, UnknownNodeType
 from modrag_studio.engine.core.node import NodeType
@@ -52,7 +53,7 @@ def hex_color(rgb: tuple[int, int, int]) -> str:
 
 def _node_type(spec: NodeSpec, registry: NodeRegistry) -> type[NodeType] | None:
     try:
-        return registry.get(spec.type)
+        return type_of(spec, registry)
     except UnknownNodeType:
         return None
 

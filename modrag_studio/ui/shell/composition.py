@@ -24,7 +24,10 @@ The order is the order things appear in the menus, toolbars and docks:
 12. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
 13. ``editor_extras``: minimap, zoom, the node menu, wire drops (needs 1, 10 and 12);
 14. ``index``: Run > Index Corpus… (needs ``run``);
-15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload.
+15. ``model_memory``: Run > Models in Memory…, what the run process holds and Unload;
+16. ``subgraphs``: Edit > Make / Expand / Open Subgraph, component files (the palette's
+    Components, their adder ``window.adders["component"]``, Save as / Update from / Detach),
+    the node menu's subgraph entries, a collapsed node's state during a run (needs 1 and 13).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -46,6 +49,7 @@ from typing import TYPE_CHECKING
 
 from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
+from modrag_studio.ui.canvas.subgraph_actions import PALETTE_PREFIX, SubgraphActions
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
@@ -86,6 +90,7 @@ class StudioFeatures:
     editor_extras: EditorExtras
     index: IndexAction
     model_memory: ModelMemory
+    subgraphs: SubgraphActions
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -112,6 +117,10 @@ def compose(window: MainWindow) -> StudioFeatures:
     editor_extras = EditorExtras(shell, run, node_flags, studio_ux)
     index = IndexAction(shell, run)
     model_memory = ModelMemory(shell, window.controller)
+    subgraphs = SubgraphActions(shell, run)
+    editor_extras.node_menu_items.append(subgraphs.menu_items)
+    window.adders[PALETTE_PREFIX] = subgraphs.add_at
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
-                          studio_ux, live_run, node_flags, editor_extras, index, model_memory)
+                          studio_ux, live_run, node_flags, editor_extras, index, model_memory,
+                          subgraphs)
