@@ -246,3 +246,28 @@ def test_make_and_expand_are_undoable_edits() -> None:
     assert editor.document() == made
     assert to_json_dict(made)["nodes"][1]["subgraph"]["graph"]["boundary"]["inputs"][0][
         "name"] == "text"
+
+
+# ------------------------------------------------------------------ exports
+
+
+def test_mermaid_and_dot_draw_subgraphs_as_clusters_or_expanded(tmp_path) -> None:
+    from modrag_studio.engine.layout.render import expanded_in_place, to_dot, to_mermaid
+
+    doc = load(SAMPLES / "modular_rag.json")
+    clusters = to_mermaid(doc, REGISTRY)
+    block = clusters.split('subgraph s0["Hybrid retrieval (RRF) (hybrid)"]\n', 1)[1]
+    block = block.split("    end\n", 1)[0]
+    assert all(f"hybrid/{n} · " in block for n in ("vector", "bm25", "fusion")), block
+    assert "rerank · " not in block and "rerank · " in clusters
+    flat = to_mermaid(doc, REGISTRY, "expand")
+    assert "subgraph" not in flat and "hybrid/fusion · fuse.rrf" in flat
+    one_box = to_mermaid(doc, REGISTRY, "collapse")
+    assert "hybrid · graph.subgraph" in one_box and "hybrid/fusion" not in one_box
+    dot = to_dot(doc, REGISTRY)
+    assert "subgraph cluster_0" in dot and 'label="Hybrid retrieval (RRF) (hybrid)"' in dot
+    assert '"hybrid/fusion":out_results:e -> rerank:in_candidates:w' in dot
+    assert "cluster" not in to_dot(doc, REGISTRY, "expand")
+    expanded = expanded_in_place(doc)
+    assert {"vector", "bm25", "fusion"} <= set(expanded.node_ids())
+    assert validate(expanded, REGISTRY) == []

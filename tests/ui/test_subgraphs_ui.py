@@ -18,9 +18,12 @@ pytestmark = pytest.mark.ui
 HYBRID = ["words", "tail", "fuse"]
 
 
-def make(window, ids):
+def make(window, ids, title="Two searches"):
+    asked = []
+    window.features.subgraphs.name = lambda parent: asked.append(parent) or title
     window.canvas.select_nodes(ids)
     window.actions["make_subgraph"].trigger()
+    assert asked == [window]  # the title was asked for
     return window.canvas.selected_node_ids()
 
 
@@ -28,28 +31,28 @@ def test_make_and_expand_through_the_edit_menu_round_trip_and_undo(qtbot, make_w
     window = make_window(rag_graph())
     editor, canvas = window.editor, window.canvas
     before = editor.document()
-    assert make(window, HYBRID) == ["subgraph"]
+    assert make(window, HYBRID) == ["two_searches"]
     made = editor.document()
-    assert set(HYBRID).isdisjoint(canvas.node_ids()) and "subgraph" in canvas.node_ids()
-    item = canvas.node_item("subgraph")
+    assert made.node("two_searches").title == "Two searches"
+    assert set(HYBRID).isdisjoint(canvas.node_ids()) and "two_searches" in canvas.node_ids()
+    item = canvas.node_item("two_searches")
     ports = {p.name for p in item.inputs} | {p.name for p in item.outputs}
     assert ports == {"query", "chunks", "results"}  # one port per crossing wire's end
-    assert ("question", "value", "subgraph", "query") in canvas.canvas_edges()
+    assert ("question", "value", "two_searches", "query") in canvas.canvas_edges()
     window.actions["expand_subgraph"].trigger()
     assert editor.document() == before and dumps(editor.document()) == dumps(before)
-    assert set(HYBRID) <= set(canvas.node_ids()) and "subgraph" not in canvas.node_ids()
+    assert set(HYBRID) <= set(canvas.node_ids()) and "two_searches" not in canvas.node_ids()
     assert set(canvas.selected_node_ids()) == set(HYBRID)
     editor.undo()
-    assert editor.document() == made and "subgraph" in canvas.node_ids()
+    assert editor.document() == made and "two_searches" in canvas.node_ids()
     editor.undo()
-    assert editor.document() == before and "subgraph" not in canvas.node_ids()
+    assert editor.document() == before and "two_searches" not in canvas.node_ids()
 
 
 def test_a_run_rolls_up_on_the_collapsed_node_and_the_opened_one_shows_inner_overlays(
         qtbot, make_window, tmp_path):
     window = make_window(rag_graph())
-    make(window, HYBRID)
-    window.canvas.fit_all()
+    make(window, HYBRID, title="Subgraph")
     run_and_wait(qtbot, window)
     result = window.features.run.controller.last_result
     assert result.ok, result.trace.failure_summary()
@@ -81,7 +84,7 @@ def test_components_in_the_palette_link_and_a_changed_file_is_offered_with_its_c
         qtbot, make_window, tmp_path):
     window = make_window(rag_graph())
     feature = window.features.subgraphs
-    make(window, HYBRID)
+    make(window, HYBRID, title="Subgraph")
     path = tmp_path / "components" / "two_searches.subgraph.json"
     feature.save_as_component("subgraph", path)
     spec = window.editor.document().node("subgraph")

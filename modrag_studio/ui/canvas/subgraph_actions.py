@@ -5,13 +5,14 @@ node's state rolled up from its inner nodes during a run."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
 
 from modrag_studio.engine.compose import components
 from modrag_studio.engine.compose.diff import changes
@@ -38,6 +39,19 @@ def user_components() -> Path:
     return data_home() / "components"
 
 
+def ask_title(parent: QWidget) -> str | None:
+    """The title of a new subgraph (None: cancelled)."""
+    title, ok = QInputDialog.getText(parent, "Make subgraph", "Subgraph title:",
+                                     text="Subgraph")
+    return (title.strip() or "Subgraph") if ok else None
+
+
+def slug(title: str) -> str:
+    """A node id made from a title: ``Hybrid retrieval`` -> ``hybrid_retrieval``."""
+    text = re.sub(r"[^A-Za-z0-9_]+", "_", title.strip().lower()).strip("_")[:48]
+    return text if re.match(r"[A-Za-z_]", text or "0") else f"sub_{text}".rstrip("_")
+
+
 def ask_update(parent: QWidget, node_id: str, path: str, lines: list[str]) -> bool:
     box = QMessageBox(QMessageBox.Icon.Question, "Component changed",
                       f"The component file of subgraph '{node_id}' changed:\n{path}\n\n"
@@ -52,7 +66,8 @@ class SubgraphActions(QObject):
     """The subgraph commands of one window (see the module docstring)."""
 
     def __init__(self, window: StudioShell, run: RunFeatures, *,
-                 folders: list[Path] | None = None, ask: Ask = ask_update) -> None:
+                 folders: list[Path] | None = None, ask: Ask = ask_update,
+                 name: Callable[[QWidget], str | None] = ask_title) -> None:
         super().__init__(window)  # type: ignore[arg-type]
         self.window = window
         self.run = run
@@ -60,6 +75,7 @@ class SubgraphActions(QObject):
         self.canvas = window.canvas
         self.folders = folders if folders is not None else [user_components(), SHIPPED]
         self.ask = ask
+        self.name = name
         self.opened: list[SubgraphWindow] = []
         self.rollup = SubgraphRollup(self.canvas, run.overlays, self.editor.document)
         c = run.controller
@@ -130,8 +146,14 @@ class SubgraphActions(QObject):
         if len(ids) < 1:
             self.window.show_message("Select the nodes to make a subgraph of")
             return None
+        if title is None:
+            title = self.name(self.window)  # type: ignore[arg-type]
+            if title is None:
+                return None
         try:
-            sub_id = subgraphs.make_subgraph(self.editor, ids, title=title)
+            sub_id = subgraphs.make_subgraph(
+                self.editor, ids, sub_id=subgraphs.new_subgraph_id(self.editor, slug(title)),
+                title=title)
         except SubgraphError as exc:
             self.window.show_message(str(exc))
             return None
