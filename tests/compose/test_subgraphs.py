@@ -271,3 +271,19 @@ def test_mermaid_and_dot_draw_subgraphs_as_clusters_or_expanded(tmp_path) -> Non
     expanded = expanded_in_place(doc)
     assert {"vector", "bm25", "fusion"} <= set(expanded.node_ids())
     assert validate(expanded, REGISTRY) == []
+
+
+def test_a_variant_sets_a_param_inside_a_linked_subgraph(tmp_path) -> None:
+    from modrag_studio.engine.core.document import VariantSpec
+    from modrag_studio.engine.edit.variants import apply_variant
+
+    _, graph_path = _component_graph(tmp_path)
+    doc = load(graph_path)
+    variant = VariantSpec(name="quiet", params={"shout/suffix": {"value": "."}})
+    applied = apply_variant(doc, variant, REGISTRY)
+    assert "shout/suffix" in applied.node_ids() and applied.node("shout/suffix").params == {
+        "value": "."}
+    assert doc.node("shout").subgraph.graph.node("suffix").params == {"value": "!"}
+    result = Executor(REGISTRY, cache=NodeCache(disk_dir=tmp_path / "c"),
+                      work_dir=tmp_path / "w").run(applied, {"question": "hi"})
+    assert result.outputs == {"answer": "HI."}
