@@ -116,3 +116,31 @@ def test_components_in_the_palette_link_and_a_changed_file_is_offered_with_its_c
     window.editor.undo()
     assert window.editor.document().node("two_searches").subgraph.link.sha256 == \
         spec.subgraph.link.sha256
+
+
+def test_a_declined_update_leaves_the_problem_on_the_subgraph_node(qtbot, make_window, tmp_path):
+    window = make_window(rag_graph())
+    feature = window.features.subgraphs
+    make(window, HYBRID, title="Searches")
+    path = tmp_path / "searches.subgraph.json"
+    feature.save_as_component("searches", path)
+    graph_path = tmp_path / "g.json"
+    save(window.editor.document(), graph_path)
+    data = json.loads(path.read_text())
+    data["nodes"] = [n for n in data["nodes"] if n["id"] != "tail"]
+    data["edges"] = [e for e in data["edges"] if not e["from"].startswith("tail.")]
+    data["boundary"]["inputs"] = [{**b, "to": [t for t in b["to"] if not t.startswith("tail.")]}
+                                  for b in data["boundary"]["inputs"]]
+    path.write_text(json.dumps(data))
+    asked = []
+    feature.ask = lambda parent, node_id, where, lines: asked.append(lines) and False
+    window.editor.reset(load(graph_path), graph_path)
+    assert asked and "node removed: tail (toy.search)" in asked[0]
+    window.problems.refresh()
+    codes = {(p.code, p.node_id) for p in window.problems.problems}
+    assert ("component-changed", "searches") in codes
+    assert "searches" in window.problems.by_node()
+    run_and_wait(qtbot, window)
+    message = window.statusBar().currentMessage()
+    assert "Cannot run" in message and "subgraph 'searches'" in message, message
+    assert window.features.run.controller.last_result is None
