@@ -3,9 +3,9 @@ shipped sample, linked to components/hybrid_retrieval.subgraph.json) next to the
 with the block expanded in place, on one executor and one cache, timed side by side.
 
 The chat model is a canned backend (no model download); the embedder is the packaged e5.
-Run: .venv/bin/python bench/bench_subgraph_rerun.py [--repeat 15]
-Target: the subgraph's cached re-run costs no more than the flat one (ratio <= 1.0, within
-the run-to-run noise printed beside it).
+Run: .venv/bin/python bench/bench_subgraph_rerun.py [--repeat 100]
+Target: the subgraph's cached re-run costs no more than the flat one: ratio of the medians
+(and of the fastest runs) <= 1.0, within the run-to-run noise printed beside it.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def documents():
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--repeat", type=int, default=100)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="bench-subgraph-"))
     os.environ.setdefault("MODRAG_DATA_DIR", str(home / "data"))
@@ -78,8 +78,9 @@ def main() -> None:
     assert served.ok and inner and all(v.status == "cached" for v in inner)
     assert served.outputs["answer"].text == first.outputs["answer"].text
     times: dict[str, list[float]] = {"flat": [], "subgraph": []}
-    for _ in range(args.repeat):
-        for label, doc in (("flat", flat), ("subgraph", sub)):  # interleaved: same conditions
+    pair = [("flat", flat), ("subgraph", sub)]
+    for round_ in range(args.repeat):
+        for label, doc in pair if round_ % 2 else pair[::-1]:  # interleaved, either first
             start = time.perf_counter()
             result = executor.run(doc, question)
             times[label].append(time.perf_counter() - start)
@@ -100,9 +101,10 @@ def main() -> None:
               f"{min(times[label]) * 1000:>8.2f}")
     print(f"expansion of the subgraph alone: {statistics.median(expansions) * 1000:.2f} ms "
           "(link check: reads and hashes the component file)")
-    print(f"ratio subgraph / flat: {s / f:.3f} (flat run-to-run stdev {noise:.2f} ms = "
-          f"{noise / f:.1%}); target <= 1.0 within that noise: "
-          f"{'met' if s <= f + noise else 'NOT met'}")
+    fastest = min(times["subgraph"]) / min(times["flat"])
+    print(f"ratio subgraph / flat: medians {s / f:.3f}, fastest runs {fastest:.3f} (flat "
+          f"run-to-run stdev {noise:.2f} ms = {noise / f:.1%}); target <= 1.0 within that "
+          f"noise: {'met' if s <= f + noise else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -287,3 +287,11 @@ def test_a_variant_sets_a_param_inside_a_linked_subgraph(tmp_path) -> None:
     result = Executor(REGISTRY, cache=NodeCache(disk_dir=tmp_path / "c"),
                       work_dir=tmp_path / "w").run(applied, {"question": "hi"})
     assert result.outputs == {"answer": "HI."}
+
+
+def test_a_copy_of_a_document_does_not_keep_its_hash() -> None:
+    doc = chain_graph()
+    first = components.content_hash(doc)
+    changed = doc.model_copy(update={"nodes": doc.nodes[:-1]})
+    assert components.content_hash(changed) != first
+    assert components.content_hash(doc) == first

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from modrag_studio.engine.compose.expand import Expanded, expand, has_subgraphs
+from modrag_studio.engine.compose.expand import Expanded, expand, has_subgraphs, identity
 from modrag_studio.engine.compose.ports import type_of
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.errors import UnknownNodeType
@@ -85,7 +85,9 @@ def validate_graph(doc: GraphDocument, registry: NodeRegistry, *,
     ``expanded``: ``expand(doc)`` when the caller has it already."""
     if not has_subgraphs(doc):
         return validate(doc, registry)
-    problems, covered = boundary_problems(doc, registry)
+    problems, covered = doc.memo(f"boundary:{id(registry)}:{hash(identity(doc))}",
+                                 lambda: boundary_problems(doc, registry))
+    problems = list(problems)
     expanded = expanded or expand(doc, base_dir=base_dir)
     problems += expanded.problems
     for problem in validate(expanded.doc, registry):

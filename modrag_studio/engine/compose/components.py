@@ -37,7 +37,7 @@ _FILE_HASHES: dict[tuple[str, int, int, int], str] = {}  # (path, inode, size, m
 def file_hash(path: Path) -> str:
     """The content hash of the component file at ``path`` (read again when it changed)."""
     info = path.stat()
-    key = (str(path.resolve()), info.st_ino, info.st_size, info.st_mtime_ns)
+    key = (str(path), info.st_ino, info.st_size, info.st_mtime_ns)
     if key not in _FILE_HASHES:
         if len(_FILE_HASHES) > 256:
             _FILE_HASHES.clear()

@@ -38,10 +38,37 @@ def owner_of(node_id: str) -> str:
 
 
 def expand(doc: GraphDocument, *, base_dir: str | Path | None = None) -> Expanded:
-    """``doc`` with its subgraphs inlined. A document without any is returned as it is."""
+    """``doc`` with its subgraphs inlined. A document without any is returned as it is.
+
+    The inlining is kept with the document (a document is a value: it is not changed in
+    place; the memo is checked against the identity of its nodes, wires and subgraphs all
+    the same); whether linked component files still hold their versions is asked every time.
+    """
     if not has_subgraphs(doc):
         return Expanded(doc)
     base = graph_base_dir(doc, base_dir)
+    memo = doc.memo("expanded", dict)
+    key = identity(doc)
+    if (inlined := memo.get(key)) is None:
+        memo.clear()
+        inlined = memo[key] = _inlined(doc)
+    links = [problem for spec in doc.nodes if is_subgraph(spec) and "/" not in spec.id
+             and (problem := link_problem(spec, base)) is not None]
+    return Expanded(inlined.doc, [*links, *inlined.problems], inlined.owners)
+
+
+def identity(doc: GraphDocument) -> tuple[int, ...]:
+    """What an in-place change of ``doc``'s structure would change."""
+    parts = [id(doc.nodes), len(doc.nodes), id(doc.edges), len(doc.edges)]
+    parts += [id(e) for e in doc.edges]
+    for spec in doc.nodes:
+        parts += [id(spec), id(spec.params)]
+        if spec.subgraph is not None:
+            parts += [id(spec.subgraph), *identity(spec.subgraph.graph)]
+    return tuple(parts)
+
+
+def _inlined(doc: GraphDocument) -> Expanded:
     problems = [Problem("reserved-id", f"node id '{n.id}' holds '/', which names nodes inside "
                         "subgraphs; rename the node", node_id=n.id, field="id")
                 for n in doc.nodes if "/" in n.id]
@@ -57,8 +84,6 @@ def expand(doc: GraphDocument, *, base_dir: str | Path | None = None) -> Expande
             current = current.model_copy(update={
                 "nodes": [n for n in current.nodes if n.id != spec.id]})
             continue
-        if "/" not in spec.id and (problem := link_problem(spec, base)) is not None:
-            problems.append(problem)
         try:
             current = inline(current, spec.id, prefix=True)
         except SubgraphError as exc:

@@ -42,7 +42,14 @@ def _inner_port(doc: GraphDocument, endpoint: str, registry: NodeRegistry,
 def subgraph_type(spec: NodeSpec, registry: NodeRegistry) -> type[NodeType]:
     """A node type whose ports are ``spec``'s boundary (an input is required when an inner
     port it feeds is, takes several values when they all do; unknown inner ports: Any)."""
-    inner = spec.subgraph.graph if spec.subgraph is not None else GraphDocument()
+    if spec.subgraph is None:
+        return _made_type(spec, GraphDocument(), registry)
+    inner = spec.subgraph.graph
+    return inner.memo(f"type:{spec.id}:{spec.title}:{id(registry)}",
+                      lambda: _made_type(spec, inner, registry))
+
+
+def _made_type(spec: NodeSpec, inner: GraphDocument, registry: NodeRegistry) -> type[NodeType]:
     boundary = inner.boundary
     inputs: list[InputPort] = []
     outputs: list[OutputPort] = []

@@ -244,10 +244,17 @@ class GraphDocument(_Strict):
         return [n.id for n in self.nodes]
 
     def memo(self, key: str, make: Any) -> Any:
-        """``make()`` computed once for this document (derived values: hashes, expansions)."""
+        """``make()`` computed once for this document (derived values: hashes, types)."""
         if key not in self._memo:
             self._memo[key] = make()
         return self._memo[key]
+
+    def model_copy(self, *, update: dict[str, Any] | None = None,
+                   deep: bool = False) -> GraphDocument:
+        """A copy (``update`` applied) that keeps the source path but none of the memos."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy._memo = {}
+        return copy
 
     def without_layout(self) -> GraphDocument:
         return self.model_copy(update={"layout": None})

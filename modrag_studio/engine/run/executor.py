@@ -486,7 +486,7 @@ class Executor:
                                               expanded=expanded))
         if problems:
             raise GraphInvalid(problems)
-        declared = graph_interface(doc, self.registry).input_names
+        declared = graph_interface(expanded.doc if expanded else doc, self.registry).input_names
         unknown = sorted(set(inputs) - set(declared))
         if unknown:
             takes = ", ".join(declared) or "no inputs"
