@@ -295,3 +295,28 @@ def test_a_copy_of_a_document_does_not_keep_its_hash() -> None:
     changed = doc.model_copy(update={"nodes": doc.nodes[:-1]})
     assert components.content_hash(changed) != first
     assert components.content_hash(doc) == first
+
+
+def test_nested_subgraphs_run_as_outer_inner_node_and_expand_back(tmp_path) -> None:
+    doc = chain_graph()
+    nested = collapse(collapse(doc, ["up"], "inner"), ["inner", "suffix", "join"], "outer")
+    assert nested.node_ids() == ["q", "outer", "out"]
+    assert inline(inline(nested, "outer"), "inner") == doc
+    result = Executor(REGISTRY, cache=NodeCache(disk_dir=tmp_path / "c"),
+                      work_dir=tmp_path / "w").run(nested, {"question": "hi"})
+    assert result.outputs == {"answer": "HI!"}
+    assert {"outer/inner/up", "outer/suffix", "outer/join"} <= {
+        v.node_id for v in result.trace.visits}
+
+
+def test_a_loop_wire_into_a_subgraph_keeps_its_bound() -> None:
+    doc = _flat(load(SAMPLES / "modular_rag.json"))
+    collapsed = collapse(doc, ["rewrite", "synonyms"], "queries")
+    loops = [e for e in collapsed.edges if e.loop is not None]
+    assert [(e.source, e.target, e.loop.max_iterations) for e in loops] == [
+        ("check.unsupported", "queries.feedback", 1)]
+    assert validate(collapsed, REGISTRY) == []
+    flat = expand(collapsed).doc
+    assert [(e.source, e.target) for e in flat.edges if e.loop is not None] == [
+        ("check.unsupported", "queries/rewrite.feedback")]
+    assert inline(collapsed, "queries") == doc
