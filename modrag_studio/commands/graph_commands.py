@@ -39,8 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run_validate(args: argparse.Namespace) -> int:
     from modrag_studio.composition import default_registry
+    from modrag_studio.engine.compose.check import validate_graph as validate
     from modrag_studio.engine.core.graph_io import graph_interface
-    from modrag_studio.engine.core.validation import errors_only, validate
+    from modrag_studio.engine.core.validation import errors_only
 
     doc = load_or_exit(args.graph)
     if doc is None:

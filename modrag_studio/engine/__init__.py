@@ -5,6 +5,7 @@ built by the application (``modrag_studio.composition``).
 """
 
 from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.compose.check import validate_graph as validate
 from modrag_studio.engine.core.document import GraphDocument, load, loads, save
 from modrag_studio.engine.core.errors import (
     ConnectionRefused,
@@ -24,7 +25,7 @@ from modrag_studio.engine.core.graph_io import (
 from modrag_studio.engine.core.node import CancelToken, NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort, check_types, type_name
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.core.validation import Problem, validate
+from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.run.executor import BadRunInput, Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.trace import NodeVisit, Trace

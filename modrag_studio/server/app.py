@@ -17,11 +17,12 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response, Streami
 
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.compose.check import validate_graph as validate
 from modrag_studio.engine.core.document import GraphDocument, to_json_dict
 from modrag_studio.engine.core.errors import GraphInvalid
 from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.core.validation import errors_only
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.health import HealthReport, check_health
 from modrag_studio.server.disclosure import ClientView

@@ -25,11 +25,12 @@ from pydantic import BaseModel, ValidationError
 
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.compose.check import validate_graph as validate
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import GraphInvalid
 from modrag_studio.engine.core.graph_io import graph_input_names
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.core.validation import errors_only
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.server.app import ServerSettings

@@ -17,18 +17,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"modrag_studio": ROOT / "modrag_studio", "modrag_nodes": ROOT / "nodes"}
 
-ENGINE_BELOW_RUN = {"engine.core", "engine.trust", "engine.cache"}
+ENGINE_BELOW_RUN = {"engine.core", "engine.compose", "engine.trust", "engine.cache"}
 #: package -> the packages it may import (besides itself). Mirrors docs/architecture.md.
 ALLOWED: dict[str, set[str]] = {
     "engine.core": set(),
-    "engine.trust": {"engine.core"},
+    "engine.compose": {"engine.core"},
+    "engine.trust": {"engine.core", "engine.compose"},
     "engine.cache": {"engine.core", "engine.trust"},
-    "engine.run": {"engine.core", "engine.trust", "engine.cache"},
+    "engine.run": {"engine.core", "engine.compose", "engine.trust", "engine.cache"},
     "engine.evidence": ENGINE_BELOW_RUN | {"engine.run"},
     "engine.history": ENGINE_BELOW_RUN | {"engine.run"},
-    "engine.layout": {"engine.core"},
-    "engine.edit": {"engine.core", "engine.layout"},
-    "engine": {"engine.core", "engine.trust", "engine.cache", "engine.run"},  # the facade
+    "engine.layout": {"engine.core", "engine.compose"},
+    "engine.edit": {"engine.core", "engine.compose", "engine.layout"},
+    "engine": {"engine.core", "engine.compose", "engine.trust", "engine.cache",
+               "engine.run"},  # the facade
     "nodes": ENGINE_BELOW_RUN | {"engine.run", "engine.evidence"},
     "composition": {"engine.core", "nodes"},
     "evaluation": {"engine.*", "nodes", "composition"},

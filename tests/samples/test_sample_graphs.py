@@ -160,6 +160,15 @@ def run(module_executor: Executor):
     return run_ok
 
 
+def inner(doc: GraphDocument, sub_id: str, node_id: str):
+    """Node ``node_id`` inside subgraph ``sub_id``, the instance detached from its component
+    file (so its copy may be edited)."""
+    spec = doc.node(sub_id)
+    assert spec.subgraph is not None
+    spec.subgraph = spec.subgraph.model_copy(update={"link": None})
+    return spec.subgraph.graph.node(node_id)
+
+
 def route(result, node_id: str) -> str:
     return result.trace.last_visit(node_id).details["route"]
 
@@ -206,7 +215,7 @@ def test_modular_rag_product_question_answers_with_citations(run, llm) -> None:
     assert route(result, "router") == "product"
     assert "LP-07" in result.trace.last_visit("product_names").details["synonyms_added"]
     assert statuses(result, "chat") == ["skipped"]
-    assert result.trace.last_visit("fusion").outputs["results"].count == 20
+    assert result.trace.last_visit("hybrid/fusion").outputs["results"].count == 20
     assert result.trace.last_visit("rerank").outputs["results"].count == 8
     assert route(result, "guard") in ("evidence", "fallback")
     answer = result.outputs["answer"]
@@ -235,7 +244,8 @@ def test_modular_rag_unsupported_loops_once_then_falls_back(run, llm) -> None:
     llm.verdicts = ["no"] * 4  # per check: the cited block, then all the evidence
     doc = sample("modular_rag.json")
     doc.node("guard").params["threshold"] = -10.0  # the guard always passes here
-    doc.node("fusion").params["top_k"] = 8  # fewer chunks to rerank (twice) than the sample's 20
+    # fewer chunks to rerank (twice) than the sample's 20
+    inner(doc, "hybrid", "fusion").params["top_k"] = 8
     result = run(doc, question="Who is the head of IT?")
     assert route(result, "router") == "knowledge"
     assert statuses(result, "product_names") == ["skipped"]
@@ -252,7 +262,7 @@ def test_modular_rag_unsupported_loops_once_then_falls_back(run, llm) -> None:
 def test_modular_rag_undecided_question_asks_the_model_and_guard_stops(run, llm) -> None:
     doc = sample("modular_rag.json")
     doc.node("guard").params["threshold"] = 100.0  # no result stands out that far
-    doc.node("fusion").params["top_k"] = 8
+    inner(doc, "hybrid", "fusion").params["top_k"] = 8
     result = run(doc, question="Tell me about Norvale")
     assert route(result, "router") == "general"  # no rule matched; the model said 'general'
     assert llm.calls[0] == "classify"
@@ -268,7 +278,8 @@ def test_modular_rag_undecided_question_asks_the_model_and_guard_stops(run, llm)
 def test_modular_rag_chit_chat_skips_retrieval(run, llm) -> None:
     result = run(sample("modular_rag.json"), question="Hello there!")
     assert route(result, "router") == "chit-chat"
-    for node_id in ("join", "rewrite", "vector", "bm25", "fusion", "guard", "generate"):
+    for node_id in ("join", "rewrite", "hybrid/vector", "hybrid/bm25", "hybrid/fusion", "guard",
+                    "generate"):
         assert statuses(result, node_id) == ["skipped"], node_id
     assert result.trace.last_visit("final").details["selected"] == "fallback"
     answer = result.outputs["answer"]
@@ -471,3 +482,23 @@ def test_basic_rag_end_to_end_on_the_embedded_model(run) -> None:
     assert any("LP-07" in item.chunk.text for item in answer.evidence)
     assert all(c.valid for c in answer.citations)
     assert result.trace.ran()[-1] == "answer"
+
+
+# ------------------------------------------------------------------ subgraphs
+
+
+def test_modular_rag_attribution_follows_the_evidence_through_its_hybrid_subgraph(run, llm):
+    from modrag_studio.engine.evidence.attribution import attribute
+    from modrag_studio.engine.evidence.expected import ExpectedEvidence
+
+    doc = sample("modular_rag.json")
+    result = run(doc, question="How often is the lubrication pump serviced?")
+    inner = ["hybrid/vector", "hybrid/bm25", "hybrid/fusion"]
+    visits = {v.node_id: v for v in result.trace.visits}
+    assert set(inner) <= set(visits) and "hybrid" not in visits
+    assert all(visits[n].cache_key for n in inner)
+    found = attribute(result, doc, ExpectedEvidence.parse(["text:LP-07"]))
+    texts = {n.node_id: n.text for n in found.nodes}
+    assert set(inner) <= set(texts), texts
+    assert texts["hybrid/fusion"].startswith("#") and "bm25" in texts["hybrid/fusion"], texts
+    assert found.first_loss is None or found.first_loss not in inner or texts[found.first_loss]

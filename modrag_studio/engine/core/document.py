@@ -26,8 +26,12 @@ from modrag_studio.engine.core.errors import GraphLoadError
 SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 50 * 1024 * 1024
 MAX_NESTING = 64  # levels of JSON nesting a document may use (params included)
-_ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$"
-_ENDPOINT_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}\.[A-Za-z_][A-Za-z0-9_]{0,63}$"
+_SEGMENT = r"[A-Za-z_][A-Za-z0-9_\-]{0,63}"
+#: a node id; ``outer/inner`` names a node inside a subgraph once the graph is expanded
+_ID_PATTERN = rf"^{_SEGMENT}(/{_SEGMENT}){{0,7}}$"
+_ENDPOINT_PATTERN = rf"^{_SEGMENT}(/{_SEGMENT}){{0,7}}\.[A-Za-z_][A-Za-z0-9_]{{0,63}}$"
+_PORT_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+SUBGRAPH_TYPE = "graph.subgraph"  # the type id of a node holding a subgraph
 
 
 class _Strict(BaseModel):
@@ -44,6 +48,8 @@ class NodeSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     bypass: bool = Field(False, description="Disabled: each input passes to the output of a "
                          "compatible type and the node does not run (saved only when true)")
+    subgraph: SubgraphSpec | None = Field(None, description="For type 'graph.subgraph': the "
+                                          "inner graph (and the component file it is linked to)")
 
 
 class LoopSpec(_Strict):
@@ -108,6 +114,60 @@ class Layout(_Strict):
     notes: list[NoteLayout] = Field(default_factory=list)
 
 
+class BoundaryInput(_Strict):
+    """A subgraph input: the value wired into it goes to every inner port in ``to``."""
+
+    name: str = Field(pattern=_PORT_PATTERN)
+    to: list[str] = Field(min_length=1)
+
+    @field_validator("to")
+    @classmethod
+    def _endpoints(cls, value: list[str]) -> list[str]:
+        for endpoint in value:
+            if not re.match(_ENDPOINT_PATTERN, endpoint):
+                raise ValueError(f"'{endpoint}' is not node_id.port")
+        return value
+
+
+class BoundaryOutput(_Strict):
+    """A subgraph output: the value of the inner port ``from``."""
+
+    name: str = Field(pattern=_PORT_PATTERN)
+    source: str = Field(alias="from", pattern=_ENDPOINT_PATTERN)
+
+
+class Boundary(_Strict):
+    """The ports of a graph used as a subgraph (a component): named, typed by inner ports."""
+
+    inputs: list[BoundaryInput] = Field(default_factory=list)
+    outputs: list[BoundaryOutput] = Field(default_factory=list)
+
+
+class ComponentLink(_Strict):
+    """The component file an instance follows: its path (relative to the graph's folder, or
+    absolute) and the content hash of the version the instance holds."""
+
+    path: str = Field(min_length=1, max_length=1000)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class SubgraphOrigin(_Strict):
+    """Where the collapsed nodes and wires sat in the document, so Expand restores it exactly
+    (indices into the expanded document's ``nodes`` and ``edges``)."""
+
+    nodes: list[int] = Field(default_factory=list)
+    edges: list[int] = Field(default_factory=list)
+
+
+class SubgraphSpec(_Strict):
+    """A subgraph node's contents: the inner graph (its ``boundary`` names the node's ports),
+    the component it is linked to (None: detached) and where its nodes came from."""
+
+    graph: GraphDocument
+    link: ComponentLink | None = None
+    origin: SubgraphOrigin | None = None
+
+
 class GraphMetadata(_Strict):
     name: str = "untitled"
     description: str = ""
@@ -143,8 +203,11 @@ class GraphDocument(_Strict):
     nodes: list[NodeSpec] = Field(default_factory=list)
     edges: list[EdgeSpec] = Field(default_factory=list)
     layout: Layout | None = None
+    boundary: Boundary | None = None  # a component's ports (a graph used as a subgraph)
     # the file it was loaded from (never saved in it): relative paths resolve against its folder
     _source_path: Path | None = PrivateAttr(default=None)
+    # memos of derived values (a document is never changed in place): content hash, ...
+    _memo: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @property
     def source_path(self) -> Path | None:
@@ -180,17 +243,37 @@ class GraphDocument(_Strict):
     def node_ids(self) -> list[str]:
         return [n.id for n in self.nodes]
 
+    def memo(self, key: str, make: Any) -> Any:
+        """``make()`` computed once for this document (derived values: hashes, types)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    def model_copy(self, *, update: dict[str, Any] | None = None,
+                   deep: bool = False) -> GraphDocument:
+        """A copy (``update`` applied) that keeps the source path but none of the memos."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy._memo = {}
+        return copy
+
     def without_layout(self) -> GraphDocument:
         return self.model_copy(update={"layout": None})
+
+
+SubgraphSpec.model_rebuild()
+NodeSpec.model_rebuild()
+GraphDocument.model_rebuild()
 
 
 def to_json_dict(doc: GraphDocument) -> dict[str, Any]:
     """The document as plain data in a stable key order (params sorted) for clean diffs."""
     data = doc.model_dump(mode="json", by_alias=True, exclude_none=True)
-    for node in data["nodes"]:
+    for node, spec in zip(data["nodes"], doc.nodes, strict=True):
         node["params"] = _sorted(node["params"])
         if not node.get("bypass"):
             node.pop("bypass", None)
+        if spec.subgraph is not None:
+            node["subgraph"]["graph"] = to_json_dict(spec.subgraph.graph)
     for variant in data.get("variants") or []:
         if not variant.get("bypass"):  # files without bypasses stay readable by older versions
             variant.pop("bypass", None)
@@ -394,6 +477,9 @@ def _is_free(fd: int) -> bool:
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of the graph document (``modrag schema``)."""
     schema = GraphDocument.model_json_schema(by_alias=True, mode="validation")
+    if "$ref" in schema:  # recursive (a subgraph holds a document): the top level in full
+        top = schema["$defs"][schema.pop("$ref").rsplit("/", 1)[-1]]
+        schema = {**schema, **top}
     schema["$id"] = "urn:modrag-studio:graph:1"
     schema["title"] = "ModRAG Studio graph document"
     return schema

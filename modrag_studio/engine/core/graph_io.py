@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from modrag_studio.engine.core.document import GraphDocument, NodeSpec
+from modrag_studio.engine.core.document import SUBGRAPH_TYPE, GraphDocument, NodeSpec
 from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.core.registry import NodeRegistry
@@ -114,6 +114,8 @@ def _port_type(spec: NodeSpec, node_type: type[NodeType], doc: GraphDocument | N
         return Any
     try:
         source = doc.node(sources[0].source_node)
+        if source.type == SUBGRAPH_TYPE:
+            return Any  # typed by its boundary (engine.compose), not known here
         port = registry.get(source.type).output_port(sources[0].source_port)
     except (KeyError, UnknownNodeType):
         return Any
@@ -125,6 +127,8 @@ def graph_interface(doc: GraphDocument, registry: NodeRegistry) -> GraphInterfac
     inputs: list[GraphPort] = []
     outputs: list[GraphPort] = []
     for spec in doc.nodes:
+        if spec.type == SUBGRAPH_TYPE:  # declares no graph port (its inner nodes may)
+            continue
         try:
             node_type = registry.get(spec.type)
         except UnknownNodeType:

@@ -27,6 +27,12 @@ def template_copy(doc: GraphDocument, template: str | Path,
     folder = Path(template).resolve().parent
     copy = doc.model_copy(deep=True)
     for node in copy.nodes:
+        if node.subgraph is not None and node.subgraph.link is not None:
+            link = node.subgraph.link  # a linked component: found from anywhere
+            if not Path(os.path.expanduser(link.path)).is_absolute():
+                node.subgraph.link = link.model_copy(
+                    update={"path": str((folder / link.path).resolve())})
+            continue
         if node.type == "graph.input":
             if PATH_WORDS.search(str(node.params.get("name", ""))) and "default" in node.params:
                 node.params["default"] = _absolute(node.params["default"], folder)

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from modrag_studio.engine.compose.ports import type_of
 from modrag_studio.engine.core.document import (
     EdgeSpec,
     GraphDocument,
@@ -435,8 +436,8 @@ class GraphEditor:
         if source == target:
             return f"node '{source}' cannot connect to itself (use a loop edge)"
         try:
-            source_type = self.registry.get(self._doc.node(source).type)
-            target_type = self.registry.get(self._doc.node(target).type)
+            source_type = type_of(self._doc.node(source), self.registry)
+            target_type = type_of(self._doc.node(target), self.registry)
         except UnknownNodeType as exc:
             return str(exc)
         reason = connection_problem(source_type, source_port, target_type, target_port)
@@ -447,7 +448,7 @@ class GraphEditor:
 
     def _type_or_none(self, node_id: str) -> Any:
         try:
-            return self.registry.get(self._doc.node(node_id).type)
+            return type_of(self._doc.node(node_id), self.registry)
         except (KeyError, UnknownNodeType):
             return None
 
@@ -464,7 +465,7 @@ class GraphEditor:
         if any(e.source == new_edge.source and e.target == new_edge.target
                for e in self._doc.edges):
             return
-        target_type = self.registry.get(self._doc.node(target).type)
+        target_type = type_of(self._doc.node(target), self.registry)
         port = target_type.input_port(target_port)
         edges = list(self._doc.edges)
         if port is not None and not port.multiple:

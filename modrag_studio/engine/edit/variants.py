@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from modrag_studio.engine.compose.check import validate_graph as validate
+from modrag_studio.engine.compose.expand import expand
 from modrag_studio.engine.core.document import EdgeSpec, GraphDocument, RewireSpec, VariantSpec
 from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.topology import Topology
-from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.core.validation import errors_only
 
 
 class VariantError(ModragError):
@@ -57,6 +59,11 @@ def apply_variant(doc: GraphDocument, variant: VariantSpec | str,
     out = base_of(doc)
     out.metadata.name = f"{doc.metadata.name}:{variant.name}"
     where = f"variant '{variant.name}'"
+    if _names_inner_nodes(variant):  # ``sub/inner``: the variant applies to the expanded graph
+        expanded = expand(out)
+        if errors := errors_only(expanded.problems):
+            raise VariantError(f"{where}: " + "; ".join(str(p) for p in errors[:5]))
+        out = expanded.doc
     ids = set(out.node_ids())
     for node_id, type_id in variant.swap.items():
         _swap(out, node_id, type_id, registry, where, ids)
@@ -80,6 +87,14 @@ def apply_variant(doc: GraphDocument, variant: VariantSpec | str,
     if problems:
         raise VariantError(f"{where}: " + "; ".join(str(p) for p in problems[:5]))
     return out
+
+
+def _names_inner_nodes(variant: VariantSpec) -> bool:
+    """Whether ``variant`` names nodes inside subgraphs (``sub_id/inner_id``)."""
+    ids = [*variant.params, *variant.swap, *variant.bypass]
+    ids += [e.rpartition(".")[0] for r in variant.rewire
+            for e in (r.source, r.target, r.instead_of) if e]
+    return any("/" in node_id for node_id in ids)
 
 
 def _param_names(registry: NodeRegistry, type_id: str) -> set[str] | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from modrag_studio.engine.compose.expand import expand
 from modrag_studio.engine.core.datatypes import Answer, Chunk, Prompt, ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
@@ -214,6 +215,7 @@ def attribute(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence,
     """
     registry = registry_of(result, registry)
     finder = finder or EvidenceFinder()
+    doc = expand(doc).doc  # the graph as it ran: inner nodes of subgraphs as sub/inner
     topology = Topology.of(doc)
     order, _ = topology.order()
     wanted = set(targets)

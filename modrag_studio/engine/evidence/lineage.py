@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from modrag_studio.engine.compose.expand import expand
 from modrag_studio.engine.core.datatypes import Chunk, Contract, ScoredChunk
 from modrag_studio.engine.evidence.expected import iter_chunks
 
@@ -134,6 +135,7 @@ def _last_visit(values: dict[tuple[str, int], dict[str, Any]]) -> dict[str, dict
 def chunk_lineage(result: RunResult, doc: GraphDocument, chunk_id: str,
                   registry: NodeRegistry | None = None) -> list[Appearance]:
     """Every declared node whose output holds ``chunk_id``, with its position there."""
+    doc = expand(doc).doc
     registry = registry_of(result, registry)
     found: list[Appearance] = []
     outputs = last_outputs(result)
@@ -186,6 +188,7 @@ def prompt_block_source(result: RunResult, doc: GraphDocument, chunk_id: str,
                         registry: NodeRegistry | None = None) -> Place | None:
     """The output that fed ``chunk_id`` into a prompt block: found through the declared
     ``prompt`` nodes' evidence inputs (None when no prompt holds the chunk)."""
+    doc = expand(doc).doc
     from modrag_studio.engine.core.datatypes import Prompt
     from modrag_studio.engine.core.topology import Topology
 
@@ -213,6 +216,7 @@ def citations_of(result: RunResult, doc: GraphDocument, chunk: Chunk,
                  registry: NodeRegistry | None = None) -> list[CitedAt]:
     """Every citation of ``chunk`` in the answers of the declared ``cites`` nodes (a citation
     without a chunk id cites the chunk's document)."""
+    doc = expand(doc).doc
     from modrag_studio.engine.core.datatypes import Answer
     registry = registry_of(result, registry)
     outputs = last_outputs(result)

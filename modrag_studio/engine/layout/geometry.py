@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from modrag_studio.engine.compose.ports import type_of
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.core.registry import NodeRegistry
@@ -46,7 +47,7 @@ def node_height(doc: GraphDocument, node_id: str, registry: NodeRegistry | None)
     if registry is None:
         return NODE_BASE_HEIGHT + PORT_ROW_HEIGHT
     try:
-        node_type = registry.get(doc.node(node_id).type)
+        node_type = type_of(doc.node(node_id), registry)
     except (UnknownNodeType, KeyError):
         return NODE_BASE_HEIGHT + PORT_ROW_HEIGHT
     rows = max(len(node_type.inputs), len(node_type.outputs), 1)
@@ -108,7 +109,7 @@ def node_ports(doc: GraphDocument, node_id: str,
            registry: NodeRegistry | None) -> tuple[list[str], list[str]]:
     if registry is not None:
         try:
-            node_type = registry.get(doc.node(node_id).type)
+            node_type = type_of(doc.node(node_id), registry)
             return [p.name for p in node_type.inputs], [p.name for p in node_type.outputs]
         except (UnknownNodeType, KeyError):
             pass

@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import hashlib
 import html
+from typing import Literal
 
+from modrag_studio.engine.compose.expand import expand, has_subgraphs
+from modrag_studio.engine.compose.inline import inline
+from modrag_studio.engine.compose.ports import is_subgraph, type_of
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.errors import ModragError, UnknownNodeType
 from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.core.ports import type_name
 from modrag_studio.engine.core.registry import NodeRegistry
+
+#: how subgraph nodes are drawn: their inner nodes in a titled cluster, their inner nodes
+#: in place (no cluster), or one box with the subgraph's ports
+SubgraphMode = Literal["clusters", "expand", "collapse"]
+
+
+def _drawn(doc: GraphDocument, mode: SubgraphMode) -> tuple[GraphDocument, dict[str, str]]:
+    """The document to draw and, for clusters, each top-level subgraph's title by id."""
+    if mode == "collapse" or not has_subgraphs(doc):
+        return doc, {}
+    titles = {n.id: n.title or (n.subgraph.graph.metadata.name if n.subgraph else n.id)
+              for n in doc.nodes if is_subgraph(n)}
+    return expand(doc).doc, titles if mode == "clusters" else {}
+
+
+def expanded_in_place(doc: GraphDocument) -> GraphDocument:
+    """``doc`` with every subgraph expanded back into its nodes (the Expand command's)."""
+    while (subs := [n.id for n in doc.nodes if is_subgraph(n) and n.subgraph is not None]):
+        doc = inline(doc, subs[0])
+    return doc
 
 
 class RenderError(ModragError):
@@ -52,7 +76,7 @@ def hex_color(rgb: tuple[int, int, int]) -> str:
 
 def _node_type(spec: NodeSpec, registry: NodeRegistry) -> type[NodeType] | None:
     try:
-        return registry.get(spec.type)
+        return type_of(spec, registry)
     except UnknownNodeType:
         return None
 
@@ -67,22 +91,34 @@ def _mermaid_text(text: str) -> str:
     return html.escape(text, quote=True).replace("&#x27;", "'")
 
 
-def to_mermaid(doc: GraphDocument, registry: NodeRegistry) -> str:
+def to_mermaid(doc: GraphDocument, registry: NodeRegistry,
+               subgraphs: SubgraphMode = "clusters") -> str:
     """A Mermaid ``flowchart LR``: one box per node (title and type), edges labelled by ports.
 
     Node ids are mapped to ``n0, n1, ...`` so any id is safe; loop-back edges are dotted and
     labelled with their iteration limit. Unknown node types are drawn with a dashed border.
+    Subgraphs (``subgraphs``): their inner nodes in a Mermaid ``subgraph`` block, in place,
+    or one box.
     """
+    doc, clusters = _drawn(doc, subgraphs)
     lines = ["flowchart LR"]
     ids = {spec.id: f"n{i}" for i, spec in enumerate(doc.nodes)}
     unknown = []
+    boxes: dict[str | None, list[str]] = {}
     for spec in doc.nodes:
         node_type = _node_type(spec, registry)
         if node_type is None:
             unknown.append(ids[spec.id])
         title = _mermaid_text(_title(spec, node_type))
         label = f"{title}<br/><small>{spec.id} · {spec.type}</small>"
-        lines.append(f'    {ids[spec.id]}["{label}"]')
+        owner = spec.id.split("/", 1)[0] if "/" in spec.id else None
+        boxes.setdefault(owner if owner in clusters else None, []).append(
+            f'{ids[spec.id]}["{label}"]')
+    lines += [f"    {box}" for box in boxes.pop(None, [])]
+    for index, (owner, inner) in enumerate(boxes.items()):
+        lines.append(f'    subgraph s{index}["{_mermaid_text(clusters[owner])} ({owner})"]')
+        lines += [f"        {box}" for box in inner]
+        lines.append("    end")
     for edge in doc.edges:
         src, dst = ids.get(edge.source_node), ids.get(edge.target_node)
         if src is None or dst is None:
@@ -130,10 +166,13 @@ def _dot_label(spec: NodeSpec, node_type: type[NodeType] | None) -> str:
     return f"<{table}{''.join(rows)}</TABLE>>"
 
 
-def to_dot(doc: GraphDocument, registry: NodeRegistry) -> str:
-    """Graphviz DOT source: left-to-right, ports as coloured table cells, edges port to port."""
+def to_dot(doc: GraphDocument, registry: NodeRegistry,
+           subgraphs: SubgraphMode = "clusters") -> str:
+    """Graphviz DOT source: left-to-right, ports as coloured table cells, edges port to port;
+    subgraphs as titled clusters of their inner nodes, in place, or one box (``subgraphs``)."""
     import graphviz
 
+    doc, clusters = _drawn(doc, subgraphs)
     dot = graphviz.Digraph(
         name=doc.metadata.name or "graph",
         graph_attr={"rankdir": "LR", "fontname": "Helvetica", "label": doc.metadata.name,
@@ -142,10 +181,21 @@ def to_dot(doc: GraphDocument, registry: NodeRegistry) -> str:
         edge_attr={"fontname": "Helvetica", "fontsize": "9"},
     )
     known: dict[str, type[NodeType] | None] = {}
+    inside: dict[str, list[NodeSpec]] = {}
     for spec in doc.nodes:
         node_type = _node_type(spec, registry)
         known[spec.id] = node_type
-        dot.node(spec.id, label=_dot_label(spec, node_type))
+        owner = spec.id.split("/", 1)[0] if "/" in spec.id else None
+        if owner in clusters:
+            inside.setdefault(owner, []).append(spec)
+        else:
+            dot.node(spec.id, label=_dot_label(spec, node_type))
+    for index, (owner, specs) in enumerate(inside.items()):
+        with dot.subgraph(name=f"cluster_{index}") as cluster:
+            cluster.attr(label=f"{clusters[owner]} ({owner})", style="rounded,dashed",
+                         color="#7b88a8", fontcolor="#4c566a")
+            for spec in specs:
+                cluster.node(spec.id, label=_dot_label(spec, known[spec.id]))
     for edge in doc.edges:
         if edge.source_node not in known or edge.target_node not in known:
             continue
@@ -165,11 +215,12 @@ def to_dot(doc: GraphDocument, registry: NodeRegistry) -> str:
     return dot.source
 
 
-def to_svg(doc: GraphDocument, registry: NodeRegistry) -> str:
+def to_svg(doc: GraphDocument, registry: NodeRegistry,
+           subgraphs: SubgraphMode = "clusters") -> str:
     """The DOT rendering laid out by graphviz ``dot`` as SVG text."""
     import graphviz
 
-    source = graphviz.Source(to_dot(doc, registry))
+    source = graphviz.Source(to_dot(doc, registry, subgraphs))
     try:
         data = source.pipe(format="svg", encoding="utf-8")
     except graphviz.ExecutableNotFound:

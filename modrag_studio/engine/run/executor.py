@@ -20,6 +20,8 @@ from modrag_studio.engine.cache.node_cache import (
     signature_key,
     stable_hash,
 )
+from modrag_studio.engine.compose.check import validate_graph
+from modrag_studio.engine.compose.expand import Expanded, expand
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import GraphInvalid, ModragError, RunCancelled
 from modrag_studio.engine.core.graph_io import GraphInterface, graph_interface
@@ -36,7 +38,7 @@ from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.resources import Resources, process_resources, using_resources
 from modrag_studio.engine.core.topology import Topology
-from modrag_studio.engine.core.validation import Problem, errors_only, validate
+from modrag_studio.engine.core.validation import Problem, errors_only
 from modrag_studio.engine.run.hooks import HookSet, RunHook
 from modrag_studio.engine.run.inputs import EdgeDelivery, Gathered, gather_inputs
 from modrag_studio.engine.run.isolation import isolate
@@ -477,12 +479,14 @@ class Executor:
     def scope_of(doc: GraphDocument) -> str:
         return doc.metadata.name
 
-    def check(self, doc: GraphDocument, inputs: Mapping[str, Any]) -> None:
+    def check(self, doc: GraphDocument, inputs: Mapping[str, Any], *,
+              base_dir: str | Path | None = None, expanded: Expanded | None = None) -> None:
         """Raise GraphInvalid / BadRunInput before anything runs."""
-        problems = errors_only(validate(doc, self.registry))
+        problems = errors_only(validate_graph(doc, self.registry, base_dir=base_dir,
+                                              expanded=expanded))
         if problems:
             raise GraphInvalid(problems)
-        declared = graph_interface(doc, self.registry).input_names
+        declared = graph_interface(expanded.doc if expanded else doc, self.registry).input_names
         unknown = sorted(set(inputs) - set(declared))
         if unknown:
             takes = ", ".join(declared) or "no inputs"
@@ -522,33 +526,50 @@ class Executor:
         signatures; nothing is stored and no signature is remembered.
         """
         inputs = dict(inputs or {})
-        self.check(doc, inputs)
+        expanded = expand(doc, base_dir=base_dir)  # subgraphs run as their inner nodes
+        self.check(doc, inputs, base_dir=base_dir, expanded=expanded)
+        doc = expanded.doc
         topology = Topology.of(doc)
         ids = set(doc.node_ids())
         for name, node_id in (("target", target), ("start_from", start_from)):
-            if node_id is not None and node_id not in ids:
+            if node_id is not None and node_id not in ids and not expanded.inner_of(node_id):
                 raise BadRunInput(f"{name}: no node '{node_id}' in the graph")
-        active = ids if target is None else topology.upstream(target) | {target}
-        forced = set(rerun)
+        active = ids if target is None else _closure(topology, _members(expanded, target))
+        forced = {n for node_id in rerun for n in _members(expanded, node_id)}
         cached_only: set[str] = set()
         interface = graph_interface(doc, self.registry)
         if start_from is not None:
-            forced.add(start_from)
+            starts = _members(expanded, start_from)
+            forced |= starts
             graph_inputs = {p.node_id for p in interface.inputs}
-            cached_only = topology.upstream(start_from) - graph_inputs
+            cached_only = _closure(topology, starts) - starts - graph_inputs
         inputs = absolute_path_inputs(doc, inputs, graph_base_dir(doc, base_dir), self.registry)
         run = _Run(self, doc, inputs, HookSet([*self.hooks, *hooks]), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface, pins)
         run.memory_only = set(memory_only)
         run.plan_only = plan_only
         if run.pins:
-            active &= needed_nodes(topology, set(run.pins), target)
+            active &= (needed_nodes(topology, set(run.pins)) if target is None else set().union(
+                *(needed_nodes(topology, set(run.pins), t) for t in _members(expanded, target))))
         folder = graph_base_dir(doc, base_dir)
         if folder is None:
             run.result.trace.problems.append(unsaved_graph_note())
         with (using_work_dir(self.work_dir), using_graph_folder(folder),
               using_resources(self.resources)):
             return run.execute(active, forced, cached_only)
+
+
+def _members(expanded: Expanded, node_id: str) -> set[str]:
+    """The nodes of the expanded graph a node id stands for (a subgraph: its inner nodes)."""
+    return set(expanded.inner_of(node_id)) or {node_id}
+
+
+def _closure(topology: Topology, nodes: set[str]) -> set[str]:
+    """``nodes`` and everything upstream of them."""
+    found = set(nodes)
+    for node_id in nodes:
+        found |= topology.upstream(node_id)
+    return found
 
 
 def needed_nodes(topology: Topology, pinned: set[str], target: str | None = None) -> set[str]:

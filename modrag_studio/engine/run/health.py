@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from modrag_studio.engine.compose.check import validate_graph as validate
+from modrag_studio.engine.compose.expand import expand
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.core.validation import errors_only, validate
+from modrag_studio.engine.core.validation import errors_only
 from modrag_studio.engine.trust.reach import APPROVED_ENV, unapproved_hosts
 
 
@@ -31,6 +33,7 @@ class HealthReport(BaseModel):
 def check_health(doc: GraphDocument, registry: NodeRegistry) -> HealthReport:
     """Validate the graph, then ask every node that can (stores, embedders, LLMs) to check in."""
     problems = errors_only(validate(doc, registry))
+    doc = expand(doc).doc  # subgraphs: their inner nodes check in
     graph_health = ComponentHealth(
         ok=not problems,
         detail="; ".join(str(p) for p in problems) or f"valid ({len(doc.nodes)} nodes)",

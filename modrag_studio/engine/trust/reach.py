@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from modrag_studio.engine.compose.expand import expand
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
 from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.paths import (
@@ -118,6 +119,7 @@ def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | N
     against ``base``, else the graph file's folder, else the working directory."""
     folder = Path(os.path.realpath(Path(graph_path).parent)) if graph_path else None
     base = base or graph_base_dir(doc, folder) or Path.cwd()
+    doc = expand(doc).doc  # what subgraphs reach is what their inner nodes reach
     found = Reach()
     path_inputs = path_like_inputs(doc, registry)
     interface = graph_interface(doc, registry)
@@ -194,6 +196,7 @@ def _add_file(found: Reach, where: str, value: str, base: Path, folder: Path | N
 
 def path_like_inputs(doc: GraphDocument, registry: NodeRegistry) -> set[str]:
     """Names of the graph inputs whose value may end up used as a file or folder path."""
+    doc = expand(doc).doc
     downstream: dict[str, list[tuple[str, str]]] = {}
     for edge in doc.edges:
         downstream.setdefault(edge.source_node, []).append((edge.target_node, edge.target_port))

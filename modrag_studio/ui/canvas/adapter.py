@@ -14,6 +14,7 @@ from types import MethodType
 from PySide6.QtCore import QPointF, QRectF, QTimer
 from PySide6.QtGui import QColor, QPen
 
+from modrag_studio.engine.compose.ports import type_of
 from modrag_studio.engine.core.document import GraphDocument, Layout
 from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.core.node import NodeType
@@ -310,7 +311,7 @@ class CanvasAdapter:
 
     def _type_of(self, node_id: str) -> type[NodeType] | None:
         try:
-            return self.registry.get(self.editor.document().node(node_id).type)
+            return type_of(self.editor.document().node(node_id), self.registry)
         except (KeyError, UnknownNodeType):
             return None
 
@@ -389,7 +390,7 @@ class CanvasAdapter:
                   titles: dict[str, str] | None = None) -> None:
         spec = doc.node(node_id)
         try:
-            node_type = self.registry.get(spec.type)
+            node_type = type_of(spec, self.registry)  # a subgraph: ports from its boundary
         except UnknownNodeType:
             node_type = None
         reroute = node_type is not None and node_type.passes_through

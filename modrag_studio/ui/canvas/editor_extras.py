@@ -4,6 +4,7 @@ and dropping a wire on empty canvas to add a compatible node that gets connected
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint, QPointF, Qt
@@ -66,6 +67,8 @@ class EditorExtras:
                  ux: StudioUX) -> None:
         self.window = window
         self.run_features, self.node_flags, self.ux = run, flags, ux
+        #: more entries of a node's menu (subgraph commands), filled by the composition root
+        self.node_menu_items: list[Callable[[str], list[tuple[str, Callable[[], object]]]]] = []
         canvas = window.canvas
         self.minimap = Minimap(canvas)
         self.zoom_controls = ZoomControls(canvas)
@@ -142,7 +145,8 @@ class EditorExtras:
                  ("Re-run This Node", lambda: features.run(rerun=[node_id])),
                  ("Inspect", lambda: features.select_node(node_id)),
                  ("Help…", lambda: self.ux.node_help(node_id)),
-                 *self.node_flags.menu_items(node_id)]
+                 *self.node_flags.menu_items(node_id),
+                 *(item for more in self.node_menu_items for item in more(node_id))]
         for text, slot in items:
             action = QAction(text, menu)
             action.triggered.connect(lambda _c=False, s=slot: s())

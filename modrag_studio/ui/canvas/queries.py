@@ -66,15 +66,17 @@ class CanvasQueries:
         return [self.ids[n.id] for n in self.graph.selected_nodes() if n.id in self.ids]
 
     def select_nodes(self, node_ids: list[str]) -> None:
+        """Select ``node_ids`` (a node inside a subgraph, ``sub/inner``: the subgraph's)."""
         self.graph.clear_selection()
         for node_id in node_ids:
-            node = self.nodes.get(node_id)
+            node = self.nodes.get(node_id) or self.nodes.get(node_id.split("/", 1)[0])
             if node is not None:
                 node.view.setSelected(True)
         self.selection_changed()
 
     def center_on(self, node_ids: list[str] | None = None) -> None:
-        nodes = [self.nodes[n] for n in node_ids or [] if n in self.nodes]
+        shown = [n if n in self.nodes else n.split("/", 1)[0] for n in node_ids or []]
+        nodes = [self.nodes[n] for n in shown if n in self.nodes]
         self.graph.center_on(nodes or None)
 
     def fit_all(self, max_scale: float = 1.0) -> None:

@@ -106,7 +106,8 @@ def score_content(scored: list[ScoredChunk]) -> CardContent:
                 sources.append(name)
     sources = sources[:3]
     header = [Cell("#", 24, MUTED), Cell("chunk", 70, MUTED), Cell("score", 56, MUTED)]
-    header += [Cell(_short(name, 10), 64, MUTED) for name in sources]
+    # a retriever inside a subgraph (sub/inner) by its own id
+    header += [Cell(_short(name.rsplit("/", 1)[-1], 10), 64, MUTED) for name in sources]
 
     def rows(start: int, count: int) -> list[list[Cell]]:
         out = []

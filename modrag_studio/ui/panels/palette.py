@@ -115,6 +115,8 @@ class NodePalette(QWidget):
         super().__init__(parent)
         self.registry = registry
         self.on_activate: list[Callable[[str], None]] = []
+        #: entries that are not node types, by group (components): (title, entry id, tooltip)
+        self.extra: dict[str, list[tuple[str, str, str]]] = {}
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search nodes…")
         self.search.setClearButtonEnabled(True)
@@ -158,7 +160,26 @@ class NodePalette(QWidget):
             item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
                           | Qt.ItemFlag.ItemIsDragEnabled)
             group.addChild(item)
+        for title, entries in self.extra.items():
+            shown = [e for e in entries if not query or query.lower() in e[0].lower()]
+            if not shown:
+                continue
+            group = QTreeWidgetItem([title])
+            group.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.tree.addTopLevelItem(group)
+            for text, entry_id, tip in shown:
+                item = QTreeWidgetItem([text])
+                item.setData(0, TYPE_ROLE, entry_id)
+                item.setToolTip(0, tip)
+                item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+                              | Qt.ItemFlag.ItemIsDragEnabled)
+                group.addChild(item)
         self.tree.expandAll()
+
+    def set_extra(self, group: str, entries: list[tuple[str, str, str]]) -> None:
+        """Show ``entries`` (title, entry id, tooltip) under ``group`` after the node types."""
+        self.extra[group] = entries
+        self.refresh()
 
     def set_show_developer(self, shown: bool) -> None:
         """Offer (or hide) the "Developer" category of debug and test nodes."""

@@ -9,7 +9,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from modrag_studio.engine.core.validation import Problem, validate
+from modrag_studio.engine.compose.check import validate_graph as validate
+from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.edit.editor import Change, GraphEditor
 
 DEBOUNCE_MS = 250
@@ -59,13 +60,13 @@ class ProblemsPanel(QWidget):
             color = QColor(255, 120, 100) if problem.severity == "error" else QColor(240, 190, 90)
             item.setForeground(0, QBrush(color))
             item.setToolTip(3, problem.message)
-            item.setData(0, Qt.ItemDataRole.UserRole, problem.node_id)
+            item.setData(0, Qt.ItemDataRole.UserRole, _shown(problem.node_id))
             self.tree.addTopLevelItem(item)
         for node_id, detail in self.environment.items():
             item = QTreeWidgetItem(["not ready", node_id, "this machine", detail])
             item.setForeground(0, QBrush(QColor(255, 120, 100)))
             item.setToolTip(3, detail)
-            item.setData(0, Qt.ItemDataRole.UserRole, node_id)
+            item.setData(0, Qt.ItemDataRole.UserRole, _shown(node_id))
             self.tree.addTopLevelItem(item)
         for callback in list(self.on_problems):
             callback(self.problems)
@@ -80,9 +81,11 @@ class ProblemsPanel(QWidget):
         for problem in self.problems:
             if problem.node_id:
                 where = f"{problem.field}: " if problem.field else ""
-                grouped.setdefault(problem.node_id, []).append(where + problem.message)
+                if "/" in problem.node_id:  # inside a subgraph: shown on the subgraph node
+                    where = f"{problem.node_id}{'.' if where else ': '}{where}"
+                grouped.setdefault(_shown(problem.node_id), []).append(where + problem.message)
         for node_id, detail in self.environment.items():
-            grouped.setdefault(node_id, []).append(f"not ready here: {detail}")
+            grouped.setdefault(_shown(node_id), []).append(f"not ready here: {detail}")
         return grouped
 
     def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
@@ -90,3 +93,8 @@ class ProblemsPanel(QWidget):
         if node_id:
             for callback in list(self.on_select_node):
                 callback(node_id)
+
+
+def _shown(node_id: str | None) -> str | None:
+    """The canvas node a problem is shown on: a subgraph's for the nodes inside it."""
+    return node_id.split("/", 1)[0] if node_id else node_id

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from modrag_studio.engine.compose.ports import subgraph_note, type_of
 from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.edit.editor import Change, GraphEditor, ParamRejected
 from modrag_studio.ui.panels.model_picker import ModelPicker, changed_params, refresh_pickers
@@ -291,12 +292,12 @@ class PropertiesPanel(QWidget):
             return
         spec = doc.node(node_id)
         try:
-            node_type = self.editor.registry.get(spec.type)
+            node_type = type_of(spec, self.editor.registry)
         except UnknownNodeType as exc:
             self.header.setText(f"<b>{node_id}</b><br/>{exc}")
             self.title_edit.hide()
             return
-        desc = node_type.description or ""
+        desc = (node_type.description or "") + subgraph_note(spec)
         self.header.setText(f"<b>{node_type.display_title()}</b> &nbsp;<code>{node_id}</code>"
                             f"<br/><small>{node_type.type_id} v{node_type.version} · "
                             f"{node_type.category}</small><br/>{desc}")
@@ -329,7 +330,7 @@ class PropertiesPanel(QWidget):
         if self.node_id is None:
             return
         spec = self.editor.document().node(self.node_id)
-        node_type = self.editor.registry.get(spec.type)
+        node_type = type_of(spec, self.editor.registry)
         try:
             defaults = node_type.Params.model_validate(spec.params).model_dump(mode="json")
         except Exception:  # invalid saved params: show what is stored, defaults elsewhere
@@ -349,7 +350,7 @@ class PropertiesPanel(QWidget):
             return
         doc = self.editor.document()
         spec = doc.node(self.node_id)
-        missing = missing_values(self.editor.registry.get(spec.type), spec, doc)
+        missing = missing_values(type_of(spec, self.editor.registry), spec, doc)
         for name, field in self.fields.items():
             field.show_missing(missing.get(name, ""))
 
@@ -398,7 +399,7 @@ class PropertiesPanel(QWidget):
             self.title_edit.setText(change.new.node(self.node_id).title or "")
             self._load_values()
             new = change.new.node(self.node_id)
-            refresh_pickers(self.pickers, self.editor.registry.get(new.type), new.params,
+            refresh_pickers(self.pickers, type_of(new, self.editor.registry), new.params,
                             changed_params(change.old.node(self.node_id).params, new.params))
         elif change.old.edges != change.new.edges:
             self._flag_missing()

@@ -30,7 +30,10 @@ The order is the order things appear in the menus, toolbars and docks:
 17. ``history``: records every run (the caller around the run) and the History dock (needs
     ``run``, ``variants`` and ``evaluation_sets``);
 18. ``playground``: the chat over the graph, each turn a run in the history (needs ``run``
-    and ``history``).
+    and ``history``);
+19. ``subgraphs``: Edit > Make / Expand / Open Subgraph, component files (the palette's
+    Components, their adder ``window.adders["component"]``, Save as / Update from / Detach),
+    the node menu's subgraph entries, a collapsed node's state during a run (needs 1 and 13).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -52,6 +55,7 @@ from typing import TYPE_CHECKING
 
 from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
+from modrag_studio.ui.canvas.subgraph_actions import PALETTE_PREFIX, SubgraphActions
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
@@ -98,6 +102,7 @@ class StudioFeatures:
     node_details: NodeDetails
     history: RunHistoryFeature
     playground: PlaygroundDock
+    subgraphs: SubgraphActions
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -128,7 +133,10 @@ def compose(window: MainWindow) -> StudioFeatures:
                                window.canvas.selected_node_ids)
     history = RunHistoryFeature(shell, run, variants, evaluation_sets)
     playground = PlaygroundDock(shell, run, history)
+    subgraphs = SubgraphActions(shell, run)
+    editor_extras.node_menu_items.append(subgraphs.menu_items)
+    window.adders[PALETTE_PREFIX] = subgraphs.add_at
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
                           studio_ux, live_run, node_flags, editor_extras, index, model_memory,
-                          node_details, history, playground)
+                          node_details, history, playground, subgraphs)

@@ -11,16 +11,19 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from modrag_studio.engine.core.document import GraphDocument, atomic_write_text, save
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.layout.render import to_dot, to_mermaid, to_svg
+from modrag_studio.engine.layout.render import expanded_in_place, to_dot, to_mermaid, to_svg
 
 # kind -> (menu label, file filter, default suffix)
 EXPORT_KINDS: dict[str, tuple[str, str, str]] = {
     "json": ("Graph file (JSON)…", "Graph JSON (*.json)", ".json"),
+    "json-expanded": ("Graph file, subgraphs expanded (JSON)…", "Graph JSON (*.json)", ".json"),
     "png": ("Canvas as PNG…", "PNG image (*.png)", ".png"),
     "svg": ("Canvas as SVG…", "SVG image (*.svg)", ".svg"),
     "dot": ("Graphviz DOT…", "Graphviz DOT (*.dot *.gv)", ".dot"),
     "graphviz-svg": ("Graphviz SVG…", "SVG image (*.svg)", ".svg"),
     "mermaid": ("Mermaid…", "Mermaid (*.mmd *.md)", ".mmd"),
+    "dot-expanded": ("Graphviz DOT, subgraphs expanded…", "Graphviz DOT (*.dot *.gv)", ".dot"),
+    "mermaid-expanded": ("Mermaid, subgraphs expanded…", "Mermaid (*.mmd *.md)", ".mmd"),
 }
 MARGIN = 40.0
 
@@ -66,9 +69,16 @@ def export_canvas_svg(scene: QGraphicsScene, rect: QRectF, path: Path, title: st
 
 
 def export_text(kind: str, doc: GraphDocument, registry: NodeRegistry, path: Path) -> Path:
-    """The document renderings that need no canvas: json, dot, graphviz-svg, mermaid."""
+    """The document renderings that need no canvas: json, dot, graphviz-svg, mermaid (DOT
+    and Mermaid draw subgraphs as clusters; the ``-expanded`` kinds put their nodes in place)."""
     if kind == "json":
         save(doc, path)
+    elif kind == "json-expanded":
+        save(expanded_in_place(doc), path)
+    elif kind == "dot-expanded":
+        atomic_write_text(path, to_dot(doc, registry, "expand"))
+    elif kind == "mermaid-expanded":
+        atomic_write_text(path, to_mermaid(doc, registry, "expand"))
     elif kind == "dot":
         atomic_write_text(path, to_dot(doc, registry))
     elif kind == "graphviz-svg":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QSettings, Qt, QTimer
@@ -200,6 +201,8 @@ class MainWindow(QMainWindow):
             self.problems.by_node()))
         self.problems.on_select_node.append(self.select_node)
         self.palette.on_activate.append(self._add_from_palette)
+        #: palette entries that are not node types, by prefix (filled by the composition root)
+        self.adders: dict[str, Callable[[str, tuple[float, float]], str]] = {}
         self.search_popup.on_chosen = self.add_searched_node
         self.canvas.view.installEventFilter(self)
         self.canvas.view.viewport().installEventFilter(self)
@@ -261,8 +264,14 @@ class MainWindow(QMainWindow):
 
     def add_node_at(self, type_id: str, scene_pos: QPointF) -> str | None:
         """Add a node of ``type_id`` at a scene position (with the type's params for a new
-        node, e.g. the best installed chat model) and select it."""
+        node, e.g. the best installed chat model) and select it. A palette entry
+        ``prefix:rest`` whose prefix is in ``adders`` (components) is added by its adder."""
+        prefix, _, rest = type_id.partition(":")
         try:
+            if rest and prefix in self.adders:
+                node_id = self.adders[prefix](rest, (round(scene_pos.x()), round(scene_pos.y())))
+                self.canvas.select_nodes([node_id])
+                return node_id
             params = self.registry.get(type_id).new_node_params()
             node_id = self.editor.add_node(type_id, (round(scene_pos.x()), round(scene_pos.y())),
                                            params)
