@@ -19,7 +19,8 @@ import pytest
 
 from tests.hardening.test_store_integrity import corpus, file_graph, stored_ids
 
-pytestmark = pytest.mark.soak
+SOAK_TIMEOUT_S = float(os.environ.get("MODRAG_SOAK_S", "1200")) + 900
+pytestmark = [pytest.mark.soak, pytest.mark.timeout(SOAK_TIMEOUT_S)]
 ROOT = Path(__file__).resolve().parents[2]
 SOAK_S = float(os.environ.get("MODRAG_SOAK_S", "1200"))
 
