@@ -85,7 +85,8 @@ class OtlpTracing:
 
     def __init__(self, endpoint: str, *, protocol: str = "http/protobuf", content: bool = False,
                  service_name: str | None = None, timeout_s: float | None = None,
-                 queue_size: int | None = None, delay_s: float | None = None) -> None:
+                 queue_size: int | None = None, delay_s: float | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         self.endpoint = endpoint
         self.protocol = protocol
         self.content = content
@@ -95,7 +96,8 @@ class OtlpTracing:
         if "openinference.project.name" not in resource.attributes:  # Phoenix's project
             resource = resource.merge(Resource({"openinference.project.name": project}))
         self.timeout_s = timeout_s or _timeout_from_env() or DEFAULT_TIMEOUT_S
-        self.exporter = WarnOnceExporter(_exporter(endpoint, protocol, timeout_s), endpoint)
+        self.exporter = WarnOnceExporter(_exporter(endpoint, protocol, timeout_s, headers),
+                                         endpoint)
         for name in _QUIETED:
             logging.getLogger(name).addFilter(_DropExportNoise())
         queue = queue_size or int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") or DEFAULT_QUEUE)
@@ -158,16 +160,19 @@ def _timeout_from_env() -> float | None:
         return None
 
 
-def _exporter(endpoint: str, protocol: str, timeout_s: float | None) -> SpanExporter:
+def _exporter(endpoint: str, protocol: str, timeout_s: float | None,
+              headers: dict[str, str] | None = None) -> SpanExporter:
+    """The SDK's OTLP exporter; ``headers`` None: the OTLP headers variables'."""
     if timeout_s is None and _timeout_from_env() is None:
         timeout_s = DEFAULT_TIMEOUT_S
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
         return OTLPSpanExporter(endpoint=endpoint, insecure=endpoint.startswith("http://"),
-                                timeout=timeout_s)
+                                timeout=timeout_s,
+                                headers=tuple(headers.items()) if headers else None)
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
         OTLPSpanExporter as HttpExporter,
     )
 
-    return HttpExporter(endpoint=endpoint, timeout=timeout_s)
+    return HttpExporter(endpoint=endpoint, timeout=timeout_s, headers=headers)

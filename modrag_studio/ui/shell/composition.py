@@ -30,7 +30,9 @@ The order is the order things appear in the menus, toolbars and docks:
 17. ``history``: records every run (the caller around the run) and the History dock (needs
     ``run``, ``variants`` and ``evaluation_sets``);
 18. ``playground``: the chat over the graph, each turn a run in the history (needs ``run``
-    and ``history``).
+    and ``history``);
+19. ``trace_export``: Run > Trace Export…, the OTLP setting the run controller gives to
+    every run.
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -67,6 +69,7 @@ from modrag_studio.ui.run.live import LiveRun
 from modrag_studio.ui.run.model_memory import ModelMemory
 from modrag_studio.ui.run.preflight import Preflight
 from modrag_studio.ui.run.protocols import StudioShell, require
+from modrag_studio.ui.run.trace_export import TraceExport
 from modrag_studio.ui.run.trust_prompt import TrustPrompt
 from modrag_studio.ui.shell.cache_status import CacheSizeLabel
 from modrag_studio.ui.shell.studio_ux import StudioUX
@@ -98,6 +101,7 @@ class StudioFeatures:
     node_details: NodeDetails
     history: RunHistoryFeature
     playground: PlaygroundDock
+    trace_export: TraceExport
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -128,7 +132,8 @@ def compose(window: MainWindow) -> StudioFeatures:
                                window.canvas.selected_node_ids)
     history = RunHistoryFeature(shell, run, variants, evaluation_sets)
     playground = PlaygroundDock(shell, run, history)
+    trace_export = TraceExport(shell, window.controller)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
                           studio_ux, live_run, node_flags, editor_extras, index, model_memory,
-                          node_details, history, playground)
+                          node_details, history, playground, trace_export)
