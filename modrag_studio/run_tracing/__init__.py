@@ -21,7 +21,7 @@ from typing import Any, Protocol
 log = logging.getLogger("modrag_studio.run_tracing")
 
 __all__ = ["ExportSettings", "NoTracing", "Tracing", "TracingSwitch", "add_arguments",
-           "available", "from_args", "parse_headers", "start"]
+           "attribution_attributes", "available", "from_args", "parse_headers", "start"]
 
 CONTENT_ENV = "MODRAG_OTLP_CONTENT"
 INSTALL_HINT = "pip install 'modrag-studio[otel]'"
@@ -31,6 +31,8 @@ class Tracing(Protocol):
     @property
     def hooks(self) -> list[Any]: ...
 
+    def annotate(self, run_id: str, attributes: dict[str, Any]) -> bool: ...
+
     def shutdown(self) -> None: ...
 
 
@@ -38,6 +40,9 @@ class NoTracing:
     """Tracing turned off: no hooks, nothing to shut down."""
 
     hooks: list[Any] = []
+
+    def annotate(self, run_id: str, attributes: dict[str, Any]) -> bool:
+        return False
 
     def shutdown(self) -> None:
         return None
@@ -112,10 +117,24 @@ def start(endpoint: str | None = None, *, content: bool | None = None,
                        content=content_from_env() if content is None else content, **options)
 
 
-def from_args(args: argparse.Namespace) -> Tracing:
-    """The tracing ``add_arguments``' options (and the OTLP variables) ask for."""
+def from_args(args: argparse.Namespace, *, hold: bool = False) -> Tracing:
+    """The tracing ``add_arguments``' options (and the OTLP variables) ask for. ``hold``:
+    spans wait until ``shutdown`` (so ``annotate`` finds every run: ``modrag run
+    --expect`` adds the attribution verdict after the run)."""
     content = True if getattr(args, "otlp_content", False) else None
-    return start(getattr(args, "otlp", None), content=content)
+    options: dict[str, Any] = {"delay_s": 24 * 3600.0} if hold else {}
+    return start(getattr(args, "otlp", None), content=content, **options)
+
+
+def attribution_attributes(attribution: Any) -> dict[str, Any]:
+    """The ``modrag.attribution.*`` attributes of an ``engine.evidence`` ``Attribution``:
+    the verdict, the first node that lost the expected evidence, what was expected."""
+    attrs: dict[str, Any] = {"modrag.attribution.verdict": str(attribution.verdict),
+                             "modrag.attribution.expected": [str(e) for e in
+                                                             attribution.expected]}
+    if attribution.first_loss:
+        attrs["modrag.attribution.first_loss"] = str(attribution.first_loss)
+    return attrs
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import os
 import threading
 import time
 from collections import deque
+from typing import Any
 
 from opentelemetry.sdk.trace.export import SpanExporter
 
@@ -76,6 +77,16 @@ class SpanWorker:
             log.warning("trace export queue full (%d spans waiting): run %s's spans are "
                         "dropped; later drops are only counted", self.max_spans,
                         record.run_id)
+
+    def annotate(self, run_id: str, attributes: dict[str, Any]) -> bool:
+        """Add ``attributes`` to the run span of ``run_id`` if its record still waits
+        (whether it did: a run already sent is not changed)."""
+        with self._lock:
+            for record in self._queue:
+                if record.run_id == run_id:
+                    record.extra.update(attributes)
+                    return True
+        return False
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every submitted run is exported (or ``timeout_s``); whether it was."""

@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
@@ -112,6 +113,9 @@ class OtlpTracing:
 
     def flush(self, timeout_s: float = 5.0) -> bool:
         return self.worker.flush(timeout_s)
+
+    def annotate(self, run_id: str, attributes: dict[str, Any]) -> bool:
+        return self.worker.annotate(run_id, attributes)
 
     def shutdown(self) -> None:
         if not self._closed:

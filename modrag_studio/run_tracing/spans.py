@@ -68,6 +68,8 @@ class RunRecord:
     failure: str = ""
     trace_visits: list[NodeVisit] = field(default_factory=list)
     problems: list[Any] = field(default_factory=list)
+    #: attributes given after the run, before export (``SpanWorker.annotate``)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def span_count(self) -> int:
@@ -209,6 +211,7 @@ class SpanBuilder:
         problems = [p.get("message", "") for p in record.problems if isinstance(p, Mapping)]
         if problems:
             attrs["modrag.run.problems"] = [str(p) for p in problems]
+        attrs.update(record.extra)
         return attrs
 
 
