@@ -8,8 +8,11 @@ the spans), each with and without content, on two runs:
   embedding, both retrievers, fusion, the prompt, the LLM and the checks run; the indexing
   is cached), its LLM on the loopback OpenAI-compatible test fixture.
 
-First, modes taking turns run by run, in an order that rotates each round (so load drifts,
-and what the run before leaves in the CPU's caches, hit all alike): ``run ms``, the wall
+Two groups one after the other, "now" then "before" (``--only`` for one), each with export
+off, its pipeline, and its pipeline with content (each group has its own "off": neither
+pipeline's threads and heap weigh on the other's runs). In a group, first, modes take turns
+run by run, in an order that rotates each round (so load drifts, and what the run before
+leaves in the CPU's caches, hit all alike): ``run ms``, the wall
 time of ``executor.run``, what a user waits for (median, and minimum: steadier where the
 store's query time jumps, as Chroma's does), and ``run cpu``, the CPU time of the run's
 thread in it (steady when other processes load the machine). "now" exports after a delay
@@ -103,24 +106,28 @@ class Mode:
     all_wall: list[float] = field(default_factory=list)
 
 
-def modes(endpoint: str, repeat: int, spans_per_run: int) -> list[Mode]:
+def modes(group: str, endpoint: str, repeat: int, spans_per_run: int) -> list[Mode]:
+    """Export off, and ``group``'s pipeline without and with content."""
     from tracing_before import sdk_pipeline
 
     made = [Mode("off", [], lambda: None, lambda: None)]
     for content in (False, True):
-        suffix = "+content" if content else ""
-        hook, provider = sdk_pipeline(endpoint, content=content, service_name="modrag-bench")
-        made.append(Mode("before" + suffix, [hook], provider.force_flush, provider.shutdown,
-                         settle=provider.force_flush))
-        now = run_tracing.start(endpoint, content=content, service_name="modrag-bench",
-                                delay_s=600, queue_size=spans_per_run * (repeat + 4))
-        made.append(Mode("now" + suffix, now.hooks, now.flush, now.shutdown))
+        label = group + ("+content" if content else "")
+        if group == "before":
+            hook, provider = sdk_pipeline(endpoint, content=content,
+                                          service_name="modrag-bench")
+            made.append(Mode(label, [hook], provider.force_flush, provider.shutdown,
+                             settle=provider.force_flush))
+        else:
+            now = run_tracing.start(endpoint, content=content, service_name="modrag-bench",
+                                    delay_s=600, queue_size=spans_per_run * (repeat + 4))
+            made.append(Mode(label, now.hooks, now.flush, now.shutdown))
     return made
 
 
-def measure(doc: GraphDocument, repeat: int, endpoint: str, cache: NodeCache,
+def measure(group: str, doc: GraphDocument, repeat: int, endpoint: str, cache: NodeCache,
             inputs: Callable[[int], dict[str, Any]], check: Callable[[Any], None]) -> list[Mode]:
-    all_modes = modes(endpoint, repeat, len(doc.nodes) * 2 + 1)
+    all_modes = modes(group, endpoint, repeat, len(doc.nodes) * 2 + 1)
     executors = [Executor(default_registry(), cache=cache, hooks=m.hooks) for m in all_modes]
     for _ in range(2):  # warm: the cache, imports, the store's first queries
         for executor, mode in zip(executors, all_modes, strict=True):
@@ -158,8 +165,17 @@ def measure(doc: GraphDocument, repeat: int, endpoint: str, cache: NodeCache,
     return all_modes
 
 
-def report(title: str, rows: list[Mode]) -> None:
-    off, med = rows[0], statistics.median
+GROUPS = ["now", "before"]
+
+
+def measure_both(*args: Any) -> dict[str, list[Mode]]:
+    """The groups one after the other, each with its own "off" (so that neither pipeline's
+    threads and heap weigh on the other's runs)."""
+    return {group: measure(group, *args) for group in GROUPS}
+
+
+def report(title: str, groups: dict[str, list[Mode]]) -> None:
+    med = statistics.median
 
     def cell(value: float, base: float) -> str:
         return f"{value * 1000:>9.2f}{(value / base - 1) * 100:>7.1f}%"
@@ -167,19 +183,27 @@ def report(title: str, rows: list[Mode]) -> None:
     print(title)
     print(f"{'export':<16}{'run ms':>9}{'vs off':>8}{'min':>9}{'vs off':>8}"
           f"{'run cpu':>9}{'vs off':>8}{'all cpu':>9}{'vs off':>8}{'all ms':>9}{'vs off':>8}")
-    for m in rows:
-        print(f"{m.label:<16}{cell(med(m.runs), med(off.runs))}{cell(min(m.runs), min(off.runs))}"
-              f"{cell(med(m.run_cpu), med(off.run_cpu))}{cell(med(m.all_cpu), med(off.all_cpu))}"
-              f"{cell(med(m.all_wall), med(off.all_wall))}")
-    by = {m.label: m for m in rows}
+    for group, rows in groups.items():
+        off = rows[0]
+        for m in rows:
+            label = f"off ({group})" if m is off else m.label
+            print(f"{label:<16}{cell(med(m.runs), med(off.runs))}"
+                  f"{cell(min(m.runs), min(off.runs))}"
+                  f"{cell(med(m.run_cpu), med(off.run_cpu))}"
+                  f"{cell(med(m.all_cpu), med(off.all_cpu))}"
+                  f"{cell(med(m.all_wall), med(off.all_wall))}")
     for suffix in ("", "+content"):
-        before, now = by["before" + suffix], by["now" + suffix]
-        added = [(med(m.runs) - med(off.runs), med(m.all_cpu) - med(off.all_cpu))
-                 for m in (before, now)]
-        print(f"  now/before{suffix}: run x{med(now.runs) / med(before.runs):.3f}, all cpu "
-              f"x{med(now.all_cpu) / med(before.all_cpu):.3f}; added to off: run "
-              f"{added[0][0] * 1000:.2f} -> {added[1][0] * 1000:.2f} ms, all cpu "
-              f"{added[0][1] * 1000:.2f} -> {added[1][1] * 1000:.2f} ms")
+        added = {}
+        for group, rows in groups.items():
+            off, m = rows[0], next(r for r in rows if r.label == group + suffix)
+            added[group] = (med(m.runs) - med(off.runs), med(m.run_cpu) - med(off.run_cpu),
+                            med(m.all_cpu) - med(off.all_cpu))
+        if len(added) < 2:
+            continue
+        b, n = added["before"], added["now"]
+        print(f"  added to off{suffix or ''}, before -> now: run {b[0] * 1000:.2f} -> "
+              f"{n[0] * 1000:.2f} ms, run cpu {b[1] * 1000:.2f} -> {n[1] * 1000:.2f} ms, "
+              f"all cpu {b[2] * 1000:.2f} -> {n[2] * 1000:.2f} ms")
 
 
 def main() -> None:
@@ -188,11 +212,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--rag-repeat", type=int, default=12, help="0: skip basic_rag")
     parser.add_argument("--endpoint", help="a real OTLP/HTTP collector (default: the bench's)")
+    parser.add_argument("--only", choices=GROUPS, help="measure one group only")
     parser.add_argument("--receiver", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.receiver:
         _serve_receiver()
         return
+    if args.only:
+        GROUPS[:] = [args.only]
     receiver = None
     endpoint = args.endpoint
     if endpoint is None:  # a process of its own, as a collector is: its work is not ours
@@ -206,8 +233,9 @@ def main() -> None:
         def all_cached(result: Any) -> None:
             assert len(result.trace.from_cache()) >= len(doc.nodes) - 1, result.trace.ran()
 
-        rows = measure(doc, args.repeat, endpoint, NodeCache(disk_dir=Path(scratch) / "chain"),
-                       lambda n: {}, all_cached)
+        rows = measure_both(doc, args.repeat, endpoint,
+                            NodeCache(disk_dir=Path(scratch) / "chain"), lambda n: {},
+                            all_cached)
         report(f"cached re-run of a {args.nodes}-node chain, {args.repeat} runs per mode, "
                f"export to {endpoint}", rows)
         if args.rag_repeat:
@@ -225,7 +253,7 @@ def _serve_receiver() -> None:
     server.serve_forever()
 
 
-def _basic_rag(repeat: int, endpoint: str, scratch: Path) -> list[Mode]:
+def _basic_rag(repeat: int, endpoint: str, scratch: Path) -> dict[str, list[Mode]]:
     import os
 
     from tests.llm.openai_fixture_server import OpenAIFixtureServer
@@ -238,9 +266,9 @@ def _basic_rag(repeat: int, endpoint: str, scratch: Path) -> list[Mode]:
 
     asked = itertools.count(1)  # a question no mode asked before: nothing after the index cached
     with OpenAIFixtureServer(pieces=[REPLY]) as llm:
-        return measure(basic_rag(llm.base_url), repeat, endpoint,
-                       NodeCache(disk_dir=scratch / "rag"),
-                       lambda n: {"question": f"{QUESTION} ({next(asked)})"}, answered)
+        return measure_both(basic_rag(llm.base_url), repeat, endpoint,
+                            NodeCache(disk_dir=scratch / "rag"),
+                            lambda n: {"question": f"{QUESTION} ({next(asked)})"}, answered)
 
 
 if __name__ == "__main__":
