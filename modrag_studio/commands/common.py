@@ -29,11 +29,12 @@ def traced(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.N
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
         try:
-            tracing = run_tracing.from_args(args)
+            tracing = run_tracing.from_args(args, hold=bool(getattr(args, "expect", None)))
         except (RuntimeError, ValueError) as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_INVALID
         args.run_hooks = tracing.hooks
+        args.tracing = tracing
         try:
             return command(args)
         finally:

@@ -6,7 +6,8 @@ import argparse
 import contextlib
 import sys
 
-from modrag_studio.commands.common import load_or_exit
+from modrag_studio import run_tracing
+from modrag_studio.commands.common import load_or_exit, run_hooks, traced
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK
 from modrag_studio.commands.serve_command import add_service_arguments, settings_from_args
 
@@ -25,7 +26,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     mcp.add_argument("--port", type=int, default=8000, help="http: the port (default 8000)")
     add_service_arguments(mcp)
     mcp.add_argument("--log-level", default="warning", help="http: uvicorn's log level")
-    mcp.set_defaults(func=run_mcp)
+    run_tracing.add_arguments(mcp)
+    mcp.set_defaults(func=traced(run_mcp))
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -46,6 +48,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from modrag_studio.composition import default_registry
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.run.executor import Executor
     from modrag_studio.server.app import index_stores
     from modrag_studio.server.mcp_tools import plan_tools
     from modrag_studio.server.mcp_transport import build_server, http_app, serve_stdio
@@ -56,7 +60,9 @@ def run_mcp(args: argparse.Namespace) -> int:
     registry = default_registry()
     try:
         settings = settings_from_args(args)
-        tools = plan_tools(docs, settings, registry=registry)
+        executor = Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir),
+                            hooks=run_hooks(args))  # trace export (--otlp), when on
+        tools = plan_tools(docs, settings, registry=registry, executor=executor)
     except (ValueError, ExposureError, GraphInvalid, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -158,6 +158,8 @@ def run_graph(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     evidence = run_evidence(result, doc, expected) if expected else None
+    if evidence is not None and getattr(args, "tracing", None) is not None:
+        args.tracing.annotate(result.trace.run_id, run_tracing.attribution_attributes(evidence))
     if args.json:
         payload = {"status": result.status, "outputs": to_jsonable(result.outputs)}
         if evidence is not None:

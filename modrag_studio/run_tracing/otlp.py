@@ -1,13 +1,14 @@
-"""Trace export over OTLP: a tracer provider of our own (the process's global one is left
-alone), a batch span processor with a bounded queue, and an exporter whose failures are told
-once. Needs the optional ``otel`` extra.
+"""Trace export over OTLP: the hook's records go to an export thread of our own with a
+bounded queue (``SpanWorker``; the process's global tracer provider is left alone) and an
+exporter whose failures are told once. Needs the optional ``otel`` extra.
 
 Configuration follows the OpenTelemetry variables: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (the
 base URL; ``/v1/traces`` is added for OTLP/HTTP) or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``
 (the full URL), ``OTEL_EXPORTER_OTLP_HEADERS`` (and ``..._TRACES_HEADERS``),
 ``OTEL_EXPORTER_OTLP_PROTOCOL`` (``http/protobuf``, the default, or ``grpc``),
 ``OTEL_EXPORTER_OTLP_TIMEOUT``, ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
-``OTEL_BSP_*`` and ``OTEL_SDK_DISABLED``.
+``OTEL_BSP_MAX_QUEUE_SIZE`` and ``OTEL_SDK_DISABLED``. Every run is exported whole (no
+sampling).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from modrag_studio.run_tracing.spans import SpanHook
+from modrag_studio.run_tracing.export import SpanWorker
+from modrag_studio.run_tracing.spans import SpanBuilder, SpanHook
 
 log = logging.getLogger("modrag_studio.run_tracing")
 
@@ -83,7 +86,8 @@ class OtlpTracing:
 
     def __init__(self, endpoint: str, *, protocol: str = "http/protobuf", content: bool = False,
                  service_name: str | None = None, timeout_s: float | None = None,
-                 queue_size: int | None = None) -> None:
+                 queue_size: int | None = None, delay_s: float | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         self.endpoint = endpoint
         self.protocol = protocol
         self.content = content
@@ -92,15 +96,15 @@ class OtlpTracing:
         project = resource.attributes.get("service.name", DEFAULT_SERVICE)
         if "openinference.project.name" not in resource.attributes:  # Phoenix's project
             resource = resource.merge(Resource({"openinference.project.name": project}))
-        self.exporter = WarnOnceExporter(_exporter(endpoint, protocol, timeout_s), endpoint)
+        self.timeout_s = timeout_s or _timeout_from_env() or DEFAULT_TIMEOUT_S
+        self.exporter = WarnOnceExporter(_exporter(endpoint, protocol, timeout_s, headers),
+                                         endpoint)
         for name in _QUIETED:
             logging.getLogger(name).addFilter(_DropExportNoise())
-        self.provider = TracerProvider(resource=resource, shutdown_on_exit=False)
         queue = queue_size or int(os.environ.get("OTEL_BSP_MAX_QUEUE_SIZE") or DEFAULT_QUEUE)
-        self.provider.add_span_processor(BatchSpanProcessor(
-            self.exporter, max_queue_size=queue, max_export_batch_size=min(512, queue)))
-        self.tracer = self.provider.get_tracer("modrag_studio.run_tracing")
-        self.hook = SpanHook(self.tracer, content=content)
+        self.worker = SpanWorker(SpanBuilder(resource, content=content), self.exporter,
+                                 max_spans=queue, delay_s=delay_s)
+        self.hook = SpanHook(self.worker.submit)
         self._closed = False
 
     @property
@@ -108,12 +112,15 @@ class OtlpTracing:
         return [self.hook]
 
     def flush(self, timeout_s: float = 5.0) -> bool:
-        return self.provider.force_flush(int(timeout_s * 1000))
+        return self.worker.flush(timeout_s)
+
+    def annotate(self, run_id: str, attributes: dict[str, Any]) -> bool:
+        return self.worker.annotate(run_id, attributes)
 
     def shutdown(self) -> None:
         if not self._closed:
             self._closed = True
-            self.provider.shutdown()
+            self.worker.shutdown(self.timeout_s * 2 + 1)
 
     def __enter__(self) -> OtlpTracing:
         return self
@@ -148,17 +155,28 @@ def protocol_from_env() -> str:
     return value
 
 
-def _exporter(endpoint: str, protocol: str, timeout_s: float | None) -> SpanExporter:
-    if timeout_s is None and not (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
-                                  or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")):
+def _timeout_from_env() -> float | None:
+    value = (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+             or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT") or "").strip()
+    try:
+        return float(value) if value else None
+    except ValueError:
+        return None
+
+
+def _exporter(endpoint: str, protocol: str, timeout_s: float | None,
+              headers: dict[str, str] | None = None) -> SpanExporter:
+    """The SDK's OTLP exporter; ``headers`` None: the OTLP headers variables'."""
+    if timeout_s is None and _timeout_from_env() is None:
         timeout_s = DEFAULT_TIMEOUT_S
     if protocol == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
         return OTLPSpanExporter(endpoint=endpoint, insecure=endpoint.startswith("http://"),
-                                timeout=timeout_s)
+                                timeout=timeout_s,
+                                headers=tuple(headers.items()) if headers else None)
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
         OTLPSpanExporter as HttpExporter,
     )
 
-    return HttpExporter(endpoint=endpoint, timeout=timeout_s)
+    return HttpExporter(endpoint=endpoint, timeout=timeout_s, headers=headers)

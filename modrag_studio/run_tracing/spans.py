@@ -1,70 +1,108 @@
-"""The executor hook that turns a run into OpenTelemetry spans: one per graph run, one child
-per node visit.
+"""The executor hook that records a run for export, and the builder that turns the record
+into OpenTelemetry spans: one per graph run, one child per node visit.
 
-A node visit's attributes are read when the visit ends (``on_node_end``: its values are
-there and nowhere later); the spans are made when the run ends, with the times the events
-had, so a visit's span also carries what the executor adds after it ended (the loop edge it
-took). The hook keeps one record per run id: one hook serves concurrent runs (``modrag
-serve``). It needs only the OpenTelemetry API: any tracer will do.
+The hook does as little as it can on the executor's thread: it notes when each visit ended
+and keeps the visit with its input and output values (the executor keeps the same values in
+``RunResult.node_inputs`` / ``node_outputs``); when the run ends it hands the record to a
+sink (``SpanWorker.submit``). A visit starts when its node started running
+(``NodeVisit.started_at``) or, when it did not run (cached, pinned, bypassed, skipped), when
+the visit before it in the same run ended: the executor visits a run's nodes one at a time.
+Attributes and spans are made by the sink's thread, off the run's, with the times the events
+had, so a visit's span also carries what the executor adds after the visit ended (the loop
+edge it took). Spans are made as finished
+``ReadableSpan`` values with their own ids: no live span, context or per-span lock. The hook
+keeps one record per run id: one hook serves concurrent runs (``modrag serve``).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from openinference.semconv.trace import OpenInferenceMimeTypeValues, SpanAttributes
-from opentelemetry import trace as otel_trace
-from opentelemetry.trace import Status, StatusCode, Tracer
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.run_tracing.attributes import CHAIN, visit_attributes
 
+SCOPE = InstrumentationScope("modrag_studio.run_tracing")
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+#: Attribute sets kept for cached visits (their values are those of the same cache key).
+MEMO_SIZE = 8192
 
-@dataclass
-class _VisitSpan:
+
+@dataclass(slots=True)
+class VisitRecord:
     visit: NodeVisit
-    attributes: dict[str, Any]
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
     start_ns: int
     end_ns: int
+    first_token_ns: int | None
+
+
+#: What the hook keeps of a visit: the visit, its input and output values, when it ended
+#: and when its first token came (ns since the epoch).
+Ended = tuple[NodeVisit, dict[str, Any], dict[str, Any], int, int | None]
 
 
 @dataclass
-class _RunRecord:
+class RunRecord:
+    run_id: str
     graph_name: str
     inputs: dict[str, Any]
     start_ns: int
-    starts: dict[tuple[str, int], int] = field(default_factory=dict)
     first_token: dict[str, int] = field(default_factory=dict)
-    visits: list[_VisitSpan] = field(default_factory=list)
-    outputs: dict[str, str] = field(default_factory=dict)
+    ended: list[Ended] = field(default_factory=list)
+    status: str = "ok"
+    duration_s: float = 0.0
+    failure: str = ""
+    trace_visits: list[NodeVisit] = field(default_factory=list)
+    problems: list[Any] = field(default_factory=list)
+    #: attributes given after the run, before export (``SpanWorker.annotate``)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def span_count(self) -> int:
+        return len(self.ended) + 1
+
+    def visits(self) -> list[VisitRecord]:
+        """The visits with their start times (see the module's docstring)."""
+        made, previous = [], self.start_ns
+        for visit, inputs, outputs, end, first in self.ended:
+            start = (int(visit.started_at * 1e9) if visit.started_at is not None
+                     else previous)
+            made.append(VisitRecord(visit, inputs, outputs, min(start, end), end, first))
+            previous = end
+        return made
+
+    def outputs(self) -> dict[str, Any]:
+        """The graph outputs' values by node id."""
+        return {visit.node_id: outputs["value"] for visit, _, outputs, _, _ in self.ended
+                if visit.type_id == "graph.output" and "value" in outputs}
 
 
 class SpanHook(RunHook):
-    """Emits a run's spans through ``tracer``. ``content``: also document text, messages,
-    questions and answers (off: ids, scores, ranks, models and counts only)."""
+    """Records every run and hands it, when it ends, to ``sink`` (which makes the spans)."""
 
-    def __init__(self, tracer: Tracer, *, content: bool = False) -> None:
-        self.tracer = tracer
-        self.content = content
-        self._runs: dict[str, _RunRecord] = {}
+    def __init__(self, sink: Callable[[RunRecord], None]) -> None:
+        self.sink = sink
+        self._runs: dict[str, RunRecord] = {}
         self._lock = threading.Lock()
 
     def on_run_start(self, *, run_id: str, graph_name: str, inputs: dict[str, Any],
                      node_ids: list[str], **kwargs: Any) -> None:
         with self._lock:
-            self._runs[run_id] = _RunRecord(graph_name, dict(inputs), time.time_ns())
-
-    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int,
-                      **kwargs: Any) -> None:
-        record = self._runs.get(run_id)
-        if record is not None:
-            record.starts[(node_id, iteration)] = time.time_ns()
+            self._runs[run_id] = RunRecord(run_id, graph_name, dict(inputs), time.time_ns())
 
     def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
         record = self._runs.get(run_id)
@@ -74,69 +112,116 @@ class SpanHook(RunHook):
     def on_node_end(self, *, run_id: str, visit: Any, inputs: dict[str, Any],
                     outputs: dict[str, Any], **kwargs: Any) -> None:
         record = self._runs.get(run_id)
-        if record is None:
-            return
-        end = time.time_ns()
-        start = record.starts.pop((visit.node_id, visit.iteration), end)
-        attributes = visit_attributes(visit, inputs, outputs, content=self.content)
-        first = record.first_token.pop(visit.node_id, None)
-        if first is not None and "modrag.llm.time_to_first_token_s" not in attributes:
-            attributes["modrag.llm.time_to_first_token_s"] = (first - start) / 1e9
-        record.visits.append(_VisitSpan(visit, attributes, start, end))
-        if visit.type_id == "graph.output" and "value" in outputs:
-            value = outputs["value"]
-            text = getattr(value, "text", value)
-            record.outputs[visit.node_id] = text if isinstance(text, str) else repr(text)
+        if record is not None:
+            record.ended.append((visit, inputs, outputs, time.time_ns(), record.first_token.pop(
+                visit.node_id, None) if record.first_token else None))
 
     def on_run_end(self, *, run_id: str, trace: Trace, **kwargs: Any) -> None:
         with self._lock:
             record = self._runs.pop(run_id, None)
         if record is None:
             return
-        root = self.tracer.start_span(record.graph_name or "graph run",
-                                      start_time=record.start_ns,
-                                      attributes=self._run_attributes(run_id, record, trace))
+        record.status, record.duration_s = trace.status, trace.duration_s
         if trace.status == "failed":
-            root.set_status(Status(StatusCode.ERROR, trace.failure_summary()[:1000]))
-        context = otel_trace.set_span_in_context(root)
-        for item in record.visits:
-            visit = item.visit
-            name = (f"{visit.node_id} #{visit.iteration + 1}" if visit.iteration
-                    else visit.node_id)
-            if "loop" in visit.details:
-                item.attributes["modrag.loop"] = str(visit.details["loop"])
-            span = self.tracer.start_span(name, context=context, start_time=item.start_ns,
-                                          attributes=item.attributes)
-            if visit.error is not None:
-                span.set_status(Status(StatusCode.ERROR, visit.error.message[:1000]))
-                span.add_event("exception", {"exception.type": visit.error.type,
-                                             "exception.message": visit.error.message},
-                               timestamp=item.end_ns)
-            span.end(end_time=item.end_ns)
-        root.end(end_time=record.start_ns + int(trace.duration_s * 1e9))
+            record.failure = trace.failure_summary()[:1000]
+        record.trace_visits, record.problems = list(trace.visits), list(trace.problems)
+        self.sink(record)
 
-    def _run_attributes(self, run_id: str, record: _RunRecord, trace: Trace) -> dict[str, Any]:
+
+class SpanBuilder:
+    """Makes a run record's spans (on the export thread). ``content``: also document text,
+    messages, questions and answers (off: ids, scores, ranks, models and counts only).
+    A cached visit whose cache key, reason and details were seen before reuses the
+    attributes made then: the same key means the same values."""
+
+    def __init__(self, resource: Resource, *, content: bool = False) -> None:
+        self.resource = resource
+        self.content = content
+        self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def spans(self, record: RunRecord) -> list[ReadableSpan]:
+        trace_id = random.getrandbits(128) or 1
+        root = SpanContext(trace_id, _span_id(), is_remote=False, trace_flags=_SAMPLED)
+        made = []
+        for item in record.visits():
+            visit = item.visit
+            context = SpanContext(trace_id, _span_id(), is_remote=False, trace_flags=_SAMPLED)
+            status, events = Status(StatusCode.UNSET), ()
+            if visit.error is not None:
+                status = Status(StatusCode.ERROR, visit.error.message[:1000])
+                events = (Event("exception", {"exception.type": visit.error.type,
+                                              "exception.message": visit.error.message},
+                                timestamp=item.end_ns),)
+            made.append(ReadableSpan(
+                f"{visit.node_id} #{visit.iteration + 1}" if visit.iteration else visit.node_id,
+                context=context, parent=root, resource=self.resource,
+                attributes=self._visit_attributes(item), events=events, status=status,
+                start_time=item.start_ns, end_time=item.end_ns, instrumentation_scope=SCOPE))
+        made.insert(0, ReadableSpan(
+            record.graph_name or "graph run", context=root, resource=self.resource,
+            attributes=self._run_attributes(record),
+            status=(Status(StatusCode.ERROR, record.failure) if record.status == "failed"
+                    else Status(StatusCode.UNSET)),
+            start_time=record.start_ns,
+            end_time=record.start_ns + int(record.duration_s * 1e9),
+            instrumentation_scope=SCOPE))
+        return made
+
+    def _visit_attributes(self, item: VisitRecord) -> dict[str, Any]:
+        visit = item.visit
+        key = None
+        if visit.cached and visit.cache_key and item.first_token_ns is None:
+            key = (visit.node_id, visit.type_id, visit.iteration, visit.cache_key,
+                   visit.cache_reason, repr(visit.details), tuple(visit.warnings))
+            known = self._memo.get(key)
+            if known is not None:
+                return known
+        attributes = visit_attributes(visit, item.inputs, item.outputs, content=self.content)
+        if (item.first_token_ns is not None
+                and "modrag.llm.time_to_first_token_s" not in attributes):
+            attributes["modrag.llm.time_to_first_token_s"] = (
+                item.first_token_ns - item.start_ns) / 1e9
+        if key is not None:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[key] = attributes
+        return attributes
+
+    def _run_attributes(self, record: RunRecord) -> dict[str, Any]:
+        visits = record.trace_visits
         attrs: dict[str, Any] = {
             SpanAttributes.OPENINFERENCE_SPAN_KIND: CHAIN,
-            "modrag.run.id": run_id,
+            "modrag.run.id": record.run_id,
             "modrag.graph.name": record.graph_name,
-            "modrag.run.status": trace.status,
-            "modrag.run.visits": len(trace.visits),
-            "modrag.run.cached": len([v for v in trace.visits if v.status == "cached"]),
+            "modrag.run.status": record.status,
+            "modrag.run.visits": len(visits),
+            "modrag.run.cached": sum(1 for v in visits if v.status == "cached"),
             "modrag.run.inputs": sorted(record.inputs),
         }
         if self.content:
             attrs[SpanAttributes.INPUT_VALUE] = json.dumps(_plain(record.inputs),
                                                            ensure_ascii=False)
             attrs[SpanAttributes.INPUT_MIME_TYPE] = OpenInferenceMimeTypeValues.JSON.value
-            if record.outputs:
-                only = list(record.outputs.values())
+            outputs = record.outputs()
+            if outputs:
+                texts = {k: _text(v) for k, v in outputs.items()}
+                only = list(texts.values())
                 attrs[SpanAttributes.OUTPUT_VALUE] = only[0] if len(only) == 1 else json.dumps(
-                    record.outputs, ensure_ascii=False)
-        problems = [p.get("message", "") for p in trace.problems if isinstance(p, Mapping)]
+                    texts, ensure_ascii=False)
+        problems = [p.get("message", "") for p in record.problems if isinstance(p, Mapping)]
         if problems:
             attrs["modrag.run.problems"] = [str(p) for p in problems]
+        attrs.update(record.extra)
         return attrs
+
+
+def _span_id() -> int:
+    return random.getrandbits(64) or 1
+
+
+def _text(value: Any) -> str:
+    text = getattr(value, "text", value)
+    return text if isinstance(text, str) else repr(text)
 
 
 def _plain(values: Mapping[str, Any]) -> dict[str, Any]:

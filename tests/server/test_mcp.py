@@ -307,3 +307,51 @@ def test_missing_extra_is_named(graphs, capsys, monkeypatch):
     assert main(["mcp", str(faq)]) == 2
     err = capsys.readouterr().err
     assert "needs the optional 'mcp' extra: pip install 'modrag-studio[mcp]'" in err
+
+
+def test_stdio_with_otlp_exports_each_call_as_a_trace(graphs):
+    """``modrag mcp --otlp URL``: a tool call's run arrives as spans at a receiver."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pytest.importorskip("opentelemetry.sdk", reason="the optional otel extra is not installed")
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    got: list[bytes] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+            got.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    folder, faq, shout = graphs
+
+    async def scenario() -> None:
+        async with stdio_session(folder, str(shout), "--otlp",
+                                 f"http://127.0.0.1:{receiver.server_address[1]}",
+                                 "--otlp-content") as session:
+            result = await session.call_tool("shout", {"text": "traced"})
+            assert result.content[0].text == "TRACED"
+
+    try:
+        anyio.run(scenario)  # the command ends with the session: it sends what it holds
+        deadline = time.time() + 20
+        while not got and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        receiver.shutdown()
+    spans = [s for body in got for r in ExportTraceServiceRequest.FromString(body).resource_spans
+             for ss in r.scope_spans for s in ss.spans]
+    roots = [s for s in spans if not s.parent_span_id]
+    assert [s.name for s in roots] == ["shout"]
+    values = {a.key: a.value.string_value for a in roots[0].attributes}
+    assert "traced" in values["input.value"] and values["output.value"] == "TRACED"
+    assert len(spans) > 1 and {s.trace_id for s in spans} == {roots[0].trace_id}

@@ -169,3 +169,40 @@ def test_no_receiver_never_blocks_and_warns_once(graph, monkeypatch, caplog):
     assert f"127.0.0.1:{port}" in ours[0].getMessage()
     noise = [r for r in caplog.records if r.name.startswith("opentelemetry")]
     assert noise == []
+
+
+def test_expected_evidence_puts_the_attribution_verdict_on_the_run_span(graph):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    got: list[bytes] = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+            got.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    Thread(target=receiver.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{receiver.server_address[1]}"
+        assert _run(graph, "--otlp", url, "--expect", "doc:canteen.md") == 0
+    finally:
+        receiver.shutdown()
+    spans = [s for body in got for r in ExportTraceServiceRequest.FromString(body).resource_spans
+             for ss in r.scope_spans for s in ss.spans]
+    root = next(s for s in spans if not s.parent_span_id)
+    attrs = {a.key: a.value for a in root.attributes}
+    assert attrs["modrag.attribution.verdict"].string_value.startswith("Lost at retrieve")
+    assert attrs["modrag.attribution.first_loss"].string_value == "retrieve"
+    assert [v.string_value for v in attrs["modrag.attribution.expected"].array_value.values] == [
+        "doc:canteen.md"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -37,18 +37,28 @@ class RunHook:
 class HookSet:
     """Calls every hook. A failing hook never breaks the run; each (hook, event) that raises
     is logged once with its traceback and listed in ``failures`` (the executor puts them in
-    the trace as warnings)."""
+    the trace as warnings). An event a hook does not override (``RunHook``'s no-op) is not
+    called: a run pays per visit only for the hooks that listen."""
 
     def __init__(self, hooks: Iterable[RunHook] = ()) -> None:
         self.hooks = list(hooks)
         self.failures: list[str] = []
         self._failed: dict[tuple[int, str], int] = {}
+        self._listeners: dict[str, list[tuple[RunHook, Callable[..., None]]]] = {}
+
+    def listeners(self, event: str) -> list[tuple[RunHook, Callable[..., None]]]:
+        """The hooks that handle ``event``, with their methods (looked up once per event)."""
+        found = self._listeners.get(event)
+        if found is None:
+            base = getattr(RunHook, event, None)
+            found = [(hook, method) for hook in self.hooks
+                     if (method := getattr(hook, event, None)) is not None
+                     and (base is None or getattr(type(hook), event, None) is not base)]
+            self._listeners[event] = found
+        return found
 
     def emit(self, event: str, **kwargs: Any) -> None:
-        for hook in self.hooks:
-            method = getattr(hook, event, None)
-            if method is None:
-                continue
+        for hook, method in self.listeners(event):
             try:
                 method(**kwargs)
             except Exception as exc:

@@ -26,6 +26,7 @@ from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.pins import pins_of
 from modrag_studio.engine.run.trace import NodeVisit, Trace
+from modrag_studio.run_tracing import ExportSettings, TracingSwitch
 from modrag_studio.ui.run.process import ProcessRunner
 
 if TYPE_CHECKING:
@@ -145,6 +146,9 @@ class RunController(QObject):
         self.registry = self.executor.registry
         self.mode = choose_mode(self.registry, mode) if executor is None else "thread"
         self.process = ProcessRunner() if self.mode == "process" else None
+        #: the trace export setting runs use (Run > Trace Export…); None: export off
+        self.trace_export: ExportSettings | None = None
+        self._tracing = TracingSwitch()  # thread mode's pipeline (the process has its own)
         self.guards: list[RunGuard] = []
         self.history: list[Trace] = []
         self.last_result: RunResult | None = None
@@ -210,6 +214,7 @@ class RunController(QObject):
         self.wait(10)
         if self.process is not None:
             self.process.close()
+        self._tracing.close()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Join the worker (tests, shutdown). Signals still arrive through the event loop."""
@@ -227,10 +232,12 @@ class RunController(QObject):
                 result = self.process.run(
                     request.doc, request.inputs, hook, cancel, target=request.target,
                     rerun=request.rerun, start_from=request.start_from,
-                    base_dir=request.base_dir, pins_graph=request.pins_graph)
+                    base_dir=request.base_dir, pins_graph=request.pins_graph,
+                    trace=self.trace_export.to_dict() if self.trace_export else None)
             else:
                 result = self.executor.run(
-                    request.doc, request.inputs, hooks=[hook], cancel=cancel,
+                    request.doc, request.inputs,
+                    hooks=[hook, *self._tracing.hooks(self.trace_export)], cancel=cancel,
                     target=request.target, rerun=request.rerun, start_from=request.start_from,
                     base_dir=request.base_dir, pins=pins_of(request.pins_graph))
         except Exception as exc:  # invalid graph, bad input, or an engine crash

@@ -83,26 +83,32 @@ class _QueueHook(RunHook):
 
 
 def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
-    """The worker process: one executor with the disk cache, serving run requests."""
+    """The worker process: one executor with the disk cache, serving run requests (and
+    exporting their traces when a request carries the studio's trace export setting)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     _lower_priority()
     from modrag_studio.composition import default_registry
     from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.paths import cache_home
     from modrag_studio.engine.run.executor import Executor
+    from modrag_studio.run_tracing import ExportSettings, TracingSwitch
 
     executor = Executor(default_registry(), NodeCache(cache_home()))
+    tracing = TracingSwitch()
     while True:
         request = requests.get()
         if request is None:
+            tracing.close()
             return
         if request.get("op") in ("resident", "unload"):
             _send(events, ("resident", resident_rows(executor.resources,
                                                      unload=request["op"] == "unload")))
             continue
         try:
+            traced = tracing.hooks(ExportSettings.from_dict(request.get("trace")))
             result = executor.run(
-                from_json_dict(request["doc"]), request["inputs"], hooks=[_QueueHook(events)],
+                from_json_dict(request["doc"]), request["inputs"],
+                hooks=[_QueueHook(events), *traced],
                 cancel=_SharedCancel(cancel_event), target=request["target"],
                 rerun=request["rerun"], start_from=request["start_from"],
                 base_dir=request.get("base_dir"), pins=pins_of(request.get("pins_graph")))
@@ -160,13 +166,14 @@ class ProcessRunner:
     def run(self, doc: GraphDocument, inputs: dict[str, Any], hook: RunHook,
             cancel: CancelToken, *, target: str | None = None, rerun: list[str] | None = None,
             start_from: str | None = None, base_dir: Any = None,
-            pins_graph: str | None = None) -> RunResult:
+            pins_graph: str | None = None, trace: dict[str, Any] | None = None) -> RunResult:
+        """Run in the worker; ``trace``: the trace export setting (``ExportSettings``)."""
         self.start()
         self._cancel.clear()
         self._requests.put({"doc": to_json_dict(doc), "inputs": dict(inputs), "target": target,
                             "rerun": list(rerun or []), "start_from": start_from,
                             "base_dir": str(base_dir) if base_dir is not None else None,
-                            "pins_graph": pins_graph})
+                            "pins_graph": pins_graph, "trace": trace})
         cancelled_at: float | None = None
         while True:
             if cancel.cancelled and cancelled_at is None:
@@ -218,7 +225,7 @@ class ProcessRunner:
             return
         try:
             self._requests.put(None)
-            self._proc.join(2)
+            self._proc.join(8)  # it sends the traces it holds (bounded by the export timeout)
         finally:
             if self._proc.is_alive():
                 self._proc.terminate()

@@ -33,7 +33,9 @@ The order is the order things appear in the menus, toolbars and docks:
     and ``history``);
 19. ``subgraphs``: Edit > Make / Expand / Open Subgraph, component files (the palette's
     Components, their adder ``window.adders["component"]``, Save as / Update from / Detach),
-    the node menu's subgraph entries, a collapsed node's state during a run (needs 1 and 13).
+    the node menu's subgraph entries, a collapsed node's state during a run (needs 1 and 13);
+20. ``trace_export``: Run > Trace Export…, the OTLP setting the run controller gives to
+    every run.
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -71,6 +73,7 @@ from modrag_studio.ui.run.live import LiveRun
 from modrag_studio.ui.run.model_memory import ModelMemory
 from modrag_studio.ui.run.preflight import Preflight
 from modrag_studio.ui.run.protocols import StudioShell, require
+from modrag_studio.ui.run.trace_export import TraceExport
 from modrag_studio.ui.run.trust_prompt import TrustPrompt
 from modrag_studio.ui.shell.cache_status import CacheSizeLabel
 from modrag_studio.ui.shell.studio_ux import StudioUX
@@ -103,6 +106,7 @@ class StudioFeatures:
     history: RunHistoryFeature
     playground: PlaygroundDock
     subgraphs: SubgraphActions
+    trace_export: TraceExport
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -136,7 +140,8 @@ def compose(window: MainWindow) -> StudioFeatures:
     subgraphs = SubgraphActions(shell, run)
     editor_extras.node_menu_items.append(subgraphs.menu_items)
     window.adders[PALETTE_PREFIX] = subgraphs.add_at
+    trace_export = TraceExport(shell, window.controller)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
                           studio_ux, live_run, node_flags, editor_extras, index, model_memory,
-                          node_details, history, playground, subgraphs)
+                          node_details, history, playground, subgraphs, trace_export)

@@ -1,0 +1,144 @@
+"""The export thread: takes finished run records from the hook, makes their spans and sends
+them, so a run pays only for noting its events. The queue is bounded in spans (a run that
+does not fit is dropped and counted, with one warning); nothing here ever blocks a run.
+
+The thread starts on a record ``delay_s`` after it came (``OTEL_BSP_SCHEDULE_DELAY``, in ms,
+else 0.5 s), not at once: woken at the end of a run, it would take the interpreter's lock
+from the run's last steps (for up to a switch interval) while its caller still waits.
+``flush`` and ``shutdown`` do not wait for the delay."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from opentelemetry.sdk.trace.export import SpanExporter
+
+from modrag_studio.run_tracing.spans import RunRecord, SpanBuilder
+
+log = logging.getLogger("modrag_studio.run_tracing")
+
+#: Spans per export request (the OTLP batch size the SDK's batch processor uses).
+BATCH = 512
+DEFAULT_DELAY_S = 0.5
+
+
+def delay_from_env() -> float:
+    value = os.environ.get("OTEL_BSP_SCHEDULE_DELAY", "").strip()
+    try:
+        return max(0.0, float(value) / 1000) if value else DEFAULT_DELAY_S
+    except ValueError:
+        return DEFAULT_DELAY_S
+
+
+class SpanWorker:
+    """One daemon thread that turns records into spans (``builder``) and exports them.
+    At most ``max_spans`` spans wait; ``flush`` waits until all submitted runs are sent."""
+
+    def __init__(self, builder: SpanBuilder, exporter: SpanExporter, *,
+                 max_spans: int = 2048, delay_s: float | None = None) -> None:
+        self.builder = builder
+        self.exporter = exporter
+        self.max_spans = max_spans
+        self.delay_s = delay_from_env() if delay_s is None else delay_s
+        self.dropped_runs = 0
+        self._queue: deque[RunRecord] = deque()
+        self._first_at = 0.0  # when the oldest waiting record came
+        self._hurry = 0  # flushes waiting: no delay
+        self._queued_spans = 0
+        self._busy = False
+        self._stopping = False
+        self._lock = threading.Condition()
+        self._thread = threading.Thread(target=self._loop, name="modrag-otlp-export",
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, record: RunRecord) -> None:
+        """Queue a run's record (the hook's sink); drops it when the queue is full."""
+        count = record.span_count
+        with self._lock:
+            if self._stopping:
+                return
+            if self._queued_spans and self._queued_spans + count > self.max_spans:
+                self.dropped_runs += 1
+                first = self.dropped_runs == 1
+            else:
+                if not self._queue:
+                    self._first_at = time.monotonic()
+                self._queue.append(record)
+                self._queued_spans += count
+                self._lock.notify_all()
+                return
+        if first:
+            log.warning("trace export queue full (%d spans waiting): run %s's spans are "
+                        "dropped; later drops are only counted", self.max_spans,
+                        record.run_id)
+
+    def annotate(self, run_id: str, attributes: dict[str, Any]) -> bool:
+        """Add ``attributes`` to the run span of ``run_id`` if its record still waits
+        (whether it did: a run already sent is not changed)."""
+        with self._lock:
+            for record in self._queue:
+                if record.run_id == run_id:
+                    record.extra.update(attributes)
+                    return True
+        return False
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every submitted run is exported (or ``timeout_s``); whether it was."""
+        deadline = time.monotonic() + timeout_s
+        with self._lock:
+            self._hurry += 1
+            self._lock.notify_all()
+            try:
+                while self._queue or self._busy:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._lock.wait(left)
+            finally:
+                self._hurry -= 1
+        return True
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Send what is queued (bounded by ``timeout_s``), then stop the thread."""
+        self.flush(timeout_s)
+        with self._lock:
+            self._stopping = True
+            self._lock.notify_all()
+        self._thread.join(timeout=1.0)
+        self.exporter.shutdown()
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._queue and not self._stopping:
+                    self._lock.wait()
+                while self._queue and not (self._hurry or self._stopping):
+                    due = self._first_at + self.delay_s - time.monotonic()
+                    if due <= 0:
+                        break
+                    self._lock.wait(due)
+                if not self._queue:
+                    return
+                records = list(self._queue)
+                self._queue.clear()
+                self._queued_spans = 0
+                self._busy = True
+            try:
+                self._export(records)
+            except Exception:  # the thread must outlive any one run
+                log.exception("trace export failed")
+            finally:
+                with self._lock:
+                    self._busy = False
+                    self._lock.notify_all()
+
+    def _export(self, records: list[RunRecord]) -> None:
+        spans = [span for record in records for span in self.builder.spans(record)]
+        for start in range(0, len(spans), BATCH):
+            self.exporter.export(spans[start:start + BATCH])
