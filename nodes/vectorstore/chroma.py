@@ -119,10 +119,10 @@ class ChromaStore(sync.StoreNode):
         chunks, spec, given = sync.resolve_inputs(chunks, embedder, embedded)
         key = location(params, ctx.work_dir)
         read_only = stores_read_only()
+        cs.refresh(key)  # another process may have written the folder since
+        client = cs.client_for(key)  # names an unusable folder before any lock file is made
         with (no_writer(key, params.collection) if read_only else
               collection_lock(key, params.collection, should_stop=lambda: ctx.cancel.cancelled)):
-            cs.refresh(key)  # another process may have written the folder since
-            client = cs.client_for(key)
             collection = open_for_write(client, params, spec, ctx.warn)
             done = sync.synchronise(ctx, params, _Target(client, collection), chunks, spec,
                                     given, type_id=TYPE_ID, location=_describe(key))

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QLabel,
@@ -91,6 +90,22 @@ class NodeDetailDialog(QDialog):
         return [self.outputs.tabText(i) for i in range(self.outputs.count())]
 
 
+class _EnterOpens(QObject):
+    """Enter pressed on the canvas with one node selected opens its details."""
+
+    def __init__(self, details: NodeDetails) -> None:
+        super().__init__()
+        self.details = details
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if (event.type() == QEvent.Type.KeyPress
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and len(self.details.selected()) == 1):
+            self.details.open_selected()
+            return True
+        return False
+
+
 class NodeDetails:
     """Opens :class:`NodeDetailDialog` from the canvas (double-click, or Enter on a node)."""
 
@@ -103,11 +118,9 @@ class NodeDetails:
         self.selected = selected
         self.dialog: NodeDetailDialog | None = None
         opened.append(self.open)
-        view: QWidget = window.centralWidget()  # type: ignore[attr-defined]
-        for key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-            shortcut = QShortcut(QKeySequence(key), view)
-            shortcut.setContext(Qt.ShortcutContext.WidgetShortcut)  # the canvas has focus
-            shortcut.activated.connect(self.open_selected)
+        self._keys = _EnterOpens(self)
+        canvas: QWidget = window.canvas.view  # type: ignore[attr-defined]
+        canvas.installEventFilter(self._keys)  # Enter on the canvas itself, nowhere else
 
     def open_selected(self) -> None:
         chosen = self.selected()
