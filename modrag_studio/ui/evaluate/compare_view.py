@@ -156,6 +156,21 @@ def _answer_text(side: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def open_side_by_side(comparison: dict[str, Any] | None, node_id: str,
+                      shown: SideBySideDialog | None, parent: QWidget
+                      ) -> SideBySideDialog | None:
+    """The side-by-side view of ``node_id`` in a run comparison (``shown``, the one open
+    before, is closed); None when the comparison does not cover that node."""
+    if comparison is None or node_id not in comparison["nodes"]:
+        return None
+    if shown is not None:
+        shown.close()
+    dialog = SideBySideDialog(node_id, comparison["nodes"][node_id], comparison["labels"],
+                              parent)
+    dialog.show()
+    return dialog
+
+
 class AnswersSideBySideDialog(QDialog):
     """One question of an evaluation set: the two variants' answers with their citations."""
 

@@ -43,6 +43,7 @@ from modrag_studio.ui.evaluate.compare_view import (
     AnswerComparisonDialog,
     DiffBadge,
     SideBySideDialog,
+    open_side_by_side,
 )
 from modrag_studio.ui.evaluate.grid_table import GridDialog
 from modrag_studio.ui.run.controller import RunRequest
@@ -383,11 +384,7 @@ class VariantsController(QObject):
         self.comparison = None
 
     def open_node(self, node_id: str) -> SideBySideDialog | None:
-        if self.comparison is None or node_id not in self.comparison["nodes"]:
-            return None
-        if self.dialog is not None:
-            self.dialog.close()
-        self.dialog = SideBySideDialog(node_id, self.comparison["nodes"][node_id],
-                                       self.comparison["labels"], self.window)
-        self.dialog.show()
-        return self.dialog
+        dialog = open_side_by_side(self.comparison, node_id, self.dialog, self.window)
+        if dialog is not None:
+            self.dialog = dialog
+        return dialog

@@ -17,7 +17,7 @@ from modrag_studio.engine.history.changes import graph_changes
 from modrag_studio.engine.history.store import StoredRun
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.ui.canvas.adapter import CanvasAdapter
-from modrag_studio.ui.evaluate.compare_view import DiffBadge, SideBySideDialog
+from modrag_studio.ui.evaluate.compare_view import DiffBadge, SideBySideDialog, open_side_by_side
 from modrag_studio.ui.history.panel import when
 from modrag_studio.ui.inspection.inspector import Inspector
 from modrag_studio.ui.inspection.overlays import OverlayManager
@@ -136,14 +136,10 @@ class RunView(QMainWindow):
         return changed
 
     def open_node(self, node_id: str) -> SideBySideDialog | None:
-        if self.comparison is None or node_id not in self.comparison["nodes"]:
-            return None
-        if self.dialog is not None:
-            self.dialog.close()
-        self.dialog = SideBySideDialog(node_id, self.comparison["nodes"][node_id],
-                                       self.comparison["labels"], self)
-        self.dialog.show()
-        return self.dialog
+        dialog = open_side_by_side(self.comparison, node_id, self.dialog, self)
+        if dialog is not None:
+            self.dialog = dialog
+        return dialog
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         self.controller.shutdown()
