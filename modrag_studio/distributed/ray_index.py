@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -192,8 +193,7 @@ def _run_pipeline(ray: Any, plan: IngestPlan, root: Path, units: list[dict[str, 
     except (RunCancelled, ModragError):
         raise
     except Exception as exc:
-        raise RayIndexError(f"the Ray indexing job failed: {type(exc).__name__}: "
-                            f"{_first_line(exc)}") from exc
+        raise RayIndexError(f"the Ray indexing job failed: {_job_failure(exc)}") from exc
     finally:
         close = getattr(batches, "close", None)
         if close is not None:
@@ -374,6 +374,29 @@ def _poll(ray: Any, counter: Any, report: Callable[[dict[str, list[int]]], None]
         report(_snapshot(ray, counter))
 
 
-def _first_line(exc: BaseException) -> str:
+_WORKER_ERROR = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (node '.+)$")
+
+
+def _job_failure(exc: BaseException) -> str:
+    """What a worker's exception said (naming the node, and the file for unreadable input),
+    found through Ray's wrappers: their own text ends in Ray's retry advice."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending:
+        error = pending.pop()
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        if not type(error).__module__.startswith("ray"):
+            text = str(error).strip()
+            if text.startswith("node '"):
+                return text.splitlines()[0]
+        for linked in (getattr(error, "cause", None), error.__cause__, error.__context__):
+            if isinstance(linked, BaseException):
+                pending.append(linked)
+    for line in str(exc).splitlines():
+        found = _WORKER_ERROR.match(line)
+        if found:
+            return found[2]
     text = str(exc).strip().splitlines()
-    return text[-1] if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text[-1] if text else ''}".rstrip(": ")

@@ -217,14 +217,13 @@ def test_modular_rag_product_question_answers_with_citations(run, llm) -> None:
     assert statuses(result, "chat") == ["skipped"]
     assert result.trace.last_visit("hybrid/fusion").outputs["results"].count == 20
     assert result.trace.last_visit("rerank").outputs["results"].count == 8
-    assert route(result, "guard") in ("evidence", "fallback")
+    # The LP-07 chunk stands out of the reranked list: the guard passes it on (a fallback
+    # here would hide an empty or wrong retrieval behind a polite refusal).
+    assert route(result, "guard") == "evidence"
     answer = result.outputs["answer"]
-    if route(result, "guard") == "evidence":
-        assert statuses(result, "check") == ["done"]
-        check_answer(answer, fallback=False)
-        assert any("LP-07" in item.chunk.text for item in answer.evidence)
-    else:
-        check_answer(answer, fallback=True)
+    assert statuses(result, "check") == ["done"]
+    check_answer(answer, fallback=False)
+    assert answer.evidence and any("LP-07" in item.chunk.text for item in answer.evidence)
 
 
 @pytest.mark.parametrize("name", ["modular_rag.json", "corrective_rag.json"])
