@@ -28,10 +28,11 @@ SERVER = """
 import sys, uvicorn
 sys.path.insert(0, {root!r})
 from modrag_studio.server import ServerSettings, create_app
+from modrag_studio.server.protocol import HeaderTimeoutProtocol
 from tests.server.conftest import echo_graph, make_registry
 app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_concurrent_runs=16,
                                              max_queued_runs=64), registry=make_registry())
-uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning")
+uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", http=HeaderTimeoutProtocol)
 """
 
 
@@ -65,7 +66,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def load(url: str, clients: int, seconds: float, pid: int | None = None) -> None:
+async def load(url: str, clients: int, seconds: float, pid: int | None = None) -> dict:
     latencies: list[float] = []
     overheads: list[float] = []
     errors: list[str] = []
@@ -97,6 +98,24 @@ async def load(url: str, clients: int, seconds: float, pid: int | None = None) -
           "(latency minus engine run time, includes queueing under load)")
     if errors:
         print("first errors:", errors[:5])
+    return {"clients": clients, "requests": len(latencies), "errors": len(errors),
+            "per_cpu_s": len(latencies) / server_cpu if server_cpu else None}
+
+
+def summary(rows: list[dict]) -> None:
+    """Requests per server CPU-second at each count against one client's (the goal: within
+    10% at 50 clients), and the errors (the goal: none below the queue limit)."""
+    single = [r["per_cpu_s"] for r in rows if r["clients"] == 1 and r["per_cpu_s"]]
+    if not single:
+        return
+    base = statistics.mean(single)
+    print(f"summary: one client {base:.1f} requests per server CPU-second "
+          f"(mean of {len(single)} runs)")
+    for row in rows:
+        if row["clients"] != 1 and row["per_cpu_s"]:
+            print(f"summary: {row['clients']} clients {row['per_cpu_s']:.1f} "
+                  f"= {row['per_cpu_s'] / base:.2f}x one client's, "
+                  f"{row['errors']} errors in {row['requests']} requests")
 
 
 def main() -> None:
@@ -120,8 +139,9 @@ def main() -> None:
                 if time.time() > deadline or server.poll() is not None:
                     raise SystemExit("server did not start") from None
                 time.sleep(0.2)
-        for clients in args.clients:
-            asyncio.run(load(url, clients, min(args.seconds, 300), server.pid))
+        rows = [asyncio.run(load(url, clients, min(args.seconds, 300), server.pid))
+                for clients in args.clients]
+        summary(rows)
     finally:
         server.terminate()
         server.wait(timeout=20)

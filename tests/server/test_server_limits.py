@@ -107,3 +107,38 @@ def test_an_api_key_that_cannot_travel_in_a_header_is_refused_at_start(tmp_path,
     save(echo_graph(), path)
     assert main(["serve", str(path)]) == 2
     assert "printable ASCII" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("queued", [64, 8])
+def test_a_burst_of_clients_gets_answers_or_503_never_a_dropped_connection(tmp_path, queued):
+    """60 clients at once on the server's own protocol: below the queue limit every one gets
+    its answer; over it the extra ones get 503 with Retry-After, and none a reset."""
+    import asyncio
+
+    settings = ServerSettings(cache_dir=tmp_path, max_concurrent_runs=4,
+                              max_queued_runs=queued, run_timeout_s=60)
+    clients = 60
+
+    async def burst(url: str) -> list:
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+            async def ask(i: int):
+                try:
+                    return i, await http.post("/run", json={"question": f"burst {i}"})
+                except httpx.TransportError as exc:
+                    return i, exc
+            return await asyncio.gather(*(ask(i) for i in range(clients)))
+
+    with serve(echo_graph(delay_s=0.05), settings, http=HeaderTimeoutProtocol) as url:
+        results = asyncio.run(burst(url))
+    dropped = [(i, repr(r)) for i, r in results if not isinstance(r, httpx.Response)]
+    assert not dropped
+    answered = [(i, r) for i, r in results if r.status_code == 200]
+    busy = [r for _, r in results if r.status_code == 503]
+    assert len(answered) + len(busy) == clients
+    assert all(r.json()["outputs"]["answer"].split(" / ")[0] == f"BURST {i}" for i, r in answered)
+    assert all(int(r.headers["retry-after"]) >= 1 for r in busy)
+    if queued + 4 >= clients:
+        assert not busy
+    else:
+        assert busy and len(answered) >= queued + 4
