@@ -117,6 +117,24 @@ def test_trust_follows_the_file_content(received):
     assert not is_trusted(path)
 
 
+
+def test_approvals_from_many_writers_at_once_are_all_kept(tmp_path, monkeypatch):
+    """Studios and commands approving graphs at the same moment lose none of the approvals
+    and leave no temporary copy behind."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
+    graphs = []
+    for i in range(24):
+        graph = tmp_path / f"g{i}.json"
+        graph.write_text(json.dumps({"nodes": [], "metadata": {"name": f"g{i}"}}))
+        graphs.append(graph)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(trust, graphs))
+    assert all(is_trusted(g) for g in graphs)
+    left = sorted(p.name for p in (tmp_path / "config").iterdir())
+    assert left == ["trusted_graphs.json", "trusted_graphs.json.lock"]
+
 def key_graph(**llm_params) -> GraphDocument:
     return GraphDocument.model_validate({"nodes": [
         {"id": "llm", "type": "llm.model", "params": llm_params}]})

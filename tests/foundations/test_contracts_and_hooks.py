@@ -10,6 +10,7 @@ import pytest
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.contracts import NodeContractError, contract_problems
+from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.core.registry import NodeRegistry
@@ -98,6 +99,9 @@ def test_a_broken_plugin_is_a_load_error_not_a_crash(monkeypatch):
     registry.load_entry_points()
     assert len(registry.load_errors) == 1
     assert "t.missing" in registry.load_errors[0] and "'query'" in registry.load_errors[0]
+    with pytest.raises(UnknownNodeType) as info:  # a graph using it is told why it is missing
+        registry.resolve_id("t.missing")
+    assert "failed to import" in str(info.value) and "broken" in str(info.value)
 
 
 class _Future(RunHook):

@@ -16,10 +16,14 @@ class GraphLoadError(ModragError):
 
 
 class UnknownNodeType(ModragError):
-    def __init__(self, type_id: str, suggestions: list[str] | None = None) -> None:
+    def __init__(self, type_id: str, suggestions: list[str] | None = None,
+                 load_errors: list[str] | None = None) -> None:
         self.type_id = type_id
         self.suggestions = suggestions or []
         hint = f"; did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        if load_errors:  # the type may live in a node module that could not be imported
+            shown = "; ".join(load_errors[:3]) + (" ..." if len(load_errors) > 3 else "")
+            hint += f" (node modules that failed to import: {shown})"
         super().__init__(f"unknown node type '{type_id}'{hint}")
 
 

@@ -48,7 +48,7 @@ class NodeRegistry:
         if type_id in self._aliases:
             return self._aliases[type_id]
         close = difflib.get_close_matches(type_id, list(self._types), n=3, cutoff=0.6)
-        raise UnknownNodeType(type_id, close)
+        raise UnknownNodeType(type_id, close, self.load_errors)
 
     def renamed(self, type_id: str) -> str | None:
         """The new id when ``type_id`` is a former name of a type, else None."""

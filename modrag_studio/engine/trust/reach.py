@@ -289,16 +289,22 @@ def is_trusted(path: str | Path) -> bool:
 
 def trust(path: str | Path) -> None:
     """Remember ``path`` (with its current content) as the user's own."""
+    import fcntl
+
+    from modrag_studio.engine.core.document import atomic_write_text
+
     path = Path(os.path.realpath(path))
     target = _trust_file()
-    try:
-        record = json.loads(target.read_text(encoding="utf-8"))
-        record = record if isinstance(record, dict) else {}
-    except (OSError, ValueError):
-        record = {}
     with contextlib.suppress(OSError):
-        record[str(path)] = _digest(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1), encoding="utf-8")
-        os.replace(tmp, target)
+        # one writer at a time (two studios or commands approving at once keep both entries);
+        # the file itself is replaced atomically, through a temporary copy of its own
+        with open(target.with_name(target.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                record = json.loads(target.read_text(encoding="utf-8"))
+                record = record if isinstance(record, dict) else {}
+            except (OSError, ValueError):
+                record = {}
+            record[str(path)] = _digest(path)
+            atomic_write_text(target, json.dumps(record, indent=1))
