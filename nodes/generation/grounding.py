@@ -38,7 +38,7 @@ from modrag_nodes.generation.parser import extract_citations
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
 from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import resolve_path
+from modrag_studio.engine.core.paths import OptionalFilePath, resolve_path
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
@@ -64,7 +64,7 @@ class GroundingParams(BaseModel):
                                    "absent for 8 to 12 of 42 answerable questions); off: none")
     stop_words: list[str] = Field(
         default_factory=list, description="More words that are never key terms")
-    aliases_file: str | None = Field(
+    aliases_file: OptionalFilePath = Field(
         None, description="Corpus dictionary (entities with aliases, the kg.extract_rules "
                           "format): a claim or term is found under any alias")
     fix_citations: bool = Field(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from modrag_studio.composition import default_registry
@@ -122,3 +124,19 @@ def test_a_declared_path_param_is_keyed_one_way_and_an_undeclared_one_is_not(tmp
     with using_graph_folder(tmp_path):
         assert key({"path": "./store"}, {"path"}) == key({"path": "store/"}, {"path"})
         assert key({"note": "./store"}, ()) != key({"note": "store/"}, ())
+
+
+def test_a_template_copy_names_every_file_its_template_reads_absolutely(tmp_path):
+    """An untitled copy of a sample runs from anywhere: its corpus, its store and the
+    grounding check's dictionary are all found from the sample's folder."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.edit.copies import template_copy
+
+    sample = Path(__file__).resolve().parents[2] / "sample_graphs" / "basic_rag.json"
+    original = load(sample)
+    assert not Path(original.node("ground").params["aliases_file"]).is_absolute()
+    copy = template_copy(original, sample, default_registry())
+    aliases = Path(copy.node("ground").params["aliases_file"])
+    assert aliases.is_absolute() and aliases.is_file()
+    assert aliases == (sample.parent / original.node("ground").params["aliases_file"]).resolve()
