@@ -96,6 +96,35 @@ def test_a_slow_header_connection_is_closed(tmp_path, monkeypatch):
             assert http.post("/run", json={"question": "a"}).status_code == 200
 
 
+
+def test_a_slow_body_connection_is_closed(tmp_path, monkeypatch):
+    """Headers on time, then a body dribbled byte by byte: the body's own clock closes it."""
+    monkeypatch.setattr(HeaderTimeoutProtocol, "body_timeout_s", 0.8, raising=False)
+    with serve(echo_graph(), ServerSettings(cache_dir=tmp_path),
+               http=HeaderTimeoutProtocol) as url:
+        host, port = url.removeprefix("http://").split(":")
+        body = b'{"question": "slow"}'
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"POST /run HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\n"
+                         b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n")
+            started = time.perf_counter()
+            closed = False
+            for byte in body:  # one byte every 0.1 s: 2 s for the whole body
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:
+                    closed = True
+                    break
+                time.sleep(0.1)
+            if not closed:
+                sock.settimeout(5)
+                closed = sock.recv(1024) == b""
+            assert closed, "the server waited for the whole slow body"
+            assert time.perf_counter() - started < 1.9
+        with httpx.Client(base_url=url, timeout=10) as http:  # a body on time still works
+            assert http.post("/run", json={"question": "a"}).status_code == 200
+
 @pytest.mark.parametrize("key", ["clé-secrète", "two words", "tab\tkey"])
 def test_an_api_key_that_cannot_travel_in_a_header_is_refused_at_start(tmp_path, monkeypatch,
                                                                       capsys, key):
