@@ -148,6 +148,8 @@ class SpanWorker:
                 deadline = self._first_at + self.delay_s + self.idle_wait_s
             self._await_idle(deadline)
             with self._lock:
+                if self._pressed():  # the spans in hand do not wait either
+                    deadline = 0.0
                 records = list(self._queue)
                 self._queue.clear()
                 self._queued_spans = 0
