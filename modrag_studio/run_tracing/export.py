@@ -34,9 +34,8 @@ log = logging.getLogger("modrag_studio.run_tracing")
 BATCH = 512
 SMALL_BATCH = 48
 DEFAULT_DELAY_S = 0.5
-#: How long due spans wait for no run to be in progress, and how often that is looked at.
+#: How long due spans wait for no run to be in progress.
 DEFAULT_IDLE_WAIT_S = 2.0
-IDLE_POLL_S = 0.01
 
 
 def delay_from_env() -> float:
@@ -69,6 +68,7 @@ class SpanWorker:
         self._hurry = 0  # flushes waiting: no delay
         self._queued_spans = 0
         self._busy = False
+        self._idle_wait = False  # waiting for no run in progress
         self._stopping = False
         self._lock = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="modrag-otlp-export",
@@ -85,7 +85,7 @@ class SpanWorker:
                 self.dropped_runs += 1
                 first = self.dropped_runs == 1
             else:  # the thread is woken only to start the delay, or under pressure
-                wake = not self._queue or self._pressed(count)
+                wake = not self._queue or self._idle_wait or self._pressed(count)
                 if not self._queue:
                     self._first_at = time.monotonic()
                 self._queue.append(record)
@@ -170,10 +170,17 @@ class SpanWorker:
         return bool(self._hurry or self._stopping)
 
     def _await_idle(self, deadline: float) -> None:
-        """Until no run is in progress, ``deadline``, a flush or a half-full queue."""
-        while (self.runs_active() and time.monotonic() < deadline
-               and not (self._urgent() or self._pressed())):
-            time.sleep(IDLE_POLL_S)
+        """Until no run is in progress, ``deadline``, a flush or a half-full queue. Woken by
+        the end of a run (``submit``), not by polling: a thread that wakes takes the
+        interpreter's lock from the run in progress."""
+        with self._lock:
+            while self.runs_active() and not (self._urgent() or self._pressed()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._idle_wait = True
+                self._lock.wait(left)
+            self._idle_wait = False
 
     def _export(self, records: list[RunRecord], deadline: float) -> None:
         spans = []
