@@ -131,29 +131,35 @@ def measure_sent(doc: GraphDocument, repeat: int, endpoint: str, cache: NodeCach
                  block: int = 8) -> list[Mode]:
     """Export off, and "now" with its spans due 20 ms after each run: runs back to back in
     blocks of ``block`` of one mode, blocks taking turns; in a block of "now", earlier runs'
-    spans are made and sent between and during its later runs (not during "off"'s: each of
-    its blocks is followed by an untimed flush)."""
+    spans are made and sent between and during its later runs (not during another mode's:
+    each block is followed by an untimed flush). "sent": a queue that holds a block's spans
+    (they wait for a gap between runs); "pressed": the default queue (2048 spans), which a
+    block of large runs fills to half, so its spans go out while runs are in progress."""
     off = Mode("off", [], lambda: None, lambda: None)
-    now = run_tracing.start(endpoint, service_name="modrag-bench", delay_s=0.02)
-    sent = Mode("now, sent", now.hooks, now.flush, now.shutdown)
-    executors = {m.label: Executor(default_registry(), cache=cache, hooks=m.hooks)
-                 for m in (off, sent)}
-    for mode in (off, sent):
-        executors[mode.label].run(doc, inputs(-1))
+    made = [off]
+    for label, queue in (("now, sent", len(doc.nodes) * 2 * (block + 2)), ("now, pressed", None)):
+        now = run_tracing.start(endpoint, service_name="modrag-bench", delay_s=0.02,
+                                queue_size=queue)
+        made.append(Mode(label, now.hooks, now.flush, now.shutdown))
+    executors = [Executor(default_registry(), cache=cache, hooks=m.hooks) for m in made]
+    for executor, mode in zip(executors, made, strict=True):
+        executor.run(doc, inputs(-1))
         mode.drain()
-    for n in range(max(1, repeat // block) * 2):
-        mode = (off, sent)[n % 2]
+    for n in range(max(1, repeat // block) * len(made)):
+        executor, mode = executors[n % len(made)], made[n % len(made)]
         for i in range(block):
             question = inputs(n * block + i)
+            gc.collect()
             thread, start = time.thread_time(), time.perf_counter()
-            result = executors[mode.label].run(doc, question)
+            result = executor.run(doc, question)
             mode.runs.append(time.perf_counter() - start)
             mode.run_cpu.append(time.thread_time() - thread)
             check(result)
             del result
         mode.drain()
-    sent.close()
-    return [off, sent]
+    for mode in made:
+        mode.close()
+    return made
 
 
 def measure(group: str, doc: GraphDocument, repeat: int, endpoint: str, cache: NodeCache,
@@ -291,10 +297,10 @@ def report(title: str, groups: dict[str, list[Mode]]) -> None:
         print(f"  added to off{suffix or ''}, before -> now: run {b[0] * 1000:.2f} -> "
               f"{n[0] * 1000:.2f} ms, run cpu {b[1] * 1000:.2f} -> {n[1] * 1000:.2f} ms, "
               f"all cpu {b[2] * 1000:.2f} -> {n[2] * 1000:.2f} ms")
-    for group in ("now", "sent"):
+    for group, index in (("now", 1), ("sent", 1), ("sent", 2)):
         if group not in groups:
             continue
-        off, m = groups[group][0], groups[group][1]
+        off, m = groups[group][0], groups[group][index]
         worst = max(paired(m.runs, off.runs), paired(m.run_cpu, off.run_cpu))
         print(f"  verdict, {m.label} vs off: paired run ms {paired(m.runs, off.runs) * 100:+.1f}%"
               f", run cpu {paired(m.run_cpu, off.run_cpu) * 100:+.1f}%: "

@@ -11,7 +11,7 @@ Making and encoding spans costs more CPU than a cached run's visits (tens of mic
 span, in Python, holding the interpreter's lock). So after the delay the thread also waits
 for a moment with no run in progress (``runs_active``, the hook's count), at most
 ``idle_wait_s`` and not while the queue is half full; it then sends in batches, and while a
-run is in progress it sends small ones and lets the run's thread go first between them."""
+run is in progress it sends small ones and pauses after each as long as it took."""
 
 from __future__ import annotations
 
@@ -29,13 +29,14 @@ from modrag_studio.run_tracing.spans import RunRecord, SpanBuilder
 
 log = logging.getLogger("modrag_studio.run_tracing")
 
-#: Spans per export request (the OTLP batch size the SDK's batch processor uses), and while a
-#: run is in progress (a few milliseconds of encoding before the run's thread goes first).
-BATCH = 512
-SMALL_BATCH = 48
+#: Spans per export request (encoding one takes about 10 ms, in Python: a run that starts
+#: meanwhile waits for the interpreter's lock), and while a run is in progress.
+BATCH = 128
+SMALL_BATCH = 32
 DEFAULT_DELAY_S = 0.5
-#: How long due spans wait for no run to be in progress.
+#: How long due spans wait for no run to be in progress; how long no run must follow.
 DEFAULT_IDLE_WAIT_S = 2.0
+IDLE_GRACE_S = 0.005
 
 
 def delay_from_env() -> float:
@@ -171,16 +172,24 @@ class SpanWorker:
 
     def _await_idle(self, deadline: float) -> None:
         """Until no run is in progress, ``deadline``, a flush or a half-full queue. Woken by
-        the end of a run (``submit``), not by polling: a thread that wakes takes the
-        interpreter's lock from the run in progress."""
-        with self._lock:
-            while self.runs_active() and not (self._urgent() or self._pressed()):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._idle_wait = True
-                self._lock.wait(left)
-            self._idle_wait = False
+        the end of a run (``submit``), not by polling (a thread that wakes takes the
+        interpreter's lock from the run in progress); then a short grace, so that a run
+        that follows at once (a loop of runs) is seen."""
+        while True:
+            with self._lock:
+                waited = False
+                while self.runs_active() and not (self._urgent() or self._pressed()):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._idle_wait = waited = True
+                    self._lock.wait(left)
+                self._idle_wait = False
+                if not waited or self.runs_active() or self._urgent() or self._pressed():
+                    return
+            time.sleep(IDLE_GRACE_S)
+            if not self.runs_active():
+                return
 
     def _export(self, records: list[RunRecord], deadline: float) -> None:
         spans = []
@@ -191,7 +200,8 @@ class SpanWorker:
         while start < len(spans):
             self._await_idle(deadline)
             size = SMALL_BATCH if self.runs_active() else BATCH
+            began = time.perf_counter()
             self.exporter.export(spans[start:start + size])
             start += size
-            if self.runs_active():
-                time.sleep(0)  # the run's thread takes the interpreter's lock first
+            if self.runs_active() and not self._urgent():  # at most half the time
+                time.sleep(time.perf_counter() - began)

@@ -21,7 +21,7 @@ from modrag_studio.engine import Executor, NodeCache  # noqa: E402
 from modrag_studio.engine.core.document import GraphDocument  # noqa: E402
 from modrag_studio.engine.run.hooks import HookSet, RunHook  # noqa: E402
 from modrag_studio.run_tracing.attributes import visit_attributes  # noqa: E402
-from modrag_studio.run_tracing.export import SMALL_BATCH, SpanWorker  # noqa: E402
+from modrag_studio.run_tracing.export import BATCH, SMALL_BATCH, SpanWorker  # noqa: E402
 from modrag_studio.run_tracing.spans import SpanBuilder, SpanHook  # noqa: E402
 
 
@@ -182,10 +182,11 @@ def test_requests_are_small_while_a_run_is_in_progress(tmp_path, active):
                         delay_s=30, idle_wait_s=0, runs_active=lambda: active)
     executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"),
                         hooks=[SpanHook(worker.submit)])
-    executor.run(chain(SMALL_BATCH + 10))
+    executor.run(chain(BATCH + 10))
     assert worker.flush(5)
-    assert sum(exporter.sizes) == SMALL_BATCH + 11
-    assert exporter.sizes == ([SMALL_BATCH + 11] if not active else [SMALL_BATCH, 11])
+    assert sum(exporter.sizes) == BATCH + 11
+    small = [SMALL_BATCH] * (BATCH // SMALL_BATCH) + [11]
+    assert exporter.sizes == (small if active else [BATCH, 11])
     worker.shutdown(5)
 
 
