@@ -37,6 +37,8 @@ DEFAULT_DELAY_S = 0.5
 #: How long due spans wait for no run to be in progress; how long no run must follow.
 DEFAULT_IDLE_WAIT_S = 2.0
 IDLE_GRACE_S = 0.005
+#: Runs' ends wake that wait at most this often (else it looks again after this long).
+IDLE_RECHECK_S = 0.1
 
 
 def delay_from_env() -> float:
@@ -70,6 +72,7 @@ class SpanWorker:
         self._queued_spans = 0
         self._busy = False
         self._idle_wait = False  # waiting for no run in progress
+        self._woken_at = 0.0  # when that wait last woke
         self._stopping = False
         self._lock = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="modrag-otlp-export",
@@ -86,7 +89,8 @@ class SpanWorker:
                 self.dropped_runs += 1
                 first = self.dropped_runs == 1
             else:  # the thread is woken only to start the delay, or under pressure
-                wake = not self._queue or self._idle_wait or self._pressed(count)
+                wake = (not self._queue or self._pressed(count) or self._idle_wait
+                        and time.monotonic() - self._woken_at >= IDLE_RECHECK_S)
                 if not self._queue:
                     self._first_at = time.monotonic()
                 self._queue.append(record)
@@ -183,7 +187,8 @@ class SpanWorker:
                     if left <= 0:
                         break
                     self._idle_wait = waited = True
-                    self._lock.wait(left)
+                    self._lock.wait(min(left, IDLE_RECHECK_S))
+                    self._woken_at = time.monotonic()
                 self._idle_wait = False
                 if not waited or self.runs_active() or self._urgent() or self._pressed():
                     return
