@@ -8,27 +8,37 @@ the spans), each with and without content, on two runs:
   embedding, both retrievers, fusion, the prompt, the LLM and the checks run; the indexing
   is cached), its LLM on the loopback OpenAI-compatible test fixture.
 
-Two groups one after the other, "now" then "before" (``--only`` for one), each with export
-off, its pipeline, and its pipeline with content (each group has its own "off": neither
-pipeline's threads and heap weigh on the other's runs). In a group, first, modes take turns
-run by run, in an order that rotates each round (so load drifts, and what the run before
-leaves in the CPU's caches, hit all alike): ``run ms``, the wall
-time of ``executor.run``, what a user waits for (median, and minimum: steadier where the
-store's query time jumps, as Chroma's does), and ``run cpu``, the CPU time of the run's
-thread in it (steady when other processes load the machine). "now" exports after a delay
-(``OTEL_BSP_SCHEDULE_DELAY``): here the runs' spans wait, as they do while runs come
-closer together than the delay, and go out before the second part. "before"'s batch
-processor is flushed after each of its runs, untimed (its exports would otherwise land in
-the next mode's run). A collection of garbage precedes each timed run, so that a run pays
-for its own garbage, not for the one the mode before it left. Then, modes again taking
-turns, each run followed by the export of its spans (flushed): ``all cpu``, the process's
-CPU time over both (every thread: all the work tracing costs), and ``all ms``, their wall
-time.
+Three groups one after the other, "now", "sent" and "before" (``--only`` for one), each
+with export off as its own baseline (neither pipeline's threads and heap weigh on the
+other's runs). In "now" and "before", with export off, the pipeline, and the pipeline with
+content, first, modes take turns run by run, in an order that rotates each round (so load
+drifts, and what the run before leaves in the CPU's caches, hit all alike): ``run ms``, the
+wall time of ``executor.run``, what a user waits for (median, minimum, and ``paired``: the
+median of each run's ratio to the "off" run of its own round, milliseconds apart, so load
+that drifts cancels out), and ``run cpu``, the CPU time of the run's thread in it (steadier
+when other processes load the machine). "now" exports after a delay here
+(``OTEL_BSP_SCHEDULE_DELAY``): the runs' spans wait, as they do while runs come closer
+together than the delay, and go out before the second part. "before"'s batch processor is
+flushed after each of its runs, untimed (its exports would otherwise land in the next
+mode's run). A collection of garbage precedes each timed run, and the run's result is freed
+after it, untimed, so that a run pays for its own garbage, not for the one another mode
+left. Then, modes again taking turns, each run followed by the export of its spans
+(flushed): ``all cpu``, the process's CPU time over both (every thread: all the work
+tracing costs), and ``all ms``, their wall time. "now: hook alone" is the hook's own work
+on the run's thread without the run (a run's events replayed through it, best of 15): the
+part of the overhead that noise cannot hide.
+"sent": runs back to back in blocks of 8 of one mode, the spans of "now" due 20 ms after
+each run, so the export thread works between and during the block's later runs: "now,
+sent" with a queue that holds the block (its spans wait for a gap between runs, at most
+2 s), "now, pressed" with the default queue (2048 spans: a block of 200-node runs fills it
+to half, and then its spans go out while runs are in progress).
 Spans go over OTLP/HTTP to a minimal receiver this script starts in a process of its own
 on 127.0.0.1 (``--endpoint`` for a real collector).
 
 Run: .venv/bin/python bench/bench_tracing.py [--nodes 200] [--repeat 30] [--rag-repeat 12]
-Goal: "now" within 5% of "off" in ``run ms``.
+Goal: "now" within 5% of "off" in ``run ms`` (the verdict line: paired run ms and run cpu).
+The load average is printed with each table: on a loaded machine, trust the paired ratios
+and the hook alone.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from __future__ import annotations
 import argparse
 import gc
 import itertools
+import os
 import statistics
 import subprocess
 import sys
@@ -262,7 +273,7 @@ def report(title: str, groups: dict[str, list[Mode]]) -> None:
             return f"{'':>17}"
         return f"{pick(values) * 1000:>9.2f}{(pick(values) / pick(base) - 1) * 100:>7.1f}%"
 
-    print(title)
+    print(f"{title} (load average {' '.join(f'{v:.2f}' for v in os.getloadavg())})")
     print(f"{'export':<16}{'run ms':>9}{'vs off':>8}{'min':>9}{'vs off':>8}{'paired':>8}"
           f"{'run cpu':>9}{'vs off':>8}{'paired':>8}{'all cpu':>9}{'vs off':>8}"
           f"{'all ms':>9}{'vs off':>8}")
@@ -355,8 +366,6 @@ def _serve_receiver() -> None:
 
 
 def _basic_rag(repeat: int, endpoint: str, scratch: Path) -> dict[str, list[Mode]]:
-    import os
-
     from tests.llm.openai_fixture_server import OpenAIFixtureServer
 
     os.environ["MODRAG_BENCH_OPENAI_KEY"] = "bench"
