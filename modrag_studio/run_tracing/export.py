@@ -36,7 +36,7 @@ SMALL_BATCH = 32
 DEFAULT_DELAY_S = 0.5
 #: How long due spans wait for no run to be in progress; how long no run must follow.
 DEFAULT_IDLE_WAIT_S = 2.0
-IDLE_GRACE_S = 0.005
+IDLE_GRACE_S = 0.02
 #: Runs' ends wake that wait at most this often (else it looks again after this long).
 IDLE_RECHECK_S = 0.1
 
@@ -73,6 +73,7 @@ class SpanWorker:
         self._busy = False
         self._idle_wait = False  # waiting for no run in progress
         self._woken_at = 0.0  # when that wait last woke
+        self._last_end = 0.0  # when the last run ended (came)
         self._stopping = False
         self._lock = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="modrag-otlp-export",
@@ -89,8 +90,9 @@ class SpanWorker:
                 self.dropped_runs += 1
                 first = self.dropped_runs == 1
             else:  # the thread is woken only to start the delay, or under pressure
+                self._last_end = time.monotonic()
                 wake = (not self._queue or self._pressed(count) or self._idle_wait
-                        and time.monotonic() - self._woken_at >= IDLE_RECHECK_S)
+                        and self._last_end - self._woken_at >= IDLE_RECHECK_S)
                 if not self._queue:
                     self._first_at = time.monotonic()
                 self._queue.append(record)
@@ -175,26 +177,25 @@ class SpanWorker:
         return bool(self._hurry or self._stopping)
 
     def _await_idle(self, deadline: float) -> None:
-        """Until no run is in progress, ``deadline``, a flush or a half-full queue. Woken by
-        the end of a run (``submit``), not by polling (a thread that wakes takes the
-        interpreter's lock from the run in progress); then a short grace, so that a run
-        that follows at once (a loop of runs) is seen."""
+        """Until no run has been in progress for ``IDLE_GRACE_S`` (so that a run that follows
+        at once, in a loop of runs, is seen), ``deadline``, a flush or a half-full queue.
+        Woken by the end of a run (``submit``), not by polling: a thread that wakes takes
+        the interpreter's lock from the run in progress."""
         while True:
             with self._lock:
-                waited = False
                 while self.runs_active() and not (self._urgent() or self._pressed()):
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
-                    self._idle_wait = waited = True
+                    self._idle_wait = True
                     self._lock.wait(min(left, IDLE_RECHECK_S))
                     self._woken_at = time.monotonic()
                 self._idle_wait = False
-                if not waited or self.runs_active() or self._urgent() or self._pressed():
+                now = time.monotonic()
+                if (self.runs_active() or self._urgent() or self._pressed() or now >= deadline
+                        or now - self._last_end >= IDLE_GRACE_S):
                     return
-            time.sleep(IDLE_GRACE_S)
-            if not self.runs_active():
-                return
+            time.sleep(IDLE_GRACE_S - (now - self._last_end))
 
     def _export(self, records: list[RunRecord], deadline: float) -> None:
         spans = []
