@@ -38,7 +38,8 @@ on 127.0.0.1 (``--endpoint`` for a real collector).
 Run: .venv/bin/python bench/bench_tracing.py [--nodes 200] [--repeat 30] [--rag-repeat 12]
 Goal: "now" within 5% of "off" in ``run ms`` (the verdict line: paired run ms and run cpu).
 The load average is printed with each table: on a loaded machine, trust the paired ratios
-and the hook alone.
+and the hook alone. The math libraries run on one thread (``OMP_NUM_THREADS`` and the like,
+unless set): their worker threads' spin-waits made a basic_rag run's CPU time vary threefold.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # one thread of math: no spin-waits on a loaded machine
 
 from modrag_studio import run_tracing  # noqa: E402
 from modrag_studio.composition import default_registry  # noqa: E402
