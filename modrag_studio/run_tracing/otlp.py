@@ -105,6 +105,7 @@ class OtlpTracing:
         self.worker = SpanWorker(SpanBuilder(resource, content=content), self.exporter,
                                  max_spans=queue, delay_s=delay_s)
         self.hook = SpanHook(self.worker.submit)
+        self.worker.runs_active = self.hook.active_runs
         self._closed = False
 
     @property

@@ -55,7 +55,7 @@ class VisitRecord:
 Ended = tuple[NodeVisit, dict[str, Any], dict[str, Any], int, int | None]
 
 
-@dataclass
+@dataclass(slots=True)
 class RunRecord:
     run_id: str
     graph_name: str
@@ -98,6 +98,10 @@ class SpanHook(RunHook):
         self.sink = sink
         self._runs: dict[str, RunRecord] = {}
         self._lock = threading.Lock()
+
+    def active_runs(self) -> int:
+        """How many runs are in progress (the export thread waits for none)."""
+        return len(self._runs)
 
     def on_run_start(self, *, run_id: str, graph_name: str, inputs: dict[str, Any],
                      node_ids: list[str], **kwargs: Any) -> None:

@@ -21,7 +21,7 @@ from modrag_studio.engine import Executor, NodeCache  # noqa: E402
 from modrag_studio.engine.core.document import GraphDocument  # noqa: E402
 from modrag_studio.engine.run.hooks import HookSet, RunHook  # noqa: E402
 from modrag_studio.run_tracing.attributes import visit_attributes  # noqa: E402
-from modrag_studio.run_tracing.export import SpanWorker  # noqa: E402
+from modrag_studio.run_tracing.export import BATCH, SMALL_BATCH, SpanWorker  # noqa: E402
 from modrag_studio.run_tracing.spans import SpanBuilder, SpanHook  # noqa: E402
 
 
@@ -115,3 +115,89 @@ def test_a_hookset_calls_only_the_events_a_hook_overrides():
     hooks.emit("on_node_start", run_id="r", node_id="a", type_id="t", iteration=0)
     hooks.emit("on_node_end", run_id="r", visit=None, inputs={}, outputs={})
     assert seen == ["end"] and len(hooks.listeners("on_node_end")) == 1
+
+
+class Batches(InMemorySpanExporter):
+    """Keeps the size of each export request too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def export(self, spans):
+        self.sizes.append(len(spans))
+        return super().export(spans)
+
+
+def _wait_for(predicate, timeout_s: float = 5.0) -> float:
+    start = time.monotonic()
+    while not predicate() and time.monotonic() - start < timeout_s:
+        time.sleep(0.01)
+    return time.monotonic() - start
+
+
+def test_due_spans_wait_while_a_run_is_in_progress(tmp_path):
+    active = [1]
+    exporter, worker, executor = pipeline(tmp_path, delay_s=0, idle_wait_s=30,
+                                          runs_active=lambda: active[0])
+    executor.run(chain(3))
+    time.sleep(0.3)
+    assert exporter.get_finished_spans() == ()  # a run (another one) is in progress
+    active[0] = 0
+    executor.run(chain(3))  # the end of a run wakes the thread (no polling)
+    waited = _wait_for(lambda: len(exporter.get_finished_spans()) == 8)
+    assert len(exporter.get_finished_spans()) == 8 and waited < 5
+    worker.shutdown(5)
+
+
+def test_the_wait_for_no_run_is_bounded_and_flush_does_not_wait(tmp_path):
+    exporter, worker, executor = pipeline(tmp_path, delay_s=0, idle_wait_s=0.2,
+                                          runs_active=lambda: 1)
+    executor.run(chain(3))
+    waited = _wait_for(lambda: len(exporter.get_finished_spans()) == 4)
+    assert len(exporter.get_finished_spans()) == 4 and waited >= 0.1
+    exporter2, worker2, executor2 = pipeline(tmp_path / "b", delay_s=0, idle_wait_s=60,
+                                             runs_active=lambda: 1)
+    executor2.run(chain(3))
+    start = time.monotonic()
+    assert worker2.flush(5) and time.monotonic() - start < 2
+    assert len(exporter2.get_finished_spans()) == 4
+    for each in (worker, worker2):
+        each.shutdown(5)
+
+
+def test_a_half_full_queue_does_not_wait_for_no_run(tmp_path):
+    exporter, worker, executor = pipeline(tmp_path, delay_s=0, idle_wait_s=60,
+                                          runs_active=lambda: 1, max_spans=8)
+    executor.run(chain(3))  # 4 spans: half of the queue
+    _wait_for(lambda: len(exporter.get_finished_spans()) == 4)
+    assert len(exporter.get_finished_spans()) == 4 and worker.dropped_runs == 0
+    worker.shutdown(5)
+
+
+@pytest.mark.parametrize("active", [0, 1])
+def test_requests_are_small_while_a_run_is_in_progress(tmp_path, active):
+    exporter = Batches()
+    worker = SpanWorker(SpanBuilder(Resource.create({"service.name": "t"})), exporter,
+                        delay_s=30, idle_wait_s=0, runs_active=lambda: active)
+    executor = Executor(default_registry(), cache=NodeCache(disk_dir=tmp_path / "cache"),
+                        hooks=[SpanHook(worker.submit)])
+    executor.run(chain(BATCH + 10))
+    assert worker.flush(5)
+    assert sum(exporter.sizes) == BATCH + 11
+    small = [SMALL_BATCH] * (BATCH // SMALL_BATCH) + [11]
+    assert exporter.sizes == (small if active else [BATCH, 11])
+    worker.shutdown(5)
+
+
+def test_the_hook_counts_the_runs_in_progress():
+    hook = SpanHook(lambda record: None)
+    seen: list[int] = []
+
+    class Looks(RunHook):
+        def on_node_end(self, **kwargs) -> None:
+            seen.append(hook.active_runs())
+
+    executor = Executor(default_registry(), hooks=[hook, Looks()])
+    executor.run(chain(2))
+    assert seen == [1, 1] and hook.active_runs() == 0
