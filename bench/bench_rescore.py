@@ -47,7 +47,7 @@ class NodeTally(RunHook):
     def on_node_end(self, *, visit: Any, **kwargs: Any) -> None:
         if visit.status == "cached":
             self.cached[visit.node_id] += 1
-        elif visit.status == "done":
+        elif visit.status == "done" and not visit.cache_reason.startswith("planned"):
             self.ran[visit.node_id] += 1
             self.seconds[visit.node_id] += visit.duration_s
 
@@ -137,6 +137,7 @@ def main() -> None:
         if not warm_up.ok:
             raise SystemExit(f"warm-up run failed: {warm_up.trace.failures()}")
         cold = evaluate(editor.document(), dataset, executor, args.queries)
+        print("memory cache", len(executor.cache._memory), executor.cache.memory_used / 1e6)
         editor.set_param("fusion", args.param, json.loads(args.value))
         changed = evaluate(editor.document(), dataset, executor, args.queries)
         unchanged = evaluate(editor.document(), dataset, executor, args.queries)

@@ -200,10 +200,14 @@ class _Run:
             self._record(visit, {}, {})
             return None
         if pin is not None:
-            visit.status, visit.cache_key = "pinned", pin.key
-            visit.details["pinned"] = ("pinned output from "
-                                       + time.strftime("%Y-%m-%d %H:%M:%S",
-                                                       time.localtime(pin.pinned_at)))
+            visit.cache_key = pin.key
+            if pin.held:
+                visit.status, visit.cached, visit.cache_reason = "cached", True, pin.held
+            else:
+                visit.status = "pinned"
+                visit.details["pinned"] = ("pinned output from "
+                                           + time.strftime("%Y-%m-%d %H:%M:%S",
+                                                           time.localtime(pin.pinned_at)))
             outputs = {p.name: pin.outputs[p.name] for p in node_type.outputs
                        if p.name in pin.outputs}
             return self._serve(visit, outputs, {p: f"{pin.key}:{p}" for p in outputs}, {})
