@@ -37,14 +37,24 @@ from modrag_studio.engine.run.hooks import RunHook  # noqa: E402
 
 
 class NodeTally(RunHook):
-    """Per node: visits that ran, visits the cache answered, seconds the runs took."""
+    """Per node: visits that ran, visits the cache answered, seconds the runs took; and each
+    query's fused top 10 (chunk id, score) by query text."""
 
     def __init__(self) -> None:
         self.ran: dict[str, int] = defaultdict(int)
         self.cached: dict[str, int] = defaultdict(int)
         self.seconds: dict[str, float] = defaultdict(float)
+        self.texts: dict[str, str] = {}
+        self.tops: dict[str, list[tuple[str, float]]] = {}
 
-    def on_node_end(self, *, visit: Any, **kwargs: Any) -> None:
+    def on_run_start(self, *, run_id: str, inputs: dict[str, Any], **kwargs: Any) -> None:
+        self.texts[run_id] = str(inputs.get("query"))
+
+    def on_node_end(self, *, run_id: str, visit: Any, outputs: dict[str, Any],
+                    **kwargs: Any) -> None:
+        if visit.node_id == "fusion" and outputs.get("results") is not None:
+            self.tops[self.texts[run_id]] = [(c.chunk_id, float(c.score))
+                                             for c in outputs["results"][:10]]
         if visit.status == "cached":
             self.cached[visit.node_id] += 1
         elif visit.status == "done" and not visit.cache_reason.startswith("planned"):
@@ -58,26 +68,30 @@ def evaluate(doc, dataset, executor, queries: int) -> dict[str, Any]:
 
     tally = NodeTally()
     executor.hooks.append(tally)
-    tops: dict[str, list[tuple[str, float]]] = {}
     scoring = [0.0]
-    entered = [0.0]
+    ended = [0.0]
 
-    def on_result(query_id: str, result: Any) -> None:  # called as scoring starts
-        entered[0] = time.perf_counter()
-        ranked = result.output_of("fusion", "results")
-        tops[query_id] = [(c.chunk_id, float(c.score)) for c in ranked[:10]]
+    class Ends(RunHook):  # a question's run ends, then it is scored, then progress is told
+        def on_run_end(self, **kwargs: Any) -> None:
+            ended[0] = time.perf_counter()
 
-    def on_progress(done: int, total: int) -> None:  # called as scoring ends
-        scoring[0] += time.perf_counter() - entered[0]
+    def on_progress(done: int, total: int) -> None:
+        scoring[0] += time.perf_counter() - ended[0]
 
+    ends = Ends()
+    executor.hooks.append(ends)
     started = time.perf_counter()
     try:
         report = evaluate_graph(doc, dataset, ["fusion.results"], executor=executor,
-                                limit=queries, on_result=on_result, on_progress=on_progress)
+                                limit=queries, on_progress=on_progress)
     finally:
         executor.hooks.remove(tally)
-    return {"seconds": time.perf_counter() - started, "tally": tally, "tops": tops,
-            "scoring": scoring[0], "ndcg": report.outputs["fusion.results"]["ndcg@10"],
+        executor.hooks.remove(ends)
+    seconds = time.perf_counter() - started
+    ids = dataset.evaluated_query_ids()[:queries]
+    tops = {q: tally.tops[dataset.queries[q]] for q in ids}
+    return {"seconds": seconds, "tally": tally, "tops": tops, "scoring": scoring[0],
+            "ndcg": report.outputs["fusion.results"]["ndcg@10"],
             "failures": len(report.failures)}
 
 
@@ -137,7 +151,6 @@ def main() -> None:
         if not warm_up.ok:
             raise SystemExit(f"warm-up run failed: {warm_up.trace.failures()}")
         cold = evaluate(editor.document(), dataset, executor, args.queries)
-        print("memory cache", len(executor.cache._memory), executor.cache.memory_used / 1e6)
         editor.set_param("fusion", args.param, json.loads(args.value))
         changed = evaluate(editor.document(), dataset, executor, args.queries)
         unchanged = evaluate(editor.document(), dataset, executor, args.queries)

@@ -82,6 +82,7 @@ def run_questions(
     batch_queries: bool = True,
     memory_only_query_side: bool = True,
     setup_hooks: Sequence[RunHook] = (),
+    hold_shared: bool = True,
 ) -> int:
     """Run ``doc`` for each question (its text as the input ``query_name``, with
     ``base_inputs``) and call ``on_run(index, run)``; returns how many questions ran.
@@ -90,7 +91,9 @@ def run_questions(
     in memory only (a ranking evaluation writes nothing per query to the disk cache); an
     answer evaluation keeps them on disk so that answers already generated are reused.
     ``setup_hooks`` watch the runs before the second question (where indexes are built or
-    loaded), e.g. to tell what takes long.
+    loaded), e.g. to tell what takes long. ``hold_shared``: later questions take the first
+    one's question-independent results as held pins (their runs then lack the visits of the
+    indexing nodes: turn it off for a caller that reads whole runs, such as attribution).
     """
     base = dict(base_inputs or {})
     query_side = query_side_nodes(doc, query_name, executor.registry)
@@ -116,7 +119,7 @@ def run_questions(
             ran += 1
             if not frozen and not produced:
                 stop_if_every_question_would_fail(query_side, result.trace.failures())
-            if not frozen:
+            if not frozen and hold_shared:
                 held = held_pins(doc, result, query_side)
             # What the questions so far built and keep (indexes, the memory cache's
             # per-question results) is moved out of the collector's reach: a full collection

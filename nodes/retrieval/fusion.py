@@ -42,20 +42,41 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
 
     ``rank_i`` is the 1-based position of the chunk in input list ``i`` (a chunk repeated in
     one list counts at its best position). Ranks and ``retriever`` are left for the caller.
+    One pass per list and one copy per fused chunk (an evaluation fuses every query again
+    when a fusion param changes, so this is the whole cost of a re-score).
     """
     ids = unique_ids(rankings)
     weights = weights or {}
-    fused: dict[str, ScoredChunk] = {}
+    firsts: dict[str, ScoredChunk] = {}
+    sources: dict[str, dict[str, Any]] = {}
     totals: dict[str, float] = {}
     for list_name, ranking in zip(ids, rankings, strict=True):
         weight = float(weights.get(list_name, 1.0))
-        for position, item in _first_occurrences(ranking):
-            entry = _entry(fused, item)
-            totals[item.chunk_id] = totals.get(item.chunk_id, 0.0) + weight / (k + position)
-            entry.sources[list_name] = source_rank(list_name, position, float(item.score))
-    for chunk_id, entry in fused.items():
-        assign(entry, score=totals[chunk_id])
-    return _sorted(fused, "rrf")
+        seen: set[str] = set()
+        for position, item in enumerate(ranking, start=1):
+            chunk_id = item.chunk.chunk_id
+            if chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            held = sources.get(chunk_id)
+            if held is None:  # a new item on the same chunk, its sources copied
+                firsts[chunk_id] = item
+                held = sources[chunk_id] = dict(item.sources)
+                totals[chunk_id] = 0.0 + weight / (k + position)
+            else:
+                for name, source in item.sources.items():
+                    held.setdefault(name, source)
+                totals[chunk_id] += weight / (k + position)
+            held[list_name] = source_rank(list_name, position, float(item.score))
+    fused = [clone(item, score=totals[chunk_id], rank=0, score_kind="rrf",
+                   higher_is_better=True, retriever="", sources=sources[chunk_id])
+             for chunk_id, item in firsts.items()]
+    fused.sort(key=_descending_score)
+    return fused
+
+
+def _descending_score(item: ScoredChunk) -> float:
+    return -item.score
 
 
 def convex(rankings: list[list[ScoredChunk]], *, normalization: Normalization = "minmax",

@@ -78,8 +78,9 @@ def with_ranks(items: list[ScoredChunk], retriever: str, *, record: bool = True
                ) -> list[ScoredChunk]:
     """Number ``items`` 1..n in order, set their retriever and (optionally) record the rank
     and score under ``sources[retriever]``."""
-    for rank, item in enumerate(items, start=1):
-        assign(item, rank=rank, retriever=retriever)
+    for rank, item in enumerate(items, start=1):  # ``assign`` inlined: thousands a query
+        item.__dict__["rank"], item.__dict__["retriever"] = rank, retriever
+        item.__pydantic_fields_set__.update(("rank", "retriever"))
         if record:
             item.sources[retriever] = source_rank(retriever, rank, float(item.score))
     return items
