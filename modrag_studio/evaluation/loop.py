@@ -112,7 +112,7 @@ def run_questions(
                 break
             started = time.perf_counter()
             result = executor.run(doc, {**base, query_name: question.text}, cancel=cancel,
-                                  memory_only=memory_only, pins=held,
+                                  memory_only=memory_only, pins=held, checked=frozen,
                                   hooks=() if frozen else setup_hooks)
             seconds = time.perf_counter() - started
             produced = on_run(index, QuestionRun(question, result, seconds))

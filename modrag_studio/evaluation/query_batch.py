@@ -166,7 +166,7 @@ def uncached_texts(doc: GraphDocument, executor: Executor, texts: list[str], que
     pins = dict(held)
     for number, text in enumerate(texts):
         planned = executor.run(doc, {**base_inputs, query_name: text}, plan_only=True,
-                               pins=pins)
+                               pins=pins, checked=number > 0)
         if not number:
             pins = {**held_pins(doc, planned, query_side), **held}
         if any(v.node_id in wanted and v.status == "done" and not cache.contains(v.cache_key)

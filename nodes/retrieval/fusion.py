@@ -67,12 +67,23 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
                 for name, source in item.sources.items():
                     held.setdefault(name, source)
                 totals[chunk_id] += weight / (k + position)
-            held[list_name] = source_rank(list_name, position, float(item.score))
+            held[list_name] = _rank_in(item, list_name, position)
     fused = [clone(item, score=totals[chunk_id], rank=0, score_kind="rrf",
                    higher_is_better=True, retriever="", sources=sources[chunk_id])
              for chunk_id, item in firsts.items()]
     fused.sort(key=_descending_score)
     return fused
+
+
+def _rank_in(item: ScoredChunk, list_name: str, position: int) -> Any:
+    """The item's rank and score in list ``list_name``: the entry its retriever recorded when
+    it says the same (sources are shared read-only, as in every fused item), else a new one."""
+    score = float(item.score)
+    known = item.sources.get(list_name)
+    if (known is not None and known.rank == position and known.score == score
+            and known.retriever == list_name):
+        return known
+    return source_rank(list_name, position, score)
 
 
 def _descending_score(item: ScoredChunk) -> float:
