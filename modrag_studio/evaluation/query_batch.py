@@ -161,12 +161,16 @@ def uncached_texts(doc: GraphDocument, executor: Executor, texts: list[str], que
     plans take its keys of the nodes that do not depend on the question as pins too (a plan
     needs keys, not values). Planning a text costs a small fraction of embedding it; a
     planned key that misses only means the text is embedded ahead as before."""
-    cache, wanted = executor.cache, set(targets)
+    bypassed = {n.id for n in doc.nodes if n.bypass}  # a bypassed node embeds nothing
+    wanted = {t for t in targets if t not in bypassed}
+    if not wanted:
+        return []
+    cache, only = executor.cache, next(iter(wanted)) if len(wanted) == 1 else None
     missing: list[str] = []
     pins = dict(held)
     for number, text in enumerate(texts):
         planned = executor.run(doc, {**base_inputs, query_name: text}, plan_only=True,
-                               pins=pins, checked=number > 0)
+                               pins=pins, checked=number > 0, target=only)
         if not number:
             pins = {**held_pins(doc, planned, query_side), **held}
         if any(v.node_id in wanted and v.status == "done" and not cache.contains(v.cache_key)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.retrieval.ranking import (
     assign,
     clone,
+    clone_as,
     retriever_id,
     source_rank,
     unique_ids,
@@ -68,11 +69,14 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
                     held.setdefault(name, source)
                 totals[chunk_id] += weight / (k + position)
             held[list_name] = _rank_in(item, list_name, position)
-    fused = [clone(item, score=totals[chunk_id], rank=0, score_kind="rrf",
-                   higher_is_better=True, retriever="", sources=sources[chunk_id])
+    fused = [clone_as(item, _RRF, score=totals[chunk_id], sources=sources[chunk_id])
              for chunk_id, item in firsts.items()]
     fused.sort(key=_descending_score)
     return fused
+
+
+#: What every item rrf makes has besides its score and sources (fields set by ``clone_as``).
+_RRF = {"rank": 0, "score_kind": "rrf", "higher_is_better": True, "retriever": ""}
 
 
 def _rank_in(item: ScoredChunk, list_name: str, position: int) -> Any:
