@@ -55,20 +55,28 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
         weight = float(weights.get(list_name, 1.0))
         seen: set[str] = set()
         for position, item in enumerate(ranking, start=1):
-            chunk_id = item.chunk.chunk_id
+            values = item.__dict__  # fields read directly: thousands of items per query
+            chunk_id = values["chunk"].chunk_id
             if chunk_id in seen:
                 continue
             seen.add(chunk_id)
+            own = values["sources"]
             held = sources.get(chunk_id)
             if held is None:  # a new item on the same chunk, its sources copied
                 firsts[chunk_id] = item
-                held = sources[chunk_id] = dict(item.sources)
+                held = sources[chunk_id] = own.copy()
                 totals[chunk_id] = 0.0 + weight / (k + position)
             else:
-                for name, source in item.sources.items():
+                for name, source in own.items():
                     held.setdefault(name, source)
                 totals[chunk_id] += weight / (k + position)
-            held[list_name] = _rank_in(item, list_name, position)
+            # the rank and score the retriever recorded, when they say the same (sources
+            # are shared read-only, as in every fused item), else a new entry
+            score, known = float(values["score"]), own.get(list_name)
+            if (known is None or known.rank != position or known.score != score
+                    or known.retriever != list_name):
+                known = source_rank(list_name, position, score)
+            held[list_name] = known
     fused = [clone_as(item, _RRF, score=totals[chunk_id], sources=sources[chunk_id])
              for chunk_id, item in firsts.items()]
     fused.sort(key=_descending_score)
