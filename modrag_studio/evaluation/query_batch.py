@@ -51,7 +51,7 @@ HELD = "held for this evaluation's questions: it does not depend on the question
 
 def held_pins(doc: GraphDocument, result: RunResult, query_side: set[str]) -> dict[str, Pin]:
     """The results of ``result`` that the other questions of an evaluation share: each node
-    outside ``query_side`` that feeds a query-side node and was run or served from the cache,
+    outside ``query_side`` that feeds a query-side node, may be cached and was run or served,
     under its own cache key (so downstream keys stay the ones a full run computes). Empty for
     graphs with loops or subgraphs (their visits are not one per node)."""
     if doc.edges and (any(e.loop is not None for e in doc.edges)
@@ -59,6 +59,7 @@ def held_pins(doc: GraphDocument, result: RunResult, query_side: set[str]) -> di
         return {}
     feeding = {e.source_node for e in doc.edges
                if e.target_node in query_side and e.source_node not in query_side}
+    feeding = {n for n in feeding if _cacheable(doc, n, result.registry)}
     pins: dict[str, Pin] = {}
     for visit in result.trace.visits:
         outputs = result.node_outputs.get((visit.node_id, visit.iteration))
@@ -67,6 +68,18 @@ def held_pins(doc: GraphDocument, result: RunResult, query_side: set[str]) -> di
             pins[visit.node_id] = Pin(visit.node_id, visit.type_id, outputs, visit.cache_key,
                                       time.time(), held=HELD)
     return pins
+
+
+def _cacheable(doc: GraphDocument, node_id: str, registry: NodeRegistry | None) -> bool:
+    """Whether the node's result may be reused (a node that runs every time, such as a
+    sampled LLM call, is never held)."""
+    try:
+        spec = doc.node(node_id)
+        node_type = registry.get(spec.type)  # type: ignore[union-attr]
+        return registry.instance(spec.type).is_cacheable(  # type: ignore[union-attr]
+            node_type.Params.model_validate(spec.params))
+    except Exception:  # no registry, an unknown type, bad params: not held
+        return False
 
 
 def _embedding_nodes(doc: GraphDocument, side: set[str], executor: Executor) -> list[str]:

@@ -12,7 +12,7 @@ from modrag_studio.engine.edit.editor import GraphEditor
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation import evaluate_graph, load_beir
-from modrag_studio.evaluation.query_batch import query_side_nodes, uncached_texts
+from modrag_studio.evaluation.query_batch import held_pins, query_side_nodes, uncached_texts
 from tests.evaluation.compare_helpers import QUERIES, two_bm25_graph, write_dataset
 
 OUTPUTS = ["fusion.results"]
@@ -105,3 +105,18 @@ def test_unchanged_rescore_runs_nothing_and_planning_finds_the_cached_texts(tmp_
     new = ["a question never asked"]
     assert uncached_texts(doc, executor, texts[:1] + new, "query", base, side,
                           ["stemmed"], {}) == new
+
+
+def test_only_cacheable_question_independent_feeders_are_held(tmp_path, monkeypatch):
+    registry = default_registry()
+    doc = two_bm25_graph()
+    executor = Executor(registry, NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path)
+    corpus = str(write_dataset(tmp_path / "data") / "corpus.jsonl")
+    result = executor.run(doc, {"corpus": corpus, "query": "aspirin"})
+    side = query_side_nodes(doc, "query", registry)
+    held = held_pins(doc, result, side)
+    assert set(held) == {"stem_index", "plain_index"}  # what feeds the retrievers
+    assert all(pin.key == next(v.cache_key for v in result.trace.visits if v.node_id == n)
+               for n, pin in held.items())  # downstream keys stay those of a full run
+    monkeypatch.setattr(type(registry.instance("bm25.index")), "cacheable", False)
+    assert held_pins(doc, result, side) == {}  # a node that runs every time is never held
