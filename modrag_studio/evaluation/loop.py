@@ -12,6 +12,9 @@ What the loop gives both:
   alike, so the evaluation raises at once, naming the node;
 - memory-only results for the query side when asked (per-question results stay out of the
   disk cache);
+- the first question's results that do not depend on the question (indexes, stores, models)
+  held for the others (``query_batch.held_pins``): later questions neither visit the
+  indexing nodes nor re-check their files and stores;
 - the garbage collector kept off what the questions build and keep (indexes, cached
   per-question results) until the evaluation ends;
 - cancellation between two questions.
@@ -31,7 +34,12 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
-from modrag_studio.evaluation.query_batch import batched_query_embeddings, query_side_nodes
+from modrag_studio.engine.run.pins import Pin
+from modrag_studio.evaluation.query_batch import (
+    batched_query_embeddings,
+    held_pins,
+    query_side_nodes,
+)
 
 COLLECT_EVERY = 1000  # questions between two full garbage collections
 
@@ -74,6 +82,7 @@ def run_questions(
     batch_queries: bool = True,
     memory_only_query_side: bool = True,
     setup_hooks: Sequence[RunHook] = (),
+    hold_shared: bool = True,
 ) -> int:
     """Run ``doc`` for each question (its text as the input ``query_name``, with
     ``base_inputs``) and call ``on_run(index, run)``; returns how many questions ran.
@@ -82,13 +91,16 @@ def run_questions(
     in memory only (a ranking evaluation writes nothing per query to the disk cache); an
     answer evaluation keeps them on disk so that answers already generated are reused.
     ``setup_hooks`` watch the runs before the second question (where indexes are built or
-    loaded), e.g. to tell what takes long.
+    loaded), e.g. to tell what takes long. ``hold_shared``: later questions take the first
+    one's question-independent results as held pins (their runs then lack the visits of the
+    indexing nodes: turn it off for a caller that reads whole runs, such as attribution).
     """
     base = dict(base_inputs or {})
     query_side = query_side_nodes(doc, query_name, executor.registry)
     memory_only = query_side if memory_only_query_side else set()
     frozen = False
     ran = 0
+    held: dict[str, Pin] = {}
     batching = ExitStack()
     try:
         if batch_queries and questions:
@@ -100,13 +112,15 @@ def run_questions(
                 break
             started = time.perf_counter()
             result = executor.run(doc, {**base, query_name: question.text}, cancel=cancel,
-                                  memory_only=memory_only,
+                                  memory_only=memory_only, pins=held, checked=frozen,
                                   hooks=() if frozen else setup_hooks)
             seconds = time.perf_counter() - started
             produced = on_run(index, QuestionRun(question, result, seconds))
             ran += 1
             if not frozen and not produced:
                 stop_if_every_question_would_fail(query_side, result.trace.failures())
+            if not frozen and hold_shared:
+                held = held_pins(doc, result, query_side)
             # What the questions so far built and keep (indexes, the memory cache's
             # per-question results) is moved out of the collector's reach: a full collection
             # walked all of it every few dozen questions (pauses of 0.2-0.3 s each). Every

@@ -145,7 +145,8 @@ def evaluate_graph(
 ) -> EvalReport:
     """Run ``doc`` per query; score each ``node_id.port`` output (a list of ScoredChunk).
 
-    ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution);
+    ``on_result(query_id, run_result)`` sees each query's run (e.g. evidence attribution;
+    with it, every run visits the indexing nodes too, see ``run_questions``' ``hold_shared``);
     ``batch_queries``: embed all query texts in batches first (see ``query_batch``).
     """
     _targets, query_name, corpus_name, query_ids, report = start_report(
@@ -167,7 +168,8 @@ def evaluate_graph(
     questions = [Question(q, dataset.queries[q]) for q in query_ids]
     run_questions(doc, questions, executor=executor, query_name=query_name, on_run=score,
                   base_inputs=runner.base_inputs(), cancel=cancel,
-                  batch_queries=batch_queries, setup_hooks=setup_hooks)
+                  batch_queries=batch_queries, setup_hooks=setup_hooks,
+                  hold_shared=on_result is None)  # attribution reads whole runs
     report.seconds = time.perf_counter() - started
     return finish_report(report, scored)
 

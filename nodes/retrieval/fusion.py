@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.retrieval.ranking import (
     assign,
     clone,
+    clone_as,
     retriever_id,
     source_rank,
     unique_ids,
@@ -42,20 +43,63 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
 
     ``rank_i`` is the 1-based position of the chunk in input list ``i`` (a chunk repeated in
     one list counts at its best position). Ranks and ``retriever`` are left for the caller.
+    One pass per list and one copy per fused chunk (an evaluation fuses every query again
+    when a fusion param changes, so this is the whole cost of a re-score).
     """
     ids = unique_ids(rankings)
     weights = weights or {}
-    fused: dict[str, ScoredChunk] = {}
+    firsts: dict[str, ScoredChunk] = {}
+    sources: dict[str, dict[str, Any]] = {}
     totals: dict[str, float] = {}
     for list_name, ranking in zip(ids, rankings, strict=True):
         weight = float(weights.get(list_name, 1.0))
-        for position, item in _first_occurrences(ranking):
-            entry = _entry(fused, item)
-            totals[item.chunk_id] = totals.get(item.chunk_id, 0.0) + weight / (k + position)
-            entry.sources[list_name] = source_rank(list_name, position, float(item.score))
-    for chunk_id, entry in fused.items():
-        assign(entry, score=totals[chunk_id])
-    return _sorted(fused, "rrf")
+        seen: set[str] = set()
+        for position, item in enumerate(ranking, start=1):
+            values = item.__dict__  # fields read directly: thousands of items per query
+            chunk_id = values["chunk"].chunk_id
+            if chunk_id in seen:
+                continue
+            seen.add(chunk_id)
+            own = values["sources"]
+            held = sources.get(chunk_id)
+            if held is None:  # a new item on the same chunk, its sources copied
+                firsts[chunk_id] = item
+                held = sources[chunk_id] = own.copy()
+                totals[chunk_id] = 0.0 + weight / (k + position)
+            else:
+                for name, source in own.items():
+                    held.setdefault(name, source)
+                totals[chunk_id] += weight / (k + position)
+            # the rank and score the retriever recorded, when they say the same (sources
+            # are shared read-only, as in every fused item), else a new entry
+            score, known = float(values["score"]), own.get(list_name)
+            if (known is None or known.rank != position or known.score != score
+                    or known.retriever != list_name):
+                known = source_rank(list_name, position, score)
+            held[list_name] = known
+    fused = [clone_as(item, _RRF, score=totals[chunk_id], sources=sources[chunk_id])
+             for chunk_id, item in firsts.items()]
+    fused.sort(key=_descending_score)
+    return fused
+
+
+#: What every item rrf makes has besides its score and sources (fields set by ``clone_as``).
+_RRF = {"rank": 0, "score_kind": "rrf", "higher_is_better": True, "retriever": ""}
+
+
+def _rank_in(item: ScoredChunk, list_name: str, position: int) -> Any:
+    """The item's rank and score in list ``list_name``: the entry its retriever recorded when
+    it says the same (sources are shared read-only, as in every fused item), else a new one."""
+    score = float(item.score)
+    known = item.sources.get(list_name)
+    if (known is not None and known.rank == position and known.score == score
+            and known.retriever == list_name):
+        return known
+    return source_rank(list_name, position, score)
+
+
+def _descending_score(item: ScoredChunk) -> float:
+    return -item.score
 
 
 def convex(rankings: list[list[ScoredChunk]], *, normalization: Normalization = "minmax",

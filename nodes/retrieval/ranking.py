@@ -62,26 +62,47 @@ def clone(item: ScoredChunk, **updates: object) -> ScoredChunk:
     return new
 
 
+def clone_as(item: ScoredChunk, fixed: dict[str, object], *, score: float,
+             sources: dict[str, SourceRank]) -> ScoredChunk:
+    """``clone(item, score=score, sources=sources, **fixed)``, a little quicker (fusion makes
+    one per fused chunk of every query)."""
+    new = object.__new__(type(item))
+    values = item.__dict__.copy()
+    values.update(fixed)
+    values["score"], values["sources"] = score, sources
+    setattr_ = object.__setattr__
+    setattr_(new, "__dict__", values)
+    setattr_(new, "__pydantic_fields_set__",
+             item.__pydantic_fields_set__.union(fixed, ("score", "sources")))
+    setattr_(new, "__pydantic_extra__", None)
+    setattr_(new, "__pydantic_private__", None)
+    return new
+
+
 def source_rank(retriever: str, rank: int, score: float) -> SourceRank:
     """``SourceRank(retriever=..., rank=..., score=...)`` from values of the right types,
     without validating them again (thousands per query in an evaluation)."""
-    new = object.__new__(SourceRank)
-    object.__setattr__(new, "__dict__", {"retriever": retriever, "rank": rank,
-                                         "score": score})
-    object.__setattr__(new, "__pydantic_fields_set__", {"retriever", "rank", "score"})
-    object.__setattr__(new, "__pydantic_extra__", None)
-    object.__setattr__(new, "__pydantic_private__", None)
+    new = _new(SourceRank)
+    _set(new, "__dict__", {"retriever": retriever, "rank": rank, "score": score})
+    _set(new, "__pydantic_fields_set__", {"retriever", "rank", "score"})
+    _set(new, "__pydantic_extra__", None)
+    _set(new, "__pydantic_private__", None)
     return new
+
+
+_new, _set = object.__new__, object.__setattr__
 
 
 def with_ranks(items: list[ScoredChunk], retriever: str, *, record: bool = True
                ) -> list[ScoredChunk]:
     """Number ``items`` 1..n in order, set their retriever and (optionally) record the rank
     and score under ``sources[retriever]``."""
-    for rank, item in enumerate(items, start=1):
-        assign(item, rank=rank, retriever=retriever)
+    for rank, item in enumerate(items, start=1):  # ``assign`` inlined: thousands a query
+        values = item.__dict__
+        values["rank"], values["retriever"] = rank, retriever
+        item.__pydantic_fields_set__.update(("rank", "retriever"))
         if record:
-            item.sources[retriever] = source_rank(retriever, rank, float(item.score))
+            values["sources"][retriever] = source_rank(retriever, rank, float(values["score"]))
     return items
 
 

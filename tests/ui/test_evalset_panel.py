@@ -62,8 +62,11 @@ def test_add_edit_run_and_open_a_question(qtbot, window, tmp_path):
     panel.save()
     assert [q.answerable for q in load_evalset(path).questions] == [True, False]
 
+    shared = window.features.run.controller.executor.cache  # Run's cache: warm for the set
+    held_before = shared.memory_used
     assert panel.run()
     qtbot.waitUntil(lambda: not panel.busy and panel.report is not None, timeout=30_000)
+    assert shared.memory_used > held_before  # the set ran on the controller's executor
     assert panel.progress.value() == 2 and panel.results.rowCount() == 2
     assert panel.results.item(0, 1).text() == "1.00"  # "exercise" is in the toy answer
     assert panel.results.item(1, 5).text() == "0.00"  # it answered instead of refusing

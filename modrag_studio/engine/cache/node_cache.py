@@ -108,7 +108,8 @@ def approx_size(value: Any, *, sample: int = 4) -> int:
     """Rough bytes held by ``value``: arrays by ``nbytes``, texts by length, containers by a
     sample of their items spread over them (so sizing a list of 100 000 chunks costs little;
     an evaluation stores a few result lists per query, and sizing them with 64 items each
-    was a third of its time; 4 items of like objects give the same estimate)."""
+    was a third of its time; 4 items of like objects give the same estimate). Fields a type
+    names in ``held_elsewhere`` are not followed (a ranking's chunks belong to its index)."""
     import sys
 
     seen: set[int] = set()
@@ -134,6 +135,9 @@ def approx_size(value: Any, *, sample: int = 4) -> int:
             return sys.getsizeof(item) + (measured * len(items) // max(1, len(part)))
         fields = getattr(item, "__dict__", None)
         if isinstance(fields, dict):
+            elsewhere = getattr(type(item), "held_elsewhere", ())
+            if elsewhere:  # a reference costs a pointer (a ranking's chunks: the index's)
+                fields = {k: v for k, v in fields.items() if k not in elsewhere}
             return sys.getsizeof(item) + size(fields, depth + 1)
         return sys.getsizeof(item)
 
@@ -150,10 +154,14 @@ def _spread(items: list, count: int) -> list:
 
 class NodeCache:
     """Thread-safe cache of node outputs: an LRU in memory and signed pickles on disk
-    (optional), both bounded in bytes (least recently used entries go first)."""
+    (optional), both bounded in bytes (least recently used entries go first). The memory
+    side is also bounded in entries, loosely: an evaluation keeps a few small results per
+    question (3,000 questions of a five-node query side fit), so that a re-score in the same
+    process finds them."""
 
-    def __init__(self, disk_dir: str | os.PathLike[str] | None = None, memory_items: int = 512,
-                 *, memory_bytes: int | None = None, disk_bytes: int | None = None):
+    def __init__(self, disk_dir: str | os.PathLike[str] | None = None,
+                 memory_items: int = 20_000, *, memory_bytes: int | None = None,
+                 disk_bytes: int | None = None):
         self.disk_dir = Path(disk_dir) if disk_dir is not None else None
         self.memory_items = memory_items
         self.memory_bytes = memory_bytes if memory_bytes is not None \
@@ -206,6 +214,14 @@ class NodeCache:
             self._remember(key, outputs, size)
             return outputs
         return None
+
+    def contains(self, key: str) -> bool:
+        """Whether ``get(key)`` would find a result (in memory, or a file on disk), without
+        reading it."""
+        with self._lock:
+            if key in self._memory:
+                return True
+        return self.disk_dir is not None and self._path(key).is_file()
 
     def put(self, key: str, outputs: dict[str, Any], *, disk: bool = True) -> None:
         size = None

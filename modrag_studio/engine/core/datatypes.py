@@ -76,6 +76,9 @@ class ScoredChunk(Contract):
     higher_is_better: bool = True
     retriever: str = ""
     sources: dict[str, SourceRank] = Field(default_factory=dict)
+    #: Fields the cache's size estimate counts where they are held, not here: a ranking's
+    #: chunks are the index's (or one per record of an evaluation's search memo).
+    held_elsewhere: ClassVar[tuple[str, ...]] = ("chunk",)
 
     @property
     def chunk_id(self) -> str:

@@ -8,6 +8,7 @@ into it (:func:`carried_type`), so validation and edge coercions see the real ty
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,6 +41,13 @@ def _fit_rank(source: Any, target: Any) -> int | None:
 def bypass_routes(node_type: type[NodeType]) -> dict[str, str | None]:
     """Output port -> the input port whose value it gets when the node is bypassed
     (None: no input of a compatible type). The closest type wins, then declaration order."""
+    return dict(_routes(node_type))
+
+
+@functools.lru_cache(maxsize=1024)
+def _routes(node_type: type[NodeType]) -> dict[str, str | None]:
+    """``bypass_routes`` once per node type (its ports are class attributes; validation and
+    every visit of a bypassed node ask)."""
     routes: dict[str, str | None] = {}
     for out in node_type.outputs:
         ranked = [(rank, index, port.name) for index, port in enumerate(node_type.inputs)

@@ -200,10 +200,14 @@ class _Run:
             self._record(visit, {}, {})
             return None
         if pin is not None:
-            visit.status, visit.cache_key = "pinned", pin.key
-            visit.details["pinned"] = ("pinned output from "
-                                       + time.strftime("%Y-%m-%d %H:%M:%S",
-                                                       time.localtime(pin.pinned_at)))
+            visit.cache_key = pin.key
+            if pin.held:
+                visit.status, visit.cached, visit.cache_reason = "cached", True, pin.held
+            else:
+                visit.status = "pinned"
+                visit.details["pinned"] = ("pinned output from "
+                                           + time.strftime("%Y-%m-%d %H:%M:%S",
+                                                           time.localtime(pin.pinned_at)))
             outputs = {p.name: pin.outputs[p.name] for p in node_type.outputs
                        if p.name in pin.outputs}
             return self._serve(visit, outputs, {p: f"{pin.key}:{p}" for p in outputs}, {})
@@ -452,8 +456,7 @@ def _check_outputs(node_type: type[NodeType], outputs: Any) -> None:
     if not isinstance(outputs, dict):
         raise TypeError(f"run() must return a dict of outputs, got {type(outputs).__name__}")
     declared = {p.name for p in node_type.outputs}
-    unknown = set(outputs) - declared
-    if unknown:
+    if unknown := set(outputs) - declared:
         raise TypeError(f"run() returned undeclared outputs {sorted(unknown)} "
                         f"(declared: {sorted(declared)})")
 
@@ -487,8 +490,7 @@ class Executor:
         if problems:
             raise GraphInvalid(problems)
         declared = graph_interface(expanded.doc if expanded else doc, self.registry).input_names
-        unknown = sorted(set(inputs) - set(declared))
-        if unknown:
+        if unknown := sorted(set(inputs) - set(declared)):
             takes = ", ".join(declared) or "no inputs"
             raise BadRunInput(f"unknown input(s) {', '.join(unknown)}; this graph takes: {takes}")
 
@@ -507,6 +509,7 @@ class Executor:
         pins: Mapping[str, Pin] | None = None,
         memory_only: Iterable[str] = (),
         plan_only: bool = False,
+        checked: bool = False,
     ) -> RunResult:
         """Run ``doc``.
 
@@ -524,10 +527,12 @@ class Executor:
         ``plan_only``: compute every visited node's cache key without running it (graph inputs
         excepted): "what key would this node get". The trace has the keys, ``planned`` the
         signatures; nothing is stored and no signature is remembered.
+        ``checked``: it passed ``check`` with these input names before (an evaluation).
         """
         inputs = dict(inputs or {})
         expanded = expand(doc, base_dir=base_dir)  # subgraphs run as their inner nodes
-        self.check(doc, inputs, base_dir=base_dir, expanded=expanded)
+        if not checked:
+            self.check(doc, inputs, base_dir=base_dir, expanded=expanded)
         doc = expanded.doc
         topology = Topology.of(doc)
         ids = set(doc.node_ids())

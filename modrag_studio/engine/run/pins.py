@@ -41,6 +41,9 @@ class Pin:
     outputs: dict[str, Any]
     key: str
     pinned_at: float
+    #: Set: not the user's pin but a result held for the runs of one evaluation (a node that
+    #: does not depend on the question); the visit is told as a cache hit for this reason.
+    held: str = ""
 
 
 def graph_key(doc: GraphDocument | None = None, path: str | os.PathLike[str] | None = None,

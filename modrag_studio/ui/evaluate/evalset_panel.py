@@ -354,7 +354,9 @@ class EvalSetPanel(QWidget):
         if features is not None and not features.controller.guards_allow(
                 RunRequest(doc, dict(extra), label="Run set")):
             return False  # the trust prompt was declined, as for Run
-        executor = executor or Executor(self.window.registry, NodeCache(cache_home()))
+        if executor is None:  # the run controller's: one warm cache for runs and evaluations
+            executor = (features.controller.executor if features is not None
+                        else Executor(self.window.registry, NodeCache(cache_home())))
         self._cancel = CancelToken()
         cancel, bridge = self._cancel, self._bridge
         self.results.setRowCount(0)
