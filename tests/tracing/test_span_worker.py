@@ -201,3 +201,25 @@ def test_the_hook_counts_the_runs_in_progress():
     executor = Executor(default_registry(), hooks=[hook, Looks()])
     executor.run(chain(2))
     assert seen == [1, 1] and hook.active_runs() == 0
+
+
+def test_a_run_that_raises_outside_any_node_still_ends_for_the_hooks(monkeypatch):
+    """Ctrl-C (or a fault in the executor itself) between nodes: hooks get ``on_run_end``,
+    so the span hook does not count the run as in progress for ever."""
+    from modrag_studio.engine.run import executor as executor_module
+
+    hook = SpanHook(lambda record: None)
+    ended: list[str] = []
+
+    class Ends(RunHook):
+        def on_run_end(self, *, run_id, trace, **kwargs) -> None:
+            ended.append(trace.status)
+
+    def interrupted(self, node_id):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(executor_module._Run, "_visit", interrupted)
+    executor = Executor(default_registry(), hooks=[hook, Ends()])
+    with pytest.raises(KeyboardInterrupt):
+        executor.run(chain(2))
+    assert ended == ["cancelled"] and hook.active_runs() == 0

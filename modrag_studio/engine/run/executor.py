@@ -58,11 +58,8 @@ class BadRunInput(ModragError):
 @dataclass
 class RunResult:
     """Graph outputs by name, the trace, and every node visit's full inputs and outputs.
-
-    ``outputs`` are private copies, made when first read (a caller that reads only
-    ``output_of``, such as the evaluation loop, never pays for them). ``node_inputs`` and
-    ``node_outputs`` share objects with the cache (copying every value of a run would be
-    costly): treat them as read-only.
+    ``outputs`` are private copies made when first read (``output_of`` never pays for them);
+    ``node_inputs`` and ``node_outputs`` share objects with the cache: treat them as read-only.
     """
 
     trace: Trace
@@ -169,17 +166,23 @@ class _Run:
         self.hooks.emit("on_run_start", run_id=self.run_id, graph_name=self.doc.metadata.name,
                         inputs=dict(self.inputs), node_ids=order)
         index = 0
-        while index < len(order):
-            node_id = order[index]
-            index += 1
-            state = self.states[node_id]
-            if state.status != "pending":
-                continue
-            if self.cancel.cancelled:
-                break
-            restart = self._visit(node_id)
-            if restart is not None:
-                index = order.index(restart)
+        try:
+            while index < len(order):
+                node_id = order[index]
+                index += 1
+                if self.states[node_id].status != "pending":
+                    continue
+                if self.cancel.cancelled:
+                    break
+                restart = self._visit(node_id)
+                if restart is not None:
+                    index = order.index(restart)
+        except BaseException as exc:  # Ctrl-C, or a fault outside any node: hooks see the end
+            trace = self.result.trace
+            trace.status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+            trace.duration_s = time.time() - trace.started_at
+            self.hooks.emit("on_run_end", run_id=self.run_id, trace=trace)
+            raise
         self._finish(order)
         return self.result
 
@@ -517,16 +520,13 @@ class Executor:
         ``rerun``: nodes to execute even when cached.
         ``start_from``: re-execute that node and everything after it, taking its upstream from
         the cache only (a missing cached upstream result fails with a clear message).
-        ``base_dir``: the folder relative paths in the graph resolve against; by default the
-        folder of the file ``doc`` was loaded from, else (a never-saved graph) the working
-        directory, which the trace then says.
+        ``base_dir``: the folder relative paths resolve against; by default the folder of the
+        file ``doc`` was loaded from, else (never saved) the working directory, as the trace says.
         ``pins``: pinned outputs by node id (``engine.pins``): those nodes do not run, they
         hand out the pinned values, and nodes that only feed them do not run either.
-        ``memory_only``: nodes whose results this run keeps in the memory cache only (an
-        evaluation's per-query nodes: thousands of results nobody reads from disk again).
-        ``plan_only``: compute every visited node's cache key without running it (graph inputs
-        excepted): "what key would this node get". The trace has the keys, ``planned`` the
-        signatures; nothing is stored and no signature is remembered.
+        ``memory_only``: nodes whose results stay in the memory cache (evaluations' per query).
+        ``plan_only``: every visited node's cache key without running it ("what key would it
+        get"): the trace has the keys, ``planned`` the signatures; nothing is stored.
         ``checked``: it passed ``check`` with these input names before (an evaluation).
         """
         inputs = dict(inputs or {})
