@@ -222,7 +222,7 @@ class LanceCollection:
         columns = ["id", *(["text"] if "documents" in include else []),
                    *(FIELDS if "metadatas" in include else [])]
         found = (self.table.search(list(vectors)).distance_type("cosine").limit(n_results)
-                 .select(columns).to_arrow().to_pylist()) if len(vectors) else []
+                 .select([*columns, "_distance"]).to_arrow().to_pylist()) if len(vectors) else []
         out: dict[str, list] = {"ids": [[] for _ in vectors], "distances": [[] for _ in vectors]}
         if "documents" in include:
             out["documents"] = [[] for _ in vectors]
