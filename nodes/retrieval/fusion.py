@@ -87,17 +87,6 @@ def rrf(rankings: list[list[ScoredChunk]], *, k: int = 60,
 _RRF = {"rank": 0, "score_kind": "rrf", "higher_is_better": True, "retriever": ""}
 
 
-def _rank_in(item: ScoredChunk, list_name: str, position: int) -> Any:
-    """The item's rank and score in list ``list_name``: the entry its retriever recorded when
-    it says the same (sources are shared read-only, as in every fused item), else a new one."""
-    score = float(item.score)
-    known = item.sources.get(list_name)
-    if (known is not None and known.rank == position and known.score == score
-            and known.retriever == list_name):
-        return known
-    return source_rank(list_name, position, score)
-
-
 def _descending_score(item: ScoredChunk) -> float:
     return -item.score
 

@@ -8,7 +8,7 @@ the chunk's rank and score in that retriever's list and is carried through fusio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from modrag_studio.engine.core.datatypes import ScoredChunk, SourceRank
 from modrag_studio.engine.core.node import NodeContext
@@ -51,46 +51,38 @@ def assign(item: ScoredChunk, **values: object) -> None:
 def clone(item: ScoredChunk, **updates: object) -> ScoredChunk:
     """A shallow copy of ``item`` with ``updates`` set, as ``model_copy(update=...)`` makes
     it, without pydantic's per-call overhead (fusion copies every input chunk of a query)."""
-    new = object.__new__(type(item))
-    values = dict(item.__dict__)
-    values.update(updates)
-    object.__setattr__(new, "__dict__", values)
-    object.__setattr__(new, "__pydantic_fields_set__",
-                       set(item.__pydantic_fields_set__) | set(updates))
-    object.__setattr__(new, "__pydantic_extra__", None)
-    object.__setattr__(new, "__pydantic_private__", None)
-    return new
+    return _built(type(item), {**item.__dict__, **updates},
+                  item.__pydantic_fields_set__ | set(updates))
 
 
 def clone_as(item: ScoredChunk, fixed: dict[str, object], *, score: float,
              sources: dict[str, SourceRank]) -> ScoredChunk:
-    """``clone(item, score=score, sources=sources, **fixed)``, a little quicker (fusion makes
-    one per fused chunk of every query)."""
-    new = object.__new__(type(item))
-    values = item.__dict__.copy()
-    values.update(fixed)
-    values["score"], values["sources"] = score, sources
-    setattr_ = object.__setattr__
-    setattr_(new, "__dict__", values)
-    setattr_(new, "__pydantic_fields_set__",
-             item.__pydantic_fields_set__.union(fixed, ("score", "sources")))
-    setattr_(new, "__pydantic_extra__", None)
-    setattr_(new, "__pydantic_private__", None)
-    return new
+    """``clone(item, score=score, sources=sources, **fixed)`` without building the keyword
+    dict (fusion makes one per fused chunk of every query)."""
+    return _built(type(item), {**item.__dict__, **fixed, "score": score, "sources": sources},
+                  item.__pydantic_fields_set__.union(fixed, ("score", "sources")))
 
 
 def source_rank(retriever: str, rank: int, score: float) -> SourceRank:
     """``SourceRank(retriever=..., rank=..., score=...)`` from values of the right types,
     without validating them again (thousands per query in an evaluation)."""
-    new = _new(SourceRank)
-    _set(new, "__dict__", {"retriever": retriever, "rank": rank, "score": score})
-    _set(new, "__pydantic_fields_set__", {"retriever", "rank", "score"})
-    _set(new, "__pydantic_extra__", None)
-    _set(new, "__pydantic_private__", None)
-    return new
+    return _built(SourceRank, {"retriever": retriever, "rank": rank, "score": score},
+                  {"retriever", "rank", "score"})
 
 
 _new, _set = object.__new__, object.__setattr__
+_Model = TypeVar("_Model")
+
+
+def _built(cls: type[_Model], values: dict[str, object], fields_set: set[str]) -> _Model:
+    """An instance of the pydantic model ``cls`` holding ``values``, not validated (the
+    callers pass values of the right types)."""
+    new = _new(cls)
+    _set(new, "__dict__", values)
+    _set(new, "__pydantic_fields_set__", fields_set)
+    _set(new, "__pydantic_extra__", None)
+    _set(new, "__pydantic_private__", None)
+    return new
 
 
 def with_ranks(items: list[ScoredChunk], retriever: str, *, record: bool = True
