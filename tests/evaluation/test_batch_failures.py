@@ -11,20 +11,18 @@ from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation import evaluate_graph, load_beir
-from tests.evaluation.test_runner import DOCS, QUERIES, ROOT
+from tests.evaluation.test_runner import ROOT, write_dataset
 
 POISON = "a query the embedder refuses"
 
 
 def _dataset(folder: Path) -> None:
-    (folder / "qrels").mkdir(parents=True)
-    (folder / "corpus.jsonl").write_text("".join(
-        json.dumps({"_id": k, "title": "", "text": v}) + "\n" for k, v in DOCS.items()))
-    queries = {**QUERIES, "9": POISON}
-    (folder / "queries.jsonl").write_text("".join(
-        json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()))
-    (folder / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\n1\td1\t1\n2\td2\t1\n3\td3\t1\n9\td1\t1\n")
+    """The runner tests' dataset, plus one query the embedder refuses."""
+    write_dataset(folder)
+    with (folder / "queries.jsonl").open("a") as queries:
+        queries.write(json.dumps({"_id": "9", "text": POISON}) + "\n")
+    with (folder / "qrels" / "test.tsv").open("a") as qrels:
+        qrels.write("9\td1\t1\n")
 
 
 def _evaluate(tmp_path: Path, work: str, batch: bool):
