@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modrag_studio.engine.core.document import atomic_write_text
 from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEvidence
 
 FIELDS = ("id", "question", "expected_evidence", "expected_facts", "answerable",
@@ -181,11 +182,9 @@ def dumps_evalset(questions: Iterable[EvalQuestion]) -> str:
 
 
 def save_evalset(path: str | Path, questions: Iterable[EvalQuestion]) -> None:
-    """Write the questions as JSON Lines (through a temporary file, then renamed)."""
-    file = Path(path)
-    tmp = file.with_name(file.name + ".tmp")
-    tmp.write_text(dumps_evalset(questions), encoding="utf-8")
-    tmp.replace(file)
+    """Write the questions as JSON Lines, atomically (the graph files' own writer: a
+    temporary copy of its own, then renamed)."""
+    atomic_write_text(Path(path), dumps_evalset(questions))
 
 
 def append_question(path: str | Path, question: EvalQuestion) -> None:
