@@ -31,7 +31,8 @@ part of the overhead that noise cannot hide.
 each run, so the export thread works between and during the block's later runs: "now,
 sent" with a queue that holds the block (its spans wait for a gap between runs, at most
 2 s), "now, pressed" with the default queue (2048 spans: a block of 200-node runs fills it
-to half, and then its spans go out while runs are in progress).
+to half, and then its spans go out while runs are in progress), and "now, sent, SDK encoder":
+"sent" with the SDK's encoder in place of ours (``run_tracing/encoding.py``), as before it.
 Spans go over OTLP/HTTP to a minimal receiver this script starts in a process of its own
 on 127.0.0.1 (``--endpoint`` for a real collector).
 
@@ -151,9 +152,17 @@ def measure_sent(doc: GraphDocument, repeat: int, endpoint: str, cache: NodeCach
     block of large runs fills to half, so its spans go out while runs are in progress."""
     off = Mode("off", [], lambda: None, lambda: None)
     made = [off]
-    for label, queue in (("now, sent", len(doc.nodes) * 2 * (block + 2)), ("now, pressed", None)):
+    held = len(doc.nodes) * 2 * (block + 2)
+    for label, queue in (("now, sent", held), ("now, pressed", None),
+                         ("now, sent, SDK encoder", held)):
         now = run_tracing.start(endpoint, service_name="modrag-bench", delay_s=0.02,
                                 queue_size=queue)
+        if label.endswith("SDK encoder"):  # the SDK's own exporter: its encoder, ours before
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+                OTLPSpanExporter,
+            )
+
+            now.exporter.inner = OTLPSpanExporter(endpoint=endpoint, timeout=5)
         made.append(Mode(label, now.hooks, now.flush, now.shutdown))
     executors = [Executor(default_registry(), cache=cache, hooks=m.hooks) for m in made]
     for executor, mode in zip(executors, made, strict=True):
@@ -277,7 +286,7 @@ def report(title: str, groups: dict[str, list[Mode]]) -> None:
         return f"{pick(values) * 1000:>9.2f}{(pick(values) / pick(base) - 1) * 100:>7.1f}%"
 
     print(f"{title} (load average {' '.join(f'{v:.2f}' for v in os.getloadavg())})")
-    print(f"{'export':<16}{'run ms':>9}{'vs off':>8}{'min':>9}{'vs off':>8}{'paired':>8}"
+    print(f"{'export':<24}{'run ms':>9}{'vs off':>8}{'min':>9}{'vs off':>8}{'paired':>8}"
           f"{'run cpu':>9}{'vs off':>8}{'paired':>8}{'all cpu':>9}{'vs off':>8}"
           f"{'all ms':>9}{'vs off':>8}")
     for group, rows in groups.items():
@@ -286,7 +295,7 @@ def report(title: str, groups: dict[str, list[Mode]]) -> None:
             if not m.runs:
                 continue
             label = f"off ({group})" if m is off else m.label
-            print(f"{label:<16}{cell(m.runs, off.runs)}{cell(m.runs, off.runs, min)}"
+            print(f"{label:<24}{cell(m.runs, off.runs)}{cell(m.runs, off.runs, min)}"
                   f"{paired(m.runs, off.runs) * 100:>7.1f}%{cell(m.run_cpu, off.run_cpu)}"
                   f"{paired(m.run_cpu, off.run_cpu) * 100:>7.1f}%"
                   f"{cell(m.all_cpu, off.all_cpu)}{cell(m.all_wall, off.all_wall)}")

@@ -167,17 +167,14 @@ def _timeout_from_env() -> float | None:
 
 def _exporter(endpoint: str, protocol: str, timeout_s: float | None,
               headers: dict[str, str] | None = None) -> SpanExporter:
-    """The SDK's OTLP exporter; ``headers`` None: the OTLP headers variables'."""
+    """The SDK's OTLP exporter with our encoder (``exporters``); ``headers`` None: the OTLP
+    headers variables'."""
+    from modrag_studio.run_tracing.exporters import grpc_exporter, http_exporter
+
     if timeout_s is None and _timeout_from_env() is None:
         timeout_s = DEFAULT_TIMEOUT_S
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        return OTLPSpanExporter(endpoint=endpoint, insecure=endpoint.startswith("http://"),
-                                timeout=timeout_s,
-                                headers=tuple(headers.items()) if headers else None)
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-        OTLPSpanExporter as HttpExporter,
-    )
-
-    return HttpExporter(endpoint=endpoint, timeout=timeout_s, headers=headers)
+        return grpc_exporter(endpoint=endpoint, insecure=endpoint.startswith("http://"),
+                             timeout=timeout_s,
+                             headers=tuple(headers.items()) if headers else None)
+    return http_exporter(endpoint=endpoint, timeout=timeout_s, headers=headers)

@@ -26,13 +26,14 @@ from typing import Any
 
 from openinference.semconv.trace import OpenInferenceMimeTypeValues, SpanAttributes
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.trace import Event
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.run_tracing.attributes import CHAIN, visit_attributes
+from modrag_studio.run_tracing.encoding import RecordedSpan
 
 SCOPE = InstrumentationScope("modrag_studio.run_tracing")
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
@@ -143,7 +144,7 @@ class SpanBuilder:
         self.content = content
         self._memo: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def spans(self, record: RunRecord) -> list[ReadableSpan]:
+    def spans(self, record: RunRecord) -> list[RecordedSpan]:
         trace_id = random.getrandbits(128) or 1
         root = SpanContext(trace_id, _span_id(), is_remote=False, trace_flags=_SAMPLED)
         made = []
@@ -156,12 +157,14 @@ class SpanBuilder:
                 events = (Event("exception", {"exception.type": visit.error.type,
                                               "exception.message": visit.error.message},
                                 timestamp=item.end_ns),)
-            made.append(ReadableSpan(
+            attributes, shared = self._visit_attributes(item)
+            made.append(RecordedSpan(
                 f"{visit.node_id} #{visit.iteration + 1}" if visit.iteration else visit.node_id,
                 context=context, parent=root, resource=self.resource,
-                attributes=self._visit_attributes(item), events=events, status=status,
-                start_time=item.start_ns, end_time=item.end_ns, instrumentation_scope=SCOPE))
-        made.insert(0, ReadableSpan(
+                attributes=attributes, events=events, status=status,
+                start_time=item.start_ns, end_time=item.end_ns, instrumentation_scope=SCOPE,
+                shared_attributes=attributes if shared else None))
+        made.insert(0, RecordedSpan(
             record.graph_name or "graph run", context=root, resource=self.resource,
             attributes=self._run_attributes(record),
             status=(Status(StatusCode.ERROR, record.failure) if record.status == "failed"
@@ -171,7 +174,9 @@ class SpanBuilder:
             instrumentation_scope=SCOPE))
         return made
 
-    def _visit_attributes(self, item: VisitRecord) -> dict[str, Any]:
+    def _visit_attributes(self, item: VisitRecord) -> tuple[dict[str, Any], bool]:
+        """The visit's attributes, and whether they are a set shared by the visits of the
+        same cache key (its encoding is then kept, ``SpanEncoder``)."""
         visit = item.visit
         key = None
         if visit.cached and visit.cache_key and item.first_token_ns is None:
@@ -179,7 +184,7 @@ class SpanBuilder:
                    visit.cache_reason, repr(visit.details), tuple(visit.warnings))
             known = self._memo.get(key)
             if known is not None:
-                return known
+                return known, True
         attributes = visit_attributes(visit, item.inputs, item.outputs, content=self.content)
         if (item.first_token_ns is not None
                 and "modrag.llm.time_to_first_token_s" not in attributes):
@@ -189,7 +194,7 @@ class SpanBuilder:
             if len(self._memo) >= MEMO_SIZE:
                 self._memo.clear()
             self._memo[key] = attributes
-        return attributes
+        return attributes, key is not None
 
     def _run_attributes(self, record: RunRecord) -> dict[str, Any]:
         visits = record.trace_visits
