@@ -30,9 +30,10 @@ from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.core.paths import cache_home
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.answer_eval import ANSWER_METRICS, evaluate_answers
+from modrag_studio.evaluation.answer_eval import evaluate_answers
 from modrag_studio.evaluation.answer_metrics import mean
 from modrag_studio.evaluation.evalset import EvalSet, load_evalset
+from modrag_studio.evaluation.report import ANSWER_METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = (*ANSWER_METRICS, "answer_length", "latency_s", "tokens")

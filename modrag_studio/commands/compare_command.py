@@ -131,13 +131,11 @@ def run_compare(args: argparse.Namespace) -> int:
 
 def _emit(args: argparse.Namespace, result: dict[str, Any]) -> int:
     from modrag_studio.evaluation.compare import format_comparison
-    from modrag_studio.evaluation.compare_answers import format_answer_comparison
 
     text = json.dumps(result, indent=2, ensure_ascii=False)
     if args.report:
         Path(args.report).write_text(text, encoding="utf-8")
-    formatted = (format_answer_comparison if "evalset" in result else format_comparison)(result)
-    print(text if args.json else formatted)
+    print(text if args.json else format_comparison(result))
     failures = sum(v.get("failures", 0) for v in result["variants"].values())
     if failures:
         print(f"{failures} query runs failed (see the eval reports)", file=sys.stderr)
@@ -151,45 +149,27 @@ def _seed_kwargs(args: argparse.Namespace) -> dict[str, int]:
 
 def _compare_report_files(args: argparse.Namespace,
                           reports: list[dict[str, Any] | None]) -> dict[str, Any]:
-    from modrag_studio.evaluation.compare import compare_evaluations, report_from_dict
-    from modrag_studio.evaluation.compare_answers import (
-        compare_answer_reports,
-        is_answer_report,
-        report_identity,
-    )
+    from modrag_studio.evaluation.compare import compare_reports, report_identity
+    from modrag_studio.evaluation.report import is_answer_report, report_from_dict
 
     kinds = [is_answer_report(r) for r in reports]
     if kinds[0] != kinds[1]:
         which = args.a if kinds[0] else args.b
         raise ValueError(f"{which} is a modrag eval --evalset report and the other a dataset "
                          "report: compare reports of the same kind")
-    if all(kinds):
-        return compare_answer_reports(
-            reports[0], reports[1], identity_a=report_identity(Path(args.a).stem, reports[0],
-                                                               args.a),
-            identity_b=report_identity(Path(args.b).stem, reports[1], args.b),
-            **_seed_kwargs(args))
     a, b = (report_from_dict(r) for r in reports if r is not None)
-    output_a = args.output or next(iter(a.per_query), "")
-    output_b = args.output_b or output_a
-    for report, spec, path in ((a, output_a, args.a), (b, output_b, args.b)):
-        if spec not in report.per_query:
-            raise ValueError(f"{path}: no output '{spec}' (outputs: "
-                             f"{', '.join(report.per_query)}); use --output/--output-b")
-
-    def identity(report, path: str) -> dict[str, Any]:
-        return {"name": Path(path).stem, "graph": report.graph_name,
-                "graph_sha256": report.graph_sha256, "file": path,
-                "seconds": report.seconds, "failures": len(report.failures)}
-
-    def data_id(report) -> dict[str, Any]:
-        return {"path": report.dataset, "split": report.split,
-                "qrels_sha256": report.qrels_sha256}
-
-    shared = [s for s in a.per_query if s in b.per_query]
-    return compare_evaluations(a, b, output_a=output_a, output_b=output_b, shared=shared,
-                               identity_a=identity(a, args.a), identity_b=identity(b, args.b),
-                               dataset_a=data_id(a), dataset_b=data_id(b), **_seed_kwargs(args))
+    outputs: dict[str, Any] = {}
+    if not a.on_evalset:
+        output_a = args.output or next(iter(a.ranked_outputs), "")
+        output_b = args.output_b or output_a
+        for report, spec, path in ((a, output_a, args.a), (b, output_b, args.b)):
+            if spec not in report.ranked_outputs:
+                raise ValueError(f"{path}: no output '{spec}' (outputs: "
+                                 f"{', '.join(report.ranked_outputs)}); use --output/--output-b")
+        outputs = {"output_a": output_a, "output_b": output_b}
+    return compare_reports(a, b, identity_a=report_identity(Path(args.a).stem, a, args.a),
+                           identity_b=report_identity(Path(args.b).stem, b, args.b), **outputs,
+                           **_seed_kwargs(args))
 
 
 def _executor(args: argparse.Namespace):
@@ -205,10 +185,10 @@ def _executor(args: argparse.Namespace):
 def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:
     from modrag_studio.evaluation import evaluate_graph, load_beir
     from modrag_studio.evaluation.compare import (
-        compare_evaluations,
+        compare_reports,
         dataset_identity,
+        report_identity,
         shared_ranked_outputs,
-        variant_identity,
     )
 
     if not args.output:
@@ -228,20 +208,17 @@ def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:
             query_input=args.query_input, corpus_input=args.corpus_input,
             extra_inputs=extra, on_progress=ProgressLine(f"queries of {label}").update))
     identity = dataset_identity(dataset)
-    return compare_evaluations(
+    return compare_reports(
         reports[0], reports[1], output_a=args.output, output_b=output_b, shared=shared,
-        identity_a=variant_identity(label_a, doc_a, reports[0], file_a),
-        identity_b=variant_identity(label_b, doc_b, reports[1], file_b),
-        dataset_a=identity, dataset_b=identity, texts=dataset.queries, **_seed_kwargs(args))
+        identity_a=report_identity(label_a, reports[0], file_a),
+        identity_b=report_identity(label_b, reports[1], file_b),
+        dataset_a=identity, dataset_b=identity, **_seed_kwargs(args))
 
 
 def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
     from modrag_studio.commands.evalset_command import judge_from_flag
-    from modrag_studio.evaluation.compare_answers import (
-        compare_answer_reports,
-        report_identity,
-        run_variants_on_evalset,
-    )
+    from modrag_studio.evaluation.answer_eval import run_variants_on_evalset
+    from modrag_studio.evaluation.compare import compare_reports, report_identity
     from modrag_studio.evaluation.evalset import load_evalset
 
     evalset = load_evalset(args.evalset)
@@ -253,13 +230,13 @@ def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
         line = lines.setdefault(label, ProgressLine(f"questions of {label}", every_s=0))
         line.update(done, total, f"{row.id}: {mark}")
 
-    reports = [r.to_dict() for r in run_variants_on_evalset(
+    reports = run_variants_on_evalset(
         [(label, doc) for label, doc, _ in sides], evalset, executor=_executor(args),
         answer_output=args.answer_output, judge=judge_from_flag(args.judge), limit=args.limit,
         query_input=args.query_input, corpus_input=args.corpus_input,
-        extra_inputs=parse_pairs(args.input, "--input"), on_progress=progress)]
+        extra_inputs=parse_pairs(args.input, "--input"), on_progress=progress)
     (label_a, _, file_a), (label_b, _, file_b) = sides
-    return compare_answer_reports(
+    return compare_reports(
         reports[0], reports[1], identity_a=report_identity(label_a, reports[0], file_a),
         identity_b=report_identity(label_b, reports[1], file_b), **_seed_kwargs(args))
 

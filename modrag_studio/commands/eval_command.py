@@ -136,7 +136,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
     else:
         names = [*SHOWN, f"hit@{args.k}"]
-        print(f"{report.graph_name} on {Path(report.dataset).name}/{report.split}: "
+        print(f"{report.graph_name} on {Path(report.source.path).name}/{report.source.split}: "
               f"{report.queries} queries, {report.seconds:.1f} s")
         print(f"{'output':<28}" + "".join(f"{n:>11}" for n in names))
         for spec, values in report.outputs.items():

@@ -40,23 +40,26 @@ class QueryWorker:
                                   extra_inputs=options["extra_inputs"], hit_k=options["hit_k"],
                                   ndcg_gain=options["ndcg_gain"])
 
-    def run(self, query_ids: list[str]) -> tuple[dict[str, list[Any]], list[dict[str, str]]]:
-        """Run and score one slice through the evaluation loop (its query side batched)."""
+    def run(self, query_ids: list[str]) -> tuple[list[Any], list[dict[str, str]]]:
+        """Run and score one slice through the evaluation loop (its query side batched):
+        the slice's rows (``report.QuestionResult``, query order) and failures."""
         from modrag_studio.evaluation.loop import Question, QuestionRun, run_questions
 
         runner = self.runner
-        scored: dict[str, list[Any]] = {spec: [] for spec in runner.outputs}
+        rows: list[Any] = []
         failures: list[dict[str, str]] = []
 
         def score(_index: int, run: QuestionRun) -> bool:
-            runner.score(run.question.id, run.result).add_to(scored, failures)
+            outcome = runner.score(run.question.id, run.result)
+            rows.append(outcome.row)
+            failures.extend(outcome.failures)
             return True  # the driver's first slice is no early-stop probe: keep every row
 
         questions = [Question(q, runner.dataset.queries[q]) for q in query_ids]
         run_questions(runner.doc, questions, executor=runner.executor,
                       query_name=runner.query_name, on_run=score,
                       base_inputs=runner.base_inputs())
-        return scored, failures
+        return rows, failures
 
 
 def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outputs: list[str],
@@ -67,7 +70,7 @@ def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outp
                     cancel: CancelToken | None = None,
                     on_progress: Callable[[int, int], None] | None = None) -> Any:
     """``evaluate_graph`` with the queries run by ``actors`` Ray actors (same report)."""
-    from modrag_studio.evaluation.runner import finish_report, start_report
+    from modrag_studio.evaluation.runner import start_report
 
     _, query_name, corpus_name, query_ids, report = start_report(
         doc, dataset, outputs, hit_k, limit, query_input, corpus_input, ndcg_gain,
@@ -76,7 +79,6 @@ def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outp
                "corpus_name": corpus_name,
                "extra_inputs": dict(extra_inputs or {})}
     slices = [query_ids[i:i + slice_size] for i in range(0, len(query_ids), slice_size)]
-    scored: dict[str, list[Any]] = {spec: [] for spec in outputs}
     started = time.perf_counter()
     cache_dir = executor.cache.disk_dir
     with ray_session(address) as ray:
@@ -89,17 +91,15 @@ def evaluate_on_ray(address: str, doc: GraphDocument, dataset: BeirDataset, outp
                           for _ in range(max(1, actors))])
         done = 0
         try:
-            for part, failures in pool.map(lambda actor, ids: actor.run.remote(ids), slices):
+            for rows, failures in pool.map(lambda actor, ids: actor.run.remote(ids), slices):
                 if cancel is not None and cancel.cancelled:
                     raise RunCancelled("evaluation cancelled")
-                for spec, metrics in part.items():
-                    scored[spec].extend(metrics)
+                report.results.extend(rows)
                 report.failures.extend(failures)
-                done += len(next(iter(part.values()), []))
+                done += len(rows)
                 if on_progress is not None:
                     on_progress(done, len(query_ids))
         except KeyboardInterrupt:
             raise RunCancelled("evaluation cancelled (Ctrl-C)") from None
     report.seconds = time.perf_counter() - started
-    finish_report(report, scored)
-    return report
+    return report.finish()

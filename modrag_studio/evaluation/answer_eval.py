@@ -3,14 +3,14 @@
 Per question: the answer metrics of ``answer_metrics`` (facts, citations, refusal, length,
 latency, tokens), the ranking metrics of every node output that is a ranked list, and the
 judge's scores when a judge is configured (an ``eval.judge`` node in the graph, or a judge
-model given to :func:`evaluate_answers`).
+model given to :func:`evaluate_answers`). The report is the one ``report.EvalReport``, on
+an ``EvalsetSource``; :func:`run_variants_on_evalset` runs several variants on one cache.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from modrag_nodes.generation.fact_match import fact_recall, is_refusal
@@ -26,94 +26,22 @@ from modrag_studio.evaluation.answer_metrics import (
     answer_length,
     citation_scores,
     evidence_ranking,
-    mean,
     tokens_used,
 )
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet
 from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
+from modrag_studio.evaluation.report import (
+    JUDGE_METRICS,
+    EvalReport,
+    EvalsetSource,
+    QuestionResult,
+)
 from modrag_studio.evaluation.runner import graph_sha256, pick_inputs
 
-ANSWER_METRICS = ("fact_recall", "citation_precision", "citation_recall", "citation_validity",
-                  "refusal_accuracy")
-JUDGE_METRICS = ("faithfulness", "answer_relevance")
-COST_METRICS = ("answer_length", "latency_s", "tokens")
 JUDGE_TYPE = "eval.judge"
 
 Judge = Callable[[str, Answer], dict[str, Any]]  # (question, answer) -> judgement
-
-
-@dataclass
-class QuestionResult:
-    """What one question's run gave and how it scored."""
-
-    id: str
-    question: str
-    answerable: bool
-    answer: str = ""
-    refused: bool = False
-    metrics: dict[str, float | None] = field(default_factory=dict)
-    missed_facts: list[str] = field(default_factory=list)
-    citations: list[str] = field(default_factory=list)
-    invalid_citations: list[str] = field(default_factory=list)
-    ranking: dict[str, dict[str, float]] = field(default_factory=dict)
-    judge: dict[str, Any] | None = None
-    error: str = ""
-    run_id: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in vars(self).items() if k != "judge"}
-        if self.judge is not None:
-            data["judge"] = self.judge
-        return data
-
-
-@dataclass
-class AnswerReport:
-    graph_name: str
-    graph_sha256: str
-    evalset: str
-    evalset_sha256: str
-    answer_output: str
-    results: list[QuestionResult] = field(default_factory=list)
-    judge_configured: bool = False
-    seconds: float = 0.0
-
-    def answers_summary(self) -> dict[str, float | None]:
-        names = [*ANSWER_METRICS, *(JUDGE_METRICS if self.judge_configured else ())]
-        summary = {n: _round(mean(r.metrics.get(n) for r in self.results)) for n in names}
-        for name in COST_METRICS:
-            summary[f"mean_{name}"] = _round(mean(r.metrics.get(name) for r in self.results))
-        return summary
-
-    def ranking_summary(self) -> dict[str, dict[str, float]]:
-        specs = dict.fromkeys(s for r in self.results for s in r.ranking)
-        out: dict[str, dict[str, float]] = {}
-        for spec in specs:
-            rows = [r.ranking[spec] for r in self.results if spec in r.ranking]
-            out[spec] = {n: _round(mean(row.get(n) for row in rows)) or 0.0 for n in rows[0]}
-        return out
-
-    def unparsed_judge_replies(self) -> list[dict[str, str]]:
-        return [{"id": r.id, **item} for r in self.results if r.judge
-                for item in r.judge.get("unparsed", [])]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "graph": {"name": self.graph_name, "sha256": self.graph_sha256},
-            "evalset": {"path": self.evalset, "sha256": self.evalset_sha256,
-                        "questions": len(self.results)},
-            "answer_output": self.answer_output,
-            "seconds": round(self.seconds, 2),
-            "answers": self.answers_summary(),
-            "nodes": self.ranking_summary(),
-            "failures": [{"id": r.id, "reason": r.error} for r in self.results if r.error],
-            "judge_unparsed": self.unparsed_judge_replies(),
-            "per_question": [r.to_dict() for r in self.results],
-        }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+Progress = Callable[[str, int, int, QuestionResult], None]  # (label, done, total, row)
 
 
 def answer_output_name(doc: GraphDocument, requested: str | None = None,
@@ -220,7 +148,7 @@ def evaluate_answers(
     on_progress: Callable[[int, int, QuestionResult], None] | None = None,
     batch_queries: bool = True,
     setup_hooks: Sequence[RunHook] = (),
-) -> AnswerReport:
+) -> EvalReport:
     """Run ``doc`` for each question and score its answer (through the one evaluation loop,
     ``loop.run_questions``: batched query side, early stop, cancellation).
 
@@ -231,10 +159,9 @@ def evaluate_answers(
     output = answer_output_name(doc, answer_output, registry)
     query_name, _corpus = pick_inputs(doc, query_input, corpus_input, registry)
     questions = evalset.questions[: limit or None]
-    report = AnswerReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
-                          evalset=evalset.path, evalset_sha256=evalset.sha256,
-                          answer_output=output,
-                          judge_configured=judge is not None or has_judge_node(doc))
+    report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
+                        source=EvalsetSource(evalset.path, evalset.sha256), answer_output=output,
+                        judge_configured=judge is not None or has_judge_node(doc))
 
     def score(index: int, run: QuestionRun) -> bool:
         question = questions[index]
@@ -244,7 +171,8 @@ def evaluate_answers(
         row = score_question(question, answer, run.result, run.seconds, judge)
         if answer is None:
             row.error = run.result.trace.failure_summary(f"output '{output}' not produced")
-        report.results.append(row)
+        report.add(row, [{"query_id": row.id, "output": output, "reason": row.error}]
+                   if row.error else [])
         if on_progress is not None:
             on_progress(index + 1, len(questions), row)
         return answer is not None
@@ -255,4 +183,27 @@ def evaluate_answers(
                   cancel=cancel, batch_queries=batch_queries, memory_only_query_side=False,
                   setup_hooks=setup_hooks)
     report.seconds = time.perf_counter() - started
-    return report
+    return report.finish()
+
+
+def run_variants_on_evalset(
+    sides: Sequence[tuple[str, GraphDocument]], evalset: EvalSet, *, executor: Executor,
+    answer_output: str | None = None, judge: Judge | None = None, limit: int | None = None,
+    query_input: str | None = None, corpus_input: str | None = None,
+    extra_inputs: dict[str, str] | None = None, cancel: CancelToken | None = None,
+    on_progress: Progress | None = None,
+) -> list[EvalReport]:
+    """Run each (label, graph) on the set with one executor, so B re-runs only what changed."""
+    reports = []
+    for label, doc in sides:
+        executor.check(doc, {})
+
+        def progress(done: int, total: int, row: QuestionResult, label: str = label) -> None:
+            if on_progress is not None:
+                on_progress(label, done, total, row)
+
+        reports.append(evaluate_answers(
+            doc, evalset, executor=executor, answer_output=answer_output, judge=judge,
+            limit=limit, query_input=query_input, corpus_input=corpus_input,
+            extra_inputs=extra_inputs, cancel=cancel, on_progress=progress))
+    return reports

@@ -1,15 +1,30 @@
-"""Two variants on one evaluation set: metric deltas with paired statistics, per node.
+"""Two variants on one question source: metric deltas with paired statistics, per node.
 
-``compare_rows`` is the one comparer: ranking comparisons (here) and answer comparisons
-(``compare_answers``) both pair their per-question rows through it.
+:func:`compare_reports` is the one comparison of two evaluations (``report.EvalReport``, run
+here or read back from ``modrag eval --report`` files): it pairs their per-question rows by
+question id and compares them through :func:`compare_rows`, the one comparer (the tuner's
+held-out test uses it too). Every ranked output both reports scored is compared node by node;
+the answer metrics when both scored answers (evaluation-set reports).
 
-The comparison JSON (``modrag compare --json``)::
+The comparison JSON (``modrag compare --json``) of two dataset reports::
 
     {"comparable": true, "test": {...}, "variants": {"a": {...}, "b": {...}},
      "dataset": {...}, "output": {"a": "fusion.results", "b": "bm25.results"},
      "metrics": {"ndcg@10": {"a", "b", "delta", "ci95": [lo, hi], "p_value", ...}, ...},
      "queries": {"wins", "losses", "ties", "by": "ndcg@10"}, "flipped": [...],
      "nodes": {"bm25.results": {"metrics": {...}, "queries": {...}}, ...}}
+
+and of two evaluation-set reports (answers)::
+
+    {"comparable": true, "test": {...}, "variants": {"a": {...}, "b": {...}},
+     "evalset": {"path", "sha256", "questions"}, "output": {"a": "answer", "b": "answer"},
+     "metrics": {"fact_recall": {"a", "b", "delta", "ci95", "p_value", "n", "exact"}, ...},
+     "queries": {"wins", "losses", "ties", "by", "n"}, "flipped": [...],
+     "nodes": {"fuse.results": {"metrics": {...}, "queries": {...}}, ...},
+     "per_question": [{"id", "question", "answerable", "a": {...}, "b": {...}}, ...]}
+
+A metric that does not apply to a question (``null`` on either side) leaves that question
+out of the metric's pairs; a metric with no pairs has ``null`` values and ``n`` 0.
 """
 
 from __future__ import annotations
@@ -24,7 +39,14 @@ from modrag_studio.engine.core.datatypes import ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.evaluation.beir import BeirDataset
-from modrag_studio.evaluation.runner import EvalReport, graph_sha256
+from modrag_studio.evaluation.report import (
+    ANSWER_METRICS,
+    COST_METRICS,
+    JUDGE_METRICS,
+    EvalReport,
+    QuestionResult,
+    report_from_dict,
+)
 from modrag_studio.evaluation.statistics import (
     CI_NAME,
     DEFAULT_SEED,
@@ -35,7 +57,18 @@ from modrag_studio.evaluation.statistics import (
     wins_losses_ties,
 )
 
-PRIMARY = "ndcg@10"
+PRIMARY = "ndcg@10"  # of a ranked output scored against qrels
+RANKING_PRIMARY = "mrr@10"  # of a ranked output scored against an evaluation set's evidence
+PRIMARY_BY = "fact_recall (refusal_accuracy where no facts apply)"
+SIDE_FIELDS = ("answer", "refused", "citations", "invalid_citations", "missed_facts",
+               "metrics", "error", "judge")
+
+Row = Mapping[str, Any]  # one question's metrics (or a per-query report row)
+Pairs = list[tuple[QuestionResult, QuestionResult]]
+
+
+class EvalsetMismatch(ValueError):
+    """Two answer reports were scored on different evaluation sets."""
 
 
 def compared_metrics(hit_k: int) -> list[str]:
@@ -80,19 +113,13 @@ def dataset_identity(dataset: BeirDataset) -> dict[str, Any]:
             "qrels_sha256": dataset.qrels_sha256}
 
 
-def variant_identity(label: str, doc: GraphDocument, report: EvalReport,
-                     source: str | None = None) -> dict[str, Any]:
-    """A variant is known by its graph hash (variants block and layout excluded)."""
-    return {"name": label, "graph": doc.metadata.name, "graph_sha256": graph_sha256(doc),
+def report_identity(label: str, report: EvalReport, source: str | None = None
+                    ) -> dict[str, Any]:
+    """A variant is known by its graph hash (variants block and layout excluded); with it its
+    name, time and failed runs."""
+    return {"name": label, "graph": report.graph_name, "graph_sha256": report.graph_sha256,
             "file": source, "seconds": round(report.seconds, 2),
             "failures": len(report.failures)}
-
-
-def _per_query(report: EvalReport, spec: str) -> dict[str, dict[str, Any]]:
-    return {row["query_id"]: row for row in report.per_query.get(spec, [])}
-
-
-Row = Mapping[str, Any]  # one question's metrics (or a per-query report row)
 
 
 def paired(values: Sequence[tuple[float | None, float | None]], seed: int = DEFAULT_SEED, *,
@@ -137,34 +164,79 @@ def compare_rows(pairs: Sequence[tuple[Row, Row]], names: Sequence[str], by: str
             "queries": wins([(score(a), score(b)) for a, b in pairs], by)}
 
 
-def compare_output(report_a: EvalReport, report_b: EvalReport, spec_a: str, spec_b: str, *,
-                   seed: int = DEFAULT_SEED, permutations: int = PERMUTATIONS,
-                   resamples: int = RESAMPLES) -> dict[str, Any]:
-    """Metrics, wins/losses/ties and the paired statistics of one output of each variant."""
-    rows_a, rows_b = _per_query(report_a, spec_a), _per_query(report_b, spec_b)
-    pairs = [(row, rows_b[q]) for q, row in rows_a.items() if q in rows_b]
-    return compare_rows(pairs, compared_metrics(report_a.hit_k), PRIMARY, missing=0.0,
-                        seed=seed, permutations=permutations, resamples=resamples)
+def paired_results(report_a: EvalReport, report_b: EvalReport) -> Pairs:
+    """(A's row, B's row) of each question both reports scored, in A's order."""
+    rows_b = {r.id: r for r in report_b.results}
+    return [(r, rows_b[r.id]) for r in report_a.results if r.id in rows_b]
 
 
-def flipped_queries(report_a: EvalReport, report_b: EvalReport, spec_a: str, spec_b: str,
-                    texts: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def compare_output(pairs: Pairs, spec_a: str, spec_b: str, *, names: Sequence[str] | None,
+                   by: str, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """One ranked output of each variant over the questions either side scored it on; a side
+    without a ranking there (not scored on that question) scores 0. ``names``: the metrics
+    compared (None: those the rows have)."""
+    scored = [(ra.ranking.get(spec_a), rb.ranking.get(spec_b)) for ra, rb in pairs]
+    scored = [(a, b) for a, b in scored if a is not None or b is not None]
+    if names is None:
+        names = list(next(a or b for a, b in scored)) if scored else []
+    zeros = dict.fromkeys(names, 0.0)
+    rows = [(a or zeros, b or zeros) for a, b in scored]
+    return compare_rows(rows, names, by, missing=0.0, seed=seed)
+
+
+def flipped_queries(pairs: Pairs, spec_a: str, spec_b: str, hit_k: int) -> list[dict[str, Any]]:
     """Queries whose outcome flipped: a relevant document in the top k for one variant only."""
-    hit = f"hit@{report_a.hit_k}"
-    rows_a, rows_b = _per_query(report_a, spec_a), _per_query(report_b, spec_b)
+    hit = f"hit@{hit_k}"
     flipped = []
-    for query_id, row_a in rows_a.items():
-        row_b = rows_b.get(query_id)
-        if row_b is None or row_a.get(hit) == row_b.get(hit):
+    for ra, rb in pairs:
+        row_a, row_b = ra.ranking.get(spec_a), rb.ranking.get(spec_b)
+        if row_a is None or row_b is None or row_a.get(hit) == row_b.get(hit):
             continue
         flipped.append({
-            "query_id": query_id, "query": (texts or {}).get(query_id, ""),
+            "query_id": ra.id, "query": ra.question,
             "outcome": "gained" if row_b.get(hit) else "lost",
             PRIMARY: {"a": round(row_a[PRIMARY], 4), "b": round(row_b[PRIMARY], 4)},
-            "top_a": row_a.get("top_docs", [])[:3], "top_b": row_b.get("top_docs", [])[:3],
-            "relevant": row_a.get("relevant", []),
+            "top_a": ra.top_docs.get(spec_a, [])[:3], "top_b": rb.top_docs.get(spec_b, [])[:3],
+            "relevant": ra.relevant,
         })
     return flipped
+
+
+def outcome_score(metrics: Mapping[str, float | None]) -> float | None:
+    """A question's outcome: its fact recall, else (no facts apply) its refusal accuracy."""
+    facts = metrics.get("fact_recall")
+    return facts if facts is not None else metrics.get("refusal_accuracy")
+
+
+def flip_of(row_a: Row, row_b: Row) -> dict[str, Any] | None:
+    """What changed in one question's answer from A to B (rows of an evaluation-set report),
+    or None when nothing flipped: facts found by one side only, a refusal right in one side
+    only, an error in one only."""
+    m_a, m_b = row_a.get("metrics", {}), row_b.get("metrics", {})
+    gained: list[str] = []
+    lost: list[str] = []
+    if m_a.get("fact_recall") is not None and m_b.get("fact_recall") is not None:
+        missed_a, missed_b = row_a.get("missed_facts", []), row_b.get("missed_facts", [])
+        gained = [f for f in missed_a if f not in missed_b and not row_b.get("error")]
+        lost = [f for f in missed_b if f not in missed_a and not row_a.get("error")]
+    refusal = None
+    r_a, r_b = m_a.get("refusal_accuracy"), m_b.get("refusal_accuracy")
+    if r_a is not None and r_b is not None and r_a != r_b:
+        refusal = "b" if r_b > r_a else "a"
+    error = None
+    if bool(row_a.get("error")) != bool(row_b.get("error")):
+        error = "a" if row_a.get("error") else "b"
+    if not (gained or lost or refusal or error):
+        return None
+    better_b = bool(gained) or refusal == "b" or error == "a"
+    better_a = bool(lost) or refusal == "a" or error == "b"
+    outcome = "mixed" if better_a and better_b else "gained" if better_b else "lost"
+    return {"id": row_a["id"], "question": row_a.get("question", ""), "outcome": outcome,
+            "answerable": row_a.get("answerable", True), "facts_gained": gained,
+            "facts_lost": lost, "refusal_right_in": refusal,
+            "refused": {"a": row_a.get("refused"), "b": row_b.get("refused")},
+            "error_in": error,
+            "outcome_score": {"a": outcome_score(m_a), "b": outcome_score(m_b)}}
 
 
 def test_description(seed: int = DEFAULT_SEED) -> dict[str, Any]:
@@ -173,51 +245,115 @@ def test_description(seed: int = DEFAULT_SEED) -> dict[str, Any]:
             "resamples": RESAMPLES, "delta": "b - a"}
 
 
-def compare_evaluations(
-    report_a: EvalReport, report_b: EvalReport, *, output_a: str, output_b: str,
-    shared: list[str], identity_a: dict[str, Any], identity_b: dict[str, Any],
-    dataset_a: dict[str, Any], dataset_b: dict[str, Any], texts: dict[str, str] | None = None,
+def compare_reports(
+    report_a: EvalReport | Mapping[str, Any], report_b: EvalReport | Mapping[str, Any], *,
+    identity_a: dict[str, Any], identity_b: dict[str, Any], output_a: str | None = None,
+    output_b: str | None = None, shared: Sequence[str] | None = None,
+    dataset_a: dict[str, Any] | None = None, dataset_b: dict[str, Any] | None = None,
     seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
-    """The comparison document of two evaluations (see the module docstring)."""
+    """The comparison document of two evaluations of the same question source (see the
+    module docstring); a report is an ``EvalReport`` or its JSON.
+
+    Dataset reports: ``output_a``/``output_b`` are the outputs compared first (default: A's
+    first); ``shared`` the outputs compared node by node (default: every one both scored);
+    ``dataset_a``/``dataset_b`` what is known of each side's data (default: path, split and
+    qrels hash). Evaluation-set reports compare their answers, and node by node the outputs
+    both sides ranked on their paired questions; they raise ``EvalsetMismatch`` when the
+    sets' hashes differ.
+    """
+    a, b = (r if isinstance(r, EvalReport) else report_from_dict(r)
+            for r in (report_a, report_b))
+    if a.on_evalset != b.on_evalset:
+        raise ValueError("one report is of an evaluation set and the other of a dataset: "
+                         "compare reports of the same kind")
+    pairs = paired_results(a, b)
+    head = {"test": test_description(seed), "variants": {"a": identity_a, "b": identity_b}}
+    if a.on_evalset:
+        return _compare_answers(a, b, pairs, head, seed)
+    specs = shared if shared is not None else a.ranked_outputs
+    both = [s for s in specs if s in a.ranked_outputs and s in b.ranked_outputs]
+    output_a = output_a or next(iter(a.ranked_outputs), "")
+    output_b = output_b or output_a
+    dataset_a = dataset_a or a.source.identity()
+    dataset_b = dataset_b or b.source.identity()
     keys = ("corpus_sha256", "queries_sha256", "qrels_sha256", "split")
     mismatched = [k for k in keys if dataset_a.get(k) != dataset_b.get(k)]
-    if report_a.ndcg_gain != report_b.ndcg_gain:
+    if a.ndcg_gain != b.ndcg_gain:
         mismatched.append("ndcg_gain")
-    main = compare_output(report_a, report_b, output_a, output_b, seed=seed)
-    nodes = {spec: compare_output(report_a, report_b, spec, spec, seed=seed)
-             for spec in shared if spec in report_a.per_query and spec in report_b.per_query}
+    names = compared_metrics(a.hit_k)
+    main = compare_output(pairs, output_a, output_b, names=names, by=PRIMARY, seed=seed)
     return {
         "comparable": not mismatched,
         "not_comparable_because": [f"{k} differs" for k in mismatched],
-        "test": test_description(seed),
-        "variants": {"a": identity_a, "b": identity_b},
+        **head,
         "dataset": dataset_a,
         "output": {"a": output_a, "b": output_b},
-        "hit_k": report_a.hit_k,
-        "ndcg_gain": report_a.ndcg_gain,
+        "hit_k": a.hit_k,
+        "ndcg_gain": a.ndcg_gain,
         "metrics": main["metrics"],
         "queries": main["queries"],
-        "flipped": flipped_queries(report_a, report_b, output_a, output_b, texts),
-        "nodes": nodes,
+        "flipped": flipped_queries(pairs, output_a, output_b, a.hit_k),
+        "nodes": {spec: compare_output(pairs, spec, spec, names=names, by=PRIMARY, seed=seed)
+                  for spec in both},
     }
 
 
-def report_from_dict(data: dict[str, Any]) -> EvalReport:
-    """An ``EvalReport`` back from its ``modrag eval --report`` JSON."""
-    graph, dataset = data["graph"], data["dataset"]
-    return EvalReport(
-        graph_name=graph["name"], graph_sha256=graph["sha256"], dataset=dataset["path"],
-        split=dataset["split"], qrels_sha256=dataset["qrels_sha256"],
-        queries=dataset["queries"], hit_k=data.get("hit_k", 10),
-        ndcg_gain=data.get("ndcg_gain", "exponential"),  # reports before the field: 2**g - 1
-        outputs=data.get("nodes", {}),
-        per_query=data.get("per_query", {}), failures=data.get("failures", []),
-        seconds=data.get("seconds", 0.0), missing_docs=data.get("missing_docs", {}))
+def _judged(report: EvalReport) -> bool:
+    return any(r.metrics.get("faithfulness") is not None for r in report.results)
+
+
+def _compare_answers(a: EvalReport, b: EvalReport, pairs: Pairs, head: dict[str, Any],
+                     seed: int) -> dict[str, Any]:
+    """Answers compared; ranked outputs node by node where both sides' paired questions
+    ranked them."""
+    set_a, set_b = a.source.identity(), b.source.identity()
+    if set_a["sha256"] != set_b["sha256"]:
+        raise EvalsetMismatch(
+            f"the evaluation sets differ: A was scored on {set_a['path']} (sha256 "
+            f"{set_a['sha256'][:12]}…), B on {set_b['path']} (sha256 "
+            f"{set_b['sha256'][:12]}…); compare reports of the same set")
+    judged = (_judged(a) or _judged(b)
+              or any("faithfulness" in r.metrics for p in pairs for r in p))
+    names = [*ANSWER_METRICS, *(JUDGE_METRICS if judged else ()), *COST_METRICS]
+    main = compare_rows([(ra.metrics, rb.metrics) for ra, rb in pairs], names, PRIMARY_BY,
+                        outcome=outcome_score, seed=seed)
+    rows = [(ra.to_dict(), rb.to_dict()) for ra, rb in pairs]
+    ranked_b = {s for _, rb in pairs for s in rb.ranking}
+    ranked = [s for s in dict.fromkeys(s for ra, _ in pairs for s in ra.ranking) if s in ranked_b]
+    return {
+        "comparable": True,
+        "not_comparable_because": [],
+        **head,
+        "evalset": {**set_a, "questions": len(pairs)},
+        "output": {"a": a.answer_output, "b": b.answer_output},
+        "metrics": main["metrics"],
+        "queries": main["queries"],
+        "flipped": [f for ra, rb in rows if (f := flip_of(ra, rb)) is not None],
+        "nodes": {spec: compare_output(pairs, spec, spec, names=None, by=RANKING_PRIMARY,
+                                       seed=seed) for spec in ranked},
+        "per_question": [{"id": ra["id"], "question": ra["question"],
+                          "answerable": ra["answerable"], "a": _side(ra), "b": _side(rb)}
+                         for ra, rb in rows],
+    }
+
+
+def _side(row: Row) -> dict[str, Any]:
+    return {k: row[k] for k in SIDE_FIELDS if k in row}
+
+
+def _fmt(value: float | None, sign: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.4f}" if sign else f"{value:.4f}"
 
 
 def format_comparison(result: dict[str, Any]) -> str:
-    """The comparison as a short text table."""
+    """The comparison (either kind) as a short text table."""
+    return (_format_answers if "evalset" in result else _format_ranking)(result)
+
+
+def _format_ranking(result: dict[str, Any]) -> str:
     va, vb = result["variants"]["a"], result["variants"]["b"]
     lines = [f"A = {va['name']} ({result['output']['a']}), B = {vb['name']} "
              f"({result['output']['b']}); {result['queries']['n']} queries; "
@@ -237,3 +373,44 @@ def format_comparison(result: dict[str, Any]) -> str:
         lines.append(f"  node {spec:<24} {PRIMARY} {m['a']:.4f} -> {m['b']:.4f} "
                      f"({m['delta']:+.4f}, p {m['p_value']:.4f})")
     return "\n".join(lines)
+
+
+def _format_answers(result: dict[str, Any]) -> str:
+    va, vb = result["variants"]["a"], result["variants"]["b"]
+    q = result["queries"]
+    lines = [f"A = {va['name']}, B = {vb['name']} on {result['evalset']['path']}; "
+             f"{result['evalset']['questions']} questions; delta = B - A; "
+             f"{result['test']['name']}",
+             f"{'metric':<20}{'A':>10}{'B':>10}{'delta':>10}{'CI95':>24}{'p':>8}{'n':>5}"]
+    for name, m in result["metrics"].items():
+        ci = "-" if m["ci95"] is None else f"[{m['ci95'][0]:+.4f}, {m['ci95'][1]:+.4f}]"
+        lines.append(f"{name:<20}{_fmt(m['a']):>10}{_fmt(m['b']):>10}"
+                     f"{_fmt(m['delta'], True):>10}{ci:>24}{_fmt(m['p_value']):>8}{m['n']:>5}")
+    lines.append(f"questions by {q['by']}: B wins {q['wins']}, loses {q['losses']}, "
+                 f"ties {q['ties']}; {len(result['flipped'])} flipped")
+    for flip in result["flipped"]:
+        lines.append(f"  {flip['id']} {flip['outcome']}: {describe_flip(flip)}")
+    for spec, node in result["nodes"].items():
+        m = node["metrics"].get(RANKING_PRIMARY) or {}
+        lines.append(f"  node {spec:<24} {RANKING_PRIMARY} {_fmt(m.get('a'))} -> "
+                     f"{_fmt(m.get('b'))} ({_fmt(m.get('delta'), True)}, p "
+                     f"{_fmt(m.get('p_value'))})")
+    return "\n".join(lines)
+
+
+def describe_flip(flip: dict[str, Any]) -> str:
+    """One line: which facts B found or lost, whose refusal was right, who failed."""
+    parts = []
+    if flip["facts_gained"]:
+        parts.append("B found " + ", ".join(repr(f) for f in flip["facts_gained"]))
+    if flip["facts_lost"]:
+        parts.append("B lost " + ", ".join(repr(f) for f in flip["facts_lost"]))
+    right = flip["refusal_right_in"]
+    if right:
+        wrong = "A" if right == "b" else "B"
+        parts.append(f"{right.upper()} refused rightly, {wrong} answered"
+                     if not flip["answerable"] else
+                     f"{wrong} refused wrongly, {right.upper()} answered")
+    if flip["error_in"]:
+        parts.append(f"{flip['error_in'].upper()} failed")
+    return "; ".join(parts)

@@ -1,4 +1,5 @@
-"""Runs a graph once per query of a BEIR dataset and scores one or more ranked outputs."""
+"""Runs a graph once per query of a BEIR dataset and scores one or more ranked outputs
+(an ``EvalReport`` of ``report.py`` with a ``DatasetSource``)."""
 
 from __future__ import annotations
 
@@ -18,57 +19,9 @@ from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
-from modrag_studio.evaluation.metrics import QueryMetrics, doc_ranking, mean_metrics, score_ranking
+from modrag_studio.evaluation.metrics import doc_ranking, score_ranking
 from modrag_studio.evaluation.query_batch import query_side_nodes
-
-
-@dataclass
-class EvalReport:
-    graph_name: str
-    graph_sha256: str
-    dataset: str
-    split: str
-    qrels_sha256: str
-    queries: int
-    hit_k: int
-    ndcg_gain: str = "linear"
-    outputs: dict[str, dict[str, float]] = field(default_factory=dict)
-    per_query: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    failures: list[dict[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-    #: query id -> relevant documents its qrels name that the corpus lacks
-    missing_docs: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def warnings(self) -> list[str]:
-        """What makes the scores less than they seem (printed on stderr by ``modrag eval``)."""
-        if not self.missing_docs:
-            return []
-        docs = sorted({d for ids in self.missing_docs.values() for d in ids})
-        shown = ", ".join(docs[:10]) + (f" and {len(docs) - 10} more" if len(docs) > 10 else "")
-        return [f"the qrels name {len(docs)} relevant document(s) missing from the corpus "
-                f"({shown}), for {len(self.missing_docs)} of the {self.queries} queries: "
-                "they can never be retrieved and lower recall and nDCG"]
-
-    def comparable_with(self, other: EvalReport) -> bool:
-        """Two reports (of any two graphs) compare when split and qrels are the same."""
-        return ((self.split, self.qrels_sha256, self.ndcg_gain)
-                == (other.split, other.qrels_sha256, other.ndcg_gain))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "graph": {"name": self.graph_name, "sha256": self.graph_sha256},
-            "dataset": {"path": self.dataset, "split": self.split,
-                        "qrels_sha256": self.qrels_sha256, "queries": self.queries},
-            "hit_k": self.hit_k,
-            "ndcg_gain": self.ndcg_gain,
-            "seconds": round(self.seconds, 2),
-            "nodes": self.outputs,
-            "failures": self.failures,
-            "warnings": self.warnings,
-            "missing_docs": self.missing_docs,
-            "per_query": self.per_query,
-        }
+from modrag_studio.evaluation.report import DatasetSource, EvalReport, QuestionResult
 
 
 def graph_sha256(doc: GraphDocument) -> str:
@@ -117,10 +70,11 @@ def start_report(doc: GraphDocument, dataset: BeirDataset, outputs: list[str], h
     if not query_ids:
         raise EvalError(f"no query of {dataset.root} has relevant documents in split "
                         f"'{dataset.split}'")
+    source = DatasetSource(str(dataset.root), dataset.split, dataset.qrels_sha256,
+                           len(query_ids))
     report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
-                        dataset=str(dataset.root), split=dataset.split,
-                        qrels_sha256=dataset.qrels_sha256, queries=len(query_ids), hit_k=hit_k,
-                        ndcg_gain=ndcg_gain,
+                        source=source, hit_k=hit_k, ndcg_gain=ndcg_gain,
+                        outputs={spec: {} for spec in outputs},
                         missing_docs=dataset.missing_relevant_docs(query_ids))
     return targets, query_name, corpus_name, query_ids, report
 
@@ -155,11 +109,10 @@ def evaluate_graph(
     runner = QueryRunner(doc, dataset, executor, outputs, query_name=query_name,
                          corpus_name=corpus_name, extra_inputs=dict(extra_inputs or {}),
                          hit_k=hit_k, ndcg_gain=ndcg_gain, cancel=cancel, on_result=on_result)
-    scored: dict[str, list[QueryMetrics]] = {spec: [] for spec in outputs}
 
     def score(index: int, run: QuestionRun) -> bool:
         outcome = runner.score(run.question.id, run.result)
-        outcome.add_to(scored, report.failures)
+        outcome.add_to(report)
         if on_progress is not None:
             on_progress(index + 1, len(query_ids))
         return not outcome.failures
@@ -171,35 +124,21 @@ def evaluate_graph(
                   batch_queries=batch_queries, setup_hooks=setup_hooks,
                   hold_shared=on_result is None)  # attribution reads whole runs
     report.seconds = time.perf_counter() - started
-    return finish_report(report, scored)
-
-
-def finish_report(report: EvalReport, scored: dict[str, list[QueryMetrics]]) -> EvalReport:
-    """Fill the report's means and per-query rows from each output's metrics (query order)."""
-    for spec, per_query in scored.items():
-        report.outputs[spec] = mean_metrics(per_query)
-        report.per_query[spec] = [
-            {"query_id": m.query_id, **m.values, "top_docs": m.top_docs, "relevant": m.relevant}
-            for m in per_query
-        ]
-    return report
+    return report.finish()
 
 
 @dataclass
 class QueryOutcome:
-    """One query's scores per output spec, and the outputs it did not produce."""
+    """One query's row (its scores per output spec), and the outputs it did not produce."""
 
-    metrics: dict[str, QueryMetrics] = field(default_factory=dict)
+    row: QuestionResult
     failures: list[dict[str, str]] = field(default_factory=list)
     #: The nodes that failed in this query's run, with their error messages.
     failed_nodes: dict[str, str] = field(default_factory=dict)
 
-    def add_to(self, scored: dict[str, list[QueryMetrics]],
-               failures: list[dict[str, str]]) -> None:
-        """Append this query's metrics to ``scored`` (per output) and its failures."""
-        for spec, metrics in self.metrics.items():
-            scored[spec].append(metrics)
-        failures.extend(self.failures)
+    def add_to(self, report: EvalReport) -> None:
+        """Append this query's row and its failures to ``report``."""
+        report.add(self.row, self.failures)
 
 
 @dataclass
@@ -253,7 +192,9 @@ class QueryRunner:
         """Score each output of one query's run against the query's qrels."""
         if self.on_result is not None:
             self.on_result(query_id, result)
-        outcome = QueryOutcome(failed_nodes=result.trace.failures())
+        row = QuestionResult(query_id, self.dataset.queries.get(query_id, ""),
+                             run_id=result.trace.run_id)
+        outcome = QueryOutcome(row, failed_nodes=result.trace.failures())
         for spec, (node_id, port) in zip(self.outputs, self.targets, strict=True):
             try:
                 ranked = result.output_of(node_id, port)
@@ -264,7 +205,8 @@ class QueryRunner:
                 ranked = []
             if ranked and not isinstance(ranked[0], ScoredChunk):
                 raise EvalError(f"--output '{spec}' is not a list of scored chunks")
-            outcome.metrics[spec] = score_ranking(query_id, doc_ranking(ranked),
-                                                  self.dataset.qrels[query_id], self.hit_k,
-                                                  self.ndcg_gain)
+            metrics = score_ranking(query_id, doc_ranking(ranked), self.dataset.qrels[query_id],
+                                    self.hit_k, self.ndcg_gain)
+            row.ranking[spec], row.top_docs[spec] = metrics.values, metrics.top_docs
+            row.relevant = metrics.relevant
         return outcome

@@ -10,7 +10,7 @@ import pytest
 from modrag_nodes.llm.client import ChatResult, register_backend, unregister_backend
 from modrag_studio.cli import main
 from modrag_studio.composition import default_registry
-from modrag_studio.evaluation.compare_answers import compare_answer_reports, flip_of
+from modrag_studio.evaluation.compare import compare_reports, flip_of
 from tests.evaluation.test_answer_eval_cli import Scripted, graph  # noqa: F401 (fixture)
 
 ANSWERS_B = {"When does the canteen close?": "The canteen closes at 22:00 [1].",
@@ -148,7 +148,7 @@ def test_null_metrics_stay_out_of_pairs_and_flips_need_a_change():
         return {"evalset": {"path": "s.jsonl", "sha256": "abc"}, "answers": {},
                 "answer_output": "answer", "per_question": rows}
 
-    result = compare_answer_reports(report(a), report(b), identity_a={"name": "a"},
+    result = compare_reports(report(a), report(b), identity_a={"name": "a"},
                                     identity_b={"name": "b"})
     validity = result["metrics"]["citation_validity"]
     assert (validity["n"], validity["a"], validity["b"]) == (1, 1.0, 0.5)
@@ -172,7 +172,7 @@ def test_the_variant_reruns_only_what_it_changed(folder, monkeypatch):
     from modrag_studio.engine.core.document import load
     from modrag_studio.engine.edit.variants import parse_variant_args, resolve_variant
     from modrag_studio.engine.run.executor import Executor
-    from modrag_studio.evaluation.compare_answers import run_variants_on_evalset
+    from modrag_studio.evaluation.answer_eval import run_variants_on_evalset
     from modrag_studio.evaluation.evalset import load_evalset
 
     base = load(folder / "tiny.json")

@@ -77,11 +77,12 @@ def test_report_formats():
 
 
 def test_reads_the_evaluation_command_report(tmp_path):
-    from modrag_studio.evaluation.runner import EvalReport
+    from modrag_studio.evaluation.report import DatasetSource, EvalReport
     from modrag_studio.ui.evaluate.metrics import load_report
 
-    report = EvalReport(graph_name="g", graph_sha256="x", dataset="d", split="train",
-                        qrels_sha256="y", queries=3, hit_k=10,
+    report = EvalReport(graph_name="g", graph_sha256="x",
+                        source=DatasetSource("d", split="train", qrels_sha256="y", queries=3),
+                        hit_k=10,
                         outputs={"bm25.results": {"ndcg@10": 0.61, "recall@100": 0.9}})
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report.to_dict()))

@@ -26,7 +26,8 @@ from modrag_studio.engine.edit.variants import VariantError, apply_variant
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.compare import compare_rows, compared_metrics
-from modrag_studio.evaluation.runner import EvalReport, evaluate_graph
+from modrag_studio.evaluation.report import EvalReport
+from modrag_studio.evaluation.runner import evaluate_graph
 from modrag_studio.evaluation.tuning.questions import (
     MIN_HELD_OUT,
     QuestionSplit,

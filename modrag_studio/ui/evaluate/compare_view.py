@@ -267,7 +267,7 @@ class AnswerComparisonDialog(QDialog):
         self.status.setText(message)
 
     def show_result(self, result: dict[str, Any]) -> None:
-        from modrag_studio.evaluation.compare_answers import describe_flip
+        from modrag_studio.evaluation.compare import describe_flip
 
         self.result = result
         self.cancel_button.setEnabled(False)

@@ -204,7 +204,7 @@ class AddToEvalSetDialog(QDialog):
 
 class _Bridge(QObject):
     progress = Signal(int, int, object)  # done, total, QuestionResult
-    finished = Signal(object, str)       # AnswerReport or None, error text
+    finished = Signal(object, str)       # EvalReport or None, error text
 
 
 class EvalSetPanel(QWidget):

@@ -283,11 +283,8 @@ class VariantsController(QObject):
                            inputs: dict[str, str] | None = None) -> bool:
         """Run base and the active variant on every question of the set ``path`` off-thread
         (one cache: the variant re-runs only what it changed) and show their answers."""
-        from modrag_studio.evaluation.compare_answers import (
-            compare_answer_reports,
-            report_identity,
-            run_variants_on_evalset,
-        )
+        from modrag_studio.evaluation.answer_eval import run_variants_on_evalset
+        from modrag_studio.evaluation.compare import compare_reports, report_identity
         from modrag_studio.evaluation.evalset import EvalSetError, load_evalset
 
         pair = self._variant_pair()
@@ -318,13 +315,13 @@ class VariantsController(QObject):
 
         def work() -> None:
             try:
-                reports = [r.to_dict() for r in run_variants_on_evalset(
+                reports = run_variants_on_evalset(
                     sides, evalset, executor=executor, extra_inputs=inputs, cancel=token,
-                    on_progress=progress)]
+                    on_progress=progress)
                 if token.cancelled:
                     self.evalset_compared.emit({"cancelled": True})
                     return
-                self.evalset_compared.emit(compare_answer_reports(
+                self.evalset_compared.emit(compare_reports(
                     reports[0], reports[1], identity_a=report_identity(labels[0], reports[0]),
                     identity_b=report_identity(labels[1], reports[1])))
             except Exception as exc:  # shown in the dialog, never lost in the thread
