@@ -8,10 +8,10 @@ from the run's last steps (for up to a switch interval) while its caller still w
 ``flush`` and ``shutdown`` do not wait for the delay.
 
 Making, encoding and sending spans costs about as much CPU as a cached run's visits (some
-microseconds a span, in Python, holding the interpreter's lock; ``encoding.py``). So after the delay the thread also waits
-for a moment with no run in progress (``runs_active``, the hook's count), at most
-``idle_wait_s`` and not while the queue is half full; it then sends in batches, and while a
-run is in progress it sends small ones and pauses after each as long as it took."""
+microseconds a span, in Python, holding the interpreter's lock; ``encoding.py``). So after
+the delay the thread also waits for a moment with no run in progress (``runs_active``, the
+hook's count), at most ``idle_wait_s`` and not while the queue is half full; it then sends in
+batches, and while a run is in progress it sends smaller ones and pauses after each as long as it took."""
 
 from __future__ import annotations
 
