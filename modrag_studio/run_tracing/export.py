@@ -11,7 +11,8 @@ Making, encoding and sending spans costs about as much CPU as a cached run's vis
 microseconds a span, in Python, holding the interpreter's lock; ``encoding.py``). So after
 the delay the thread also waits for a moment with no run in progress (``runs_active``, the
 hook's count), at most ``idle_wait_s`` and not while the queue is half full; it then sends in
-batches, and while a run is in progress it sends smaller ones and pauses after each as long as it took."""
+batches, and while a run is in progress it sends smaller ones and pauses after each as long
+as it took."""
 
 from __future__ import annotations
 
