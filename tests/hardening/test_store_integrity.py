@@ -204,7 +204,7 @@ def test_a_file_that_fails_to_load_keeps_its_chunks(tmp_path, store_type):
 
 
 
-@pytest.mark.parametrize("backend", ["chroma-persistent", "chroma-http"])
+@pytest.mark.parametrize("backend", ["chroma-persistent", "chroma-http", "lancedb"])
 def test_two_threads_of_one_process_write_one_at_a_time(tmp_path, backend):
     import threading
     import time
