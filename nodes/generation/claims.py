@@ -72,6 +72,8 @@ _QUESTION_WORDS_EN = frozenset((
     "kind", "type", "exactly", "currently", "usually", "also", "still", "other", "any",
     "go", "goes", "went", "gone", "use", "uses", "used", "using", "get", "gets", "make",
     "makes", "made", "take", "takes", "need", "needs", "happen", "happens", "know",
+    # the direction of a chain of relations, asked of it more than written in documents
+    "upstream", "downstream", "direct", "indirect", "transitive",
 ))
 _QUESTION_WORDS_ZH = frozenset((
     "什么", "哪些", "哪个", "哪份", "哪台", "哪家", "哪里", "哪儿", "哪位", "多久", "多少",
@@ -80,6 +82,8 @@ _QUESTION_WORDS_ZH = frozenset((
     "时间", "可以", "能", "是", "的", "吗", "呢", "了", "和", "与", "及", "或", "在", "由",
     "被", "把", "对", "从", "到", "它", "他", "她", "其", "该", "这", "那", "之间", "一个",
     "哪种", "哪一",
+    "通过", "使用",
+    "上游", "下游", "直接", "间接", "最终",  # the direction of a chain of relations
 ))
 
 

@@ -35,6 +35,7 @@ from modrag_nodes.generation.claims import (
 )
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.generation.subjects import load_entities, restated_terms, swapped_subjects
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -74,6 +75,15 @@ class GroundingParams(BaseModel):
     check_language: bool = Field(
         True, description="On the first attempt, an answer not in the question's language "
                           "(English for Chinese, or the reverse) is ungrounded")
+    restated_terms: bool = Field(
+        True, description="An answer that states an absent key term of the question in its "
+                          "own words ('the head of purchasing is …' when no block says "
+                          "'purchasing') goes to 'absent' (with absent_terms 'ask': after "
+                          "the retry)")
+    subject_check: bool = Field(
+        True, description="With a corpus dictionary (aliases_file): an answer that names, "
+                          "instead of an entity the question names, another entity of its "
+                          "type (another plant, service, machine) goes to 'absent'")
 
 
 class GroundingCheck(NodeType):
@@ -120,7 +130,8 @@ class GroundingCheck(NodeType):
             ctx.note(attempt=attempt, route="grounded", reason="fallback answer: no claims")
             return {"grounded": answer}
         items = evidence if evidence is not None else answer.evidence
-        aliases = load_aliases(resolve_path(params.aliases_file)) if params.aliases_file else []
+        dictionary = resolve_path(params.aliases_file) if params.aliases_file else None
+        aliases = load_aliases(dictionary) if dictionary else []
         raw_blocks = [item.chunk.text for item in items]
         blocks = [Block.of(text) for text in raw_blocks]
         cited = _cited_blocks(answer, items)
@@ -146,12 +157,18 @@ class GroundingCheck(NodeType):
             t for t in absent if is_identifier(t)]
         asking = (params.absent_terms == "ask" and attempt == 1 and not refused
                   and bool(absent) and not blocking)
+        restated = (restated_terms(absent, answer.text, question)
+                    if params.restated_terms and not refused and not asking else [])
+        swapped = (swapped_subjects(question, answer.text, load_entities(dictionary),
+                                    params.stop_words)
+                   if params.subject_check and dictionary and question and not refused else [])
+        blocking = list(dict.fromkeys([*blocking, *restated]))
         language = question_language(question) if question else ""
         wrong_language = (params.check_language and attempt == 1 and bool(question)
                           and not refused and question_language(answer.text) != language)
         checked = answer.model_copy(update={"claims": claims, "absent_terms": absent,
                                             "evidence": items, "query": question})
-        if blocking and not refused:
+        if (blocking or swapped) and not refused:
             port = "absent"
         elif missing and not refused or wrong_language or asking:
             port = "ungrounded"
@@ -159,13 +176,14 @@ class GroundingCheck(NodeType):
             port = "grounded"
         reason = narrate(claims, missing, absent if asking and not missing else
                          blocking if port == "absent" else [], refused,
-                         language if wrong_language else "", params.scope)
+                         language if wrong_language else "", params.scope, swapped)
         found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
         if found_elsewhere and params.scope == "evidence":
             ctx.warn(f"stated in evidence the answer does not cite: {', '.join(found_elsewhere)}")
         ctx.note(attempt=attempt, route=port, verdict=port, reason=reason,
                  claims=[_claim_row(c) for c in claims], absent_terms=absent,
-                 ungrounded=[c.text for c in missing], language=language)
+                 ungrounded=[c.text for c in missing], language=language,
+                 restated=restated, swapped=[list(pair) for pair in swapped])
         return {port: checked}
 
 
@@ -220,8 +238,12 @@ def _claim_row(claim: Claim) -> dict[str, Any]:
 
 
 def narrate(claims: list[Claim], missing: list[Claim], absent: list[str], refused: bool,
-            wrong_language: str, scope: str) -> str:
+            wrong_language: str, scope: str,
+            swapped: list[tuple[str, str]] | None = None) -> str:
     """The decision in plain words ("the answer says 15,000 psi; no document says that")."""
+    if swapped and not absent:
+        asked, answered = swapped[0]
+        return f"the question asks about {asked}; the answer speaks of {answered}"
     if absent:
         terms = ", ".join(f"“{t}”" for t in absent)
         return f"the question asks about {terms}; no document mentions it"
@@ -248,12 +270,14 @@ REFUSE_PLAIN_ZH = "文档中没有这个问题的答案。"
 
 
 def _named(answer: Answer) -> list[str]:
-    """What the refusal names: absent identifiers, else the ungrounded claims, else the
-    absent words of the question (quoted)."""
+    """What the refusal names: absent identifiers, else the claims no block states, else the
+    absent words of the question (quoted), else the claims only uncited blocks state (the
+    documents do say those, so they come last)."""
     identifiers = [t for t in answer.absent_terms if is_identifier(t)]
     if identifiers:
         return identifiers
-    return ungrounded_claims(answer) or [f"“{t}”" for t in answer.absent_terms]
+    missing = list(dict.fromkeys(c.text for c in answer.claims if c.verdict == "missing"))
+    return missing or [f"“{t}”" for t in answer.absent_terms] or ungrounded_claims(answer)
 
 
 def ungrounded_claims(answer: Answer) -> list[str]:

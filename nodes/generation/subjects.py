@@ -1,0 +1,106 @@
+"""Two checks of what an answer is about, for the grounding check (no model call):
+
+- **restated absent terms**: the answer states, as its own words, a key term of the question
+  that no evidence block contains ("The head of purchasing at Norvale is …" when no block
+  says "purchasing"; "… 的首席执行官是王芳" when no block says "首席执行官"). A small model
+  that finds no answer often pins a real fact of the evidence on the question's words.
+- **swapped subject**: the question names an entity of the corpus dictionary (a site, a
+  service, a machine…), the answer does not name it but names another entity of the same
+  type, and restates the question's other key terms ("山顶工厂的食堂几点开门？" answered
+  "东岸工厂的食堂早上六点开门": the evidence speaks of the other plant).
+
+Entities and their types come from the corpus dictionary (``check.grounding.aliases_file``,
+the ``kg.extract_rules`` format); without one there is no subject check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from modrag_nodes.generation.claims import _contains, key_terms, normalise
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    type: str
+    spellings: frozenset[str]  # normalised name and aliases
+
+    def named_in(self, norm_text: str) -> bool:
+        return any(_contains(norm_text, s) for s in self.spellings)
+
+
+def load_entities(path: str | Path | None) -> list[Entity]:
+    """The typed entities of a corpus dictionary (``entities[]``: name, type, aliases)."""
+    if not path:
+        return []
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    entities = []
+    for item in data.get("entities", []):
+        names = [item.get("name", ""), *item.get("aliases", [])]
+        spellings = frozenset(" ".join(normalise(n).split()) for n in names if n)
+        if item.get("type") and spellings:
+            entities.append(Entity(item.get("name", ""), item["type"], spellings))
+    return entities
+
+
+def restated_terms(absent: list[str], answer: str, question: str = "") -> list[str]:
+    """The absent key terms (as the question spells them) that the answer's text contains,
+    leaving out its refusal-like clauses ("… do not mention X" names X without stating it)
+    and the word that names the answer's type ("which company …": documents write the
+    company's name, not "company", so an answer saying "the company is …" states nothing)."""
+    norm = " ".join(normalise(_without_negations(answer)).split())
+    typed = answer_type_words(question)
+    return [t for t in absent if _contains(norm, " ".join(normalise(t).split()))
+            and " ".join(normalise(t).split()) not in typed]
+
+
+_TYPE_AFTER_EN = re.compile(r"\b(?:which|what)\s+([a-z][a-z\-]+)")
+_TYPE_AFTER_ZH = ("哪家", "哪个", "哪台", "哪份", "哪位", "哪种", "哪一", "哪些", "什么")
+
+
+def answer_type_words(question: str) -> set[str]:
+    """The words right after "which"/"what" (哪家, 哪个, 什么 …) in ``question``, normalised."""
+    norm = " ".join(normalise(question).split())
+    words = set(_TYPE_AFTER_EN.findall(norm))
+    for term in key_terms(question):
+        if any(wh + term in norm for wh in _TYPE_AFTER_ZH):
+            words.add(term)
+    return words
+
+
+_NEGATION = re.compile(
+    r"[^.!?。！？\n]*(?:\bnot\b|\bno\b|n't|\bnever\b|没有|未|不)[^.!?。！？\n]*[.!?。！？]?",
+    re.IGNORECASE)
+
+
+def _without_negations(text: str) -> str:
+    return _NEGATION.sub(" ", text)
+
+
+def swapped_subjects(question: str, answer: str, entities: list[Entity],
+                     extra_stop_words: list[str] | None = None) -> list[tuple[str, str]]:
+    """(asked, answered) pairs: an entity the question names and the answer does not, and an
+    entity of the same type the answer names instead, when the answer also restates another
+    key term of the question (so it answers the question about the other entity)."""
+    q_norm = " ".join(normalise(question).split())
+    a_norm = " ".join(normalise(answer).split())
+    asked = [e for e in entities if e.named_in(q_norm)]
+    if not asked:
+        return []
+    spelled = {s for e in asked for s in e.spellings}
+    others = [t for t in key_terms(question, extra_stop_words or [])
+              if not any(t in s or s in t for s in spelled)]
+    if not any(_contains(a_norm, t) for t in others):
+        return []
+    pairs = []
+    for entity in asked:
+        if entity.named_in(a_norm):
+            continue
+        instead = [e for e in entities if e.type == entity.type and e is not entity
+                   and e.named_in(a_norm) and not e.named_in(q_norm)]
+        pairs.extend((entity.name, e.name) for e in instead)
+    return pairs

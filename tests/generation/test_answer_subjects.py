@@ -1,0 +1,118 @@
+"""What an answer is about: a key term of the question that no block contains, stated by the
+answer as its own words, and an answer about another entity of the asked one's type (from
+the corpus dictionary), both refused; the word naming the answer's type, a refusal's own
+words and an answer that names its subject are left alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
+from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.generation.subjects import (
+    answer_type_words,
+    load_entities,
+    restated_terms,
+    swapped_subjects,
+)
+from modrag_studio.engine.core.datatypes import Answer
+
+from .conftest import scored
+
+PEOPLE = ("At Norvale, Ingrid Holm is the head of IT. Zhang Min is the head of maintenance engineering. "
+          "Zhang Min is the mentor of Wang Fang.")
+CONTRACTS = ("The contract HT-2023-0415 covers the hydraulic pump HP-03. It is signed with "
+             "Lumen Industrial Services.")
+CANTEEN = "The canteen at the Eastbank Plant opens at 06:00."
+CANTEEN_ZH = "东岸工厂的食堂早上六点开门。两个工厂之间每天有四班通勤班车。"
+
+
+@pytest.fixture
+def dictionary(tmp_path):
+    path = tmp_path / "kg.json"
+    path.write_text(json.dumps({"entities": [
+        {"name": "Eastbank Plant", "type": "Site", "aliases": ["东岸工厂", "Eastbank"]},
+        {"name": "Hillcrest Plant", "type": "Site", "aliases": ["山顶工厂", "Hillcrest"]},
+        {"name": "Zhang Min", "type": "Person", "aliases": ["张敏"]},
+        {"name": "Wang Fang", "type": "Person", "aliases": ["王芳"]},
+    ]}, ensure_ascii=False), encoding="utf-8")
+    return str(path)
+
+
+def _answer(text: str, evidence, query: str) -> Answer:
+    return Answer(text=text, evidence=evidence, query=query,
+                  citations=extract_citations(text, evidence))
+
+
+def test_an_absent_word_the_answer_states_is_refused_and_named(run_node) -> None:
+    evidence = [scored("people", 0.9, text=PEOPLE)]
+    answer = _answer("The head of purchasing at Norvale is Ingrid Holm [1].", evidence,
+                     "Who is the head of purchasing?")
+    out = run_node(GroundingCheck, {}, answer=answer)
+    assert list(out) == ["absent"] and run_node.ctx.details["restated"] == ["purchasing"]
+    refusal = run_node(RefuseAnswer, {}, answer=[out["absent"]])["answer"]
+    assert refusal.text == "The documents do not mention “purchasing”."
+    # under 'ask' the first attempt is retried with the word named, the retry refused
+    first = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer)
+    assert list(first) == ["ungrounded"]
+    again = run_node(GroundingCheck, {"absent_terms": "ask"}, answer=answer, iteration=1)
+    assert list(again) == ["absent"]
+    assert list(run_node(GroundingCheck, {"restated_terms": False}, answer=answer)) == [
+        "grounded"]
+
+
+def test_the_word_naming_the_answers_type_is_not_a_restated_claim(run_node) -> None:
+    evidence = [scored("contracts", 0.9, text=CONTRACTS)]
+    question = "Which company services the hydraulic pump HP-03 under contract?"
+    answer = _answer("The company that services HP-03 is Lumen Industrial Services [1].",
+                     evidence, question)
+    assert answer_type_words(question) == {"company"}
+    assert list(run_node(GroundingCheck, {}, answer=answer)) == ["grounded"]
+    assert answer_type_words("物流服务使用哪家货运公司？") == {"货运公司"}
+
+
+def test_a_refusal_naming_the_absent_word_is_not_a_statement_of_it() -> None:
+    assert restated_terms(["purchasing"], "The documents do not mention purchasing.") == []
+    assert restated_terms(["首席执行官"], "文档中没有提到首席执行官。") == []
+    assert restated_terms(["首席执行官"], "诺维尔的首席执行官是王芳。") == ["首席执行官"]
+
+
+@pytest.mark.parametrize("question, text, evidence", [
+    ("When does the canteen at the Hillcrest Plant open?",
+     "The canteen at the Eastbank Plant opens at 06:00 [1].", CANTEEN),
+    ("山顶工厂的食堂几点开门？", "东岸工厂的食堂早上六点开门。[1]", CANTEEN_ZH),
+])
+def test_an_answer_about_another_site_is_refused(run_node, dictionary, question, text,
+                                                 evidence) -> None:
+    blocks = [scored("canteen", 0.9, text=evidence)]
+    out = run_node(GroundingCheck, {"aliases_file": dictionary},
+                   answer=_answer(text, blocks, question))
+    assert list(out) == ["absent"]
+    assert run_node.ctx.details["swapped"] == [["Hillcrest Plant", "Eastbank Plant"]]
+    assert run_node.ctx.details["reason"] == (
+        "the question asks about Hillcrest Plant; the answer speaks of Eastbank Plant")
+    refusal = run_node(RefuseAnswer, {}, answer=[out["absent"]])["answer"]
+    assert refusal.fallback is True and refusal.text.startswith(("The documents do not",
+                                                                 "文档中没有"))
+    assert list(run_node(GroundingCheck, {"aliases_file": dictionary, "subject_check": False},
+                         answer=_answer(text, blocks, question))) == ["grounded"]
+
+
+def test_answers_naming_their_subject_or_only_the_asked_for_entity_pass(dictionary) -> None:
+    entities = load_entities(dictionary)
+    assert {e.type for e in entities} == {"Site", "Person"}
+    # the asked-for person is of the subject's type; the answer restates no other term
+    assert swapped_subjects("Who mentors Wang Fang?", "Zhang Min [1].", entities) == []
+    assert swapped_subjects("Who mentors Wang Fang?", "Zhang Min mentors Wang Fang [1].",
+                            entities) == []
+    assert swapped_subjects("When does the Eastbank canteen open?",
+                            "The canteen at the Eastbank Plant opens at 06:00.", entities) == []
+    assert swapped_subjects("When does the canteen open?", "At 06:00.", entities) == []
+
+
+def test_the_subject_checks_are_in_the_grounding_checks_cache_key() -> None:
+    from modrag_studio.engine.cache.code_identity import defining_modules
+
+    assert "modrag_nodes.generation.subjects" in set(defining_modules(GroundingCheck))
