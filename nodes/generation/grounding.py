@@ -35,7 +35,12 @@ from modrag_nodes.generation.claims import (
 )
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
-from modrag_nodes.generation.subjects import load_entities, restated_terms, swapped_subjects
+from modrag_nodes.generation.subjects import (
+    load_entities,
+    repeats_question,
+    restated_terms,
+    swapped_subjects,
+)
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -168,15 +173,17 @@ class GroundingCheck(NodeType):
                           and not refused and question_language(answer.text) != language)
         checked = answer.model_copy(update={"claims": claims, "absent_terms": absent,
                                             "evidence": items, "query": question})
+        echoed = bool(question) and not refused and repeats_question(question, answer.text)
         if (blocking or swapped) and not refused:
             port = "absent"
-        elif missing and not refused or wrong_language or asking:
+        elif missing and not refused or wrong_language or asking or echoed:
             port = "ungrounded"
         else:
             port = "grounded"
-        reason = narrate(claims, missing, absent if asking and not missing else
-                         blocking if port == "absent" else [], refused,
-                         language if wrong_language else "", params.scope, swapped)
+        reason = ("the answer repeats the question" if echoed and port == "ungrounded"
+                  else narrate(claims, missing, absent if asking and not missing else
+                               blocking if port == "absent" else [], refused,
+                               language if wrong_language else "", params.scope, swapped))
         found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
         if found_elsewhere and params.scope == "evidence":
             ctx.warn(f"stated in evidence the answer does not cite: {', '.join(found_elsewhere)}")

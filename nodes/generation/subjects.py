@@ -9,6 +9,9 @@
   type, and restates the question's other key terms ("山顶工厂的食堂几点开门？" answered
   "东岸工厂的食堂早上六点开门": the evidence speaks of the other plant).
 
+- **the question repeated**: the answer is the question again ("哪些服务依赖仓储数据库？[1]、[2]"),
+  with at most its citations and punctuation added.
+
 Entities and their types come from the corpus dictionary (``check.grounding.aliases_file``,
 the ``kg.extract_rules`` format); without one there is no subject check.
 """
@@ -104,3 +107,14 @@ def swapped_subjects(question: str, answer: str, entities: list[Entity],
                    and e.named_in(a_norm) and not e.named_in(q_norm)]
         pairs.extend((entity.name, e.name) for e in instead)
     return pairs
+
+
+_NOT_TEXT = re.compile(r"\[\d{1,3}\]|[\W_]+", re.UNICODE)
+
+
+def repeats_question(question: str, answer: str) -> bool:
+    """Whether ``answer`` is ``question`` again (citations, punctuation and case aside), or
+    the question with a few characters more."""
+    q = _NOT_TEXT.sub("", normalise(question))
+    a = _NOT_TEXT.sub("", normalise(answer))
+    return bool(q) and bool(a) and (a == q or (q in a and len(a) <= len(q) + 3))

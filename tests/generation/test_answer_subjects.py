@@ -14,6 +14,7 @@ from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.generation.subjects import (
     answer_type_words,
     load_entities,
+    repeats_question,
     restated_terms,
     swapped_subjects,
 )
@@ -21,8 +22,8 @@ from modrag_studio.engine.core.datatypes import Answer
 
 from .conftest import scored
 
-PEOPLE = ("At Norvale, Ingrid Holm is the head of IT. Zhang Min is the head of maintenance engineering. "
-          "Zhang Min is the mentor of Wang Fang.")
+PEOPLE = ("At Norvale, Ingrid Holm is the head of IT. Zhang Min is the head of maintenance "
+          "engineering. Zhang Min is the mentor of Wang Fang.")
 CONTRACTS = ("The contract HT-2023-0415 covers the hydraulic pump HP-03. It is signed with "
              "Lumen Industrial Services.")
 CANTEEN = "The canteen at the Eastbank Plant opens at 06:00."
@@ -116,3 +117,15 @@ def test_the_subject_checks_are_in_the_grounding_checks_cache_key() -> None:
     from modrag_studio.engine.cache.code_identity import defining_modules
 
     assert "modrag_nodes.generation.subjects" in set(defining_modules(GroundingCheck))
+
+
+def test_an_answer_that_repeats_the_question_is_sent_back(run_node) -> None:
+    evidence = [scored("db", 0.9, text="库存服务依赖仓储数据库。报表服务读取仓储数据库。")]
+    question = "哪些服务依赖仓储数据库？"
+    echo = _answer("哪些服务依赖仓储数据库？[1]、[2]", evidence, question)
+    assert list(run_node(GroundingCheck, {}, answer=echo)) == ["ungrounded"]
+    assert run_node.ctx.details["reason"] == "the answer repeats the question"
+    right = _answer("库存服务和报表服务依赖仓储数据库。[1]", evidence, question)
+    assert list(run_node(GroundingCheck, {}, answer=right)) == ["grounded"]
+    assert repeats_question("Which services use the DB?", "which services use the db")
+    assert not repeats_question("Which services use the DB?", "The Order Service uses the DB.")
