@@ -9,7 +9,10 @@ and min over the rounds, and the ratio of the medians to xllamacpp at 1 thread.
 Configs: ``xllamacpp`` (the prebuilt wheel, AVX2 kernels) at 1 and 2 threads and, when a
 Python with ``llama-cpp-python`` is given (``--native-python``, default
 ``/work/venv-native/bin/python`` or ``$MODRAG_NATIVE_PYTHON``), ``llama-cpp-python`` built for
-this CPU at 1 and 2 threads. Every measurement is a fresh child process (its own load and
+this CPU at 1 and 2 threads. A thread setting ``B/D`` (``--threads 1 2 2/1``) gives prompt
+processing B threads and decode D threads (llama.cpp's ``n_threads_batch`` and ``n_threads``).
+``--busy N`` runs N CPU-bound loops beside the measurements (a machine shared with other
+work). Every measurement is a fresh child process (its own load and
 memory): one short warm-up generation, then the measured one. Rounds run the configs in
 alternating order (forward, then backward) so a drift in machine load spreads over all.
 Both runtimes get the same prompt text (the ChatML form both models' templates produce) through
@@ -17,7 +20,7 @@ the plain completion call, so the token sequences are the same and the greedy te
 
 Usage (the xllamacpp side runs in the project's venv):
   HF_HUB_OFFLINE=1 PYTHONPATH=... .venv/bin/python bench/bench_llm_threads_isa.py
-      [--models qwen smollm2] [--rounds 3] [--threads 1 2] [--tokens 64]
+      [--models qwen smollm2] [--rounds 3] [--threads 1 2 2/1] [--tokens 64] [--busy 1]
       [--native-python /work/venv-native/bin/python]
 """
 
@@ -80,15 +83,23 @@ def model_paths(names: list[str]) -> dict[str, str]:
 WARMUP_PROMPT = "<|im_start|>user\nSay hello.<|im_end|>\n<|im_start|>assistant\n"
 
 
-def child_xllamacpp(path: str, threads: int, prompt: str, tokens: int) -> dict:
+def split_threads(spec: str) -> tuple[int, int]:
+    """``"2"`` -> (2, 2); ``"2/1"`` -> prompt processing 2, decode 1."""
+    batch, _, decode = spec.partition("/")
+    return int(batch), int(decode or batch)
+
+
+def child_xllamacpp(path: str, threads: str, prompt: str, tokens: int) -> dict:
     import xllamacpp as xlc
+
+    batch, decode = split_threads(threads)
 
     params = xlc.CommonParams()
     params.model.path = path
     params.n_ctx = 4096
     params.n_parallel = 1
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
+    params.cpuparams.n_threads = decode
+    params.cpuparams_batch.n_threads = batch
     params.warmup = False
     params.verbosity = -1
     params.endpoint_metrics = True
@@ -112,12 +123,13 @@ def child_xllamacpp(path: str, threads: int, prompt: str, tokens: int) -> dict:
             "text": out["choices"][0]["text"], "system_info": xlc.get_system_info()}
 
 
-def child_llama_cpp_python(path: str, threads: int, prompt: str, tokens: int) -> dict:
+def child_llama_cpp_python(path: str, threads: str, prompt: str, tokens: int) -> dict:
     import llama_cpp
 
+    batch, decode = split_threads(threads)
     start = time.perf_counter()
     llm = llama_cpp.Llama(model_path=path, n_ctx=4096, n_batch=2048, n_ubatch=512,
-                          n_threads=threads, n_threads_batch=threads, seed=0, verbose=False)
+                          n_threads=decode, n_threads_batch=batch, seed=0, verbose=False)
     load_s = time.perf_counter() - start
 
     def run(text: str, n: int) -> dict:
@@ -172,7 +184,7 @@ def native_python(arg: str | None) -> str | None:
     return candidate if probe.returncode == 0 else None
 
 
-def run_child(python: str, runtime: str, path: str, threads: int, prompt: str,
+def run_child(python: str, runtime: str, path: str, threads: str, prompt: str,
               tokens: int) -> dict:
     job = json.dumps({"runtime": runtime, "path": path, "threads": threads, "prompt": prompt,
                       "tokens": tokens})
@@ -188,7 +200,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["qwen", "smollm2"])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--threads", nargs="+", default=["1", "2"],
+                        help="thread settings: N, or B/D (prompt processing / decode)")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--native-python", help="a Python with llama-cpp-python ('none': skip)")
     parser.add_argument("--busy", type=int, default=0,
@@ -250,7 +263,7 @@ def measure(args: argparse.Namespace, configs: list[tuple], paths: dict[str, str
 def report(records: list[dict], models: list[str], configs: list[tuple]) -> None:
     for model in models:
         rows = [r for r in records if r["model"] == model]
-        base = [r for r in rows if r["runtime"] == "xllamacpp" and r["threads"] == 1]
+        base = [r for r in rows if r["runtime"] == "xllamacpp" and r["threads"] == "1"]
         base_pp = statistics.median(r["pp_tps"] for r in base) if base else None
         base_tg = statistics.median(r["tg_tps"] for r in base) if base else None
         print(f"\n### {model}: prompt {rows[0]['prompt_n']} tokens, {rows[0]['decode_n']} "
