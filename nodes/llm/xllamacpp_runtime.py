@@ -120,9 +120,9 @@ def thread_counts(threads: int = 0) -> tuple[int, int]:
 
 
 def describe_threads(count: int, batch: int) -> str:
-    """``"1 thread"``, ``"2 threads"`` or ``"1 thread (2 for the prompt)"``."""
+    """``"1 thread"``, ``"2 threads"`` or ``"1 thread, 2 for the prompt"``."""
     text = f"{count} thread{'s' if count != 1 else ''}"
-    return text if batch == count else f"{text} ({batch} for the prompt)"
+    return text if batch == count else f"{text}, {batch} for the prompt"
 
 
 def _load(path: Path, threads: int, n_ctx: int, batch_threads: int | None = None) -> Engine:

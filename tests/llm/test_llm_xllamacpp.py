@@ -97,7 +97,7 @@ def test_default_threads_fit_the_machine(monkeypatch):
         assert xllamacpp_runtime.default_batch_threads() == batch
         assert xllamacpp_runtime.thread_counts(0) == (decode, batch)
     assert xllamacpp_runtime.thread_counts(3) == (3, 3)  # the param sets both
-    assert xllamacpp_runtime.describe_threads(1, 2) == "1 thread (2 for the prompt)"
+    assert xllamacpp_runtime.describe_threads(1, 2) == "1 thread, 2 for the prompt"
     assert xllamacpp_runtime.describe_threads(3, 3) == "3 threads"
 
 
