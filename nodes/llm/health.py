@@ -29,6 +29,7 @@ def embedded_health(model: str, engine: str = "auto", threads: int = 0) -> str:
             raise NodeConfigError(
                 f"{where}; engine 'xllamacpp' is not installed "
                 "(pip install xllamacpp==2026.10.11549) or set engine to 'transformers'")
-        count = threads or xllamacpp_runtime.default_threads()
-        return f"{where}; runtime llama.cpp (xllamacpp), {count} threads"
+        count, batch = xllamacpp_runtime.thread_counts(threads)
+        return (f"{where}; runtime llama.cpp (xllamacpp), "
+                f"{xllamacpp_runtime.describe_threads(count, batch)}")
     return f"{where}; runtime transformers"

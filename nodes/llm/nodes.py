@@ -68,7 +68,8 @@ class ChatModelParams(BaseModel):
         "auto", description="Embedded runtime: auto = llama.cpp (xllamacpp) for GGUF files "
         "when installed, else transformers")
     threads: int = Field(0, ge=0, le=256, description="Embedded: CPU threads for the model; "
-                         "0 = all cores but one, at most 4")
+                         "0 = decode on all cores but one (at most 4), the prompt on all "
+                         "(at most 8)")
     repetition_penalty: float = Field(
         1.15, ge=1.0, le=2.0,
         description="Above 1 discourages repeating tokens (1 = off); small models loop without it",

@@ -31,14 +31,42 @@ def available() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
 
 
-def default_threads() -> int:
-    """Threads for a model when the param is 0: one core left free, at most 4.
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, else ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
-    llama.cpp's threads wait for each other after every op: when one is descheduled the rest
-    stall. On a busy 2-core machine 24 SmolLM2 tokens took 195-280 s on 2 threads and
-    12-17 s on 1, so a thread is left for the rest of the process and the machine.
+
+def default_threads() -> int:
+    """Decode threads when the param is 0: one CPU left free, at most 4.
+
+    Decoding runs hundreds of small ops per token and llama.cpp's threads wait for each other
+    after every op, so a thread another process takes stalls every token. Measured on 2 cores
+    (``bench/bench_llm_threads_isa.py``: Qwen2.5-Coder-1.5B, 734-token RAG prompt, 64 greedy
+    tokens, medians of 3 rounds): quiet, 2 threads decode 1.58x as fast as 1 (21.8 against
+    13.8 tokens/s); beside one CPU-bound process, 0.48x (6.1 against 12.7); on a busier machine
+    24 SmolLM2 tokens took 195-280 s on 2 threads against 12-17 s on 1. A 1.6x gain against
+    a 2x loss (more on busier machines): decoding leaves one CPU free. Decode is bound by
+    memory bandwidth, so the cap of 4 costs little on larger machines (not measured here).
     """
-    return max(1, min(4, (os.cpu_count() or 1) - 1))
+    return max(1, min(4, usable_cpus() - 1))
+
+
+def default_batch_threads() -> int:
+    """Prompt-processing threads when the param is 0: every usable CPU, at most 8.
+
+    Prompt processing is compute-bound, in chunks large enough that a descheduled thread
+    costs little. Same bench, 2 cores: quiet, 2 threads process the prompt 1.79x as fast as 1
+    (60.4 against 33.7 tokens/s); beside one CPU-bound process, still 1.11x. For a RAG prompt
+    it is most of the time: 734 tokens at 33.7 tokens/s are 22 s before the first token, the
+    64 tokens after it 5 s. With this split (2 for the prompt, 1 for decoding) the 734+64
+    tokens took 18 s instead of 26 s on the quiet machine (2 threads for both: 15 s) and 27 s
+    instead of 30 s beside the busy process (2 threads for both: 33 s). The cap of 8 is not
+    measured here.
+    """
+    return max(1, min(8, usable_cpus()))
 
 
 @dataclass
@@ -48,7 +76,8 @@ class Engine:
     path: Path
     server: Any
     n_ctx: int
-    threads: int
+    threads: int  # decode
+    batch_threads: int  # prompt processing
     load_time_s: float
     reported: bool = False
 
@@ -62,16 +91,17 @@ _RELOAD_LOCK = threading.Lock()
 
 def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTEXT) -> Engine:
     """The engine for ``path``, kept in the run's resources (loaded again only for a larger
-    context than the one it has)."""
-    count = threads if threads > 0 else default_threads()
-    key = (str(path), count)
+    context than the one it has). ``threads`` > 0 sets decode and prompt-processing threads;
+    0 uses ``default_threads`` and ``default_batch_threads``."""
+    count, batch = thread_counts(threads)
+    key = (str(path), count, batch)
     resources = current_resources()
     n_ctx = max(MIN_CONTEXT, context_length)
 
     def load() -> Engine:
-        return _load(path, count, n_ctx)
+        return _load(path, count, n_ctx, batch)
 
-    name = f"{path.name} (llama.cpp, {count} thread{'s' if count != 1 else ''})"
+    name = f"{path.name} (llama.cpp, {describe_threads(count, batch)})"
     engine = resources.model("chat model", key, load, name=name)  # size: what loading took
     if engine.n_ctx < context_length:
         with _RELOAD_LOCK:
@@ -82,7 +112,20 @@ def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTE
     return engine
 
 
-def _load(path: Path, threads: int, n_ctx: int) -> Engine:
+def thread_counts(threads: int = 0) -> tuple[int, int]:
+    """(decode threads, prompt-processing threads) for the ``threads`` param."""
+    if threads > 0:
+        return threads, threads
+    return default_threads(), default_batch_threads()
+
+
+def describe_threads(count: int, batch: int) -> str:
+    """``"1 thread"``, ``"2 threads"`` or ``"1 thread, 2 for the prompt"``."""
+    text = f"{count} thread{'s' if count != 1 else ''}"
+    return text if batch == count else f"{text}, {batch} for the prompt"
+
+
+def _load(path: Path, threads: int, n_ctx: int, batch_threads: int | None = None) -> Engine:
     try:
         import xllamacpp as xlc
     except ImportError as exc:
@@ -95,7 +138,7 @@ def _load(path: Path, threads: int, n_ctx: int) -> Engine:
     params.n_ctx = n_ctx
     params.n_parallel = 1
     params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
+    params.cpuparams_batch.n_threads = batch_threads or threads
     params.warmup = False
     params.use_jinja = True  # the GGUF's own chat template, as transformers renders it
     params.verbosity = -1  # llama.cpp logs every request at info level on stderr otherwise
@@ -107,7 +150,7 @@ def _load(path: Path, threads: int, n_ctx: int) -> Engine:
         raise NodeConfigError(f"embedded LLM: llama.cpp could not load {path}: {exc}") from exc
     _wait_until_serving(server)
     return Engine(path=path, server=server, n_ctx=n_ctx, threads=threads,
-                  load_time_s=time.perf_counter() - start)
+                  batch_threads=batch_threads or threads, load_time_s=time.perf_counter() - start)
 
 
 def _wait_until_serving(server: Any) -> None:

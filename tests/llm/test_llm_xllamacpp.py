@@ -90,9 +90,20 @@ def test_failing_stream_consumer_stops_generation_and_raises():
 
 
 def test_default_threads_fit_the_machine(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 16)
-    assert xllamacpp_runtime.default_threads() == 4
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    assert xllamacpp_runtime.default_threads() == 1
-    monkeypatch.setattr("os.cpu_count", lambda: 1)
-    assert xllamacpp_runtime.default_threads() == 1
+    """Decode leaves one CPU free (at most 4); the prompt is processed on all (at most 8)."""
+    for cpus, decode, batch in [(16, 4, 8), (4, 3, 4), (2, 1, 2), (1, 1, 1)]:
+        monkeypatch.setattr(xllamacpp_runtime, "usable_cpus", lambda cpus=cpus: cpus)
+        assert xllamacpp_runtime.default_threads() == decode
+        assert xllamacpp_runtime.default_batch_threads() == batch
+        assert xllamacpp_runtime.thread_counts(0) == (decode, batch)
+    assert xllamacpp_runtime.thread_counts(3) == (3, 3)  # the param sets both
+    assert xllamacpp_runtime.describe_threads(1, 2) == "1 thread, 2 for the prompt"
+    assert xllamacpp_runtime.describe_threads(3, 3) == "3 threads"
+
+
+def test_usable_cpus_follow_the_affinity_mask(monkeypatch):
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert xllamacpp_runtime.usable_cpus() == 3
+    monkeypatch.delattr("os.sched_getaffinity", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 6)
+    assert xllamacpp_runtime.usable_cpus() == 6
