@@ -25,6 +25,7 @@ from pathlib import Path
 from answer_report import row_extras
 
 from modrag_studio.commands.common import apply_overrides, parse_pairs
+from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.engine.core.document import load
@@ -52,7 +53,7 @@ class RecordingExecutor(Executor):
 
 def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed: int,
         cache_dir: Path, sets: dict[str, str], graph_dir: Path = ROOT / "sample_graphs") -> None:
-    executor = RecordingExecutor(cache=NodeCache(disk_dir=cache_dir))
+    executor = RecordingExecutor(default_registry(), cache=NodeCache(disk_dir=cache_dir))
     docs = {name: apply_overrides(load(graph_dir / f"{name}.json"), sets) for name in graphs}
     order = list(evalset.questions)
     random.Random(seed).shuffle(order)
