@@ -32,6 +32,7 @@ from modrag_nodes.generation.claims import (
     load_aliases,
     locate,
     question_language,
+    term_present,
 )
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
@@ -162,7 +163,8 @@ class GroundingCheck(NodeType):
             t for t in absent if is_identifier(t)]
         asking = (params.absent_terms == "ask" and attempt == 1 and not refused
                   and bool(absent) and not blocking)
-        restated = (restated_terms(absent, answer.text, question)
+        restated = (restated_terms(absent, answer.text, question,
+                                   lambda t: term_present(t, blocks, aliases))
                     if params.restated_terms and not refused and not asking else [])
         swapped = (swapped_subjects(question, answer.text, load_entities(dictionary),
                                     params.stop_words)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,17 +51,31 @@ def load_entities(path: str | Path | None) -> list[Entity]:
     return entities
 
 
-def restated_terms(absent: list[str], answer: str, question: str = "") -> list[str]:
+def restated_terms(absent: list[str], answer: str, question: str = "",
+                   present: Callable[[str], bool] | None = None) -> list[str]:
     """The absent key terms (as the question spells them) that the answer's text contains,
     leaving out its refusal-like clauses ("… do not mention X" names X without stating it)
     and the word that names the answer's type ("which company …": documents write the
-    company's name, not "company", so an answer saying "the company is …" states nothing)."""
+    company's name, not "company", so an answer saying "the company is …" states nothing).
+    A Chinese type word is a modifier and a head ("货运公司", freight company): its head
+    (公司) names the type, and the modifier (货运) counts when the answer states it and
+    ``present`` (whether some evidence block contains a term) says no block does."""
     norm = " ".join(normalise(_without_negations(answer)).split())
     typed = answer_type_words(question)
-    return [t for t in absent if _contains(norm, " ".join(normalise(t).split()))
-            and " ".join(normalise(t).split()) not in typed]
+    found = []
+    for term in absent:
+        key = " ".join(normalise(term).split())
+        if key not in typed:
+            if _contains(norm, key):
+                found.append(term)
+        elif _CJK.match(key) and len(key) >= 4 and present is not None:
+            modifier = key[:-2]
+            if _contains(norm, modifier) and not present(modifier):
+                found.append(term)
+    return found
 
 
+_CJK = re.compile(r"[\u3400-\u9fff]")
 _TYPE_AFTER_EN = re.compile(r"\b(?:which|what)\s+([a-z][a-z\-]+)")
 _TYPE_AFTER_ZH = ("哪家", "哪个", "哪台", "哪份", "哪位", "哪种", "哪一", "哪些", "什么")
 

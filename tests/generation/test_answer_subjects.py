@@ -129,3 +129,18 @@ def test_an_answer_that_repeats_the_question_is_sent_back(run_node) -> None:
     assert list(run_node(GroundingCheck, {}, answer=right)) == ["grounded"]
     assert repeats_question("Which services use the DB?", "which services use the db")
     assert not repeats_question("Which services use the DB?", "The Order Service uses the DB.")
+
+
+def test_a_chinese_type_word_counts_by_its_modifier(run_node) -> None:
+    """"哪家货运公司": 公司 names the answer's type; 货运 (freight) is what is asked about."""
+    evidence = [scored("it", 0.9,
+                       text="物流服务通过承运商接口发送运单。承运商接口使用消息队列 MQ-02。")]
+    question = "物流服务通过承运商接口使用哪家货运公司？"
+    invented = _answer("物流服务通过承运商接口使用MQ-02货运公司。[1]", evidence, question)
+    out = run_node(GroundingCheck, {}, answer=invented)
+    assert list(out) == ["absent"] and run_node.ctx.details["restated"] == ["货运公司"]
+    # the head alone (公司) is the type: an answer naming a company is not refused for it
+    known = [scored("c", 0.9,
+                    text="液压泵 HP-03 由红隼液压维护。红隼液压的合同编号是 HT-2023-0415。")]
+    named = _answer("维护 HP-03 的公司是红隼液压。[1]", known, "哪家公司维护液压泵 HP-03？")
+    assert list(run_node(GroundingCheck, {}, answer=named)) == ["grounded"]
