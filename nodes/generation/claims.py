@@ -143,19 +143,23 @@ class Block:
         return cls(text, numbers, found)
 
 
-def load_aliases(path: str | Path | None) -> list[set[str]]:
-    """Groups of names that mean the same entity, from a corpus dictionary file
-    (``entities[].name`` and ``aliases``, the format of ``kg.extract_rules``)."""
+def dictionary_entities(path: str | Path | None) -> list[tuple[str, str, set[str]]]:
+    """(name, type, normalised spellings) of each entity of a corpus dictionary file
+    (``entities[].name``, ``type`` and ``aliases``, the format of ``kg.extract_rules``)."""
     if not path:
         return []
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    groups = []
+    entries = []
     for entity in data.get("entities", []):
         names = [entity.get("name", ""), *entity.get("aliases", [])]
-        group = {" ".join(normalise(n).split()) for n in names if n}
-        if len(group) > 1:
-            groups.append(group)
-    return groups
+        spellings = {" ".join(normalise(n).split()) for n in names if n}
+        entries.append((entity.get("name", ""), entity.get("type", ""), spellings))
+    return entries
+
+
+def load_aliases(path: str | Path | None) -> list[set[str]]:
+    """Groups of names that mean the same entity, from a corpus dictionary file."""
+    return [spellings for _, _, spellings in dictionary_entities(path) if len(spellings) > 1]
 
 
 def _spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:

@@ -18,13 +18,12 @@ the ``kg.extract_rules`` format); without one there is no subject check.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from modrag_nodes.generation.claims import _contains, key_terms, normalise
+from modrag_nodes.generation.claims import _contains, dictionary_entities, key_terms, normalise
 
 
 @dataclass(frozen=True)
@@ -39,16 +38,8 @@ class Entity:
 
 def load_entities(path: str | Path | None) -> list[Entity]:
     """The typed entities of a corpus dictionary (``entities[]``: name, type, aliases)."""
-    if not path:
-        return []
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    entities = []
-    for item in data.get("entities", []):
-        names = [item.get("name", ""), *item.get("aliases", [])]
-        spellings = frozenset(" ".join(normalise(n).split()) for n in names if n)
-        if item.get("type") and spellings:
-            entities.append(Entity(item.get("name", ""), item["type"], spellings))
-    return entities
+    return [Entity(name, kind, frozenset(spellings))
+            for name, kind, spellings in dictionary_entities(path) if kind and spellings]
 
 
 def restated_terms(absent: list[str], answer: str, question: str = "",
