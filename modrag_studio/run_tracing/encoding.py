@@ -110,26 +110,33 @@ class SpanEncoder:
     def request(self, spans: Sequence[ReadableSpan]) -> bytes:
         """The serialized ``ExportTraceServiceRequest`` of ``spans``, grouped by resource
         and instrumentation scope in the order they first come (as the SDK groups them)."""
+        heads: dict[tuple[int, int], tuple[Any, Any, tuple[bytes, bytes], bytes]] = {}
         groups: dict[tuple[int, int], list[bytes]] = {}
         for span in spans:
             key = (id(span.resource), id(span.instrumentation_scope))
-            known = self._groups.get(key)
-            if (known is None or known[0] is not span.resource
-                    or known[1] is not span.instrumentation_scope):
-                if len(self._groups) >= 64:
-                    self._groups.clear()
-                self._groups[key] = self._group_heads(span)
+            if key not in heads:
+                heads[key] = self._heads(span, key)
             groups.setdefault(key, []).append(_field(b"\x12", self._span(span)))
         by_resource: dict[int, list[bytes]] = {}
         for key, encoded in groups.items():
-            _, _, _, scope_head = self._groups[key]
             by_resource.setdefault(key[0], []).append(
-                _field(b"\x12", scope_head + b"".join(encoded)))
+                _field(b"\x12", heads[key][3] + b"".join(encoded)))
         out = []
         for resource_id, scopes in by_resource.items():
-            head = next(g[2] for k, g in self._groups.items() if k[0] == resource_id)
-            out.append(_field(b"\x0a", head[0] + b"".join(scopes) + head[1]))
+            resource, schema = next(h[2] for k, h in heads.items() if k[0] == resource_id)
+            out.append(_field(b"\x0a", resource + b"".join(scopes) + schema))
         return b"".join(out)
+
+    def _heads(self, span: ReadableSpan, key: tuple[int, int]) -> tuple[Any, Any, Any, bytes]:
+        """The kept encoding of the span's resource and scope (made anew when the objects
+        at those ids are others)."""
+        known = self._groups.get(key)
+        if (known is None or known[0] is not span.resource
+                or known[1] is not span.instrumentation_scope):
+            if len(self._groups) >= 64:
+                self._groups.clear()
+            known = self._groups[key] = self._group_heads(span)
+        return known
 
     def _group_heads(self, span: ReadableSpan) -> tuple[Any, Any, Any, bytes]:
         """The resource's and scope's own fields, encoded by the SDK once per pair."""

@@ -151,3 +151,13 @@ def test_the_installed_sdk_takes_our_encoder_over_http_and_grpc():
     finally:
         http.shutdown()
         grpc.shutdown()
+
+
+def test_a_batch_of_more_resources_than_the_encoder_keeps_encodes_as_the_sdk_does():
+    encoder = SpanEncoder()
+    spans = [encoding.RecordedSpan(f"s{i}", context=_context(5, 100 + i),
+                                   resource=Resource.create({"service.name": f"svc{i % 70}"}),
+                                   attributes={"i": i}, start_time=1, end_time=2)
+             for i in range(140)]
+    request = ExportTraceServiceRequest.FromString(encoder.request(spans))
+    assert request == encode_spans(spans) and len(request.resource_spans) == 70
