@@ -41,6 +41,15 @@ class RecordedSpan(ReadableSpan):
         self.shared_attributes = shared_attributes
 
 
+def _first_equal(value: Any, first_equal: dict[int, Any], by_value: dict[Any, Any]) -> Any:
+    """The first object of the request equal to ``value`` (the SDK groups spans by equal
+    resources and scopes, not by the same objects)."""
+    known = first_equal.get(id(value))
+    if known is None:
+        known = first_equal[id(value)] = by_value.setdefault(value, value)
+    return known
+
+
 def _varint(value: int) -> bytes:
     if value < 0:
         value += 1 << 64  # int64 in two's complement: ten bytes
@@ -112,8 +121,11 @@ class SpanEncoder:
         and instrumentation scope in the order they first come (as the SDK groups them)."""
         heads: dict[tuple[int, int], tuple[Any, Any, tuple[bytes, bytes], bytes]] = {}
         groups: dict[tuple[int, int], list[bytes]] = {}
+        first_equal: dict[int, Any] = {}  # id of a resource or scope -> the equal one first seen
+        by_value: dict[Any, Any] = {}  # (hashing a Resource dumps its attributes: once each)
         for span in spans:
-            key = (id(span.resource), id(span.instrumentation_scope))
+            key = tuple(id(_first_equal(part, first_equal, by_value))
+                        for part in (span.resource, span.instrumentation_scope))
             if key not in heads:
                 heads[key] = self._heads(span, key)
             groups.setdefault(key, []).append(_field(b"\x12", self._span(span)))
@@ -131,8 +143,8 @@ class SpanEncoder:
         """The kept encoding of the span's resource and scope (made anew when the objects
         at those ids are others)."""
         known = self._groups.get(key)
-        if (known is None or known[0] is not span.resource
-                or known[1] is not span.instrumentation_scope):
+        if (known is None or known[0] != span.resource
+                or known[1] != span.instrumentation_scope):
             if len(self._groups) >= 64:
                 self._groups.clear()
             known = self._groups[key] = self._group_heads(span)
