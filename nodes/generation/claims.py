@@ -115,6 +115,11 @@ def normalise(text: str) -> str:
     return normalise_map(text)[0]
 
 
+def flat(text: str) -> str:
+    """``text`` normalised, its runs of whitespace one space (how blocks and terms compare)."""
+    return " ".join(normalise(text).split())
+
+
 def _contains(text: str, phrase: str) -> bool:
     """``phrase`` in ``text``, not inside a longer Latin word or number."""
     if not phrase:
@@ -134,7 +139,7 @@ class Block:
 
     @classmethod
     def of(cls, raw: str) -> Block:
-        text = " ".join(normalise(raw).split())
+        text = flat(raw)
         found = set(quantities(raw)) | {
             (value, UNIT_OF[m.group("unit")]) for m in _LENIENT_QUANTITY.finditer(text)
             if (value := parse_number(m.group("num"))) is not None}
@@ -152,14 +157,14 @@ def dictionary_entities(path: str | Path | None) -> list[tuple[str, str, set[str
     entries = []
     for entity in data.get("entities", []):
         names = [entity.get("name", ""), *entity.get("aliases", [])]
-        spellings = {" ".join(normalise(n).split()) for n in names if n}
+        spellings = {flat(n) for n in names if n}
         entries.append((entity.get("name", ""), entity.get("type", ""), spellings))
     return entries
 
 
-def load_aliases(path: str | Path | None) -> list[set[str]]:
-    """Groups of names that mean the same entity, from a corpus dictionary file."""
-    return [spellings for _, _, spellings in dictionary_entities(path) if len(spellings) > 1]
+def alias_groups(entries: list[tuple[str, str, set[str]]]) -> list[set[str]]:
+    """The spellings of each ``dictionary_entities`` entry that has more than one."""
+    return [spellings for _, _, spellings in entries if len(spellings) > 1]
 
 
 def _spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:
@@ -227,7 +232,7 @@ def _names(text: str) -> Iterable[tuple[int, int]]:
 
 def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
     """Whether ``block`` states ``claim``."""
-    text = " ".join(normalise(claim.text).split())
+    text = flat(claim.text)
     if claim.kind == "quantity":
         wanted = quantities(claim.text)
         return bool(wanted) and all(q in block.quantities for q in wanted)
@@ -284,7 +289,7 @@ def question_language(text: str) -> str:
 
 def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
     """The question's identifiers and content words, normalised, in order."""
-    norm = " ".join(normalise(question).split())
+    norm = flat(question)
     stop = english_stop_words() | {normalise(w) for w in extra_stop_words}
     terms: list[str] = []
     for match in _IDENTIFIER.finditer(norm):

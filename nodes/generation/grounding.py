@@ -26,10 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.generation.claims import (
     Block,
     absent_terms,
+    alias_groups,
     claim_found,
+    dictionary_entities,
     extract_claims,
     is_identifier,
-    load_aliases,
     locate,
     question_language,
     term_present,
@@ -37,10 +38,10 @@ from modrag_nodes.generation.claims import (
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.generation.subjects import (
-    load_entities,
     repeats_question,
     restated_terms,
     swapped_subjects,
+    typed_entities,
 )
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
@@ -136,8 +137,9 @@ class GroundingCheck(NodeType):
             ctx.note(attempt=attempt, route="grounded", reason="fallback answer: no claims")
             return {"grounded": answer}
         items = evidence if evidence is not None else answer.evidence
-        dictionary = resolve_path(params.aliases_file) if params.aliases_file else None
-        aliases = load_aliases(dictionary) if dictionary else []
+        entries = (dictionary_entities(resolve_path(params.aliases_file))
+                   if params.aliases_file else [])  # the file read once a run
+        aliases = alias_groups(entries)
         raw_blocks = [item.chunk.text for item in items]
         blocks = [Block.of(text) for text in raw_blocks]
         cited = _cited_blocks(answer, items)
@@ -166,9 +168,9 @@ class GroundingCheck(NodeType):
         restated = (restated_terms(absent, answer.text, question,
                                    lambda t: term_present(t, blocks, aliases))
                     if params.restated_terms and not refused and not asking else [])
-        swapped = (swapped_subjects(question, answer.text, load_entities(dictionary),
-                                    params.stop_words)
-                   if params.subject_check and dictionary and question and not refused else [])
+        entities = typed_entities(entries) if params.subject_check else []
+        swapped = (swapped_subjects(question, answer.text, entities, params.stop_words)
+                   if entities and question and not refused else [])
         blocking = list(dict.fromkeys([*blocking, *restated]))
         language = question_language(question) if question else ""
         wrong_language = (params.check_language and attempt == 1 and bool(question)

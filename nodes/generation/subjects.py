@@ -1,4 +1,4 @@
-"""Two checks of what an answer is about, for the grounding check (no model call):
+"""Three checks of what an answer is about, for the grounding check (no model call):
 
 - **restated absent terms**: the answer states, as its own words, a key term of the question
   that no evidence block contains ("The head of purchasing at Norvale is …" when no block
@@ -8,7 +8,6 @@
   service, a machine…), the answer does not name it but names another entity of the same
   type, and restates the question's other key terms ("山顶工厂的食堂几点开门？" answered
   "东岸工厂的食堂早上六点开门": the evidence speaks of the other plant).
-
 - **the question repeated**: the answer is the question again ("哪些服务依赖仓储数据库？[1]、[2]"),
   with at most its citations and punctuation added.
 
@@ -21,9 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from modrag_nodes.generation.claims import _contains, dictionary_entities, key_terms, normalise
+from modrag_nodes.generation.claims import (
+    _contains,
+    flat,
+    key_terms,
+    normalise,
+)
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,10 @@ class Entity:
         return any(_contains(norm_text, s) for s in self.spellings)
 
 
-def load_entities(path: str | Path | None) -> list[Entity]:
-    """The typed entities of a corpus dictionary (``entities[]``: name, type, aliases)."""
+def typed_entities(entries: list[tuple[str, str, set[str]]]) -> list[Entity]:
+    """The ``dictionary_entities`` entries that have a type, as entities."""
     return [Entity(name, kind, frozenset(spellings))
-            for name, kind, spellings in dictionary_entities(path) if kind and spellings]
+            for name, kind, spellings in entries if kind and spellings]
 
 
 def restated_terms(absent: list[str], answer: str, question: str = "",
@@ -51,11 +54,11 @@ def restated_terms(absent: list[str], answer: str, question: str = "",
     A Chinese type word is a modifier and a head ("货运公司", freight company): its head
     (公司) names the type, and the modifier (货运) counts when the answer states it and
     ``present`` (whether some evidence block contains a term) says no block does."""
-    norm = " ".join(normalise(_without_negations(answer)).split())
+    norm = flat(_without_negations(answer))
     typed = answer_type_words(question)
     found = []
     for term in absent:
-        key = " ".join(normalise(term).split())
+        key = flat(term)
         if key not in typed:
             if _contains(norm, key):
                 found.append(term)
@@ -73,7 +76,7 @@ _TYPE_AFTER_ZH = ("哪家", "哪个", "哪台", "哪份", "哪位", "哪种", "�
 
 def answer_type_words(question: str) -> set[str]:
     """The words right after "which"/"what" (哪家, 哪个, 什么 …) in ``question``, normalised."""
-    norm = " ".join(normalise(question).split())
+    norm = flat(question)
     words = set(_TYPE_AFTER_EN.findall(norm))
     for term in key_terms(question):
         if any(wh + term in norm for wh in _TYPE_AFTER_ZH):
@@ -95,8 +98,8 @@ def swapped_subjects(question: str, answer: str, entities: list[Entity],
     """(asked, answered) pairs: an entity the question names and the answer does not, and an
     entity of the same type the answer names instead, when the answer also restates another
     key term of the question (so it answers the question about the other entity)."""
-    q_norm = " ".join(normalise(question).split())
-    a_norm = " ".join(normalise(answer).split())
+    q_norm = flat(question)
+    a_norm = flat(answer)
     asked = [e for e in entities if e.named_in(q_norm)]
     if not asked:
         return []

@@ -9,14 +9,15 @@ import json
 
 import pytest
 
+from modrag_nodes.generation.claims import dictionary_entities
 from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
 from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.generation.subjects import (
     answer_type_words,
-    load_entities,
     repeats_question,
     restated_terms,
     swapped_subjects,
+    typed_entities,
 )
 from modrag_studio.engine.core.datatypes import Answer
 
@@ -102,7 +103,7 @@ def test_an_answer_about_another_site_is_refused(run_node, dictionary, question,
 
 
 def test_answers_naming_their_subject_or_only_the_asked_for_entity_pass(dictionary) -> None:
-    entities = load_entities(dictionary)
+    entities = typed_entities(dictionary_entities(dictionary))
     assert {e.type for e in entities} == {"Site", "Person"}
     # the asked-for person is of the subject's type; the answer restates no other term
     assert swapped_subjects("Who mentors Wang Fang?", "Zhang Min [1].", entities) == []
