@@ -31,6 +31,11 @@ _KIND = {SpanKind.INTERNAL: 1, SpanKind.SERVER: 2, SpanKind.CLIENT: 3, SpanKind.
 _HAS_IS_REMOTE, _IS_REMOTE = 0x100, 0x200  # SpanFlags
 
 
+#: A resource and scope with their encoded fields: (resource, scope, (the resource field, its
+#: schema URL field), the scope's fields).
+_Heads = tuple[Any, Any, tuple[bytes, bytes], bytes]
+
+
 class RecordedSpan(ReadableSpan):
     """A finished span that may name the attribute mapping it shares with other spans
     (``shared_attributes``, the same object each time): its encoding is then reused."""
@@ -114,12 +119,12 @@ class SpanEncoder:
 
     def __init__(self) -> None:
         self._attributes: dict[int, tuple[Mapping[str, Any], bytes]] = {}
-        self._groups: dict[tuple[int, int], tuple[Any, Any, bytes, bytes]] = {}
+        self._groups: dict[tuple[int, int], _Heads] = {}
 
     def request(self, spans: Sequence[ReadableSpan]) -> bytes:
         """The serialized ``ExportTraceServiceRequest`` of ``spans``, grouped by resource
         and instrumentation scope in the order they first come (as the SDK groups them)."""
-        heads: dict[tuple[int, int], tuple[Any, Any, tuple[bytes, bytes], bytes]] = {}
+        heads: dict[tuple[int, int], _Heads] = {}
         groups: dict[tuple[int, int], list[bytes]] = {}
         first_equal: dict[int, Any] = {}  # id of a resource or scope -> the equal one first seen
         by_value: dict[Any, Any] = {}  # (hashing a Resource dumps its attributes: once each)
@@ -129,17 +134,15 @@ class SpanEncoder:
             if key not in heads:
                 heads[key] = self._heads(span, key)
             groups.setdefault(key, []).append(_field(b"\x12", self._span(span)))
-        by_resource: dict[int, list[bytes]] = {}
+        by_resource: dict[int, tuple[tuple[bytes, bytes], list[bytes]]] = {}
         for key, encoded in groups.items():
-            by_resource.setdefault(key[0], []).append(
-                _field(b"\x12", heads[key][3] + b"".join(encoded)))
-        out = []
-        for resource_id, scopes in by_resource.items():
-            resource, schema = next(h[2] for k, h in heads.items() if k[0] == resource_id)
-            out.append(_field(b"\x0a", resource + b"".join(scopes) + schema))
-        return b"".join(out)
+            resource_head, scope_head = heads[key][2], heads[key][3]
+            by_resource.setdefault(key[0], (resource_head, []))[1].append(
+                _field(b"\x12", scope_head + b"".join(encoded)))
+        return b"".join(_field(b"\x0a", resource + b"".join(scopes) + schema)
+                        for (resource, schema), scopes in by_resource.values())
 
-    def _heads(self, span: ReadableSpan, key: tuple[int, int]) -> tuple[Any, Any, Any, bytes]:
+    def _heads(self, span: ReadableSpan, key: tuple[int, int]) -> _Heads:
         """The kept encoding of the span's resource and scope (made anew when the objects
         at those ids are others)."""
         known = self._groups.get(key)
@@ -150,7 +153,7 @@ class SpanEncoder:
             known = self._groups[key] = self._group_heads(span)
         return known
 
-    def _group_heads(self, span: ReadableSpan) -> tuple[Any, Any, Any, bytes]:
+    def _group_heads(self, span: ReadableSpan) -> _Heads:
         """The resource's and scope's own fields, encoded by the SDK once per pair."""
         made = encode_spans([span]).resource_spans[0]
         scope_spans = made.scope_spans[0]
