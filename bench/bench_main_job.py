@@ -1,7 +1,8 @@
 """The main job's time, split: ``modrag run sample_graphs/basic_rag.json`` with a new question
 each time (the index and the model file already made, so caches are warm but the answer is
 not cached), in a fresh process like a user's, and where its time goes: process start
-(interpreter, imports, graph load, until the run starts), embedder load, retrieval (query
+(interpreter, imports, graph load, until the run starts), embedder load (the node; a cached
+run loads the model itself on its first query, inside retrieval), retrieval (query
 embedding, vector and BM25 search, fusion), the chat model's load, prompt processing (the
 LLM's time to its first token, model load apart), decoding (the rest of generation), the
 retry when the grounding check asked for one, and the rest (graph checks, parsing, output,
