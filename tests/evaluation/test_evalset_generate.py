@@ -352,3 +352,28 @@ def test_backend_failing_midway_names_backend_and_model(graph, canned):
                                               "model 'm1' failed: connection refused"):
         _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND, model="m1"),
                                      dense=False))
+
+
+def test_a_frequency_fact_must_be_stated_as_a_frequency_in_its_chunk() -> None:
+    """'Every two years' matched 'the failures of the last two years' through the answer
+    metrics' leniency; as the source of a fact the chunk must state the frequency."""
+    from modrag_studio.engine.core.datatypes import Chunk
+    from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
+
+    chunk = Chunk(chunk_id="m#0", doc_id="m", text=(
+        "The intervals below were adjusted after the failures of the last two years. "
+        "The coolant pump CP-12 is serviced every 3 months."))
+    zh = Chunk(chunk_id="z#0", doc_id="z",
+               text="空压机 AC-05 的保养周期为每1个月。最近两年更换过两次。")
+    assert fact_found("Every two years", chunk.text)  # the lenient answer-metrics match
+    assert not stated_in("Every two years", chunk.text)
+    verdict = check_answerable("How often should the pumps be inspected?",
+                               ["Every two years"], [chunk])
+    assert verdict.reason == "answer_not_in_source"
+    assert stated_in("every three months", chunk.text)
+    assert stated_in("3 months", chunk.text)
+    assert stated_in("每1个月", zh.text)
+    assert not stated_in("每两年", zh.text)
+    kept = check_answerable("How often is the coolant pump CP-12 serviced?",
+                            ["Every 3 months"], [chunk])
+    assert kept.reason is None

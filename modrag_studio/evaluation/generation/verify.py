@@ -1,13 +1,20 @@
 """The checks a generated question passes before it is kept; each failure is a reason of
 ``report.REASONS``. Facts are matched with the answer metrics' own matcher
-(``fact_match.fact_found``: normalised text, numbers with units in any spelling)."""
+(``fact_match.fact_found``: normalised text, numbers with units in any spelling), and a fact
+that states a frequency ("every two years", "每3个月") must find it stated as one."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-from modrag_nodes.generation.fact_match import fact_found
+from modrag_nodes.generation.fact_match import (
+    QUANTITY,
+    UNIT_OF,
+    fact_found,
+    normalise,
+    parse_number,
+)
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import absent_terms, key_terms, overlap, words
@@ -19,6 +26,25 @@ _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|pass
                      r"documents?|excerpts?|articles?|abstracts?)\b|\btexts?\s*[12]\b|"
                      r"(?:文本|这段|本段|上文|该段|材料)",
                      re.IGNORECASE)
+_FREQUENCY_BEFORE = re.compile(r"(?:\b(?:every|each|per)\s+|每隔\s*|每\s*)$")
+
+
+def frequencies(text: str) -> set[tuple[float, str]]:
+    """The (value, unit) quantities of ``text`` stated as a frequency ("every 3 months")."""
+    norm = normalise(text)
+    found: set[tuple[float, str]] = set()
+    for match in QUANTITY.finditer(norm):
+        value = parse_number(match.group("num"))
+        if value is not None and _FREQUENCY_BEFORE.search(norm[:match.start()]):
+            found.add((value, UNIT_OF[match.group("unit")]))
+    return found
+
+
+def stated_in(fact: str, text: str) -> bool:
+    """Whether the chunk ``text`` states ``fact``: the answer metrics' match, and each
+    frequency of the fact stated as a frequency ("every two years" is not in "the failures
+    of the last two years", which the answer metrics' leniency alone would accept)."""
+    return fact_found(fact, text) and frequencies(fact) <= frequencies(text)
 
 
 @dataclass
@@ -65,7 +91,7 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
         return Verdict("same_answers", facts[0])
     order = _assign(facts, chunks)
     if order is None:
-        missing = [f for f in facts if not any(fact_found(f, c.text) for c in chunks)]
+        missing = [f for f in facts if not any(stated_in(f, c.text) for c in chunks)]
         return Verdict("answer_not_in_source", "; ".join(missing or facts))
     for fact in facts:
         if fact_found(fact, question):
@@ -80,9 +106,9 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
 def _assign(facts: list[str], chunks: list[Chunk]) -> list[Chunk] | None:
     if len(facts) != len(chunks):
         return None
-    if all(fact_found(f, c.text) for f, c in zip(facts, chunks, strict=True)):
+    if all(stated_in(f, c.text) for f, c in zip(facts, chunks, strict=True)):
         return list(chunks)
-    if len(chunks) == 2 and fact_found(facts[0], chunks[1].text) and fact_found(
+    if len(chunks) == 2 and stated_in(facts[0], chunks[1].text) and stated_in(
             facts[1], chunks[0].text):
         return [chunks[1], chunks[0]]
     return None
