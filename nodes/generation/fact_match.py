@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from modrag_studio.engine.core.datatypes import Answer
@@ -103,15 +103,29 @@ def parse_number(token: str) -> float | None:
     return _cn_number(token)
 
 
-def quantities(text: str, fillers: Iterable[str] = ()) -> list[tuple[float, str]]:
-    """(value, canonical unit) pairs in ``text``: "500 hours", "500小时", "５００ h",
-    "四个小时" and "every 3 months" / "每3个月" all read the same."""
-    found: list[tuple[float, str]] = []
+def _quantity_matches(text: str, fillers: Iterable[str] = ()
+                      ) -> Iterator[tuple[re.Match[str], float, str]]:
+    """Each quantity of ``text``: its match in the normalised text, value, canonical unit."""
     for match in quantity_pattern(tuple(fillers)).finditer(normalise(text)):
         value = parse_number(match.group("num"))
         if value is not None:
-            found.append((value, UNIT_OF[match.group("unit")]))
-    return found
+            yield match, value, UNIT_OF[match.group("unit")]
+
+
+def quantities(text: str, fillers: Iterable[str] = ()) -> list[tuple[float, str]]:
+    """(value, canonical unit) pairs in ``text``: "500 hours", "500小时", "５００ h",
+    "四个小时" and "every 3 months" / "每3个月" all read the same."""
+    return [(value, unit) for _, value, unit in _quantity_matches(text, fillers)]
+
+
+_FREQUENCY_BEFORE = re.compile(r"(?:\b(?:every|each|per)\s+|每隔\s*|每\s*)$")
+
+
+def frequencies(text: str) -> set[tuple[float, str]]:
+    """The (value, unit) quantities of ``text`` stated as a frequency ("every 3 months",
+    "每3个月"); "the last two years" states none."""
+    return {(value, unit) for match, value, unit in _quantity_matches(text)
+            if _FREQUENCY_BEFORE.search(match.string[:match.start()])}
 
 
 def content_words(text: str, fillers: tuple[str, ...] = ()) -> list[str]:

@@ -14,6 +14,7 @@ from modrag_nodes.generation.fact_match import fact_found
 from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
 from modrag_studio import cli
 from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
 from modrag_studio.engine.core.node import CancelToken
@@ -24,6 +25,7 @@ from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_
 from modrag_studio.evaluation.generation.prompts import parse_reply
 from modrag_studio.evaluation.generation.sampling import stratified_order
 from modrag_studio.evaluation.generation.terms import detect_language
+from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
 from tests.tiny_rag import tiny_rag_graph
 
 BACKEND = "test-canned-questions"
@@ -357,9 +359,6 @@ def test_backend_failing_midway_names_backend_and_model(graph, canned):
 def test_a_frequency_fact_must_be_stated_as_a_frequency_in_its_chunk() -> None:
     """'Every two years' matched 'the failures of the last two years' through the answer
     metrics' leniency; as the source of a fact the chunk must state the frequency."""
-    from modrag_studio.engine.core.datatypes import Chunk
-    from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
-
     chunk = Chunk(chunk_id="m#0", doc_id="m", text=(
         "The intervals below were adjusted after the failures of the last two years. "
         "The coolant pump CP-12 is serviced every 3 months."))

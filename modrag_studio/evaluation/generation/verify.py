@@ -8,13 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from modrag_nodes.generation.fact_match import (
-    QUANTITY,
-    UNIT_OF,
-    fact_found,
-    normalise,
-    parse_number,
-)
+from modrag_nodes.generation.fact_match import fact_found, frequencies
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import absent_terms, key_terms, overlap, words
@@ -26,18 +20,6 @@ _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|pass
                      r"documents?|excerpts?|articles?|abstracts?)\b|\btexts?\s*[12]\b|"
                      r"(?:文本|这段|本段|上文|该段|材料)",
                      re.IGNORECASE)
-_FREQUENCY_BEFORE = re.compile(r"(?:\b(?:every|each|per)\s+|每隔\s*|每\s*)$")
-
-
-def frequencies(text: str) -> set[tuple[float, str]]:
-    """The (value, unit) quantities of ``text`` stated as a frequency ("every 3 months")."""
-    norm = normalise(text)
-    found: set[tuple[float, str]] = set()
-    for match in QUANTITY.finditer(norm):
-        value = parse_number(match.group("num"))
-        if value is not None and _FREQUENCY_BEFORE.search(norm[:match.start()]):
-            found.add((value, UNIT_OF[match.group("unit")]))
-    return found
 
 
 def stated_in(fact: str, text: str) -> bool:
