@@ -59,24 +59,13 @@ def messages_for(index: int) -> list[dict[str, str]]:
 
 
 def child(args: argparse.Namespace) -> dict[str, Any]:
-    import xllamacpp as xlc
-
-    from modrag_nodes.llm import embedded, qwen_model
+    from modrag_nodes.llm import embedded, qwen_model, xllamacpp_runtime
 
     path = qwen_model.ensure_model() if args.model == "qwen" else embedded.packaged_gguf()
     slots = args.child_slots
-    params = xlc.CommonParams()
-    params.model.path = str(path)
-    params.n_ctx = 4096 * slots  # each slot gets n_ctx / n_parallel
-    params.n_parallel = slots
-    params.cpuparams.n_threads = args.threads
-    params.cpuparams_batch.n_threads = args.batch_threads
-    params.warmup = False
-    params.use_jinja = True
-    params.verbosity = -1
-    params.endpoint_metrics = True
-    server = xlc.Server(params)
-    server.handle_metrics()
+    # the nodes' own engine set-up; each slot gets n_ctx / n_parallel of context
+    server = xllamacpp_runtime.start_engine(path, args.threads, 4096 * slots, args.batch_threads,
+                                            parallel=slots).server
     results: dict[int, dict[str, Any]] = {}
 
     def ask(index: int) -> None:

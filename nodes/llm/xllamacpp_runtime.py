@@ -99,7 +99,7 @@ def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTE
     n_ctx = max(MIN_CONTEXT, context_length)
 
     def load() -> Engine:
-        return _load(path, count, n_ctx, batch)
+        return start_engine(path, count, n_ctx, batch)
 
     name = f"{path.name} (llama.cpp, {describe_threads(count, batch)})"
     engine = resources.model("chat model", key, load, name=name)  # size: what loading took
@@ -125,7 +125,12 @@ def describe_threads(count: int, batch: int) -> str:
     return text if batch == count else f"{text}, {batch} for the prompt"
 
 
-def _load(path: Path, threads: int, n_ctx: int, batch_threads: int | None = None) -> Engine:
+def start_engine(path: Path, threads: int, n_ctx: int, batch_threads: int | None = None, *,
+                 parallel: int = 1) -> Engine:
+    """A new llama.cpp server for ``path`` (not kept: ``load_engine`` keeps one per run's
+    resources). ``parallel`` > 1 serves that many requests at once, each slot with
+    ``n_ctx / parallel`` of context; the nodes use 1 (``bench/bench_parallel_generation.py``
+    measures why)."""
     try:
         import xllamacpp as xlc
     except ImportError as exc:
@@ -136,7 +141,7 @@ def _load(path: Path, threads: int, n_ctx: int, batch_threads: int | None = None
     params = xlc.CommonParams()
     params.model.path = str(path)
     params.n_ctx = n_ctx
-    params.n_parallel = 1
+    params.n_parallel = parallel
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = batch_threads or threads
     params.warmup = False
