@@ -358,4 +358,26 @@ def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
         if not term_present(term, blocks, aliases):
             at = norm.find(term)
             absent.append(question[index[at]:index[at + len(term) - 1] + 1] if at >= 0 else term)
+    if not scripts - {"en"}:  # a Chinese block may translate the phrase
+        for phrase in compound_terms(question, extra_stop_words):
+            if (not any(word in absent for word in phrase.split(" of "))
+                    and not any(_contains(block.text, phrase) for block in blocks)):
+                at = norm.find(phrase)
+                absent.append(question[index[at]:index[at + len(phrase) - 1] + 1])
     return absent
+
+
+_COMPOUND = re.compile(
+    r"(?<![a-z0-9_\-])([a-z][a-z\-]{2,}) of ([a-z][a-z\-]{2,})(?![a-z0-9_\-])")
+
+
+def compound_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
+    """The question's "<noun> of <noun>" phrases with no article between ("head of
+    purchasing", not "price of the bearing"): a role or a measure that the evidence names as
+    a whole; each of its two words may be written in the evidence apart ("the head of IT",
+    "Purchasing keeps a register") while the phrase is not."""
+    stop = english_stop_words() | {normalise(w) for w in extra_stop_words}
+    norm = flat(question)
+    return list(dict.fromkeys(
+        match.group(0) for match in _COMPOUND.finditer(norm)
+        if match.group(1) not in stop and match.group(2) not in stop))

@@ -38,9 +38,11 @@ from modrag_nodes.generation.claims import (
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.generation.subjects import (
+    missing_asked_value,
     repeats_question,
     restated_terms,
     swapped_subjects,
+    type_words,
     typed_entities,
 )
 from modrag_studio.engine.cache.node_cache import stable_hash
@@ -71,7 +73,9 @@ class GroundingParams(BaseModel):
                                    "word routes to 'absent' too (on the demo set words were "
                                    "absent for 8 to 12 of 42 answerable questions); off: none")
     stop_words: list[str] = Field(
-        default_factory=list, description="More words that are never key terms")
+        default_factory=list, description="More words that are never key terms (the "
+                                          "aliases_file's entity types, such as person or "
+                                          "machine, never are)")
     aliases_file: OptionalFilePath = Field(
         None, description="Corpus dictionary (entities with aliases, the kg.extract_rules "
                           "format): a claim or term is found under any alias")
@@ -91,6 +95,10 @@ class GroundingParams(BaseModel):
         True, description="With a corpus dictionary (aliases_file): an answer that names, "
                           "instead of an entity the question names, another entity of its "
                           "type (another plant, service, machine) goes to 'absent'")
+    asked_value: bool = Field(
+        True, description="A question that asks for a price or a count, answered with no "
+                          "number that could be one, is ungrounded (the retry says so; "
+                          "after it, the refusal)")
 
 
 class GroundingCheck(NodeType):
@@ -145,8 +153,10 @@ class GroundingCheck(NodeType):
         cited = _cited_blocks(answer, items)
         claims = [c for c in extract_claims(answer.text) if c.kind in params.kinds]
         claims = locate(claims, blocks, cited, question, aliases)
-        if params.fix_citations and any(c.verdict == "evidence" for c in claims):
-            fixed, moves = repoint_citations(answer.text, claims, blocks, aliases)
+        derived = {n for n, item in enumerate(items, start=1) if item.chunk.metadata.get("derived")}
+        if params.fix_citations and (any(c.verdict == "evidence" for c in claims)
+                                     or cited and cited <= derived):
+            fixed, moves = repoint_citations(answer.text, claims, blocks, aliases, derived)
             if moves:
                 answer = answer.model_copy(update={
                     "text": fixed, "citations": extract_citations(fixed, items)})
@@ -159,7 +169,8 @@ class GroundingCheck(NodeType):
         else:
             missing = [c for c in claims if c.verdict in ("missing", "evidence")]
         refused = is_refusal(answer)
-        absent = (absent_terms(question, blocks, raw_blocks, aliases, params.stop_words)
+        stop_words = [*params.stop_words, *type_words(entries)]
+        absent = (absent_terms(question, blocks, raw_blocks, aliases, stop_words)
                   if params.absent_terms != "off" and question else [])
         blocking = absent if params.absent_terms == "all" else [
             t for t in absent if is_identifier(t)]
@@ -169,7 +180,7 @@ class GroundingCheck(NodeType):
                                    lambda t: term_present(t, blocks, aliases))
                     if params.restated_terms and not refused and not asking else [])
         entities = typed_entities(entries) if params.subject_check else []
-        swapped = (swapped_subjects(question, answer.text, entities, params.stop_words)
+        swapped = (swapped_subjects(question, answer.text, entities, stop_words)
                    if entities and question and not refused else [])
         blocking = list(dict.fromkeys([*blocking, *restated]))
         language = question_language(question) if question else ""
@@ -178,19 +189,25 @@ class GroundingCheck(NodeType):
         checked = answer.model_copy(update={"claims": claims, "absent_terms": absent,
                                             "evidence": items, "query": question})
         echoed = bool(question) and not refused and repeats_question(question, answer.text)
+        unasked = (missing_asked_value(question, answer.text)
+                   if params.asked_value and question and not refused else "")
         if (blocking or swapped) and not refused:
             port = "absent"
-        elif missing and not refused or wrong_language or asking or echoed:
+        elif missing and not refused or wrong_language or asking or echoed or unasked:
             port = "ungrounded"
         else:
             port = "grounded"
         reason = ("the answer repeats the question" if echoed and port == "ungrounded"
+                  else f"the question asks for {unasked}; the answer states none"
+                  if unasked and port == "ungrounded" and not missing
                   else narrate(claims, missing, absent if asking and not missing else
                                blocking if port == "absent" else [], refused,
                                language if wrong_language else "", params.scope, swapped))
         found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
         if found_elsewhere and params.scope == "evidence":
             ctx.warn(f"stated in evidence the answer does not cite: {', '.join(found_elsewhere)}")
+        if port != "grounded":
+            checked = checked.model_copy(update={"check_reason": reason})
         ctx.note(attempt=attempt, route=port, verdict=port, reason=reason,
                  claims=[_claim_row(c) for c in claims], absent_terms=absent,
                  ungrounded=[c.text for c in missing], language=language,
@@ -204,32 +221,56 @@ def extract_claims_of(text: str, kinds: list[str]) -> list[Claim]:
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+(?:\s*\[\d{1,3}\])*)?")
 _NUMBERED = re.compile(r"\[(\d{1,3})\]")
+_CITATION_RUN = re.compile(r"\[\d{1,3}\](?:\s*\[\d{1,3}\])*")
 
 
 def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
-                      aliases: list[set[str]]) -> tuple[str, list[str]]:
+                      aliases: list[set[str]],
+                      derived: set[int] | None = None) -> tuple[str, list[str]]:
     """``text`` with a sentence's ``[n]`` citations moved to the first block that holds all
-    of the sentence's claims, when some claim is not in the blocks it cites."""
+    of the sentence's claims, when some claim is not in the blocks it cites, or when it cites
+    only ``derived`` blocks (the knowledge graph's facts, written from the documents: a
+    document that says the same is the citation a reader can open)."""
+    derived = derived or set()
     out, moves, last = [], [], 0
     for match in _SENTENCE.finditer(text):
         start, end = match.span()
         sentence = text[start:end]
         refs = [int(n) for n in _NUMBERED.findall(sentence)]
         mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
-        if not refs or not any(c.verdict == "evidence" for c in mine):
+        if not refs or not (any(c.verdict == "evidence" for c in mine)
+                            or mine and set(refs) <= derived):
             continue
-        holders = [n for n, block in enumerate(blocks, start=1)
-                   if all(claim_found(c, block, aliases) for c in mine)]
-        if not holders or any(n in refs for n in holders):
+        holders = [n for n, block in enumerate(blocks, start=1) if n not in derived
+                   and all(claim_found(c, block, aliases) for c in mine)]
+        if any(n in refs for n in holders):
             continue
-        target = holders[0]
-        new = _NUMBERED.sub(f"[{target}]", sentence)
-        new = re.sub(rf"(?:\[{target}\]\s*)+\[{target}\]", f"[{target}]", new)
-        out.append(text[last:start] + new)
+        targets = holders[:1] or (_covering_blocks(mine, blocks, aliases, derived)
+                                  if set(refs) <= derived else [])
+        if not targets:
+            continue
+        cites = "".join(f"[{n}]" for n in targets)
+        out.append(text[last:start] + _CITATION_RUN.sub(cites, sentence))
         last = end
-        moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> [{target}]")
+        moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> {cites}")
     out.append(text[last:])
     return "".join(out), moves
+
+
+def _covering_blocks(claims: list[Claim], blocks: list[Block], aliases: list[set[str]],
+                     derived: set[int], most: int = 3) -> list[int]:
+    """At most ``most`` text blocks (not ``derived``) that state all ``claims`` between them,
+    chosen greedily (most claims first); [] when they cannot."""
+    found = {n: {i for i, c in enumerate(claims) if claim_found(c, block, aliases)}
+             for n, block in enumerate(blocks, start=1) if n not in derived}
+    left, chosen = set(range(len(claims))), []
+    while left and len(chosen) < most:
+        best = max(found, key=lambda n: (len(found[n] & left), -n), default=None)
+        if best is None or not found[best] & left:
+            return []
+        chosen.append(best)
+        left -= found[best]
+    return sorted(chosen) if not left else []
 
 
 def _cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:

@@ -191,7 +191,8 @@ class PromptParams(BaseModel):
         "{feedback}\nWrite a new answer that states only what the evidence supports.",
         description="Appended to the user message when a 'feedback' answer arrives "
                     "(a self-check loop); {feedback} is that answer's text, {ungrounded} "
-                    "the claims a grounding check found in no evidence block",
+                    "the claims a grounding check found in no evidence block, {reason} "
+                    "why the check sent it back",
     )
     answer_language: Literal["any", "question"] = Field(
         "any", description="question: end the user message with an instruction, in the "
@@ -324,7 +325,8 @@ def _feedback(instruction: str, feedback: Answer) -> str:
         c.text for c in feedback.claims if c.verdict == "evidence"]
     named += [f"“{t}”" for t in feedback.absent_terms]
     return (instruction.replace("{feedback}", feedback.text)
-            .replace("{ungrounded}", ", ".join(dict.fromkeys(named)) or "(none named)"))
+            .replace("{ungrounded}", ", ".join(dict.fromkeys(named)) or "(none named)")
+            .replace("{reason}", feedback.check_reason or "it is not supported by the evidence"))
 
 
 def _count(messages: list[ChatMessage]) -> int:

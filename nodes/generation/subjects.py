@@ -10,6 +10,9 @@
   "东岸工厂的食堂早上六点开门": the evidence speaks of the other plant).
 - **the question repeated**: the answer is the question again ("哪些服务依赖仓储数据库？[1]、[2]"),
   with at most its citations and punctuation added.
+- **the value asked for, not given**: the question asks for a price or a count and the answer
+  states no number that could be one ("What is the unit price of …?" answered "The contract
+  fixes the unit price for two years": two years is no price).
 
 Entities and their types come from the corpus dictionary (``check.grounding.aliases_file``,
 the ``kg.extract_rules`` format); without one there is no subject check.
@@ -23,10 +26,12 @@ from dataclasses import dataclass
 
 from modrag_nodes.generation.claims import (
     _contains,
+    extract_claims,
     flat,
     key_terms,
     normalise,
 )
+from modrag_nodes.generation.fact_match import quantities
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,14 @@ def typed_entities(entries: list[tuple[str, str, set[str]]]) -> list[Entity]:
     """The ``dictionary_entities`` entries that have a type, as entities."""
     return [Entity(name, kind, frozenset(spellings))
             for name, kind, spellings in entries if kind and spellings]
+
+
+def type_words(entries: list[tuple[str, str, set[str]]]) -> list[str]:
+    """The dictionary's entity types as words ("person", "persons", "machine" …): they name a
+    kind of thing, which documents write by name ("the person responsible" is Chen Hao), so
+    they are no key term a document must contain."""
+    kinds = {kind.lower() for _, kind, _ in entries if kind}
+    return sorted(kinds | {f"{kind}s" for kind in kinds})
 
 
 def restated_terms(absent: list[str], answer: str, question: str = "",
@@ -127,3 +140,32 @@ def repeats_question(question: str, answer: str) -> bool:
     q = _NOT_TEXT.sub("", normalise(question))
     a = _NOT_TEXT.sub("", normalise(answer))
     return bool(q) and bool(a) and (a == q or (q in a and len(a) <= len(q) + 3))
+
+
+_ASKS_PRICE = re.compile(
+    r"\b(?:price|prices|priced|cost|costs)\b|单价|价格|价钱|多少钱|费用|成本")
+_ASKS_COUNT = re.compile(r"\bhow many\b|多少(?:个|台|名|人|家|份|次)|几(?:个|台|名|家|份|次)")
+_TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
+_NUMBER_WORD = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|dozen)\b|[一二两三四五六七八九十百千万]")
+
+
+def missing_asked_value(question: str, answer: str) -> str:
+    """What the question asks for ("a price", "a number") when the answer states nothing
+    that could be it; "" when it does or the question asks for neither."""
+    q_norm = flat(question)
+    claims = extract_claims(answer)
+    if _ASKS_PRICE.search(q_norm):
+        for claim in claims:
+            if claim.kind == "number":
+                return ""
+            if claim.kind == "quantity" and any(
+                    unit not in _TIME_UNITS for _, unit in quantities(claim.text)):
+                return ""
+        return "a price"
+    if _ASKS_COUNT.search(q_norm):
+        if any(c.kind in ("number", "quantity") for c in claims):
+            return ""
+        return "" if _NUMBER_WORD.search(flat(_without_negations(answer))) else "a number"
+    return ""

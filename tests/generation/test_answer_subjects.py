@@ -9,17 +9,20 @@ import json
 
 import pytest
 
-from modrag_nodes.generation.claims import dictionary_entities
+from modrag_nodes.generation.claims import compound_terms, dictionary_entities
 from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
 from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.generation.prompt import PromptBuilder
 from modrag_nodes.generation.subjects import (
     answer_type_words,
+    missing_asked_value,
     repeats_question,
     restated_terms,
     swapped_subjects,
+    type_words,
     typed_entities,
 )
-from modrag_studio.engine.core.datatypes import Answer
+from modrag_studio.engine.core.datatypes import Answer, Query
 
 from .conftest import scored
 
@@ -145,3 +148,70 @@ def test_a_chinese_type_word_counts_by_its_modifier(run_node) -> None:
                     text="液压泵 HP-03 由红隼液压维护。红隼液压的合同编号是 HT-2023-0415。")]
     named = _answer("维护 HP-03 的公司是红隼液压。[1]", known, "哪家公司维护液压泵 HP-03？")
     assert list(run_node(GroundingCheck, {}, answer=named)) == ["grounded"]
+
+
+PURCHASING = ("Purchasing keeps a register of the framework contracts. The contract HT-2024-0892 "
+              "covers the spindle bearing SKF-6205. It is signed with Baltic Bearing "
+              "Supply and fixes the unit price for two years.")
+
+
+def test_a_role_phrase_whose_words_are_written_apart_is_absent(run_node) -> None:
+    """"head of purchasing": the evidence says "the head of IT" and "Purchasing keeps…", never
+    the phrase; an answer pinning the role on a person is refused and names the phrase."""
+    evidence = [scored("people", 0.9, text=PEOPLE), scored("contracts", 0.8, text=PURCHASING)]
+    question = "Who is the head of purchasing at Norvale?"
+    answer = _answer("The head of purchasing at Norvale is Ingrid Holm [1].", evidence, question)
+    out = run_node(GroundingCheck, {}, answer=answer)
+    assert list(out) == ["absent"] and run_node.ctx.details["restated"] == ["head of purchasing"]
+    refusal = run_node(RefuseAnswer, {}, answer=[out["absent"]])["answer"]
+    assert refusal.text == "The documents do not mention “head of purchasing”."
+    # the phrase the evidence writes passes; "of the" is no role phrase
+    right = _answer("Zhang Min is the head of maintenance engineering [1].", evidence,
+                    "Who is the head of maintenance engineering?")
+    assert list(run_node(GroundingCheck, {}, answer=right)) == ["grounded"]
+    assert compound_terms("What is the unit price of the spindle bearing SKF-6205?") == []
+    assert compound_terms("What is the maximum spindle speed of CNC-A02?") == []
+
+
+def test_a_price_question_answered_without_a_price_is_sent_back(run_node) -> None:
+    evidence = [scored("contracts", 0.9, text=PURCHASING)]
+    question = "What is the unit price of the spindle bearing SKF-6205?"
+    dodge = _answer("The contract HT-2024-0892 fixes the unit price for two years. [1]",
+                    evidence, question)
+    out = run_node(GroundingCheck, {}, answer=dodge)
+    assert list(out) == ["ungrounded"]
+    reason = "the question asks for a price; the answer states none"
+    assert run_node.ctx.details["reason"] == reason and out["ungrounded"].check_reason == reason
+    # the retry prompt says why; after the retry the refusal names nothing it cannot name
+    retry = PromptBuilder.Params(feedback_instruction="{feedback}\nBecause {reason}.")
+    prompt = run_node(PromptBuilder, retry.model_dump(), query=Query(text=question),
+                      evidence=evidence, feedback=out["ungrounded"])["prompt"]
+    assert f"Because {reason}." in prompt.messages[-1].content
+    refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
+    assert refusal.text == "The documents do not answer this question."
+    assert list(run_node(GroundingCheck, {"asked_value": False}, answer=dodge)) == ["grounded"]
+
+
+@pytest.mark.parametrize("question, text, missing", [
+    ("What is the unit price of SKF-6205?", "It fixes the unit price for two years.", "a price"),
+    ("What is the unit price of SKF-6205?", "It costs EUR 12.50 per piece.", ""),
+    ("SKF-6205 的单价是多少？", "单价为每件 35 元。", ""),
+    ("How many people does Norvale employ?", "Norvale employs 640 people.", ""),
+    ("Within how many days is it delivered?", "Within five working days.", ""),
+    ("How many people does Norvale employ?", "Norvale is a manufacturer.", "a number"),
+    ("工厂有几台压机？", "工厂有两台压机。", ""),
+    ("Who mentors Wang Fang?", "Zhang Min.", ""),
+])
+def test_the_value_asked_for(question, text, missing) -> None:
+    assert missing_asked_value(question, text) == missing
+
+
+def test_an_entity_type_of_the_dictionary_is_no_key_term(run_node, dictionary) -> None:
+    """"the person responsible": documents write the person's name, never "person"."""
+    evidence = [scored("people", 0.9, text=PEOPLE)]
+    question = "Who is the mentor of the person Wang Fang?"
+    answer = _answer("The mentor of the person Wang Fang is Zhang Min [1].", evidence, question)
+    assert list(run_node(GroundingCheck, {}, answer=answer)) == ["absent"]  # no dictionary
+    out = run_node(GroundingCheck, {"aliases_file": dictionary}, answer=answer)
+    assert list(out) == ["grounded"] and out["grounded"].absent_terms == []
+    assert type_words(dictionary_entities(dictionary)) == ["person", "persons", "site", "sites"]

@@ -97,6 +97,32 @@ def test_scope_cited_or_evidence_and_citation_repair(run_node) -> None:
     assert run_node.ctx.details["citations_moved"] == ["[1] -> [2]"]
 
 
+def test_a_citation_of_the_graph_facts_moves_to_the_document_that_says_it(run_node) -> None:
+    """The knowledge graph's facts block is written from the documents: a sentence citing only
+    it is re-pointed to a text block holding all its claims; one no text block holds keeps it."""
+    facts = scored("knowledge-graph", 2.0, chunk_id="kg:paths", derived="knowledge graph",
+                   text="Telemetry Hub collects data from CNC-A01.\n"
+                        "Telemetry Hub collects data from PR-300.")
+    hub = scored("it", 0.9, chunk_id="it#3",
+                 text="The Telemetry Hub collects data from CNC-A01 and the press PR-300.")
+    evidence = [facts, scored("other", 0.8, text=PUMPS), hub]
+    answer = _answer("The Telemetry Hub collects data from CNC-A01 and PR-300. [1]", evidence)
+    out = run_node(GroundingCheck, {"scope": "evidence"}, answer=answer)
+    assert out["grounded"].text.endswith("PR-300. [3]")
+    assert [c.chunk_id for c in out["grounded"].citations] == ["it#3"]
+    assert run_node.ctx.details["citations_moved"] == ["[1] -> [3]"]
+    # no one document states both: the two that do between them
+    pumps = scored("pumps", 0.7, chunk_id="pumps#1", text=PUMPS)
+    two = _answer("The Telemetry Hub collects data from CNC-A01; LP-07 is serviced every "
+                  "500 hours. [1]", [facts, hub, pumps])
+    out = run_node(GroundingCheck, {"scope": "evidence"}, answer=two)
+    assert out["grounded"].text.endswith("500 hours. [2][3]")
+    only_graph = _answer("The Telemetry Hub collects data from CNC-A01 and VP-02 [1].",
+                         [facts, hub])
+    kept = run_node(GroundingCheck, {"scope": "evidence"}, answer=only_graph)
+    assert next(iter(kept.values())).text.endswith("VP-02 [1].")
+
+
 def test_absent_identifier_routes_to_absent(run_node) -> None:
     evidence = [scored("pumps", 0.9, text=PUMPS)]
     answer = _answer("The vacuum pump VP-02 is serviced every 6 months [1].", evidence)

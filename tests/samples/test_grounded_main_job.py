@@ -77,7 +77,8 @@ def test_retry_names_the_claim_then_refuses(executor, canned) -> None:
     canned.replies = [invented, invented]
     result, answer = _run(executor, "What is the rated pressure of the press PR-300?")
     assert len(canned.prompts) == 2
-    assert "No evidence block states 15,000 psi" in canned.prompts[1]
+    assert ("It was sent back because the answer says 15,000 psi; no document says that."
+            in canned.prompts[1])
     assert invented in canned.prompts[1]
     routes = [v.details["route"] for v in result.trace.visits_of("ground")]
     assert routes == ["ungrounded", "ungrounded"]

@@ -172,6 +172,7 @@ class Answer(Contract):
     query: str = ""
     claims: list[Claim] = Field(default_factory=list)
     absent_terms: list[str] = Field(default_factory=list)
+    check_reason: str = ""  # why a check sent it back or refused it, in plain words
 
     def preview(self) -> str:
         cites = f" [{len(self.citations)} citations]" if self.citations else ""
