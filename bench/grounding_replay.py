@@ -7,7 +7,7 @@ a minute, not in the half hour the model takes. Rows whose stored answer is alre
 refusal our own node wrote (``fallback``) are replayed too: the refusal text is the reply.
 
     .venv/bin/python bench/grounding_replay.py --answers bench/results/answers_qwen_after3.jsonl
-        [--graph basic_rag] [--set NODE.PARAM=VALUE ...] [--show]
+        [--graph basic_rag] [--graph-dir sample_graphs] [--set NODE.PARAM=VALUE ...] [--show]
 
 Prints, for answerable and unanswerable questions, how many end refused, by language.
 """
@@ -49,6 +49,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--answers", type=Path, required=True)
     parser.add_argument("--graph", default="basic_rag")
+    parser.add_argument("--graph-dir", default=str(ROOT / "sample_graphs"),
+                        help="folder of the graph (a variant of a sample beside the samples)")
     parser.add_argument("--evalset", type=Path,
                         default=ROOT / "resources" / "sample_corpus" / "eval_questions.jsonl")
     parser.add_argument("--set", action="append", default=[], dest="sets")
@@ -62,7 +64,7 @@ def main() -> None:
         if q.id in rows:
             REPLIES[q.question] = rows[q.id]["answer"] or ""
     register_backend("replay", StoredReplies)
-    doc = load(ROOT / "sample_graphs" / f"{args.graph}.json")
+    doc = load(Path(args.graph_dir) / f"{args.graph}.json")
     doc = apply_overrides(doc, {"llm.backend": "replay", **parse_pairs(args.sets, "--set")})
     executor = Executor(default_registry(), cache=NodeCache())  # memory only: replies vary
     counts: dict[tuple[bool, str], list[int]] = {}

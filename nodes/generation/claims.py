@@ -277,9 +277,11 @@ def locate(claims: list[Claim], blocks: list[Block], cited: set[int], question: 
 
 
 def _script(text: str) -> str:
+    """``zh`` when Chinese characters outweigh English words (a word counting as one and a
+    half characters: "由 Kestrel Hydraulics 合同供应" is Chinese that names a company)."""
     cjk = len(_CJK.findall(text))
-    latin = len(re.findall(r"[A-Za-z]", text))
-    return "zh" if cjk > latin / 3 else "en"
+    latin_words = len(re.findall(r"[A-Za-z]+", text))
+    return "zh" if cjk > latin_words * 1.5 else "en"
 
 
 def question_language(text: str) -> str:

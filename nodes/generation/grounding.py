@@ -329,7 +329,12 @@ def _named(answer: Answer) -> list[str]:
     if identifiers:
         return identifiers
     missing = list(dict.fromkeys(c.text for c in answer.claims if c.verdict == "missing"))
-    return missing or [f"“{t}”" for t in answer.absent_terms] or ungrounded_claims(answer)
+    if missing or answer.absent_terms:
+        return missing or [f"“{t}”" for t in answer.absent_terms]
+    # claims only uncited blocks state, when the check sent the answer back for them (not
+    # for, say, a date it does not give: those claims the documents do state)
+    return [c for c in ungrounded_claims(answer)
+            if not answer.check_reason or c in answer.check_reason]
 
 
 def ungrounded_claims(answer: Answer) -> list[str]:

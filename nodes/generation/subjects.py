@@ -10,9 +10,9 @@
   "东岸工厂的食堂早上六点开门": the evidence speaks of the other plant).
 - **the question repeated**: the answer is the question again ("哪些服务依赖仓储数据库？[1]、[2]"),
   with at most its citations and punctuation added.
-- **the value asked for, not given**: the question asks for a price or a count and the answer
-  states no number that could be one ("What is the unit price of …?" answered "The contract
-  fixes the unit price for two years": two years is no price).
+- **the value asked for, not given**: the question asks for a price, a count or a date and
+  the answer states no number or date that could be one ("What is the unit price of …?"
+  answered "The contract fixes the unit price for two years": two years is no price).
 
 Entities and their types come from the corpus dictionary (``check.grounding.aliases_file``,
 the ``kg.extract_rules`` format); without one there is no subject check.
@@ -145,6 +145,12 @@ def repeats_question(question: str, answer: str) -> bool:
 _ASKS_PRICE = re.compile(
     r"\b(?:price|prices|priced|cost|costs)\b|单价|价格|价钱|多少钱|费用|成本")
 _ASKS_COUNT = re.compile(r"\bhow many\b|多少(?:个|台|名|人|家|份|次)|几(?:个|台|名|家|份|次)")
+_ASKS_DATE = re.compile(
+    r"\bwhen\b.*\b(?:expire|expires|end|ends|start|starts|begin|begins|open|opens|close|"
+    r"closes|signed|founded|renewed|due)\b|\bwhat (?:date|day|time|year)\b|"
+    r"什么时候|何时|哪一天|哪天|几点|哪一年|哪年|几月")
+_DATE_WORDS = re.compile(  # a year, a clock hour (六点, 9时)
+    r"(?<![0-9\-])(?:19|20)\d{2}(?![0-9\-])|[0-9一二三四五六七八九十两]+\s*[点时]")
 _TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
 _NUMBER_WORD = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -152,8 +158,8 @@ _NUMBER_WORD = re.compile(
 
 
 def missing_asked_value(question: str, answer: str) -> str:
-    """What the question asks for ("a price", "a number") when the answer states nothing
-    that could be it; "" when it does or the question asks for neither."""
+    """What the question asks for ("a price", "a number", "a date") when the answer states
+    nothing that could be it; "" when it does or the question asks for none of them."""
     q_norm = flat(question)
     claims = extract_claims(answer)
     if _ASKS_PRICE.search(q_norm):
@@ -168,4 +174,8 @@ def missing_asked_value(question: str, answer: str) -> str:
         if any(c.kind in ("number", "quantity") for c in claims):
             return ""
         return "" if _NUMBER_WORD.search(flat(_without_negations(answer))) else "a number"
+    if _ASKS_DATE.search(q_norm):
+        if any(c.kind == "date" for c in claims) or _DATE_WORDS.search(flat(answer)):
+            return ""
+        return "a date"
     return ""

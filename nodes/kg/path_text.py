@@ -4,14 +4,21 @@ Two layouts: ``edges`` lists each distinct edge once ("A -[depends on]-> B"), ``
 writes every path as a chain ("Warehouse DB <-[depends on]- Inventory Service"). The block is
 returned as text and as a synthetic evidence chunk placed before the text evidence, so the
 prompt builder shows the graph facts first.
+
+With ``names: question`` a Chinese question gets the facts in Chinese where the graph knows
+how: each entity under its first alias written in Chinese ("英格丽·霍尔姆 -[导师]-> 陈浩"), each
+relation under its label in ``relation_labels["zh"]``; a small model copies the names it reads,
+so an English name in the facts becomes an English name in a Chinese answer.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from modrag_nodes.generation.claims import question_language
 from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -29,13 +36,59 @@ class PathTextParams(BaseModel):
     max_lines: int = Field(30, ge=1, le=1000, description="Lines kept, best paths first")
     doc_id: str = Field("knowledge-graph", min_length=1,
                         description="doc_id of the synthetic evidence chunk (its citation)")
+    names: Literal["canonical", "question"] = Field(
+        "canonical", description="canonical: entities under their graph names; question: "
+                                 "under an alias in the question's language (Chinese) when "
+                                 "the graph has one, relations under relation_labels")
+    relation_labels: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description='Relation labels by language, for names: question '
+                                          '({"zh": {"depends_on": "依赖"}})')
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def localised(result: GraphSearchResult, language: str,
+              relation_labels: dict[str, dict[str, str]] | None = None) -> GraphSearchResult:
+    """``result`` with node names and relation labels in ``language`` where known (only
+    Chinese has a script to tell its aliases by); English: ``result`` unchanged."""
+    if language != "zh":
+        return result
+    names = {}
+    for node in result.nodes:
+        alias = next((a for a in node.get("aliases", []) if _CJK.search(a)), None)
+        if alias:
+            names[node["id"]] = alias
+    if not names and not (relation_labels or {}).get(language):
+        return result
+    labels = {**result.relation_labels, **(relation_labels or {}).get(language, {})}
+
+    def name(node: str) -> str:
+        return names.get(node, node)
+
+    paths = [path.model_copy(update={
+        "start": name(path.start),
+        "steps": [step.model_copy(update={"source": name(step.source),
+                                          "target": name(step.target)})
+                  for step in path.steps]}) for path in result.paths]
+    return result.model_copy(update={"paths": paths, "relation_labels": labels})
 
 
 def _label(result: GraphSearchResult, relation: str) -> str:
     return result.relation_labels.get(relation) or relation.replace("_", " ")
 
 
+def _seam(label: str, target: str) -> str:
+    """``label`` without its last word when ``target`` starts with it ("serviced every" before
+    "every 500 operating hours": the line reads "serviced every 500 operating hours")."""
+    head, _, last = label.rpartition(" ")
+    if head and target.lower().startswith(last.lower() + " "):
+        return head
+    return label
+
+
 def _edge_line(template: str, source: str, relation: str, target: str) -> str:
+    relation = _seam(relation, target)
     try:
         return template.format(source=source, relation=relation, target=target)
     except (KeyError, IndexError, ValueError) as exc:
@@ -47,7 +100,7 @@ def _chain(result: GraphSearchResult, path: GraphPath) -> str:
     for step in path.steps:
         label = _label(result, step.relation)
         if step.forward:
-            parts.append(f"-[{label}]-> {step.target}")
+            parts.append(f"-[{_seam(label, step.target)}]-> {step.target}")
         else:
             parts.append(f"<-[{label}]- {step.source}")
     return " ".join(parts)
@@ -95,6 +148,9 @@ class PathText(NodeType):
 
     def run(self, ctx: NodeContext, params: PathTextParams, result: GraphSearchResult,
             evidence: list[ScoredChunk] | None = None) -> dict[str, Any]:
+        if params.names == "question" and result.question:
+            result = localised(result, question_language(result.question),
+                               params.relation_labels)
         text = render_paths(result, layout=params.layout, edge_template=params.edge_template,
                             header=params.header, max_lines=params.max_lines)
         items = list(evidence or [])
@@ -102,7 +158,8 @@ class PathText(NodeType):
             top = max((i.score for i in items if i.higher_is_better), default=1.0)
             chunk = Chunk(chunk_id=f"kg:{ctx.node_id}", doc_id=params.doc_id, text=text,
                           end=len(text), source="knowledge graph",
-                          metadata={"seeds": result.seeds, "paths": len(result.paths)})
+                          metadata={"seeds": result.seeds, "paths": len(result.paths),
+                                    "derived": "knowledge graph"})
             items.insert(0, ScoredChunk(chunk=chunk, score=float(top) + 1.0, rank=0,
                                         score_kind="graph", retriever=ctx.node_id))
         lines = len(text.splitlines()) - (1 if text and params.header else 0)

@@ -190,7 +190,8 @@ def search(store: KGStore, question: str, links: EntityLinks | None, params: Sea
     scored, missing = path_chunks(store, paths, seeds, params.top_k, chunks)
     on_paths = {n for p in paths for n in (p.start, *(s.source for s in p.steps),
                                            *(s.target for s in p.steps))}
-    nodes = [{"id": n, "type": store.graph.nodes[n].get("type", ""), **reached[n]}
+    nodes = [{"id": n, "type": store.graph.nodes[n].get("type", ""),
+              "aliases": list(store.graph.nodes[n].get("aliases", [])), **reached[n]}
              for n in sorted(on_paths | set(seeds), key=lambda n: (reached[n]["hop"], n))
              if n in reached]
     edges: dict[tuple[str, str, str], PathStep] = {}

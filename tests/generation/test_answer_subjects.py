@@ -190,6 +190,19 @@ def test_a_price_question_answered_without_a_price_is_sent_back(run_node) -> Non
     refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
     assert refusal.text == "The documents do not answer this question."
     assert list(run_node(GroundingCheck, {"asked_value": False}, answer=dodge)) == ["grounded"]
+    # claims an uncited block states are named only when the check sent them back (scope
+    # 'cited'), not when the answer went back for the date it does not give
+    two = [scored("people", 0.9, text=PEOPLE), *evidence]
+    late = _answer("HT-2024-0892 was signed with Baltic Bearing Supply [1].", two,
+                   "When was the contract HT-2024-0892 signed?")
+    texts = {}
+    for scope in ("evidence", "cited"):
+        sent = run_node(GroundingCheck, {"scope": scope, "fix_citations": False},
+                        answer=late)["ungrounded"]
+        texts[scope] = run_node(RefuseAnswer, {}, answer=[sent])["answer"].text
+    assert texts == {"evidence": "The documents do not answer this question.",
+                     "cited": "The documents do not mention HT-2024-0892, Baltic Bearing "
+                              "Supply."}
 
 
 @pytest.mark.parametrize("question, text, missing", [
@@ -201,6 +214,13 @@ def test_a_price_question_answered_without_a_price_is_sent_back(run_node) -> Non
     ("How many people does Norvale employ?", "Norvale is a manufacturer.", "a number"),
     ("工厂有几台压机？", "工厂有两台压机。", ""),
     ("Who mentors Wang Fang?", "Zhang Min.", ""),
+    ("When does the contract HT-2024-1107 expire?",
+     "The contract HT-2024-1107 expires three months before it expires.", "a date"),
+    ("When does the contract HT-2024-1107 expire?", "It expires on 31 March 2027.", ""),
+    ("When does the canteen open?", "At 06:00.", ""),
+    ("山顶工厂的食堂几点开门？", "食堂早上六点开门。", ""),
+    ("合同什么时候到期？", "合同在三个月后审查。", "a date"),
+    ("When is the pump LP-07 serviced?", "Every 500 operating hours.", ""),
 ])
 def test_the_value_asked_for(question, text, missing) -> None:
     assert missing_asked_value(question, text) == missing

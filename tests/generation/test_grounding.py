@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_nodes.generation.claims import Block, extract_claims, key_terms, locate
+from modrag_nodes.generation.claims import (
+    Block,
+    extract_claims,
+    key_terms,
+    locate,
+    question_language,
+)
 from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
 from modrag_nodes.generation.parser import extract_citations
 from modrag_studio.engine.core.datatypes import Answer, Query
@@ -157,6 +163,10 @@ def test_language_checked_on_the_first_attempt_only(run_node) -> None:
     assert list(run_node(GroundingCheck, {}, answer=answer, iteration=1)) == ["grounded"]
     assert list(run_node(GroundingCheck, {"check_language": False}, answer=answer)) == [
         "grounded"]
+    # Chinese that names an English company twice is Chinese
+    assert question_language("密封件 HS-40 由 Kestrel Hydraulics 合同供应，供应商是 Kestrel "
+                             "Hydraulics。[1]") == "zh"
+    assert question_language("Ingrid Holm (英格丽·霍尔姆) is the mentor of Chen Hao.") == "en"
 
 
 @pytest.mark.parametrize("question, text", [

@@ -10,7 +10,7 @@ from modrag_nodes.kg import linking
 from modrag_nodes.kg.centrality import centrality, rerank
 from modrag_nodes.kg.contracts import Entity, Relation
 from modrag_nodes.kg.linking import link_entities
-from modrag_nodes.kg.path_text import render_paths
+from modrag_nodes.kg.path_text import localised, render_paths
 from modrag_nodes.kg.search import SearchParams, graph_search, infer_direction, search
 from modrag_nodes.kg.store import KGStore
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
@@ -124,6 +124,23 @@ def test_path_text_block(corpus_store: KGStore) -> None:
     assert "spindle vibration -[caused by]-> SKF-6205" in text
     chains = render_paths(result, layout="paths", header="")
     assert "CNC-A01 -[has fault]-> spindle vibration -[caused by]-> SKF-6205" in chains
+
+
+def test_path_text_in_the_questions_language(corpus_store: KGStore) -> None:
+    """A Chinese question gets the facts under the entities' Chinese aliases and the
+    relations' Chinese labels; an English one, or a name with no Chinese alias, stays."""
+    result, _ = search(corpus_store, "订单服务负责人的导师是谁？", None, SearchParams())
+    labels = {"zh": {"mentor_of": "指导", "responsible_for": "负责"}}
+    text = render_paths(localised(result, "zh", labels),
+                        edge_template="{source}{relation}{target}。")
+    assert "英格丽·霍尔姆指导陈浩。" in text and "陈浩负责订单服务。" in text
+    assert "Ingrid Holm" not in text
+    assert localised(result, "en", labels) is result
+    english = render_paths(result)
+    assert "Ingrid Holm -[mentor of]-> Chen Hao" in english
+    interval, _ = search(corpus_store, "How often is LP-07 serviced?", None, SearchParams())
+    lines = render_paths(interval, edge_template="{source} {relation} {target}.")
+    assert "LP-07 serviced every 500 operating hours." in lines.splitlines()
 
 
 def test_centrality_rerank_blends_scores() -> None:
