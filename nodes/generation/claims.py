@@ -72,6 +72,7 @@ _QUESTION_WORDS_EN = frozenset((
     "kind", "type", "exactly", "currently", "usually", "also", "still", "other", "any",
     "go", "goes", "went", "gone", "use", "uses", "used", "using", "get", "gets", "make",
     "makes", "made", "take", "takes", "need", "needs", "happen", "happens", "know",
+    "describe", "described", "describes", "called", "known",
     # the direction of a chain of relations, asked of it more than written in documents
     "upstream", "downstream", "direct", "indirect", "transitive",
 ))
@@ -83,6 +84,7 @@ _QUESTION_WORDS_ZH = frozenset((
     "被", "把", "对", "从", "到", "它", "他", "她", "其", "该", "这", "那", "之间", "一个",
     "哪种", "哪一",
     "通过", "使用",
+    "关于", "描述", "称为", "称之为", "叫做", "又称", "形容",  # how a question asks, not what
     "上游", "下游", "直接", "间接", "最终",  # the direction of a chain of relations
 ))
 

@@ -149,8 +149,9 @@ _ASKS_DATE = re.compile(
     r"\bwhen\b.*\b(?:expire|expires|end|ends|start|starts|begin|begins|open|opens|close|"
     r"closes|signed|founded|renewed|due)\b|\bwhat (?:date|day|time|year)\b|"
     r"什么时候|何时|哪一天|哪天|几点|哪一年|哪年|几月")
-_DATE_WORDS = re.compile(  # a year, a clock hour (六点, 9时)
-    r"(?<![0-9\-])(?:19|20)\d{2}(?![0-9\-])|[0-9一二三四五六七八九十两]+\s*[点时]")
+_DATE_WORDS = re.compile(  # a year (1227年, 1997), a century or era, a clock hour (六点, 9时)
+    r"(?<![0-9\-])(?:1\d{3}|20\d{2})(?![0-9\-])|[0-9一二三四五六七八九十百千〇零两]+\s*(?:年|世纪|点|时)"
+    r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|bc|ad)\b")
 _TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
 _NUMBER_WORD = re.compile(
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"

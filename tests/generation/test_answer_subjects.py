@@ -221,6 +221,9 @@ def test_a_price_question_answered_without_a_price_is_sent_back(run_node) -> Non
     ("山顶工厂的食堂几点开门？", "食堂早上六点开门。", ""),
     ("合同什么时候到期？", "合同在三个月后审查。", "a date"),
     ("When is the pump LP-07 serviced?", "Every 500 operating hours.", ""),
+    ("蓝帐汗国形成于什么时候？", "蓝帐汗国形成于1227年前后。[2]", ""),
+    ("When was the abbey founded?", "It was founded in 1132. [1]", ""),
+    ("When was the abbey founded?", "In the 12th century. [1]", ""),
 ])
 def test_the_value_asked_for(question, text, missing) -> None:
     assert missing_asked_value(question, text) == missing

@@ -187,6 +187,10 @@ def test_key_terms() -> None:
     assert key_terms("How often is the lubrication pump LP-07 serviced?") == [
         "lp-07", "lubrication", "pump", "serviced"]
     assert key_terms("液压机 PR-300 的额定压力是多少？")[:2] == ["pr-300", "液压机"]
+    # how a question asks ("关于 … 是怎样描述的", "how is … described") is no key term
+    terms = key_terms("在传说中，关于名将岳飞是怎样描述的？")
+    assert "岳飞" in terms and not {"关于", "描述"} & set(terms)
+    assert key_terms("How is the press PR-300 described?") == ["pr-300", "press"]
 
 
 def test_plural_names_and_helper_code_in_the_fingerprint() -> None:
