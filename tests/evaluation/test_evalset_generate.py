@@ -376,3 +376,29 @@ def test_a_frequency_fact_must_be_stated_as_a_frequency_in_its_chunk() -> None:
     kept = check_answerable("How often is the coolant pump CP-12 serviced?",
                             ["Every 3 months"], [chunk])
     assert kept.reason is None
+
+
+def test_a_fact_said_of_something_else_is_rejected() -> None:
+    """The half-question asks for HT-2023-0415's counterparty; the model took "Corvid Cloud"
+    from the next sentence, which is about HT-2025-0031. A fact whose sentence names what the
+    sentence before it is about ("HT-2023-0415 covers CP-12. It is signed with Lumen") stays."""
+    contracts = Chunk(chunk_id="c#2", doc_id="c", text=(
+        "The contract HT-2023-0415 is a maintenance service agreement for pumps; its scope and\n"
+        "counterparty are described in the maintenance schedule. The contract HT-2025-0031\n"
+        "covers the Warehouse DB. The contract HT-2025-0031 is signed with Corvid Cloud, who\n"
+        "host the database replica and its backups."))
+    schedule = Chunk(chunk_id="s#2", doc_id="s", text=(
+        "The contract HT-2023-0415 covers the coolant pump CP-12 and the hydraulic pump HP-03.\n"
+        "The contract HT-2023-0415 is signed with Lumen Industrial Services."))
+    wrong = check_answerable(
+        "Who is the counterparty of the maintenance service agreement HT-2023-0415?",
+        ["Corvid Cloud"], [contracts])
+    assert wrong.reason == "answer_off_topic" and "Corvid Cloud" in wrong.detail
+    right = check_answerable("Who is the contractor for the coolant pump CP-12?",
+                             ["Lumen Industrial Services"], [schedule])
+    assert right.reason is None
+    hosts = check_answerable("Who hosts the database replica?", ["Corvid Cloud"], [contracts])
+    assert hosts.reason is None
+    # a paraphrase shares few words by design: the rule does not apply to it
+    assert check_answerable("Which firm keeps copies of the data?", ["Corvid Cloud"],
+                            [contracts], paraphrase=True).reason is None

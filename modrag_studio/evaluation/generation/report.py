@@ -17,6 +17,7 @@ REASONS = {
     "answer_not_in_source": "the answer phrase is not in the source chunk(s)",
     "same_answers": "the two answers of a two-chunk question are the same",
     "answer_in_question": "the question contains its own answer",
+    "answer_off_topic": "the sentence stating the answer shares no key word with the question",
     "not_a_paraphrase": "a paraphrase question shares most of its words with its chunk",
     "not_absent": "an unanswerable question's key terms are all in the corpus",
     "ambiguous": "no source chunk ranks in the BM25 or dense top 20",

@@ -1,7 +1,10 @@
 """The checks a generated question passes before it is kept; each failure is a reason of
 ``report.REASONS``. Facts are matched with the answer metrics' own matcher
-(``fact_match.fact_found``: normalised text, numbers with units in any spelling), and a fact
-that states a frequency ("every two years", "每3个月") must find it stated as one."""
+(``fact_match.fact_found``: normalised text, numbers with units in any spelling), a fact
+that states a frequency ("every two years", "每3个月") must find it stated as one, and the
+sentence that states a fact must share a key word with the question (else the fact is said of
+something else: "Corvid Cloud" for the counterparty of HT-2023-0415, taken from the next
+sentence, which is about HT-2025-0031)."""
 
 from __future__ import annotations
 
@@ -82,7 +85,27 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
         share = overlap(question, chunks[0].text)
         if share > PARAPHRASE_MAX_OVERLAP:
             return Verdict("not_a_paraphrase", f"{share:.0%} of its key words are in the chunk")
+    else:
+        for fact, chunk in zip(facts, order, strict=True):
+            sentences = fact_sentences(fact, chunk.text)
+            if (sentences and key_terms(question)
+                    and all(overlap(question, s) == 0 for s in sentences)):
+                return Verdict("answer_off_topic", f"{fact!r} is said of something else: "
+                                                   f"{sentences[0][:80]!r}")
     return Verdict(None, sources=order, facts=facts)
+
+
+# sentence ends, and blank lines (a single line break is a Markdown hard wrap)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n\s*\n")
+
+
+def fact_sentences(fact: str, text: str) -> list[str]:
+    """The sentences of ``text`` that state ``fact``, each with the sentence before it (which
+    often names what the fact is about: "HT-2023-0415 covers CP-12. HT-2023-0415 is signed
+    with Lumen."); [] when only several sentences state it together."""
+    sentences = [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
+    return [" ".join(sentences[max(0, i - 1):i + 1]) for i, s in enumerate(sentences)
+            if stated_in(fact, s)]
 
 
 def _assign(facts: list[str], chunks: list[Chunk]) -> list[Chunk] | None:
