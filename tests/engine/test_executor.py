@@ -377,3 +377,21 @@ def test_a_planned_run_gives_the_keys_a_real_run_uses_and_runs_nothing(executor,
     for node_id in ("q", "up", "join"):
         assert real.trace.last_visit(node_id).cache_key == \
             planned.trace.last_visit(node_id).cache_key
+
+
+def test_a_planned_run_converts_no_value_it_did_not_compute(executor):
+    """A planned node's outputs are placeholders: an edge that converts (a Query into the
+    text a str port takes) passes the placeholder on instead of converting it (the answer
+    evaluation plans every question of modular_rag this way before it embeds them)."""
+    doc = graph(
+        [node("q", "graph.input", name="question"),
+         node("route", "route.intent", use_llm=False,
+              routes=[{"name": "status", "keywords": ["status"]}]),
+         node("up", "text.upper"),
+         node("out", "graph.output", name="answer")],
+        [edge("q.value", "route.query"), edge("route.default", "up.text"),
+         edge("up.text", "out.value")])
+    planned = executor.run(doc, {"question": "hello"}, target="up", plan_only=True)
+    assert planned.ok, planned.trace.to_json()[-2000:]
+    real = executor.run(doc, {"question": "hello"}, target="up")
+    assert real.trace.last_visit("up").cache_key == planned.trace.last_visit("up").cache_key

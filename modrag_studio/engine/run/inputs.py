@@ -48,7 +48,8 @@ class EdgeDelivery:
                 edge.source_node, edge.source_port, self._type_of, self._into_port)
             self._converters[slot] = _coercion(out_type, inp.type)
         convert = self._converters[slot]
-        return convert(value) if convert is not None else value
+        # None is a planned run's placeholder for an output it did not compute
+        return convert(value) if convert is not None and value is not None else value
 
 
 @lru_cache(maxsize=4096)
