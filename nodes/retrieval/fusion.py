@@ -169,10 +169,20 @@ def _normalise(values: list[float], method: Normalization) -> list[float]:
 
 
 def _check_inputs(ctx: NodeContext, rankings: list[list[ScoredChunk]],
-                  weights: dict[str, float]) -> list[list[ScoredChunk]]:
+                  weights: dict[str, float]
+                  ) -> tuple[list[list[ScoredChunk]], dict[str, float]]:
+    """The rankings, and the weights by the ids they arrived under: a weight named for a
+    node of the same component ("vector" in a component placed as "hybrid") applies to
+    "hybrid/vector", the id that node has in the placed graph."""
     rankings = [list(r or []) for r in rankings or []]
     ids = unique_ids(rankings)
-    unknown = sorted(set(weights) - set(ids))
+    resolved = {}
+    for name in ids:
+        key = next((k for k in (name, name.rsplit("/", 1)[-1]) if k in weights), None)
+        if key is not None:
+            resolved[name] = weights[key]
+    unknown = sorted(key for key in weights
+                     if not any(key in (name, name.rsplit("/", 1)[-1]) for name in ids))
     if unknown:
         ctx.warn(f"param 'weights' names {', '.join(unknown)}, which sent no ranking here "
                  f"(inputs: {', '.join(ids) or 'none'})")
@@ -181,7 +191,7 @@ def _check_inputs(ctx: NodeContext, rankings: list[list[ScoredChunk]],
         if len(kinds) > 1:
             ctx.warn(f"input '{name}' mixes score kinds {sorted(kinds)}")
     ctx.note(inputs={name: len(r) for name, r in zip(ids, rankings, strict=True)})
-    return rankings
+    return rankings, resolved
 
 
 def _cut(fused: list[ScoredChunk], top_k: int, label: str) -> dict[str, Any]:
@@ -223,8 +233,8 @@ class RRFNode(NodeType):
 
     def run(self, ctx: NodeContext, params: RRFParams,
             rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
-        rankings = _check_inputs(ctx, rankings, params.weights)
-        fused = rrf(rankings, k=params.k, weights=params.weights)
+        rankings, weights = _check_inputs(ctx, rankings, params.weights)
+        fused = rrf(rankings, k=params.k, weights=weights)
         return _cut(fused, params.top_k, retriever_id(ctx, params.label))
 
 
@@ -251,10 +261,9 @@ class ConvexNode(NodeType):
 
     def run(self, ctx: NodeContext, params: ConvexParams,
             rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
-        rankings = _check_inputs(ctx, rankings, params.weights)
+        rankings, weights = _check_inputs(ctx, rankings, params.weights)
         try:
-            fused = convex(rankings, normalization=params.normalization,
-                           weights=params.weights)
+            fused = convex(rankings, normalization=params.normalization, weights=weights)
         except ValueError as exc:
             raise NodeConfigError(f"input 'rankings': {exc}") from exc
         return _cut(fused, params.top_k, retriever_id(ctx, params.label))

@@ -56,6 +56,23 @@ def test_weight_for_an_absent_retriever_warns(three_lists):
     assert any("graph" in w and "bm25, dense, kw" in w for w in ctx.warnings)
 
 
+def test_weights_inside_a_placed_component_name_its_own_nodes():
+    """A component's fusion names its retrievers "vector" and "bm25"; placed as "hybrid",
+    they arrive as "hybrid/vector" and "hybrid/bm25", and the weights still apply (they were
+    ignored with a warning); an exact id wins over the component's own name."""
+    lists = [ranking("hybrid/bm25", ["a", "b"]), ranking("hybrid/vector", ["b", "a"])]
+    weights = {"bm25": 0.0, "vector": 1.0}
+    for node_type in (RRFNode, ConvexNode):
+        ctx = make_ctx("hybrid/fusion")
+        out = node_type().run(ctx, node_type.Params(weights=weights), rankings=lists)
+        assert [r.chunk_id for r in out["results"]] == ["b", "a"], node_type.type_id
+        assert not ctx.warnings
+    ctx = make_ctx("hybrid/fusion")
+    out = RRFNode().run(ctx, RRFNode.Params(weights={**weights, "hybrid/bm25": 5.0}),
+                        rankings=lists)["results"]
+    assert [r.chunk_id for r in out] == ["a", "b"]
+
+
 def test_duplicates_and_repeated_retriever_ids():
     lists = [ranking("bm25", ["a", "b", "a"]), ranking("bm25", ["b"])]
     out = rrf(lists, k=60)
