@@ -238,6 +238,9 @@ def test_retrieval_loss_counts_only_when_no_other_path_keeps_it() -> None:
     # a loss on one branch that the other branch makes up for is not the first loss
     kept = attribute(_run(bm25=({"index": 1}, {"results": bm25})), GRAPH_DOC, DOC7)
     assert kept.node("bm25").status == "lost" and kept.first_loss is None
+    # a retriever that found nothing (a graph search with no linked entity) says so
+    nothing = attribute(_run(bm25=({"index": 1}, {"results": []})), GRAPH_DOC, DOC7)
+    assert nothing.node("bm25").text == "retrieved nothing"
 
 
 def test_fusion_cut_names_the_input_ranks() -> None:

@@ -306,6 +306,8 @@ def _retrieves(ctx: _Context) -> NodeEvidence:
     arrived = ctx.upstream_reached is not False
     if found:
         return _state(arrived, True, _at(found, count), f"#{found[0].position}", found, count)
+    if not count:
+        return _state(arrived, False, "retrieved nothing", "not retrieved", found, count)
     cut = f" ({ctx.cut})" if ctx.cut else ""
     return _state(arrived, False, f"not in the top {count}{cut}", "not retrieved", found, count)
 
