@@ -31,7 +31,7 @@ from modrag_nodes.generation.claims import (
     key_terms,
     normalise,
 )
-from modrag_nodes.generation.fact_match import quantities
+from modrag_nodes.generation.fact_match import NUMBER, quantities
 
 
 @dataclass(frozen=True)
@@ -153,9 +153,8 @@ _DATE_WORDS = re.compile(  # a year (1227年, 1997), a century or era, a clock h
     r"(?<![0-9\-])(?:1\d{3}|20\d{2})(?![0-9\-])|[0-9一二三四五六七八九十百千〇零两]+\s*(?:年|世纪|点|时)"
     r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|bc|ad)\b")
 _TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
-_NUMBER_WORD = re.compile(
-    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|dozen)\b|[一二两三四五六七八九十百千万]")
+# a number as the answer metrics read one (digits, 五百, "five"), or a count word
+_NUMBER_WORD = re.compile(NUMBER + r"|\b(?:thousand|dozen)\b")
 
 
 def missing_asked_value(question: str, answer: str) -> str:

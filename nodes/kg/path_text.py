@@ -13,7 +13,6 @@ so an English name in the facts becomes an English name in a Chinese answer.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,9 +44,6 @@ class PathTextParams(BaseModel):
                                           '({"zh": {"depends_on": "依赖"}})')
 
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-
 def localised(result: GraphSearchResult, language: str,
               relation_labels: dict[str, dict[str, str]] | None = None) -> GraphSearchResult:
     """``result`` with node names and relation labels in ``language`` where known (only
@@ -56,12 +52,14 @@ def localised(result: GraphSearchResult, language: str,
         return result
     names = {}
     for node in result.nodes:
-        alias = next((a for a in node.get("aliases", []) if _CJK.search(a)), None)
+        alias = next((a for a in node.get("aliases", []) if question_language(a) == "zh"),
+                     None)
         if alias:
             names[node["id"]] = alias
-    if not names and not (relation_labels or {}).get(language):
+    own_labels = (relation_labels or {}).get(language, {})
+    if not names and not own_labels:
         return result
-    labels = {**result.relation_labels, **(relation_labels or {}).get(language, {})}
+    labels = {**result.relation_labels, **own_labels}
 
     def name(node: str) -> str:
         return names.get(node, node)

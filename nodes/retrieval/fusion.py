@@ -176,13 +176,13 @@ def _check_inputs(ctx: NodeContext, rankings: list[list[ScoredChunk]],
     "hybrid/vector", the id that node has in the placed graph."""
     rankings = [list(r or []) for r in rankings or []]
     ids = unique_ids(rankings)
+    spellings = {name: (name, name.rsplit("/", 1)[-1]) for name in ids}  # exact id first
     resolved = {}
-    for name in ids:
-        key = next((k for k in (name, name.rsplit("/", 1)[-1]) if k in weights), None)
+    for name, keys in spellings.items():
+        key = next((k for k in keys if k in weights), None)
         if key is not None:
             resolved[name] = weights[key]
-    unknown = sorted(key for key in weights
-                     if not any(key in (name, name.rsplit("/", 1)[-1]) for name in ids))
+    unknown = sorted(set(weights) - {k for keys in spellings.values() for k in keys})
     if unknown:
         ctx.warn(f"param 'weights' names {', '.join(unknown)}, which sent no ranking here "
                  f"(inputs: {', '.join(ids) or 'none'})")
