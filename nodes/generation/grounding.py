@@ -96,9 +96,9 @@ class GroundingParams(BaseModel):
                           "instead of an entity the question names, another entity of its "
                           "type (another plant, service, machine) goes to 'absent'")
     asked_value: bool = Field(
-        True, description="A question that asks for a price or a count, answered with no "
-                          "number that could be one, is ungrounded (the retry says so; "
-                          "after it, the refusal)")
+        True, description="A question that asks for a price, a count or a date, answered "
+                          "with no number or date that could be one, is ungrounded (the "
+                          "retry says so; after it, the refusal)")
 
 
 class GroundingCheck(NodeType):
