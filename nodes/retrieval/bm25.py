@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from modrag_nodes.retrieval.ranking import retriever_id, top_indices, with_ranks
+from modrag_nodes.retrieval.ranking import retriever_id, scored, top_indices, with_ranks
 from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
 from modrag_studio.engine.core.datatypes import Chunk, Contract, Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -323,5 +323,4 @@ def search_texts(index: BM25Index, texts: list[str], *, top_k: int,
     scores = np.where(matched, scores, -np.inf)
     picked = [i for i in top_indices(scores, top_k) if matched[i]]
     chunks = index.chunks  # shared, like the index: nodes downstream get private copies
-    return [ScoredChunk(chunk=chunks[i], score=float(scores[i]), score_kind=kind,
-                        higher_is_better=True) for i in picked]
+    return [scored(chunks[i], float(scores[i]), score_kind=kind) for i in picked]

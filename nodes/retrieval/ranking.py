@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from modrag_studio.engine.core.datatypes import ScoredChunk, SourceRank
+from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk, ScoreKind, SourceRank
 from modrag_studio.engine.core.node import NodeContext
 
 if TYPE_CHECKING:
@@ -61,6 +61,26 @@ def clone_as(item: ScoredChunk, fixed: dict[str, object], *, score: float,
     dict (fusion makes one per fused chunk of every query)."""
     return _built(type(item), {**item.__dict__, **fixed, "score": score, "sources": sources},
                   item.__pydantic_fields_set__.union(fixed, ("score", "sources")))
+
+
+def scored(chunk: Chunk, score: float, *, score_kind: ScoreKind, rank: int = 0,
+           retriever: str = "", sources: dict[str, SourceRank] | None = None
+           ) -> ScoredChunk:
+    """``ScoredChunk(chunk=..., score=..., score_kind=..., higher_is_better=True, ...)`` (a
+    score where higher is better) from values of the right types (a ``float`` score, a
+    built chunk), not validated again: a retriever builds hundreds per query. The fields
+    set are the ones that keyword call sets."""
+    fields_set = {"chunk", "score", "score_kind", "higher_is_better"}
+    if rank:
+        fields_set.add("rank")
+    if retriever:
+        fields_set.add("retriever")
+    if sources is not None:
+        fields_set.add("sources")
+    return _built(ScoredChunk, {"chunk": chunk, "score": score, "rank": rank,
+                                "score_kind": score_kind, "higher_is_better": True,
+                                "retriever": retriever,
+                                "sources": {} if sources is None else sources}, fields_set)
 
 
 def source_rank(retriever: str, rank: int, score: float) -> SourceRank:

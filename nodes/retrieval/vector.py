@@ -7,10 +7,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+from modrag_nodes.retrieval.ranking import scored, source_rank
 from modrag_nodes.vectorstore import handles, search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.records import META_MODEL_ID
-from modrag_studio.engine.core.datatypes import Query, ScoredChunk, SourceRank
+from modrag_studio.engine.core.datatypes import Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
@@ -135,17 +136,15 @@ def _merge(found: dict[str, Any], top_k: int, node_id: str) -> list[ScoredChunk]
     for row, ids in enumerate(found["ids"]):
         docs = (found.get("documents") or [[]] * len(found["ids"]))[row]
         metas = (found.get("metadatas") or [[]] * len(found["ids"]))[row]
+        distances = found["distances"][row]
         for col, record_id in enumerate(ids):
-            similarity = 1.0 - float(found["distances"][row][col])
-            if record_id not in best or similarity > best[record_id][0]:
+            similarity = 1.0 - float(distances[col])
+            held = best.get(record_id)
+            if held is None or similarity > held[0]:
                 best[record_id] = (similarity, record_id,
                                    docs[col] if docs else None, metas[col] if metas else None)
     ordered = sorted(best.values(), key=lambda item: (-item[0], item[1]))[:top_k]
-    results = []
-    for rank, (score, record_id, text, meta) in enumerate(ordered, start=1):
-        results.append(ScoredChunk(
-            chunk=search_memo.chunk_of(record_id, text, meta), score=score, rank=rank,
-            score_kind="similarity", higher_is_better=True, retriever=node_id,
-            sources={node_id: SourceRank(retriever=node_id, rank=rank, score=score)},
-        ))
-    return results
+    chunk_of = search_memo.chunk_maker()
+    return [scored(chunk_of(record_id, text, meta), score, score_kind="similarity", rank=rank,
+                   retriever=node_id, sources={node_id: source_rank(node_id, rank, score)})
+            for rank, (score, record_id, text, meta) in enumerate(ordered, start=1)]

@@ -8,6 +8,7 @@ version, the number of results and the exact vector bytes, so a changed store, a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -34,19 +35,25 @@ def search_memo() -> AbstractContextManager[dict[tuple[Any, ...], Any]]:
     return _stack().open()
 
 
-def chunk_of(record_id: str, text: str | None, meta: dict[str, Any] | None) -> Any:
-    """The record's chunk, built once per open memo (an evaluation sees the same chunks in
-    many queries' results; chunks are shared read-only, like an index's). Without an open
-    memo, a new chunk each time."""
+def chunk_maker() -> Callable[[str, str | None, dict[str, Any] | None], Any]:
+    """A function giving a record's chunk, built once per open memo (an evaluation sees the
+    same chunks in many queries' results; chunks are shared read-only, like an index's).
+    The memo open now is looked up once, for all the chunks of a search result. Without an
+    open memo, a new chunk each time."""
     memos = _stack().open_memos()
-    memo = memos[-1] if memos else None
-    hit = memo.get(("chunk", record_id)) if memo is not None else None
-    if hit is not None:
-        return hit
-    chunk = chunk_from_record(record_id, text, meta)
-    if memo is not None:
-        memo[("chunk", record_id)] = chunk
-    return chunk
+    if not memos:
+        return chunk_from_record
+    memo = memos[-1]
+
+    def remembered_chunk(record_id: str, text: str | None, meta: dict[str, Any] | None
+                         ) -> Any:
+        key = ("chunk", record_id)
+        chunk = memo.get(key)
+        if chunk is None:
+            chunk = memo[key] = chunk_from_record(record_id, text, meta)
+        return chunk
+
+    return remembered_chunk
 
 
 def is_open() -> bool:

@@ -7,7 +7,12 @@ from typing import Any
 
 def short(text: Any, limit: int = 80) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
+    text = str(text)
+    if len(text) > 2 * limit:  # a preview of a long text (a chunk) flattens only its start:
+        flat = " ".join(text[: 2 * limit].split())  # a prefix of the whole text's flat form
+        if len(flat) > limit:
+            return flat[: limit - 1] + "…"
+    flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
