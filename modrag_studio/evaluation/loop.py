@@ -106,7 +106,7 @@ def run_questions(
         if batch_queries and questions:
             batching.enter_context(batched_query_embeddings(
                 doc, executor, texts=[q.text for q in questions], query_name=query_name,
-                base_inputs=base, hooks=setup_hooks))
+                base_inputs=base, hooks=setup_hooks, memory_only=memory_only))
         for index, question in enumerate(questions):
             if cancel is not None and cancel.cancelled:
                 break

@@ -122,12 +122,14 @@ def _query_embedders(doc: GraphDocument, node_id: str, result: Any) -> list[Any]
 def batched_query_embeddings(
     doc: GraphDocument, executor: Executor, *, texts: list[str], query_name: str,
     base_inputs: dict[str, Any], hooks: Sequence[RunHook] = (),
+    memory_only: set[str] | frozenset[str] = frozenset(),
 ) -> Iterator[int]:
     """Within the block, per-query runs of ``texts`` find their query vectors already
     computed.
 
     Yields the number of vectors embedded ahead (0 when the graph embeds no query, or when
-    the cache holds every text's query side).
+    the cache holds every text's query side). ``memory_only``: the nodes whose results the
+    setup runs keep out of the disk cache, as the per-query runs do.
     """
     try:
         from modrag_nodes.embedding.memo import query_vector_memo, remember
@@ -141,7 +143,7 @@ def batched_query_embeddings(
     firsts: dict[str, Any] = {}
     for target in targets:  # runs only up to the node: indexes, never an LLM after it
         first = executor.run(doc, {**base_inputs, query_name: texts[0]}, target=target,
-                             hooks=hooks)
+                             hooks=hooks, memory_only=memory_only)
         if first.ok:
             firsts[target] = first
             specs.update((s.model_dump_json(), s) for s in _query_embedders(doc, target, first))

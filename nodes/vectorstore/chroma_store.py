@@ -123,7 +123,16 @@ def open_collection(key: tuple[Any, ...], name: str) -> tuple[Any | None, Any]:
         if hit is not None and hit[0] == version:
             return hit[1], version
         _reopen_after_others(key, version)
+    with _lock:
+        fresh = key not in _clients
     collection = get_collection(client_for(key), name)
+    if version is not None and fresh:
+        # Opening a folder writes to its database (Chroma's start-up bookkeeping), which
+        # moves the version: that change is this process's own, not another's to reopen for
+        # (each open had made the next call open the folder again).
+        version = store_version(key) or version
+        with _lock:
+            _seen[key] = version
     if version is not None and collection is not None:
         with _lock:
             _collections[(*key, name)] = (version, collection)

@@ -67,3 +67,31 @@ def test_memo_hands_back_vectors_only_for_the_same_embedder():
         assert remembered(spec, ["a", "c"]) is None
         assert remembered(EmbedderSpec(model="m", query_prefix="q: "), ["a"]) is None
     assert remembered(spec, ["a"]) is None
+
+
+@pytest.mark.slow  # loads the MiniLM model and builds a Chroma index
+def test_a_ranking_evaluation_writes_no_query_result_to_disk(tmp_path, root):
+    """Not even the first query's, whose setup run builds the indexes: a fresh process
+    scores every query anew (and a fixed-cost measurement embeds its query)."""
+    from modrag_studio.evaluation.query_batch import query_side_nodes
+
+    dataset = load_beir(write_dataset(tmp_path / "data"), "test")
+    doc = load(root / "sample_graphs" / "scifact_hybrid.json")
+    registry = default_registry()
+    executor = Executor(registry, cache=NodeCache(disk_dir=tmp_path / "cache"),
+                        work_dir=tmp_path / "w")
+    evaluate_graph(doc, dataset, ["fusion.results"], executor=executor)
+    side = query_side_nodes(doc, "query", registry) - {"query"}
+    disk = NodeCache(disk_dir=tmp_path / "cache")  # what a new process finds
+    planner = Executor(registry, cache=disk, work_dir=tmp_path / "w")
+    for query_id in dataset.evaluated_query_ids():
+        planned = planner.run(doc, {"corpus": str(dataset.corpus_path),
+                                    "query": dataset.queries[query_id]}, plan_only=True)
+        keys = {v.node_id: v.cache_key for v in planned.trace.visits
+                if v.node_id in side and v.cache_key}
+        assert {"bm25", "dense", "fusion"} <= set(keys)
+        assert not [node for node, key in keys.items() if disk.contains(key)]
+    indexes = planner.run(doc, {"corpus": str(dataset.corpus_path), "query": "x"},
+                          plan_only=True)
+    assert all(disk.contains(v.cache_key) for v in indexes.trace.visits
+               if v.node_id in ("bm25_index", "split") and v.cache_key)  # these do persist

@@ -137,3 +137,43 @@ def test_editing_a_helper_module_of_a_node_invalidates_its_cache_entry(tmp_path,
     finally:
         for name in ("shout_plugin_pkg", "shout_plugin_pkg.nodes", "shout_plugin_pkg.wording"):
             sys.modules.pop(name, None)
+
+
+def test_the_helper_scan_finds_imports_nested_anywhere(tmp_path, monkeypatch):
+    """Imports in functions, methods, ``if``/``try``/``with``/loops, ``except`` and ``match``
+    clauses all count; the scan walks statements only."""
+    package = tmp_path / "scanpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    helpers = [f"h{i}" for i in range(9)]
+    for name in helpers:
+        (package / f"{name}.py").write_text("VALUE = 1\n")
+    (package / "main.py").write_text(textwrap.dedent('''
+        import scanpkg.h0
+        def f():
+            from scanpkg import h1
+        class C:
+            def m(self):
+                if True:
+                    import scanpkg.h2
+                else:
+                    import scanpkg.h3
+        try:
+            pass
+        except ImportError:
+            from scanpkg.h4 import VALUE
+        finally:
+            import scanpkg.h5
+        with open(__file__):
+            for _ in ():
+                import scanpkg.h6
+        match 1:
+            case 1:
+                import scanpkg.h7
+        while False:
+            from scanpkg.h8 import VALUE as V
+        text = "import scanpkg.not_a_module"
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = _imported_modules("scanpkg.main", "scanpkg")
+    assert sorted(found) == [f"scanpkg.{name}" for name in helpers]

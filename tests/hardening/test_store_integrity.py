@@ -316,6 +316,38 @@ def test_searches_after_another_process_rewrote_the_folder_see_its_records(tmp_p
     cs.forget_clients()
 
 
+def test_a_folder_another_process_wrote_is_opened_once(tmp_path, monkeypatch):
+    """Opening a Chroma folder writes to its database (the client's start-up bookkeeping).
+    That change is the opener's own: before, every later call took it for another process's
+    write and opened the folder again (four clients and four counts in one evaluation)."""
+    import numpy as np
+
+    store = tmp_path / "store"
+    writer = ("import sys, numpy as np, chromadb\n"
+              "c = chromadb.PersistentClient(path=sys.argv[1])\n"
+              "c = c.get_or_create_collection('shared', embedding_function=None)\n"
+              "c.upsert(ids=[f'a{i}' for i in range(20)], documents=['a'] * 20,\n"
+              "         embeddings=np.random.default_rng(3).random((20, 8)).astype(np.float32))\n")
+    done = subprocess.run([sys.executable, "-c", writer, str(store)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    cs.forget_clients()
+    made: list[tuple] = []
+    make = cs._make_client
+    monkeypatch.setattr(cs, "_make_client", lambda key: made.append(key) or make(key))
+    key = ("chroma-persistent", str(store))
+    handles = []
+    for _ in range(4):  # a store check, a setup run, a plan, a query: as an evaluation does
+        collection, version = cs.open_collection(key, "shared")
+        assert cs.count_at(key, "shared", collection, version) == 20
+        handles.append(collection)
+    assert len(made) == 1
+    assert all(h is handles[0] for h in handles)
+    probe = np.random.default_rng(2).random((1, 8)).astype(np.float32)
+    assert handles[0].query(query_embeddings=probe, n_results=3)["ids"][0][0].startswith("a")
+    cs.forget_clients()
+
+
 @pytest.mark.parametrize("store_type", STORES)
 def test_a_read_only_run_does_not_wait_for_a_writer_and_names_it(tmp_path, store_type):
     import time

@@ -14,6 +14,7 @@ import ast
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Iterator
 from functools import cache
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 
@@ -75,7 +76,7 @@ def _imported_modules(module_name: str, package: str) -> tuple[str, ...]:
     except (OSError, SyntaxError, ValueError):
         return ()
     names: list[str] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             candidates = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -85,6 +86,22 @@ def _imported_modules(module_name: str, package: str) -> tuple[str, ...]:
         names += [c for c in candidates
                   if c.startswith(package + ".") and _source_path(c) is not None]
     return tuple(dict.fromkeys(names))
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body``, nested ones too (in functions, classes, ``if``, ``try``,
+    ``with``, loops, ``match``): imports are statements, so the expressions, which are most
+    of a module's tree, are not walked."""
+    todo = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(node, field, None)
+            if isinstance(inner, list):
+                todo.extend(inner)
+        for clause in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            todo.extend(clause.body)
 
 
 def _source_path(module_name: str) -> str | None:
