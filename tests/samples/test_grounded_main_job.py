@@ -103,15 +103,30 @@ def test_absent_identifier_is_refused_without_a_retry(executor, canned) -> None:
     assert answer.fallback is True and answer.text == "The documents do not mention VP-02."
 
 
-def test_chinese_question_is_answered_in_chinese_from_chinese_evidence(executor, canned) -> None:
+def test_chinese_question_answered_in_english_is_translated(executor, canned) -> None:
     canned.replies = ["AC-05 is serviced every month [1].", "空压机 AC-05 每个月保养一次 [1]。"]
     result, answer = _run(executor, "空压机 AC-05 多久保养一次？")
     assert canned.prompts[0].endswith("请用中文回答。")
-    assert result.trace.visits_of("ground")[0].details["reason"] == (
-        "the question is in Chinese, the answer is not")
+    # the second call is a short translation request, not the whole prompt again
+    assert "翻译成中文" in canned.prompts[1]
+    assert canned.prompts[1].endswith("AC-05 is serviced every month [1].")
+    assert result.trace.last_visit("translate").details["translated"] is True
+    assert [v.details["route"] for v in result.trace.visits_of("ground")] == ["grounded"]
     # block [1] holds the knowledge graph's facts (in Chinese); the citation moves to the
     # Chinese maintenance document that states them
     assert answer.evidence[0].doc_id == "knowledge-graph"
     assert "空压机 AC-05" in answer.evidence[0].chunk.text
     assert answer.text == "空压机 AC-05 每个月保养一次 [2]。" and not answer.fallback
     assert [c.doc_id for c in answer.citations] == ["zh_maintenance.md"]
+
+
+def test_an_unusable_translation_is_sent_back_as_before(executor, canned) -> None:
+    english = "AC-05 is serviced every month [1]."
+    canned.replies = [english, english, "空压机 AC-05 每个月保养一次 [1]。"]
+    result, answer = _run(executor, "空压机 AC-05 多久保养一次？")
+    assert len(canned.prompts) == 3  # answer, translation (still English), retry
+    assert result.trace.visits_of("translate")[0].details["reason"] == "the reply is not in zh"
+    assert result.trace.visits_of("ground")[0].details["reason"] == (
+        "the question is in Chinese, the answer is not")
+    assert "It was sent back because the question is in Chinese" in canned.prompts[2]
+    assert answer.text == "空压机 AC-05 每个月保养一次 [2]。" and not answer.fallback
