@@ -286,6 +286,18 @@ def test_a_run_cancelled_while_waiting_for_the_lock_stops_at_once(tmp_path, wher
     assert waited < 5  # not the 30 s wait
 
 
+def write_in_another_process(store: Path, script: str) -> None:
+    """Run ``script`` in a new Python process with ``c``, a Chroma client of ``store``, and
+    ``vectors(n)``, n random 8-dimensional vectors."""
+    prelude = ("import sys, numpy as np, chromadb\n"
+               "c = chromadb.PersistentClient(path=sys.argv[1])\n"
+               "def vectors(n):\n"
+               "    return np.random.default_rng(3).random((n, 8)).astype(np.float32)\n")
+    done = subprocess.run([sys.executable, "-c", prelude + script, str(store)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 def test_searches_after_another_process_rewrote_the_folder_see_its_records(tmp_path):
     """An embedded Chroma client keeps the vector index in memory: after another process
     replaced the records, its searches returned the deleted ids (a served graph answered
@@ -302,14 +314,10 @@ def test_searches_after_another_process_rewrote_the_folder_see_its_records(tmp_p
     collection, _ = cs.open_collection(key, "shared")
     probe = np.random.default_rng(2).random((1, 8)).astype(np.float32)
     assert collection.query(query_embeddings=probe, n_results=3)["ids"][0][0].startswith("a")
-    writer = ("import sys, numpy as np, chromadb\n"
-              "c = chromadb.PersistentClient(path=sys.argv[1]).get_collection('shared')\n"
-              "c.delete(ids=[f'a{i}' for i in range(20)])\n"
-              "c.upsert(ids=[f'b{i}' for i in range(30)], documents=['b'] * 30,\n"
-              "         embeddings=np.random.default_rng(3).random((30, 8)).astype(np.float32))\n")
-    done = subprocess.run([sys.executable, "-c", writer, str(store)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    write_in_another_process(store, "c = c.get_collection('shared')\n"
+                                    "c.delete(ids=[f'a{i}' for i in range(20)])\n"
+                                    "c.upsert(ids=[f'b{i}' for i in range(30)],\n"
+                                    "         documents=['b'] * 30, embeddings=vectors(30))\n")
     collection, _ = cs.open_collection(key, "shared")
     found = collection.query(query_embeddings=probe, n_results=5)["ids"][0]
     assert found and all(i.startswith("b") for i in found), found
@@ -323,14 +331,10 @@ def test_a_folder_another_process_wrote_is_opened_once(tmp_path, monkeypatch):
     import numpy as np
 
     store = tmp_path / "store"
-    writer = ("import sys, numpy as np, chromadb\n"
-              "c = chromadb.PersistentClient(path=sys.argv[1])\n"
-              "c = c.get_or_create_collection('shared', embedding_function=None)\n"
-              "c.upsert(ids=[f'a{i}' for i in range(20)], documents=['a'] * 20,\n"
-              "         embeddings=np.random.default_rng(3).random((20, 8)).astype(np.float32))\n")
-    done = subprocess.run([sys.executable, "-c", writer, str(store)], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    write_in_another_process(store, "c = c.get_or_create_collection('shared',\n"
+                                    "                               embedding_function=None)\n"
+                                    "c.upsert(ids=[f'a{i}' for i in range(20)],\n"
+                                    "         documents=['a'] * 20, embeddings=vectors(20))\n")
     cs.forget_clients()
     made: list[tuple] = []
     make = cs._make_client
