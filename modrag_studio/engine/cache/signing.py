@@ -12,6 +12,7 @@ import hmac
 import os
 import pickle
 import secrets
+import tempfile
 import threading
 from pathlib import Path
 from typing import IO, Any
@@ -46,18 +47,31 @@ def signing_key() -> bytes:
             key = _read_key(path)
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            key = secrets.token_bytes(32)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:  # another process made it first
-                key = _read_key(path)
-            else:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(key)
+            key = _create_key(path)
         if len(key) < 16:
             raise BadSignature(f"cache key {path} is too short; delete it to make a new one")
         _key[str(path)] = key
         return key
+
+
+def _create_key(path: Path) -> bytes:
+    """A new key written to ``path``, or the key another process put there first. The key
+    is written whole to a private temporary file and then linked into place, so a process
+    never reads a key file another is still writing (one that did read an empty key)."""
+    key = secrets.token_bytes(32)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".cache.key.")
+    try:
+        with os.fdopen(fd, "wb") as fh:  # mkstemp makes it 0600
+            fh.write(key)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:  # another process made it first
+            return _read_key(path)
+        return key
+    finally:
+        os.unlink(temporary)
 
 
 def _read_key(path: Path) -> bytes:
