@@ -24,6 +24,7 @@ from pathlib import Path
 from modrag_nodes.generation.fact_match import (
     NUMBER,
     QUANTITY,
+    THOUSANDS_SEPARATOR,
     UNIT_GROUP,
     UNIT_OF,
     parse_number,
@@ -106,7 +107,7 @@ def normalise_map(text: str) -> tuple[str, list[int]]:
             out.append(piece)
             index.append(i)
     joined = "".join(out)
-    drop = {m.start() for m in re.finditer(r"(?<=\d)[,，](?=\d{3}\b)", joined)}
+    drop = {m.start() for m in THOUSANDS_SEPARATOR.finditer(joined)}
     if drop:
         out = [c for n, c in enumerate(out) if n not in drop]
         index = [i for n, i in enumerate(index) if n not in drop]

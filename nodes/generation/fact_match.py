@@ -73,11 +73,15 @@ FILLERS = frozenset((
 ))
 
 
+#: A thousands separator: the comma of "2,000" (removed before numbers are compared).
+THOUSANDS_SEPARATOR = re.compile(r"(?<=\d)[,，](?=\d{3}\b)")
+
+
 def normalise(text: str) -> str:
     """NFKC (full-width digits and letters to ASCII), case-folded, thousands separators
     removed, white space folded."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = re.sub(r"(?<=\d)[,，](?=\d{3}\b)", "", text)
+    text = THOUSANDS_SEPARATOR.sub("", text)
     return " ".join(text.split())
 
 
