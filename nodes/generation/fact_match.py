@@ -73,8 +73,9 @@ FILLERS = frozenset((
 ))
 
 
-#: A thousands separator: the comma of "2,000" (removed before numbers are compared).
-THOUSANDS_SEPARATOR = re.compile(r"(?<=\d)[,，](?=\d{3}\b)")
+#: A thousands separator: the comma of "2,000" (removed before numbers are compared). The
+#: group ends where the digits do: "每2,000小时" has no word boundary after its zeros.
+THOUSANDS_SEPARATOR = re.compile(r"(?<=\d)[,，](?=\d{3}(?!\d))")
 
 
 def normalise(text: str) -> str:

@@ -56,6 +56,18 @@ def test_units_number_words_and_full_width_digits_are_normalised() -> None:
     assert _claims("five hundred hours? no: 640 people", PUMPS)["640 people"] == "missing"
 
 
+def test_a_grouped_number_written_against_chinese_characters_is_one_number() -> None:
+    """"每2,000小时" has no word boundary after its zeros: the claim was "2" and "000小时",
+    both missing from evidence that says 2,000 hours."""
+    hours = "The AC-05 compressor is serviced every 2,000 operating hours."
+    assert [c.text for c in extract_claims("AC-05 每2,000小时保养一次。[1]")] == [
+        "AC-05", "2,000小时"]
+    assert _claims("AC-05 每2,000小时保养一次。", hours)["2,000小时"] == "cited"
+    assert _claims("AC-05 每2,500小时保养一次。", hours)["2,500小时"] == "missing"
+    assert Block.of("压缩机每２，０００小时保养").numbers >= {2000.0}
+    assert Block.of("版本 1,2345 与 2,000km").numbers >= {2000.0, 1.0, 2345.0}
+
+
 def test_verdict_names_the_block_and_the_question() -> None:
     blocks = [Block.of("The coolant pump CP-12 is serviced every 3 months."), Block.of(PUMPS)]
     claims = locate(extract_claims("LP-07 every 500 hours [1]"), blocks, {1},
