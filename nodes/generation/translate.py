@@ -18,7 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.generation.claims import extract_claims, normalise, question_language
+from modrag_nodes.generation.claims import (
+    Block,
+    claim_found,
+    extract_claims,
+    question_language,
+)
 from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
 from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.llm.client import LLMSpec
@@ -102,10 +107,9 @@ def translation_problem(original: str, translated: str, language: str) -> str:
         return f"the reply is not in {language}"
     if sorted(set(_BLOCK.findall(original))) != sorted(set(_BLOCK.findall(translated))):
         return "the block numbers changed"
-    kept = normalise(translated)
+    block = Block.of(translated)  # the grounding check's own matcher
     for claim in extract_claims(original):
-        if claim.kind in ("identifier", "number", "quantity", "date"):
-            digits = re.findall(r"[A-Za-z0-9]+(?:[-.,][A-Za-z0-9]+)*", normalise(claim.text))
-            if any(d not in kept for d in digits if any(c.isdigit() for c in d)):
-                return f"“{claim.text}” is not in the translation"
+        if claim.kind in ("identifier", "number", "quantity", "date") and not claim_found(
+                claim, block, []):
+            return f"“{claim.text}” is not in the translation"
     return ""
