@@ -199,7 +199,7 @@ REFUSAL_PATTERNS = (
     r"\bnot (?:mentioned|stated|specified|provided|found|available|covered)\b",
     r"\bthere is no (?:mention|information|record)\b", r"\bnone of the documents\b",
     r"无法回答", r"无法确定", r"无法找到", r"不知道", r"没有(?:提到|提及|相关|找到|关于|足够)",
-    r"未(?:提及|提到|找到|说明|记载)", r"(?:文档|资料|材料)中?(?:没有|并未|未)", r"不清楚",
+    r"未(?:提及|提到|找到|说明|记载)", r"(?:证据|文档|资料|材料)中?(?:没有|并未|未)", r"不清楚",
     r"无相关", r"没有.{0,12}信息",
 )
 REFUSAL = re.compile("|".join(REFUSAL_PATTERNS), re.IGNORECASE)

@@ -76,6 +76,7 @@ def test_fact_recall_counts_an_item_when_any_alternative_is_stated():
     ("There is not enough information to answer.", True),
     ("文档中没有提到首席执行官。", True),
     ("无法回答这个问题。", True),
+    ("证据没有说。[1]", True),  # the prompt's refusal sentence, written in Chinese
     ("LP-07 is serviced every 500 hours.", False),
     ("李娜负责空压机 AC-05。", False),
 ])
