@@ -304,6 +304,26 @@ def test_not_cited_is_a_generation_loss() -> None:
     assert "did not cite it" in result.narration
 
 
+def test_focus_that_cuts_the_phrase_out_of_a_kept_chunk_is_the_loss() -> None:
+    doc = from_json_dict({**GRAPH, "nodes": [*GRAPH["nodes"], {
+        "id": "focus", "type": "evidence.focus", "params": {}}], "edges": [
+        *GRAPH["edges"], {"from": "rerank.results", "to": "focus.evidence"}]})
+    reranked = _run().node_outputs[("rerank", 0)]["results"]
+    cut = reranked[0].model_copy(update={"chunk": reranked[0].chunk.model_copy(
+        update={"text": "text of document 7"})})
+    phrase = ExpectedEvidence.parse(["text:500 operating hours"])
+    lost = attribute(_run(focus=({"evidence": reranked}, {
+        "evidence": [cut, *reranked[1:]], "dropped": []})), doc, phrase, targets=["focus"])
+    focus = lost.node("focus")
+    assert focus.text == "cut out (was #1 of 3; kept: d7#0, d1#0, d2#0)"
+    assert lost.first_loss == "focus"
+    assert lost.narration.endswith("but the evidence focus cut it out.")
+    kept = attribute(_run(focus=({"evidence": reranked}, {
+        "evidence": reranked[:1], "dropped": reranked[1:]})), doc, phrase, targets=["focus"])
+    assert kept.node("focus").text == "kept, #1 of 1 (1 of 3 kept)"
+    assert kept.first_loss is None
+
+
 def test_phrase_resolution_on_the_splitter_output() -> None:
     doc = DOCS[6]
     start = doc.text.index("500")
@@ -335,6 +355,7 @@ EXPECTED_KINDS = {
     "retrieve.vector": "retrieves", "kg.search": "retrieves", "fuse.rrf": "merges",
     "fuse.convex": "merges", "rerank.embedding": "reorders", "rerank.cross_encoder": "reorders",
     "rerank.flag": "reorders", "kg.centrality_rerank": "reorders", "grade.documents": "filters",
+    "evidence.focus": "filters",
     "guard.evidence": "gate", "prompt.build": "prompt", "llm.generate": "passes",
     "answer.select": "passes", "graph.output": "passes", "check.support": "passes",
     "parse.answer": "cites", "debug.passthrough": "passes", "evidence.pin": "passes",

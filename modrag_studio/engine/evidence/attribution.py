@@ -382,17 +382,20 @@ def _filters(ctx: _Context) -> NodeEvidence:
     found, count, before, arrived = ctx.flow()
     graded = sum(len(ctx.finder.entries(v)) for v in ctx.in_values())
     of = f" of {graded}" if graded else ""
+    judges = ctx.role.judges
     if found:
-        return _state(arrived, True, f"kept, {_at(found, count)} ({count}{of} judged "
-                      "relevant)", "kept", found, count)
+        judged = f" ({count}{of} judged relevant)" if judges else f" ({count}{of} kept)"
+        return _state(arrived, True, f"kept, {_at(found, count)}{judged}", "kept", found,
+                      count)
     port = ctx.role.dropped_port
     rejected = ctx.finder.find(ctx.expected, ctx.outputs.get(port)) if port else []
-    short = "judged not relevant" if rejected else "filtered out"
+    short = ("judged not relevant" if rejected else "filtered out") if judges else "cut out"
     was = f"was #{before[0].position}{of}; " if before else ""
     kept = [c.chunk_id for c, _ in iter_chunks(ctx.out_values())]
-    which = (f"judged relevant: {', '.join(kept[:3])}" + (f" (+{len(kept) - 3} more)"
-                                                         if len(kept) > 3 else "")
-             if kept else "none judged relevant")
+    label = "judged relevant" if judges else "kept"
+    which = (f"{label}: {', '.join(kept[:3])}" + (f" (+{len(kept) - 3} more)"
+                                                  if len(kept) > 3 else "")
+             if kept else f"none {label}")
     state = _state(arrived, False, f"{short} ({was}{which})", short, found, count)
     state.was = before[0].position if before else None
     state.clause = f"{short}, {which}"

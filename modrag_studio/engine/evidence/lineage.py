@@ -16,6 +16,8 @@ where the evidence went ("dropped, was #5, now #11 (top_n 8)"). That port is not
 node's evidence outputs, and being no ``list[ScoredChunk]`` it is not scored, compared or
 shown as one of the node's rankings either.
 - ``filters``: keeps a subset in order; ``dropped_port`` names where rejected chunks go (graders).
+  ``judges=False``: a rule cuts, not a relevance judgement (the evidence focus, which also
+  cuts a kept chunk's text: a phrase it cut out is lost there).
 - ``gate``: passes the evidence on or fires ``stop_port`` instead (guards).
 - ``prompt``: builds a ``Prompt`` whose evidence blocks are numbered; ``Prompt.dropped``
   lists what the token budget squeezed out.
@@ -51,7 +53,8 @@ class EvidenceRole:
     ``inputs`` / ``outputs`` name the ports that carry evidence (empty: all of them);
     ``top_param`` is the param that cuts the output ranking (``top_k``, ``top_n``);
     ``uncut_port`` the output with the whole ranking before that cut (optional); ``noun``
-    what the node is in plain words for narration ("keyword search"; default by kind).
+    what the node is in plain words for narration ("keyword search"; default by kind);
+    ``judges`` whether a ``filters`` node judges relevance (a grader) or cuts by a rule.
     """
 
     kind: RoleKind
@@ -62,6 +65,7 @@ class EvidenceRole:
     stop_port: str | None = None
     uncut_port: str | None = None
     noun: str = ""
+    judges: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in ROLE_KINDS:

@@ -51,7 +51,8 @@ def _loss_reason(loss: NodeEvidence) -> str:
         case "merges" | "reorders":
             return f"{name} {_below(loss)}"
         case "filters":
-            return f"{name} judged it not relevant"
+            return (f"{name} cut it out" if loss.short == "cut out"
+                    else f"{name} judged it not relevant")
         case "gate":
             return f"{name} stopped before answering"
         case "prompt":
@@ -108,7 +109,8 @@ def narrate_node(attribution: Attribution, node_id: str) -> str:
             was = f" (it was {node.was})" if node.was is not None else ""
             return f"{name} put the right passage at {at}{was}."
         case "filters":
-            return f"{name} judged the right passage relevant."
+            return (f"{name} kept the right passage." if "judged" not in node.text
+                    else f"{name} judged the right passage relevant.")
         case "prompt":
             return f"The right passage is {node.short} of the prompt."
         case "cites":
