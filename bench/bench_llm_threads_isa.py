@@ -4,9 +4,12 @@ One fixed RAG-style prompt (evidence paragraphs from ``resources/sample_corpus``
 question, about 700 tokens with Qwen's tokenizer), greedy, 64 new tokens. Per config it
 reports prompt-processing tokens/s and decode tokens/s as llama.cpp times them itself
 (``timings`` of the server for xllamacpp, ``llama_perf_context`` for llama-cpp-python), median
-and min over the rounds, and the ratio of the medians to xllamacpp at 1 thread.
+and min over the rounds, and the ratio of the medians to the first config.
 
-Configs: ``xllamacpp`` (the prebuilt wheel, AVX2 kernels) at 1 and 2 threads and, when a
+Configs: ``xllamacpp`` (the prebuilt wheel, AVX2 kernels; with ``--layouts plain repacked``
+also ``xllamacpp-repacked``, llama.cpp's default of weights repacked into the CPU's extra
+buffer types and a memory-fitting probe at load, against the plain weights the project's
+engine loads) at 1 and 2 threads and, when a
 Python with ``llama-cpp-python`` is given (``--native-python``, default
 ``/work/venv-native/bin/python`` or ``$MODRAG_NATIVE_PYTHON``), ``llama-cpp-python`` built for
 this CPU at 1 and 2 threads. A thread setting ``B/D`` (``--threads 1 2 2/1``) gives prompt
@@ -27,6 +30,7 @@ Usage (the xllamacpp side runs in the project's venv):
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -89,7 +93,8 @@ def split_threads(spec: str) -> tuple[int, int]:
     return int(batch), int(decode or batch)
 
 
-def child_xllamacpp(path: str, threads: str, prompt: str, tokens: int) -> dict:
+def child_xllamacpp(path: str, threads: str, prompt: str, tokens: int, *,
+                    layout: str = "plain") -> dict:
     import xllamacpp as xlc
 
     batch, decode = split_threads(threads)
@@ -101,6 +106,9 @@ def child_xllamacpp(path: str, threads: str, prompt: str, tokens: int) -> dict:
     params.cpuparams.n_threads = decode
     params.cpuparams_batch.n_threads = batch
     params.warmup = False
+    if layout == "plain":  # what the project's engine uses (xllamacpp_runtime.start_engine)
+        params.no_extra_bufts = True
+        params.fit_params = False
     params.verbosity = -1
     params.endpoint_metrics = True
     start = time.perf_counter()
@@ -152,7 +160,9 @@ def child_llama_cpp_python(path: str, threads: str, prompt: str, tokens: int) ->
             "version": llama_cpp.__version__}
 
 
-CHILDREN = {"xllamacpp": child_xllamacpp, "llama-cpp-python": child_llama_cpp_python}
+CHILDREN = {"xllamacpp": child_xllamacpp,
+            "xllamacpp-repacked": functools.partial(child_xllamacpp, layout="repacked"),
+            "llama-cpp-python": child_llama_cpp_python}
 
 
 # --- parent ---------------------------------------------------------------------------------
@@ -203,6 +213,9 @@ def main() -> None:
     parser.add_argument("--threads", nargs="+", default=["1", "2"],
                         help="thread settings: N, or B/D (prompt processing / decode)")
     parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--layouts", nargs="+", default=["plain"], choices=["plain", "repacked"],
+                        help="xllamacpp weight layouts: plain (the project's engine) and/or "
+                             "repacked into the CPU's extra buffer types (llama.cpp's default)")
     parser.add_argument("--native-python", help="a Python with llama-cpp-python ('none': skip)")
     parser.add_argument("--busy", type=int, default=0,
                         help="run this many CPU-bound busy loops beside the measurements "
@@ -220,7 +233,8 @@ def main() -> None:
     prompt = build_prompt()
     paths = model_paths(args.models)
     native = native_python(args.native_python)
-    configs = [("xllamacpp", sys.executable, t) for t in args.threads]
+    configs = [("xllamacpp" if layout == "plain" else f"xllamacpp-{layout}", sys.executable, t)
+               for layout in args.layouts for t in args.threads]
     if native:
         configs += [("llama-cpp-python", native, t) for t in args.threads]
     print(f"CPU: {lscpu_avx512()}; {os.cpu_count()} logical CPUs")
@@ -263,7 +277,9 @@ def measure(args: argparse.Namespace, configs: list[tuple], paths: dict[str, str
 def report(records: list[dict], models: list[str], configs: list[tuple]) -> None:
     for model in models:
         rows = [r for r in records if r["model"] == model]
-        base = [r for r in rows if r["runtime"] == "xllamacpp" and r["threads"] == "1"]
+        first_runtime, _, first_threads = configs[0]  # ratios are to the first config
+        base = [r for r in rows if r["runtime"] == first_runtime
+                and r["threads"] == first_threads]
         base_pp = statistics.median(r["pp_tps"] for r in base) if base else None
         base_tg = statistics.median(r["tg_tps"] for r in base) if base else None
         print(f"\n### {model}: prompt {rows[0]['prompt_n']} tokens, {rows[0]['decode_n']} "
@@ -284,9 +300,10 @@ def report(records: list[dict], models: list[str], configs: list[tuple]) -> None
         for runtime, _, threads in configs:
             first = next(r for r in rows if r["runtime"] == runtime and r["threads"] == threads)
             seen[f"{runtime}@{threads}"] = first["text"]
-        ref = seen.get("xllamacpp@1")
+        ref_key = f"{first_runtime}@{first_threads}"
+        ref = seen.get(ref_key)
         for key, text in seen.items():
-            same = "same as xllamacpp@1" if text == ref else "DIFFERS from xllamacpp@1"
+            same = f"same as {ref_key}" if text == ref else f"DIFFERS from {ref_key}"
             print(f"- {key} ({same}): {text!r}")
         stable = {k: len({r['text'] for r in rows if f"{r['runtime']}@{r['threads']}" == k})
                   for k in seen}

@@ -72,7 +72,10 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], dest="sets",
                         help="NODE.PARAM=VALUE for every run")
     args = parser.parse_args()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # bytecode is written and read (``__pycache__``) as on a user's machine: an environment
+    # with PYTHONDONTWRITEBYTECODE would compile every imported module from source each run
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     modrag = str(Path(sys.executable).parent / "modrag")
     rows = []
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
