@@ -33,6 +33,12 @@ from modrag_nodes.generation.fact_match import (
 from modrag_studio.engine.core.datatypes import Claim
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
+# a block named in prose ("found in evidence blocks 3 and 4", "证据块 2"): a citation, not a
+# number the answer states (small models write them instead of, or beside, "[3]")
+_BLOCK_REFERENCE = re.compile(
+    r"\b(?:evidence\s+)?blocks?\s+\[?\d{1,3}\]?(?:\s*(?:,|and|or|&)\s*\[?\d{1,3}\]?)*"
+    r"|证据块\s*\d{1,3}(?:\s*[、,，和与]\s*\d{1,3})*|第\s*\d{1,3}\s*(?:个)?(?:证据)?块",
+    re.IGNORECASE)
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
 _MONTH_ALT = "|".join(_MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
@@ -180,8 +186,9 @@ def _spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:
 
 def extract_claims(answer: str) -> list[Claim]:
     """The claims of ``answer`` in reading order, with spans into ``answer``. Citations
-    (``[1]``, ``[doc_id]``) and list markers are not claims."""
+    (``[1]``, ``[doc_id]``, "evidence block 3" in prose) and list markers are not claims."""
     masked = _CITATION.sub(lambda m: " " * len(m.group(0)), answer)
+    masked = _BLOCK_REFERENCE.sub(lambda m: " " * len(m.group(0)), masked)
     masked = _LIST_MARK.sub(lambda m: " " * len(m.group(0)), masked)
     norm, index = normalise_map(masked)
     taken: list[tuple[int, int]] = []

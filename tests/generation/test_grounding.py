@@ -45,6 +45,19 @@ def test_claims_of_an_english_answer() -> None:
     assert not any(c.text in ("1", "[1]") for c in extract_claims(text))
 
 
+@pytest.mark.parametrize("text", [
+    "The wear of SKF-6205 is caused by LP-07. This can be found in evidence blocks 3 and 4, "
+    "respectively.",
+    "The wear of SKF-6205 is caused by LP-07 (block 2, block [3]).",
+    "SKF-6205 的磨损是 LP-07 造成的，见证据块 3、4 和第2块。",
+])
+def test_a_block_named_in_prose_is_a_citation_not_a_number(text) -> None:
+    # Qwen wrote "evidence blocks 3 and 4"; the check read 3 and 4 as numbers no document
+    # states, sent the answer back and refused the right one ("the documents do not mention 3, 4")
+    assert {c.text for c in extract_claims(text)} == {"SKF-6205", "LP-07"}
+    assert {c.text for c in extract_claims("Block 2 says LP-07 has 3 filters.")} == {"LP-07", "3"}
+
+
 def test_units_number_words_and_full_width_digits_are_normalised() -> None:
     assert _claims("LP-07: every 500 h", PUMPS)["500 h"] == "cited"
     assert _claims("每５００小时保养一次", PUMPS)["５００小时"] == "cited"
