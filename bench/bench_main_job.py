@@ -8,7 +8,12 @@ LLM's time to its first token, model load apart), decoding (the rest of generati
 retry when the grounding check asked for one, and the rest (graph checks, parsing, output,
 the interpreter's exit).
 
-    .venv/bin/python bench/bench_main_job.py [--runs 3] [--set llm.threads=2 ...]
+    .venv/bin/python bench/bench_main_job.py [--runs 3] [--set llm.threads=2 ...] [--warm]
+
+``--warm`` answers the same questions in this one process instead, after one untimed
+warm-up question (the LP-07 one), as the studio's run worker does (one executor, the models,
+the Chroma client and the graph kept loaded between runs): the time from pressing Run to the
+answer, whose goal is 5 s; "process start" is then the graph checks before the run starts.
 
 Questions: the English answerable ones of the demo set, in order (``--runs`` of them), with
 ``--rerun generate --rerun retrieve`` so that an answer or a query embedding cached by an
@@ -71,7 +76,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--set", action="append", default=[], dest="sets",
                         help="NODE.PARAM=VALUE for every run")
+    parser.add_argument("--warm", action="store_true",
+                        help="answer in this process after a warm-up, as the studio's worker")
     args = parser.parse_args()
+    if args.warm:
+        report(warm_rows(args), "warm worker", 5)
+        return
     # bytecode is written and read (``__pycache__``) as on a user's machine: an environment
     # with PYTHONDONTWRITEBYTECODE would compile every imported module from source each run
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
@@ -100,13 +110,43 @@ def main() -> None:
         print(f"{wall:6.2f} s  {question[:60]!r}: prompt {tokens.get('prompt_tokens')} tokens, "
               f"{tokens.get('completion_tokens')} generated; "
               f"{(answer.get('text') if isinstance(answer, dict) else str(answer))[:70]!r}")
+    report(rows, "modrag run", 8)
+
+
+def warm_rows(args: argparse.Namespace) -> list[tuple[float, dict[str, float]]]:
+    """Each question answered by one executor that stays loaded, like the studio's worker."""
+    from modrag_studio.commands.common import load_with_overrides
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.cache.node_cache import NodeCache
+    from modrag_studio.engine.core.paths import cache_home
+    from modrag_studio.engine.run.executor import Executor
+
+    os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    doc = load_with_overrides(str(ROOT / "sample_graphs" / "basic_rag.json"), args.sets)
+    executor = Executor(default_registry(), NodeCache(cache_home()))
+    warm_up = "How often is the lubrication pump LP-07 serviced?"  # not one of the measured
+    executor.run(doc, {"question": warm_up}, rerun=["generate", "retrieve"])
+    rows = []
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    for question in questions(args.runs):  # the same questions as the fresh processes
+        spawned_at, start = time.time(), time.perf_counter()
+        result = executor.run(doc, {"question": question}, rerun=["generate", "retrieve"])
+        wall = time.perf_counter() - start
+        trace = json.loads(result.trace.to_json())
+        rows.append((wall, split(trace, spawned_at, wall)))
+        answer = result.outputs.get("answer")
+        print(f"{wall:6.2f} s  {question[:60]!r}: {getattr(answer, 'text', answer)!s:.70}")
+    return rows
+
+
+def report(rows: list[tuple[float, dict[str, float]]], label: str, goal: float) -> None:
     print(f"\n{'part':<24}{'median s':>10}{'share':>8}")
     walls = [w for w, _ in rows]
     for part in PARTS:
         median = statistics.median(p[part] for _, p in rows)
         print(f"{part:<24}{median:>10.2f}{median / statistics.median(walls) * 100:>7.0f}%")
-    print(f"{'wall (modrag run)':<24}{statistics.median(walls):>10.2f}   goal <= 8 s: "
-          f"{'met' if statistics.median(walls) <= 8 else 'NOT met'}")
+    print(f"{f'wall ({label})':<24}{statistics.median(walls):>10.2f}   goal <= {goal:g} s: "
+          f"{'met' if statistics.median(walls) <= goal else 'NOT met'}")
 
 
 if __name__ == "__main__":
