@@ -131,10 +131,21 @@ def child_xllamacpp(path: str, threads: str, prompt: str, tokens: int, *,
             "text": out["choices"][0]["text"], "system_info": xlc.get_system_info()}
 
 
-def child_llama_cpp_python(path: str, threads: str, prompt: str, tokens: int) -> dict:
+def child_llama_cpp_python(path: str, threads: str, prompt: str, tokens: int, *,
+                           layout: str = "repacked") -> dict:
     import llama_cpp
+    import llama_cpp.llama_cpp as low_level
 
     batch, decode = split_threads(threads)
+    if layout == "plain":  # the model params Llama() starts from, without the repacking
+        defaults = low_level.llama_model_default_params
+
+        def plain_params():
+            params = defaults()
+            params.use_extra_bufts = False
+            return params
+
+        low_level.llama_model_default_params = plain_params
     start = time.perf_counter()
     llm = llama_cpp.Llama(model_path=path, n_ctx=4096, n_batch=2048, n_ubatch=512,
                           n_threads=decode, n_threads_batch=batch, seed=0, verbose=False)
@@ -162,7 +173,9 @@ def child_llama_cpp_python(path: str, threads: str, prompt: str, tokens: int) ->
 
 CHILDREN = {"xllamacpp": child_xllamacpp,
             "xllamacpp-repacked": functools.partial(child_xllamacpp, layout="repacked"),
-            "llama-cpp-python": child_llama_cpp_python}
+            "llama-cpp-python": child_llama_cpp_python,
+            "llama-cpp-python-plain": functools.partial(child_llama_cpp_python,
+                                                        layout="plain")}
 
 
 # --- parent ---------------------------------------------------------------------------------
@@ -236,7 +249,8 @@ def main() -> None:
     configs = [("xllamacpp" if layout == "plain" else f"xllamacpp-{layout}", sys.executable, t)
                for layout in args.layouts for t in args.threads]
     if native:
-        configs += [("llama-cpp-python", native, t) for t in args.threads]
+        configs += [("llama-cpp-python" if layout == "repacked" else "llama-cpp-python-plain",
+                     native, t) for layout in args.layouts for t in args.threads]
     print(f"CPU: {lscpu_avx512()}; {os.cpu_count()} logical CPUs")
     print(f"native Python: {native or 'not found (llama-cpp-python configs skipped)'}")
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
