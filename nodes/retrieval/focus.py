@@ -24,9 +24,10 @@ terms, deterministically and without a model call:
 
 When no sentence holds any question term (a question in another language than the evidence,
 say), the evidence passes on unchanged and the trace says so: lexical focus cannot judge it.
-Graph facts blocks pass unchanged. A focused chunk keeps its ids, offsets and scores; its
-text is the kept sentences in document order, and ``metadata["focus"]`` says how much of it
-was kept, so previews and the evidence debugger show what the prompt got.
+Graph facts blocks (a chunk a node wrote: ``metadata["derived"]``) pass unchanged. A focused
+chunk keeps its ids, offsets and scores; its text is the kept sentences in document order,
+and ``metadata["focus"]`` says how much of it was kept, so previews and the evidence
+debugger show what the prompt got.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
-GRAPH_KIND = "graph"  # score_kind of the knowledge-graph facts chunk (kg.path_text)
 BRACKETS = ("()", "（）", "《》", "「」", "『』", "“”", "[]", "【】")
 MAX_MERGED = 600  # characters: unbalanced brackets do not swallow the rest of a chunk
 
@@ -248,23 +248,28 @@ class FocusEvidence(NodeType):
     def run(self, ctx: NodeContext, params: FocusParams, query: Query,
             evidence: list[ScoredChunk]) -> dict[str, Any]:
         question = query.original or query.text
-        text_items = [item for item in evidence if item.score_kind != GRAPH_KIND]
-        graph_texts = [item.chunk.text for item in evidence if item.score_kind == GRAPH_KIND]
-        focused = focus_texts(question, [item.chunk.text for item in text_items],
-                              context=graph_texts if params.graph_terms else [], params=params)
+        # a block a node wrote (kg.path_text's graph facts: metadata "derived", the mark the
+        # grounding check reads too) passes unchanged; a chunk of a document is focused, the
+        # text chunks kg.search returns with score_kind "graph" included
+        derived = [bool(item.chunk.metadata.get("derived")) for item in evidence]
+        texts = [item.chunk.text for item, made in zip(evidence, derived, strict=True)
+                 if not made]
+        facts = [item.chunk.text for item, made in zip(evidence, derived, strict=True) if made]
+        focused = focus_texts(question, texts, context=facts if params.graph_terms else [],
+                              params=params)
         if focused is None:
             ctx.note(focused=False, reason="no evidence sentence holds a question term")
             return {"evidence": list(evidence), "dropped": []}
-        cut = dict(zip((id(item) for item in text_items), focused, strict=True))
+        cuts = iter(focused)
         kept: list[ScoredChunk] = []
         dropped: list[ScoredChunk] = []
         shares: dict[str, str] = {}
         before = after = 0
-        for item in evidence:
-            text = cut.get(id(item))
-            if text is None:  # a graph facts block
+        for item, made in zip(evidence, derived, strict=True):
+            if made:
                 kept.append(item)
                 continue
+            text = next(cuts)
             before += len(item.chunk.text)
             if not text and params.drop_unmatched:
                 dropped.append(item)

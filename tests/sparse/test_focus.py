@@ -26,9 +26,10 @@ SITES = ("## Sites\n\nThe Eastbank Plant is the larger site. It runs the machini
          "CNC-A01 is located at the Eastbank Plant.")
 
 
-def item(chunk_id: str, text: str, score: float, rank: int, kind: str = "rrf") -> ScoredChunk:
+def item(chunk_id: str, text: str, score: float, rank: int, kind: str = "rrf",
+         **metadata: str) -> ScoredChunk:
     chunk = Chunk(chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], text=text, start=10,
-                  end=10 + len(text), metadata={"section": "s"})
+                  end=10 + len(text), metadata={"section": "s", **metadata})
     return ScoredChunk(chunk=chunk, score=score, rank=rank, score_kind=kind, retriever="fusion")
 
 
@@ -67,7 +68,7 @@ def test_a_chunk_keeps_its_heading_and_the_sentences_about_the_question():
 
 def test_graph_facts_pass_unchanged_and_their_names_keep_the_second_hop():
     graph = item("kg:paths", "Knowledge graph facts:\nHT-2024-1107 covers HS-40.", 1.0, 0,
-                 kind="graph")
+                 kind="graph", derived="knowledge graph")
     seal = item("parts#1", "The seal kit HS-40 is kept in the Hillcrest store, six at a time.",
                 0.03, 1)
     contract = item("parts#2", "The contract HT-2024-1107 is signed with Kestrel Hydraulics.",
@@ -78,6 +79,16 @@ def test_graph_facts_pass_unchanged_and_their_names_keep_the_second_hop():
     assert out["evidence"][0] is graph and out["evidence"][2].chunk.text == contract.chunk.text
     alone, _ = run(question, [graph, seal, contract], graph_terms=False)
     assert [i.chunk_id for i in alone["dropped"]] == ["parts#2"]
+
+
+def test_a_document_chunk_found_by_graph_search_is_focused_like_any_other():
+    # kg.search returns the chunks that support its edges with score_kind "graph"; only a
+    # block a node wrote (metadata "derived") passes unchanged
+    found = item("pumps#1", PUMPS, 0.9, 1, kind="graph")
+    out, _ = run("How often is the hydraulic pump HP-03 serviced?", [found], follow=0,
+                 block_share=0.6)
+    assert out["evidence"][0].chunk.text == (
+        "## Pump intervals\nThe hydraulic pump HP-03 is serviced every 6 months.")
 
 
 def test_evidence_without_any_question_term_passes_unchanged():
