@@ -147,9 +147,9 @@ def start_engine(path: Path, threads: int, n_ctx: int, batch_threads: int | None
     params.warmup = False
     # plain weights and no memory-fitting probe: on the AVX2 wheel, the weights repacked into
     # the CPU's extra buffer types loaded in 1.3-1.5 s and processed a 450-token RAG prompt
-    # in 5.0 s; plain, 0.6 s and 4.0 s, with the same greedy answers on the measured prompts
-    # (bench/bench_llm_threads_isa.py --layouts repacked plain). The fit probe sizes a model to
-    # a GPU's free memory; on the CPU it only costs load time.
+    # in 5.0 s; plain, 0.6 s and 4.0 s (bench/bench_llm_threads_isa.py --layouts repacked
+    # plain). The kernels round differently: 46 of the 52 demo answers kept their text. The
+    # fit probe sizes a model to a GPU's free memory; on the CPU it only costs load time.
     params.no_extra_bufts = True
     params.fit_params = False
     params.use_jinja = True  # the GGUF's own chat template, as transformers renders it
