@@ -38,6 +38,7 @@ class ChatResult:
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the KV cache, not processed
     time_to_first_token_s: float | None = None
     duration_s: float = 0.0
     load_time_s: float | None = None
@@ -47,6 +48,7 @@ class ChatResult:
         return {
             "model": self.model,
             "prompt_tokens": self.prompt_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "time_to_first_token_s": self.time_to_first_token_s,
             "generation_s": self.duration_s,

@@ -74,6 +74,10 @@ class ChatModelParams(BaseModel):
         1.15, ge=1.0, le=2.0,
         description="Above 1 discourages repeating tokens (1 = off); small models loop without it",
     )
+    reuse_prefix: bool = Field(
+        True, description="Embedded (llama.cpp): keep the last prompt's KV cache and read only "
+        "what a new prompt adds to the prefix they share (a retry reads only its feedback); "
+        "off: every prompt is read whole, so a greedy answer never depends on the call before")
 
 
 class ChatModel(NodeType):
@@ -166,6 +170,8 @@ def _extra(params: ChatModelParams) -> dict[str, Any]:
             extra["engine"] = params.engine
         if params.threads:
             extra["threads"] = params.threads
+        if params.reuse_prefix:
+            extra["reuse_prefix"] = True
     return extra
 
 

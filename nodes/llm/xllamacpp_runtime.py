@@ -188,7 +188,7 @@ def request_for(spec: LLMSpec, messages: list[ChatMessage]) -> dict[str, Any]:
         "seed": spec.seed if spec.seed is not None else int.from_bytes(os.urandom(4), "little"),
         "stream": True,
         "stream_options": {"include_usage": True},
-        "cache_prompt": False,  # a cached prefix changes the numerics: greedy must repeat
+        "cache_prompt": bool(spec.extra.get("reuse_prefix", False)),
     }
     if "repetition_penalty" in spec.extra:
         body["repeat_penalty"] = float(spec.extra["repetition_penalty"])
@@ -211,9 +211,12 @@ def chat(engine: Engine, spec: LLMSpec, messages: list[ChatMessage], *,
     usage = state.usage or {}
     text = "".join(state.parts)
     stopped = "cancelled" if state.cancelled else state.finish
+    cached = (state.timings or {}).get("cache_n") or (
+        usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     return ChatResult(
         text=text, model=f"embedded:{engine.name}",
         prompt_tokens=int(usage.get("prompt_tokens", 0)),
+        cached_prompt_tokens=int(cached),
         completion_tokens=int(usage.get("completion_tokens", state.pieces)),
         time_to_first_token_s=None if state.first_at is None else state.first_at - start,
         duration_s=time.perf_counter() - start, stopped=stopped,
@@ -229,6 +232,7 @@ class _Stream:
         self.pieces = 0
         self.first_at: float | None = None
         self.usage: dict[str, Any] | None = None
+        self.timings: dict[str, Any] | None = None
         self.error: Any = None
         self.finish = "stop"
         self.cancelled = False
@@ -250,6 +254,8 @@ class _Stream:
             return True
         if chunk.get("usage"):
             self.usage = chunk["usage"]
+        if isinstance(chunk.get("timings"), dict):
+            self.timings = chunk["timings"]
         for choice in chunk.get("choices") or []:
             piece = (choice.get("delta") or {}).get("content") or ""
             if piece:

@@ -37,8 +37,11 @@ def test_chat_model_builds_the_spec():
                            timeout_s=9, retries=1, system="Be brief.",
                            extra={"repetition_penalty": 1.15})
     assert ChatModelParams().backend == "embedded"
+    embedded = ChatModel().run(Recorder().context("m", "llm.model"),
+                               ChatModelParams(repetition_penalty=1.0))["llm"]
+    assert embedded.extra == {"reuse_prefix": True}  # the embedded engine's prompt prefix
     plain = ChatModel().run(Recorder().context("m", "llm.model"),
-                            ChatModelParams(repetition_penalty=1.0))["llm"]
+                            ChatModelParams(repetition_penalty=1.0, reuse_prefix=False))["llm"]
     assert plain.extra == {}
 
 

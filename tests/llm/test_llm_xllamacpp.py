@@ -129,3 +129,27 @@ def test_the_engine_loads_plain_weights_without_the_memory_fitting_probe(monkeyp
     assert params.no_extra_bufts is True and params.fit_params is False
     assert params.warmup is False and params.n_ctx == 4096 == engine.n_ctx
     assert (params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (1, 2)
+
+
+def test_reuse_prefix_reads_a_shared_prefix_from_the_kv_cache_and_repeats_its_sequence():
+    """With reuse_prefix the second prompt, which extends the first, re-reads only what it
+    adds. Its greedy text may differ from a fresh run's (llama.cpp's matrix kernels tile a
+    batch by its length, so a prefix read in another split rounds differently), but the same
+    sequence of calls gives the same texts; a call without reuse_prefix reads its whole
+    prompt and leaves the slot as a fresh run would."""
+    first = "Here is a list of colours: red, green, blue, yellow, purple, orange. " * 4
+    second = first + "Which colour comes first in the list?"
+    reuse = spec(max_tokens=12, extra={**FAST, "reuse_prefix": True})
+    fresh = chat(spec(max_tokens=12), user(second))
+    assert fresh.cached_prompt_tokens == 0
+    assert chat(spec(max_tokens=12), user(second)).text == fresh.text != ""
+    texts = []
+    for _ in range(2):
+        chat(spec(max_tokens=12), user(first))  # the slot now holds a fresh read of `first`
+        again = chat(reuse, user(second))
+        assert again.cached_prompt_tokens >= fresh.prompt_tokens // 2
+        assert again.prompt_tokens == fresh.prompt_tokens
+        texts.append(again.text)
+    assert texts[0] == texts[1] != ""
+    assert xllamacpp_runtime.request_for(spec(), user("hi"))["cache_prompt"] is False
+    assert xllamacpp_runtime.request_for(reuse, user("hi"))["cache_prompt"] is True
