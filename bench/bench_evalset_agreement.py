@@ -46,8 +46,10 @@ VARIANTS: dict[str, tuple[dict, str]] = {
 RERANK = {"rrf + rerank": ({"bypass": {"rerank": False}}, "rerank.results")}
 
 
-def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]]) -> dict[str, float]:
-    """nDCG@10 of every variant; variants sharing a graph run once."""
+def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]],
+           groups: dict[str, str] | None = None) -> tuple[dict[str, float], dict]:
+    """nDCG@10 of every variant (variants sharing a graph run once), and per group of
+    questions (``groups``: query id -> group, e.g. the generated question's type)."""
     registry = executor.registry
     graphs: dict[str, tuple] = {}
     for name, (changes, output) in variants.items():
@@ -55,12 +57,24 @@ def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]]) -> dic
         graphs.setdefault(key, (apply_variant(doc, VariantSpec(name="v", **changes),
                                               registry), []))[1].append((name, output))
     found: dict[str, float] = {}
+    by_group: dict[str, dict[str, float]] = {}
     for graph, wanted in graphs.values():
         report = evaluate_graph(graph, dataset, sorted({o for _, o in wanted}),
                                 executor=executor)
         for name, output in wanted:
             found[name] = report.outputs[output]["ndcg@10"]
-    return found
+            sums: dict[str, list[float]] = {}
+            for row in report.per_query.get(output, []) if groups else []:
+                group = groups.get(str(row["query_id"]), "other")
+                sums.setdefault(group, []).append(float(row["ndcg@10"]))
+            by_group[name] = {g: round(sum(v) / len(v), 4) for g, v in sorted(sums.items())}
+    return found, by_group
+
+
+def question_types(evalset) -> dict[str, str]:
+    """Question id -> its generated type (the ``type:`` tag)."""
+    return {q.id: next((t[5:] for t in q.tags if t.startswith("type:")), "other")
+            for q in evalset.questions}
 
 
 def main() -> int:
@@ -78,28 +92,46 @@ def main() -> int:
     qrels = load_beir(args.dataset, args.split)
     if args.limit:
         qrels = subset(qrels, qrels.evaluated_query_ids()[: args.limit])
-    generated = dataset_from_evalset(load_evalset(args.evalset), qrels.corpus_path)
+    evalset = load_evalset(args.evalset)
+    generated = dataset_from_evalset(evalset, qrels.corpus_path)
     variants = {**VARIANTS, **(RERANK if args.rerank else {})}
-    on_generated = scores(doc, generated, executor, variants)
-    on_qrels = scores(doc, qrels, executor, variants)
+    types = question_types(evalset)
+    on_generated, by_type = scores(doc, generated, executor, variants, types)
+    on_qrels, _ = scores(doc, qrels, executor, variants)
     names = list(variants)
     tau, p_value = kendalltau([on_generated[n] for n in names], [on_qrels[n] for n in names])
+    counts = {t: sum(1 for q in generated.queries if types.get(q) == t)
+              for t in sorted(set(types.values()))}
     data = {"generated_questions": len(generated.queries), "qrels_queries": len(qrels.queries),
+            "questions_by_type": {t: c for t, c in counts.items() if c},
             "ndcg@10": {n: {"generated": round(on_generated[n], 4),
-                            "qrels": round(on_qrels[n], 4)} for n in names},
+                            "qrels": round(on_qrels[n], 4),
+                            "generated_by_type": by_type.get(n, {})} for n in names},
             "kendall_tau": round(float(tau), 3), "tau_p_value": round(float(p_value), 4)}
+    kinds = list(data["questions_by_type"])
+    for kind in kinds:
+        values = [by_type[n].get(kind) for n in names]
+        if None not in values and len(set(values)) > 1:
+            t_kind, _ = kendalltau(values, [on_qrels[n] for n in names])
+            data.setdefault("kendall_tau_by_type", {})[kind] = round(float(t_kind), 3)
     if args.json:
         print(json.dumps(data, indent=2))
         return 0
     print(f"nDCG@10 on {data['generated_questions']} generated questions and "
           f"{data['qrels_queries']} {args.split} qrels queries")
-    print(f"{'variant':<16}{'generated':>11}{'qrels':>9}{'rank g':>8}{'rank q':>8}")
+    print("generated questions by type: " + ", ".join(
+        f"{k} {v}" for k, v in data["questions_by_type"].items()))
+    print(f"{'variant':<16}{'generated':>11}{'qrels':>9}{'rank g':>8}{'rank q':>8}"
+          + "".join(f"{k[:11]:>12}" for k in kinds))
     rank_g = {n: i for i, n in enumerate(sorted(names, key=lambda n: -on_generated[n]), 1)}
     rank_q = {n: i for i, n in enumerate(sorted(names, key=lambda n: -on_qrels[n]), 1)}
     for name in names:
         print(f"{name:<16}{on_generated[name]:>11.4f}{on_qrels[name]:>9.4f}"
-              f"{rank_g[name]:>8}{rank_q[name]:>8}")
+              f"{rank_g[name]:>8}{rank_q[name]:>8}"
+              + "".join(f"{by_type[name].get(k, float('nan')):>12.4f}" for k in kinds))
     print(f"Kendall's tau between the two rankings: {tau:.3f} (p = {p_value:.4f})")
+    for kind, value in data.get("kendall_tau_by_type", {}).items():
+        print(f"  on the {kind} questions alone: {value:.3f}")
     return 0
 
 

@@ -34,3 +34,25 @@ def forget() -> None:
     """Drop every cached client, connection and table."""
     cs.forget_clients()
     ls.forget()
+
+
+def stored_vectors(index: VectorIndex, ids: list[str]) -> Any | None:
+    """The stored vectors of ``ids`` as float32 rows in that order, when the Chroma collection
+    holds every one of them; None otherwise (a LanceDB table, an id it lacks)."""
+    if index.backend == ls.BACKEND:
+        return None
+    import numpy as np
+
+    collection, _ = open_collection(location_key(index), index.collection)
+    if collection is None:
+        return None
+    found: dict[str, Any] = {}
+    for part in cs.batches(list(dict.fromkeys(ids)), cs.PAGE):
+        page = collection.get(ids=part, include=["embeddings"])
+        vectors = page.get("embeddings")
+        if vectors is None:
+            return None
+        found.update(zip(page["ids"], vectors, strict=False))
+    if any(i not in found for i in ids):
+        return None
+    return np.asarray([found[i] for i in ids], dtype=np.float32)

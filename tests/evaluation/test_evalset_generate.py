@@ -52,9 +52,10 @@ SINGLE = {
                 "Telemetry Hub"),
     "AC-05": ("空压机 AC-05 多久保养一次？", "每3个月"),
 }
+# words of a single question -> the canned model's rewrite of it
 PARAPHRASE = {
-    "LP-07 is serviced": ("At what interval does LP-07 get maintenance?", "500 operating hours"),
-    "PR-300": ("Who swaps out the HS-40 parts?", "Voss Hydraulik"),
+    "pump LP-07 serviced": "At what interval does LP-07 get maintenance?",
+    "seal kit HS-40": "Who swaps out the HS-40 parts?",
 }
 
 
@@ -79,8 +80,11 @@ class CannedBackend:
             return "OK"
         if "does NOT answer" in user or "无法回答" in user:
             return "QUESTION: What is the warranty period of the press PR-300?\nANSWER: none"
-        table = PARAPHRASE if "differently" in user or "换一种说法" in user else SINGLE
-        for key, (question, answer) in table.items():
+        if "Rewrite this question" in user or "改写这个问题" in user:
+            asked = user.split("\n", 1)[0]
+            return next((f"QUESTION: {rewrite}" for key, rewrite in PARAPHRASE.items()
+                         if key in asked), "QUESTION: " + re.split("[:：]", asked, maxsplit=1)[1])
+        for key, (question, answer) in SINGLE.items():
             if key in user:
                 return f"**QUESTION:** {question}\n**ANSWER:** {answer}."
         return "I cannot think of a question."
@@ -197,22 +201,44 @@ def test_multi_question_links_two_chunks_and_needs_both(graph, canned):
     assert sum('question about lp-07' in c for c in canned.calls) == 2
 
 
-def test_paraphrase_shares_few_words_and_copies_are_rejected(graph, canned):
+def test_paraphrase_rewords_a_verified_question_and_copies_are_rejected(graph, canned):
     result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
-                                          types=["paraphrase"], dense=False, max_attempts=5))
-    kept = [r.question for r in result.questions]
-    assert "At what interval does LP-07 get maintenance?" in kept
-    rejected = result.report.by_type["paraphrase"].rejected
-    # a chunk the canned model has no paraphrase for gets the plain question: too many
-    # shared words, or no readable reply
-    assert sum(rejected.values()) == result.report.total.generated - len(kept)
+                                          types=["paraphrase"], dense=False, max_attempts=12))
+    kept = {r.question: r for r in result.questions}
+    assert set(kept) == {"At what interval does LP-07 get maintenance?",
+                         "Who swaps out the HS-40 parts?"}
+    row = kept["At what interval does LP-07 get maintenance?"]
+    assert "type:paraphrase" in row.tags and row.expected_facts == [["every 500 operating hours"]]
+    assert row.expected_evidence.to_dict()["chunk_ids"] == [
+        c.chunk_id for c in _chunks(graph) if "LP-07 is serviced" in c.text]
+    # the second call names the key words the chunk holds, not the pump's code
+    rewrite = next(c for c in canned.calls if c.startswith("Question: How often"))
+    assert "lubrication, pump, serviced" in rewrite and "LP-07." not in rewrite
+    assert canned.calls.count(rewrite) == 1
+    # a rewrite that copies the question shares its words with the chunk: rejected
     canned.override = lambda user: ("QUESTION: How often is the lubrication pump LP-07 "
-                                    "serviced?\nANSWER: every 500 operating hours"
-                                    if "LP-07 is serviced" in user else None)
+                                    "serviced?" if user.startswith("Question: How often")
+                                    else None)
     copied = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+                                          types=["paraphrase"], dense=False, max_attempts=12))
+    assert "Who swaps out the HS-40 parts?" in [r.question for r in copied.questions]
+    assert copied.report.total.rejected["not_a_paraphrase"] >= 1
+    assert all(r.question != "How often is the lubrication pump LP-07 serviced?"
+               for r in copied.questions)
+
+
+def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):
+    """A single question that fails its checks is rejected before any rewrite call."""
+    canned.override = lambda user: ("QUESTION: How often is LP-07 serviced, every 500 "
+                                    "operating hours?\nANSWER: every 500 operating hours"
+                                    if user.startswith(("Text:", "文本：")) else None)
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
                                           types=["paraphrase"], dense=False, max_attempts=5))
-    assert [r.question for r in copied.questions] == ["Who swaps out the HS-40 parts?"]
-    assert copied.report.total.rejected["not_a_paraphrase"] == 1
+    assert result.questions == []
+    rejected = result.report.total.rejected
+    assert rejected["answer_in_question"] == 1  # the LP-07 chunk; the others lack the fact
+    assert rejected["answer_not_in_source"] == result.report.total.generated - 1
+    assert not any(c.startswith(("Question:", "问题：")) for c in canned.calls)
 
 
 def test_unanswerable_must_name_something_absent(graph, canned):
@@ -402,3 +428,38 @@ def test_a_fact_said_of_something_else_is_rejected() -> None:
     # a paraphrase shares few words by design: the rule does not apply to it
     assert check_answerable("Which firm keeps copies of the data?", ["Corvid Cloud"],
                             [contracts], paraphrase=True).reason is None
+
+
+def test_dense_check_reads_the_graphs_store_instead_of_embedding_the_corpus_again(
+        graph, canned, monkeypatch):
+    """With a store fed by the splitter and the embedder, the specificity check reads the
+    chunks' vectors the store indexed (the same as embedding them), and a second check
+    embeds nothing."""
+    import numpy as np
+
+    from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
+    from modrag_studio.evaluation.generation import search as corpus_search
+
+    data = json.loads(graph.read_text())
+    data["nodes"] += [{"id": "embedder", "type": "embed.model", "params": {}},
+                      {"id": "store", "type": "store.chroma", "params": {"collection": "gen"}}]
+    data["edges"] += [{"from": "split.chunks", "to": "store.chunks"},
+                      {"from": "embedder.embedder", "to": "store.embedder"}]
+    doc = GraphDocument.model_validate(data)
+    registry = default_registry()
+    executor = Executor(registry)
+    source = find_chunk_source(doc, registry)
+    chunks = graph_chunks(doc, executor, {}, source)
+    first = corpus_search.build_search(doc, executor, {}, chunks, source.splitter)
+    embedded = np.asarray(embed_texts(EmbedderSpec(), [c.text for c in chunks],
+                                      role="passage"), dtype=np.float32)
+    assert first.vectors.shape == embedded.shape
+    assert np.allclose(first.vectors, embedded, atol=1e-5)
+    calls = []
+    monkeypatch.setattr(corpus_search, "embed_texts",
+                        lambda *a, **k: calls.append(a) or embed_texts(*a, **k))
+    again = corpus_search.build_search(doc, executor, {}, chunks, source.splitter)
+    assert calls == [] and np.allclose(again.vectors, first.vectors)
+    ranked = again.dense_rank("How often is the lubrication pump LP-07 serviced?",
+                              [c.chunk_id for c in chunks if "LP-07 is serviced" in c.text])
+    assert ranked == 1

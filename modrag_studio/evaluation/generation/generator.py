@@ -22,7 +22,12 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.errors import GenerationError
-from modrag_studio.evaluation.generation.prompts import QUESTION_TYPES, build_prompt, parse_reply
+from modrag_studio.evaluation.generation.prompts import (
+    QUESTION_TYPES,
+    build_prompt,
+    build_rewrite_prompt,
+    parse_reply,
+)
 from modrag_studio.evaluation.generation.report import QualityReport
 from modrag_studio.evaluation.generation.sampling import (
     TermLinks,
@@ -32,8 +37,9 @@ from modrag_studio.evaluation.generation.sampling import (
     vocabulary,
 )
 from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
-from modrag_studio.evaluation.generation.terms import detect_language
+from modrag_studio.evaluation.generation.terms import detect_language, overlap, words_to_replace
 from modrag_studio.evaluation.generation.verify import (
+    PARAPHRASE_MAX_OVERLAP,
     Deduplicator,
     Verdict,
     check_answerable,
@@ -205,11 +211,34 @@ class _Generator:
         elif kind == "unanswerable":
             verdict = check_unanswerable(reply.question, self.vocab)
         else:
-            verdict = check_answerable(reply.question, reply.answers, [chunk],
-                                       paraphrase=kind == "paraphrase")
-        return self._finish(Candidate(kind, language, reply.question,
-                                      verdict.facts or reply.answers[:1], [chunk], verdict,
-                                      reply_text))
+            verdict = check_answerable(reply.question, reply.answers, [chunk])
+        cand = Candidate(kind, language, reply.question, verdict.facts or reply.answers[:1],
+                         [chunk], verdict, reply_text)
+        if kind == "paraphrase" and verdict.reason is None:
+            cand = self._reworded(cand)
+        return self._finish(cand)
+
+    def _reworded(self, cand: Candidate) -> Candidate:
+        """A verified single question reworded: a second call names the key words the chunk
+        holds to replace; the rewrite is checked as a paraphrase (same facts, not in it, at
+        most half its key words in the chunk). A question already worded apart is kept."""
+        chunk = cand.chunks[0]
+        if overlap(cand.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
+            return cand
+        replace = words_to_replace(cand.question, chunk.text)
+        if not replace:
+            cand.verdict = Verdict("not_a_paraphrase", "its shared key words are names or "
+                                                       "codes a rewrite keeps")
+            return cand
+        reply_text = self.ask(*build_rewrite_prompt(cand.language, cand.question, replace))
+        reply = parse_reply(reply_text, 0)
+        cand.reply = f"{cand.reply}\n---\n{reply_text}"
+        if reply.problem:
+            cand.verdict = Verdict("unreadable_reply", reply.problem)
+            return cand
+        cand.question = reply.question
+        cand.verdict = check_answerable(reply.question, cand.facts, [chunk], paraphrase=True)
+        return cand
 
     def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:
         """A question about the term two chunks share, joined from one verified question

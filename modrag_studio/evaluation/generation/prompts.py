@@ -1,7 +1,9 @@
 """What the chat model is asked, per question type and language, and how its reply is read.
 
 A reply is asked for as two labelled lines (``QUESTION: ...`` / ``ANSWER: ...``); a two-chunk
-question is two such questions, one per chunk, about the term the chunks share, joined. Small
+question is two such questions, one per chunk, about the term the chunks share, joined; a
+paraphrase is a verified single question rewritten in a second call that names the words to
+replace (asked in one call, a small model copies the text's words). Small
 models wrap the lines in chatter, bold them, number them, answer in JSON or with Chinese
 labels; ``parse_reply`` reads all of those.
 """
@@ -32,13 +34,13 @@ PROMPTS = {
                       "answer.\n{format}",
     ("single", "zh"): "文本：\n{text}\n\n根据这段文本写一个问题，答案是文本中的一个具体事实（名称、"
                       "数字、日期、地点或短语）。问题不看文本也要能看懂，且不能包含答案。\n{format}",
-    ("paraphrase", "en"): "Text:\n{text}\n\nWrite one question that this text answers with a "
-                          "specific fact, but word the question differently from the text: use "
-                          "synonyms and other phrasing, and reuse as few of the text's words as "
-                          "you can. The question must not contain its answer.\n{format}",
-    ("paraphrase", "zh"): "文本：\n{text}\n\n根据这段文本写一个问题，答案是文本中的一个具体事实，"
-                          "但问题要换一种说法：用同义词和不同的句式，尽量少用文本中的词语。"
-                          "问题不能包含答案。\n{format}",
+    ("rewrite", "en"): "Question: {question}\n\nRewrite this question so that it asks for the "
+                       "same fact in other words. Replace these words with synonyms or a "
+                       "description: {words}. Keep names, codes and numbers as they are.\n"
+                       "Reply with exactly one line:\nQUESTION: <the rewritten question>",
+    ("rewrite", "zh"): "问题：{question}\n\n换一种说法改写这个问题，问的仍是同一个事实。把这些词"
+                       "换成同义词或描述：{words}。名称、编号和数字保持不变。\n只回复一行：\n"
+                       "问题：<改写后的问题>",
     ("unanswerable", "en"): "Text:\n{text}\n\nWrite one question about the subject of this "
                             "text that the text does NOT answer: ask for a detail it never "
                             "gives, such as a warranty, a price, a colour, a supplier, a "
@@ -65,10 +67,22 @@ def clip(text: str, limit: int = MAX_CHUNK_CHARS) -> str:
 
 def build_prompt(kind: str, language: str, text: str, term: str = "") -> tuple[str, str]:
     """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
-    single-chunk question naming ``term``, one half of a two-chunk question)."""
+    single-chunk question naming ``term``, one half of a two-chunk question; ``paraphrase``
+    starts as a ``single`` question)."""
     lang = language if language in SYSTEM else "en"
+    kind = "single" if kind == "paraphrase" else kind
     limit = MAX_CHUNK_CHARS
     user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang])
+    return SYSTEM[lang], user
+
+
+def build_rewrite_prompt(language: str, question: str, replace: list[str]) -> tuple[str, str]:
+    """(system, user) messages asking to reword ``question``, replacing the words ``replace``
+    (the question's key words its chunk holds)."""
+    lang = language if language in SYSTEM else "en"
+    joiner = "、" if lang == "zh" else ", "
+    user = PROMPTS[("rewrite", lang)].format(question=question.strip(),
+                                             words=joiner.join(replace))
     return SYSTEM[lang], user
 
 

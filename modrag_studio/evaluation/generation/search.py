@@ -1,6 +1,8 @@
 """BM25 and dense search over the corpus chunks, to check that a question points at its
 source: the graph's own BM25 index and embedding model when it has them (so the check
-tokenizes and embeds as the graph does), else a default of the node library."""
+tokenizes and embeds as the graph does), else a default of the node library. The chunks'
+vectors come from the graph's own Chroma store when it has one (indexed once, and kept for
+the graph's own searches), else they are embedded here."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.bm25 import BM25Index
 from modrag_nodes.retrieval.ranking import top_indices
 from modrag_nodes.retrieval.tokenizers import Tokenizer
+from modrag_nodes.vectorstore.contracts import VectorIndex
+from modrag_nodes.vectorstore.handles import stored_vectors
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
@@ -111,9 +115,42 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
             raise GenerationError(f"the graph's embedding model '{embed_node}' does not load: "
                                   f"{result.trace.failure_summary()}")
         spec = result.output_of(embed_node, "embedder")
-    if on_status is not None:
-        on_status(f"embedding {len(chunks)} chunks with {spec.model_id} for the "
-                  "specificity check")
-    vectors = embed_texts(spec, [c.text for c in chunks], role="passage",
-                          ctx=_Progress(cancel, on_status))  # type: ignore[arg-type]
+    vectors = _store_vectors(doc, executor, inputs, chunks, splitter, embed_node, spec, cancel,
+                             on_status)
+    if vectors is None:
+        if on_status is not None:
+            on_status(f"embedding {len(chunks)} chunks with {spec.model_id} for the "
+                      "specificity check")
+        vectors = embed_texts(spec, [c.text for c in chunks], role="passage",
+                              ctx=_Progress(cancel, on_status))  # type: ignore[arg-type]
     return CorpusSearch(chunks, index, spec, vectors)
+
+
+STORE_TYPES = ("store.chroma",)
+
+
+def _store_vectors(doc: GraphDocument, executor: Executor, inputs: Mapping[str, Any],
+                   chunks: list[Chunk], splitter: str, embed_node: str | None,
+                   spec: EmbedderSpec, cancel: CancelToken,
+                   on_status: Callable[[str], None] | None) -> Any | None:
+    """The chunks' vectors read from the graph's own vector store (fed by ``splitter`` and
+    ``embed_node``), which the store's run indexes once and keeps for the graph's searches;
+    None when the graph has no such store or its vectors do not match."""
+    import numpy as np
+
+    store = next((n for t in STORE_TYPES if (n := _graph_node(doc, t, fed_by=splitter))), None)
+    if store is None or embed_node is None or not any(
+            e.source_node == embed_node and e.target_node == store for e in doc.edges):
+        return None
+    if on_status is not None:
+        on_status(f"reading the chunks' vectors from the graph's store '{store}' (indexing "
+                  "what it lacks)")
+    result = executor.run(doc, dict(inputs), target=store, cancel=cancel)
+    index = result.output_of(store, "index") if result.ok else None
+    if not isinstance(index, VectorIndex) or index.model_id != spec.model_id:
+        return None
+    vectors = stored_vectors(index, [c.chunk_id for c in chunks])
+    if vectors is None:
+        return None
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)

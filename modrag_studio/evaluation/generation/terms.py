@@ -53,17 +53,50 @@ def key_terms(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def held_terms(question: str, chunk_text: str) -> list[str]:
+    """The question's key terms that its chunk holds; a Latin word counts as held when the
+    chunk holds it or a word it starts (plurals)."""
+    held = set(words(chunk_text))
+    latin = [w for w in held if not _CJK.match(w)]
+    return [t for t in key_terms(question)
+            if t in held or (not _CJK.match(t) and len(t) >= 4
+                             and any(w.startswith(t[:-1]) for w in latin))]
+
+
 def overlap(question: str, chunk_text: str) -> float:
     """Share of the question's key terms that its chunk holds (0 when it has none)."""
     terms = key_terms(question)
-    if not terms:
-        return 0.0
-    held = set(words(chunk_text))
-    # a Latin word counts as held when the chunk holds it or a word it starts (plurals)
-    latin = [w for w in held if not _CJK.match(w)]
-    hits = sum(1 for t in terms if t in held or (not _CJK.match(t) and len(t) >= 4
-                                                 and any(w.startswith(t[:-1]) for w in latin)))
-    return hits / len(terms)
+    return len(held_terms(question, chunk_text)) / len(terms) if terms else 0.0
+
+
+_CODE = re.compile(r"(?<![\w-])[A-Z][A-Za-z]*[A-Z0-9][\w\-]*|\S*\d\S*")
+
+
+def words_to_replace(question: str, chunk_text: str) -> list[str]:
+    """What a paraphrase of ``question`` should say in other words: its key words that the
+    chunk holds, as written in the question (Chinese as runs of held characters), without
+    names, codes and numbers ("LP-07", "RANKL", "2021"), which a paraphrase keeps."""
+    held = held_terms(question, chunk_text)
+    codes = {normalise(m.group(0)).strip(".,;:?!()") for m in _CODE.finditer(question)}
+    latin = [t for t in held if not _CJK.match(t) and t not in codes
+             and not any(ch.isdigit() for ch in t)]
+    shown = {normalise(w).strip(".,;:?!()\"'"): w.strip(".,;:?!()\"'")
+             for w in question.split()}
+    out = [shown.get(t, t) for t in latin]
+    bigrams = {t for t in held if _CJK.match(t)}
+    for run in _CJK_RUN.findall(normalise(question)):
+        covered = [False] * len(run)
+        for i in range(len(run) - 1):
+            if run[i:i + 2] in bigrams:
+                covered[i] = covered[i + 1] = True
+        start = None
+        for i, flag in enumerate([*covered, False]):
+            if flag and start is None:
+                start = i
+            elif not flag and start is not None:
+                out.append(run[start:i])
+                start = None
+    return list(dict.fromkeys(out))
 
 
 def absent_terms(terms: Iterable[str], vocabulary: set[str]) -> list[str]:
