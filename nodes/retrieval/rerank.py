@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.embedding.models import parameter_bytes
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
+from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_studio.engine.core.datatypes import Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -344,19 +345,49 @@ class EmbeddingRerank(_Reranker):
     Params = EmbeddingRerankParams
     inputs = (*_Reranker.inputs,
               InputPort("embedder", EmbedderSpec, required=False,
-                        description="Embedder to use (default: packaged all-MiniLM-L6-v2)"))
+                        description="Embedder to use (default: packaged all-MiniLM-L6-v2)"),
+              InputPort("index", VectorIndex, required=False,
+                        description="The vector store the candidates come from: when it "
+                        "holds them embedded by the same model, their stored vectors are "
+                        "used instead of embedding them again"))
 
     def run(self, ctx: NodeContext, params: EmbeddingRerankParams, query: Query,
-            candidates: list[ScoredChunk], embedder: EmbedderSpec | None = None
-            ) -> dict[str, Any]:
+            candidates: list[ScoredChunk], embedder: EmbedderSpec | None = None,
+            index: VectorIndex | None = None) -> dict[str, Any]:
         self._local.embedder = embedder  # read by scorer() within this call (per thread)
-        ctx.note(embedder=(embedder or EmbedderSpec()).model_id)
+        spec = embedder or EmbedderSpec()
+        ctx.note(embedder=spec.model_id)
+        if index is not None and candidates:
+            ctx.note(stored_vectors=_read_stored(spec, index, list(candidates)))
         return super().run(ctx, params, query, candidates)
+
 
     def scorer(self, ctx: NodeContext, params: EmbeddingRerankParams) -> tuple[Scorer, str]:
         spec = getattr(self._local, "embedder", None) or EmbedderSpec()
         return cosine_scorer(spec, ctx), "similarity"
 
+
+def _read_stored(spec: EmbedderSpec, index: VectorIndex, candidates: list[ScoredChunk]) -> int:
+    """Put the candidates' stored vectors in the passage memo (so the scorer embeds none of
+    them) when ``index`` was embedded by ``spec``'s model; how many were read."""
+    if index.model_id != spec.model_id:
+        return 0
+    import numpy as np
+
+    from modrag_nodes.vectorstore.handles import stored_vectors
+
+    memo = passage_vectors(spec)
+    missing = [c for c in candidates if c.chunk.text not in memo]
+    if not missing:
+        return 0
+    try:
+        vectors = stored_vectors(index, [c.chunk.chunk_id for c in missing])
+    except Exception:  # a store that cannot be read: the scorer embeds them as before
+        return 0
+    if vectors is None:
+        return 0
+    memo.add([c.chunk.text for c in missing], np.asarray(vectors, dtype=np.float64))
+    return len(missing)
 
 PASSAGE_MEMO_SIZE = 50_000  # passage vectors one embedder's memo keeps (about 77 MB at 384-d)
 
@@ -373,6 +404,16 @@ class PassageVectors:
     def __len__(self) -> int:
         return len(self._vectors)
 
+    def __contains__(self, text: object) -> bool:
+        return text in self._vectors
+
+    def add(self, texts: list[str], vectors: Any) -> None:
+        """Keep ``vectors`` (rows in the order of ``texts``) as these texts' vectors."""
+        with self._lock:
+            self._vectors.update(zip(texts, vectors, strict=True))
+            while len(self._vectors) > self.limit:
+                self._vectors.pop(next(iter(self._vectors)))
+
     def size_bytes(self) -> int:
         with self._lock:
             return sum(getattr(v, "nbytes", 0) for v in self._vectors.values())
@@ -387,10 +428,7 @@ class PassageVectors:
             fresh = np.asarray(embed_texts(spec, missing, role="passage", ctx=ctx),
                                dtype=np.float64)
             known.update(zip(missing, fresh, strict=True))
-            with self._lock:
-                self._vectors.update(zip(missing, fresh, strict=True))
-                while len(self._vectors) > self.limit:
-                    self._vectors.pop(next(iter(self._vectors)))
+            self.add(missing, fresh)
         return np.stack([known[t] for t in texts])
 
 

@@ -260,3 +260,56 @@ def test_health_checks_name_the_missing_model(cross_encoder_dir):
         CrossEncoderRerank().health(CrossEncoderRerank.Params(model=MISSING))
     with pytest.raises(NodeConfigError):
         FlagRerank().health(FlagRerank.Params(model=MISSING))
+
+
+def test_embedding_reranker_reads_the_stores_vectors_and_ranks_as_when_embedding(
+        embedding_backend, monkeypatch):
+    """Given the store its candidates come from (same embedder), the reranker embeds no
+    passage and scores as when it embeds them; a store of another model is not read."""
+    import modrag_nodes.retrieval.rerank as rerank_module
+    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_studio.engine.core.resources import Resources, using_resources
+
+    registry = NodeRegistry()
+    register_builtin_nodes(registry)
+    registry.register(_Chunks)
+    doc = graph(
+        [node("docs", "test.rerank_chunks"), node("store", "store.chroma", collection="rerank"),
+         node("q", "graph.input", name="question"), node("dense", "retrieve.vector", top_k=5),
+         node("rr", "rerank.embedding", top_n=3), node("out", "graph.output", name="hits")],
+        [edge("docs.chunks", "store.chunks"), edge("store.index", "dense.index"),
+         edge("q.value", "dense.query"), edge("q.value", "rr.query"),
+         edge("dense.results", "rr.candidates"), edge("store.index", "rr.index"),
+         edge("rr.results", "out.value")])
+    with using_resources(Resources()):  # a memo of its own: other tests fill the process's
+        result = Executor(registry=registry, resources=Resources()).run(
+            doc, {"question": "Which animal purrs?"})
+        assert result.ok, result.trace.failure_summary()
+        visit = next(v for v in result.trace.visits if v.node_id == "rr")
+        assert visit.details["stored_vectors"] == len(TEXTS)
+        index = result.output_of("store", "index")
+    embedded = []
+    real = rerank_module.embed_texts
+    monkeypatch.setattr(rerank_module, "embed_texts", lambda spec, texts, **kw: (
+        embedded.append((kw.get("role"), list(texts))) or real(spec, texts, **kw)))
+    with using_resources(Resources()):
+        ctx = make_ctx("rr")
+        read = EmbeddingRerank().run(ctx, EmbeddingRerank.Params(top_n=5),
+                                     query=Query(text="Which animal purrs?"),
+                                     candidates=candidates(), index=index)
+    assert ctx.details["stored_vectors"] == len(TEXTS)
+    assert [role for role, _ in embedded] == ["query"]  # no passage embedded
+    with using_resources(Resources()):
+        fresh = EmbeddingRerank().run(make_ctx("rr"), EmbeddingRerank.Params(top_n=5),
+                                      query=Query(text="Which animal purrs?"),
+                                      candidates=candidates())
+    assert [r.chunk_id for r in read["results"]] == [r.chunk_id for r in fresh["results"]]
+    for a, b in zip(read["results"], fresh["results"], strict=True):
+        assert a.score == pytest.approx(b.score, abs=1e-6)
+    other = index.model_copy(update={"model_id": "another-model"})
+    with using_resources(Resources()):
+        ctx = make_ctx("rr")
+        EmbeddingRerank().run(ctx, EmbeddingRerank.Params(top_n=5), query=Query(text="q"),
+                              candidates=candidates(), index=other)
+    assert ctx.details["stored_vectors"] == 0
+    assert EmbedderSpec().model_id == index.model_id
