@@ -22,7 +22,7 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import load_evalset
 from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
-from modrag_studio.evaluation.generation.prompts import parse_reply
+from modrag_studio.evaluation.generation.prompts import parse_reply, parse_synonyms, substitute
 from modrag_studio.evaluation.generation.sampling import stratified_order
 from modrag_studio.evaluation.generation.terms import detect_language
 from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
@@ -52,11 +52,10 @@ SINGLE = {
                 "Telemetry Hub"),
     "AC-05": ("空压机 AC-05 多久保养一次？", "每3个月"),
 }
-# words of a single question -> the canned model's rewrite of it
-PARAPHRASE = {
-    "pump LP-07 serviced": "At what interval does LP-07 get maintenance?",
-    "seal kit HS-40": "Who swaps out the HS-40 parts?",
-}
+# a word -> the other word the canned model gives for it (paraphrases)
+SYNONYMS = {"lubrication": "greasing", "pump": "unit", "serviced": "maintained",
+            "replaces": "swaps", "seal": "gasket", "kit": "set", "hydraulic": "fluid-powered",
+            "press": "stamping machine"}
 
 
 class CannedBackend:
@@ -80,10 +79,9 @@ class CannedBackend:
             return "OK"
         if "does NOT answer" in user or "无法回答" in user:
             return "QUESTION: What is the warranty period of the press PR-300?\nANSWER: none"
-        if "Rewrite this question" in user or "改写这个问题" in user:
-            asked = user.split("\n", 1)[0]
-            return next((f"QUESTION: {rewrite}" for key, rewrite in PARAPHRASE.items()
-                         if key in asked), "QUESTION: " + re.split("[:：]", asked, maxsplit=1)[1])
+        if "For each word below" in user or "下面每个词" in user:
+            words = [w.rstrip(":：") for w in user.split("\n")[3:-1]]
+            return "\n".join(f"{w}: {SYNONYMS.get(w, w)}" for w in words)
         for key, (question, answer) in SINGLE.items():
             if key in user:
                 return f"**QUESTION:** {question}\n**ANSWER:** {answer}."
@@ -205,26 +203,37 @@ def test_paraphrase_rewords_a_verified_question_and_copies_are_rejected(graph, c
     result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
                                           types=["paraphrase"], dense=False, max_attempts=12))
     kept = {r.question: r for r in result.questions}
-    assert set(kept) == {"At what interval does LP-07 get maintenance?",
-                         "Who swaps out the HS-40 parts?"}
-    row = kept["At what interval does LP-07 get maintenance?"]
+    assert set(kept) == {"How often is the greasing unit LP-07 maintained?",
+                         "Which company swaps the gasket set HS-40 of the fluid-powered "
+                         "stamping machine?"}
+    row = kept["How often is the greasing unit LP-07 maintained?"]
     assert "type:paraphrase" in row.tags and row.expected_facts == [["every 500 operating hours"]]
     assert row.expected_evidence.to_dict()["chunk_ids"] == [
         c.chunk_id for c in _chunks(graph) if "LP-07 is serviced" in c.text]
-    # the second call names the key words the chunk holds, not the pump's code
-    rewrite = next(c for c in canned.calls if c.startswith("Question: How often"))
-    assert "lubrication, pump, serviced" in rewrite and "LP-07." not in rewrite
-    assert canned.calls.count(rewrite) == 1
-    # a rewrite that copies the question shares its words with the chunk: rejected
-    canned.override = lambda user: ("QUESTION: How often is the lubrication pump LP-07 "
-                                    "serviced?" if user.startswith("Question: How often")
-                                    else None)
+    # the second call asks for the key words the chunk holds, not for the pump's code
+    asked = next(c for c in canned.calls if c.startswith("Question: How often"))
+    assert "\nlubrication:\npump:\nserviced:\n" in asked and "LP-07:" not in asked
+    assert canned.calls.count(asked) == 1
+    # other words for too few of them leave most key words in the chunk: rejected
+    canned.override = lambda user: ("serviced: maintained" if user.startswith(
+        "Question: How often") else None)
     copied = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
                                           types=["paraphrase"], dense=False, max_attempts=12))
-    assert "Who swaps out the HS-40 parts?" in [r.question for r in copied.questions]
+    questions = [r.question for r in copied.questions]
+    assert "How often is the greasing unit LP-07 maintained?" not in questions
+    assert "How often is the lubrication pump LP-07 maintained?" not in questions
     assert copied.report.total.rejected["not_a_paraphrase"] >= 1
-    assert all(r.question != "How often is the lubrication pump LP-07 serviced?"
-               for r in copied.questions)
+
+
+def test_synonym_replies_are_read_and_substituted():
+    reply = ("Here are the words:\n1. **mortality**: death\npatients: individuals / people\n"
+             "study: study\nkinase -> enzyme")
+    found = parse_synonyms(reply, ["mortality", "patients", "study", "kinase"])
+    assert found == {"mortality": "death", "patients": "individuals", "kinase": "enzyme"}
+    assert substitute("Which patients of the kinase-test had a higher Mortality?", found) == (
+        "Which individuals of the kinase-test had a higher death?")
+    assert substitute("空压机 AC-05 多久保养一次？", {"保养一次": "维护一回"}) == (
+        "空压机 AC-05 多久维护一回？")
 
 
 def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):

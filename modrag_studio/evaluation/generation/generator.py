@@ -25,8 +25,10 @@ from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.prompts import (
     QUESTION_TYPES,
     build_prompt,
-    build_rewrite_prompt,
+    build_synonym_prompt,
     parse_reply,
+    parse_synonyms,
+    substitute,
 )
 from modrag_studio.evaluation.generation.report import QualityReport
 from modrag_studio.evaluation.generation.sampling import (
@@ -219,25 +221,26 @@ class _Generator:
         return self._finish(cand)
 
     def _reworded(self, cand: Candidate) -> Candidate:
-        """A verified single question reworded: a second call names the key words the chunk
-        holds to replace; the rewrite is checked as a paraphrase (same facts, not in it, at
-        most half its key words in the chunk). A question already worded apart is kept."""
+        """A verified single question reworded: a second call gives another word for each
+        key word the chunk holds (names and codes are kept), and the question with those
+        words replaced is checked as a paraphrase (its facts not in it, at most half its key
+        words in the chunk). A question already worded apart is kept as it is."""
         chunk = cand.chunks[0]
         if overlap(cand.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
             return cand
         replace = words_to_replace(cand.question, chunk.text)
         if not replace:
             cand.verdict = Verdict("not_a_paraphrase", "its shared key words are names or "
-                                                       "codes a rewrite keeps")
+                                                       "codes a paraphrase keeps")
             return cand
-        reply_text = self.ask(*build_rewrite_prompt(cand.language, cand.question, replace))
-        reply = parse_reply(reply_text, 0)
+        reply_text = self.ask(*build_synonym_prompt(cand.language, cand.question, replace))
+        synonyms = parse_synonyms(reply_text, replace)
         cand.reply = f"{cand.reply}\n---\n{reply_text}"
-        if reply.problem:
-            cand.verdict = Verdict("unreadable_reply", reply.problem)
+        if not synonyms:
+            cand.verdict = Verdict("unreadable_reply", "no other word in the reply")
             return cand
-        cand.question = reply.question
-        cand.verdict = check_answerable(reply.question, cand.facts, [chunk], paraphrase=True)
+        cand.question = substitute(cand.question, synonyms)
+        cand.verdict = check_answerable(cand.question, cand.facts, [chunk], paraphrase=True)
         return cand
 
     def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:

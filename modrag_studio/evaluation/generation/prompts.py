@@ -2,8 +2,8 @@
 
 A reply is asked for as two labelled lines (``QUESTION: ...`` / ``ANSWER: ...``); a two-chunk
 question is two such questions, one per chunk, about the term the chunks share, joined; a
-paraphrase is a verified single question rewritten in a second call that names the words to
-replace (asked in one call, a small model copies the text's words). Small
+paraphrase is a verified single question whose words its chunk holds are replaced by the
+synonyms a second call gives (asked to reword a question, a small model copies it). Small
 models wrap the lines in chatter, bold them, number them, answer in JSON or with Chinese
 labels; ``parse_reply`` reads all of those.
 """
@@ -34,13 +34,11 @@ PROMPTS = {
                       "answer.\n{format}",
     ("single", "zh"): "文本：\n{text}\n\n根据这段文本写一个问题，答案是文本中的一个具体事实（名称、"
                       "数字、日期、地点或短语）。问题不看文本也要能看懂，且不能包含答案。\n{format}",
-    ("rewrite", "en"): "Question: {question}\n\nRewrite this question so that it asks for the "
-                       "same fact in other words. Replace these words with synonyms or a "
-                       "description: {words}. Keep names, codes and numbers as they are.\n"
-                       "Reply with exactly one line:\nQUESTION: <the rewritten question>",
-    ("rewrite", "zh"): "问题：{question}\n\n换一种说法改写这个问题，问的仍是同一个事实。把这些词"
-                       "换成同义词或描述：{words}。名称、编号和数字保持不变。\n只回复一行：\n"
-                       "问题：<改写后的问题>",
+    ("synonyms", "en"): "Question: {question}\n\nFor each word below, give a different word "
+                        "or short phrase with the same meaning in this question.\n{words}\n"
+                        "Reply with one line per word, as word: other word",
+    ("synonyms", "zh"): "问题：{question}\n\n下面每个词，给出在这个问题里意思相同的另一个词或短语。"
+                        "\n{words}\n每个词回复一行，格式为：词：另一个词",
     ("unanswerable", "en"): "Text:\n{text}\n\nWrite one question about the subject of this "
                             "text that the text does NOT answer: ask for a detail it never "
                             "gives, such as a warranty, a price, a colour, a supplier, a "
@@ -76,14 +74,47 @@ def build_prompt(kind: str, language: str, text: str, term: str = "") -> tuple[s
     return SYSTEM[lang], user
 
 
-def build_rewrite_prompt(language: str, question: str, replace: list[str]) -> tuple[str, str]:
-    """(system, user) messages asking to reword ``question``, replacing the words ``replace``
-    (the question's key words its chunk holds)."""
+def build_synonym_prompt(language: str, question: str, replace: list[str]) -> tuple[str, str]:
+    """(system, user) messages asking for another word for each of ``replace`` (the
+    question's key words its chunk holds), one ``word: other word`` line each."""
     lang = language if language in SYSTEM else "en"
-    joiner = "、" if lang == "zh" else ", "
-    user = PROMPTS[("rewrite", lang)].format(question=question.strip(),
-                                             words=joiner.join(replace))
-    return SYSTEM[lang], user
+    lines = "\n".join(f"{w}{'：' if lang == 'zh' else ':'}" for w in replace)
+    user = PROMPTS[("synonyms", lang)].format(question=question.strip(), words=lines)
+    return SYNONYM_SYSTEM[lang], user
+
+
+SYNONYM_SYSTEM = {
+    "en": "You suggest synonyms. You reply only in the format asked.",
+    "zh": "你给出同义词。只按要求的格式回答。",
+}
+_PAIR = re.compile(r"^\W{0,4}(?:\d{1,2}[.)、]\s*)?(?P<word>[^:：=>]+?)\W{0,3}\s*(?:[:：=]|->|→)"
+                   r"\s*(?P<other>.+?)\s*$")
+
+
+def parse_synonyms(text: str, asked: list[str]) -> dict[str, str]:
+    """``word -> other word`` for the asked words the reply gives another word for."""
+    wanted = {w.lower(): w for w in asked}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _PAIR.match(line.strip())
+        if match is None:
+            continue
+        word = wanted.get(_tidy(match.group("word")).lower())
+        other = _fact(match.group("other").split(" / ")[0].split(";")[0])
+        if word and other and other.lower() != word.lower() and len(other) <= 40:
+            found.setdefault(word, other)
+    return found
+
+
+def substitute(question: str, synonyms: dict[str, str]) -> str:
+    """``question`` with each word of ``synonyms`` replaced (Latin words whole, any case)."""
+    for word, other in synonyms.items():
+        if re.match(r"[\u3400-\u9fff]", word):
+            question = question.replace(word, other)
+        else:
+            question = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lambda _, o=other: o,
+                              question, flags=re.IGNORECASE)
+    return question
 
 
 @dataclass

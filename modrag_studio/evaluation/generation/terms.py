@@ -75,9 +75,12 @@ _CODE = re.compile(r"(?<![\w-])[A-Z][A-Za-z]*[A-Z0-9][\w\-]*|\S*\d\S*")
 def words_to_replace(question: str, chunk_text: str) -> list[str]:
     """What a paraphrase of ``question`` should say in other words: its key words that the
     chunk holds, as written in the question (Chinese as runs of held characters), without
-    names, codes and numbers ("LP-07", "RANKL", "2021"), which a paraphrase keeps."""
+    names, codes and numbers ("LP-07", "RANKL", "France", "2021"), which a paraphrase
+    keeps."""
     held = held_terms(question, chunk_text)
     codes = {normalise(m.group(0)).strip(".,;:?!()") for m in _CODE.finditer(question)}
+    codes |= {normalise(w).strip(".,;:?!()\"'") for w in question.split()[1:]
+              if w[:1].isupper()}  # a capitalised word inside the question: a name
     latin = [t for t in held if not _CJK.match(t) and t not in codes
              and not any(ch.isdigit() for ch in t)]
     shown = {normalise(w).strip(".,;:?!()\"'"): w.strip(".,;:?!()\"'")
