@@ -5,8 +5,9 @@ number]", "<The evidence does not say.>", or a whole instruction line. ``strip_e
 removes what comes from the prompt's instructions (never from its evidence): placeholders
 ``<...>`` and bracketed words such as ``[block number]`` are deleted, a sentence of the
 instructions (or any prose of three words or more) wrapped in angle brackets is unwrapped,
-what is left of a copied answer pattern is dropped, and a refusal sentence standing beside a
-cited answer is dropped.
+what is left of a copied answer pattern is dropped, a refusal sentence standing beside a
+cited answer (or after an answer that states something and denies nothing) is dropped, and a
+decimal written with a space after its point ("1. 44平方公里") is joined.
 """
 
 from __future__ import annotations
@@ -18,6 +19,28 @@ from modrag_studio.engine.core.datatypes import Prompt
 _ANGLE = re.compile(r"<\s*([^<>\n]{1,600}?)\s*>")
 _WORD_BRACKET = re.compile(r"\[([A-Za-z]+ [A-Za-z ]{2,40})\]")
 _CITED = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]|【\d{1,3}】")
+# "1. 44平方公里": a decimal point with a space after it, the digits run into a Chinese unit
+# (a list number or a sentence's end is followed by a space or a capital, not by that)
+_SPLIT_DECIMAL = re.compile(r"(?<![\d.])(\d{1,4})\. (\d+)(?=[\u3400-\u9fff%‰℃])")
+# words that make what comes before a refusal an explanation of it, not an answer
+_NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|unknown)\b|没有|并未|未提|"
+                       r"不清楚|无法|未说明|未给出", re.IGNORECASE)
+MIN_ANSWER_CHARACTERS = 12
+
+
+def _trails_an_answer(text: str, refusal: str) -> bool:
+    """Whether ``refusal`` is the reply's last sentence after an answer that states
+    something (at least a dozen letters, no negation): "《卡拉OK.LIVE！》是…第六张国语专辑。
+    The evidence does not say." The answer stays; a reply explaining why it refuses ("The
+    documents give HP-03's interval but not its warranty. The evidence does not say.") stays
+    a refusal."""
+    pattern = re.compile(r"\s*".join(map(re.escape, refusal.split())) + r"\s*$", re.IGNORECASE)
+    match = pattern.search(text)
+    if match is None:
+        return False
+    head = text[:match.start()]
+    letters = len(re.findall(r"[A-Za-z0-9\u3400-\u9fff]", head))
+    return letters >= MIN_ANSWER_CHARACTERS and not _NEGATION.search(head)
 _PROSE = re.compile(r"\w+\s+\w+\s+\w+|[\u3400-\u9fff]{2}")
 
 
@@ -84,12 +107,16 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
                 continue
             lines.append(line)
         text = "\n".join(lines)
-    if refusal and _fold(refusal) in _fold(text) and _CITED.search(text):
+    if refusal and _fold(refusal) in _fold(text) and (_CITED.search(text)
+                                                      or _trails_an_answer(text, refusal)):
         rest = _fold(text).replace(_fold(refusal), " ")
         if re.search(r"[\w\u3400-\u9fff]{2,}", _CITED.sub(" ", rest)):
             pattern = re.compile(r"\s*".join(map(re.escape, refusal.split())), re.IGNORECASE)
             text = pattern.sub(" ", text)
             removed.append(refusal)
+    if _SPLIT_DECIMAL.search(text):
+        removed += [m.group(0) for m in _SPLIT_DECIMAL.finditer(text)]
+        text = _SPLIT_DECIMAL.sub(r"\1.\2", text)
     if text.lstrip().startswith("<") and ">" not in text:  # an answer pattern left open
         removed.append("<")
         text = text.lstrip()[1:]

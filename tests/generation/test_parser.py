@@ -173,6 +173,28 @@ def test_parser_never_passes_template_text(run_node, evidence, reply, text) -> N
     assert all(c.valid for c in out.citations)
 
 
+@pytest.mark.parametrize("reply, text", [
+    # a refusal after an answer that states something is dropped ...
+    ("《卡拉OK.LIVE！‧台北‧我》是张雨生发行的第六张国语专辑。\n\nThe evidence does not say.",
+     "《卡拉OK.LIVE！‧台北‧我》是张雨生发行的第六张国语专辑。"),
+    ("The pump is serviced every 500 operating hours. The evidence does not say.",
+     "The pump is serviced every 500 operating hours."),
+    # ... one after an explanation of why it refuses is not
+    ("The documents give the pump's service interval but not its warranty. The evidence does "
+     "not say.", "The documents give the pump's service interval but not its warranty. The "
+     "evidence does not say."),
+    ("文档没有提到保修期。The evidence does not say.",
+     "文档没有提到保修期。The evidence does not say."),
+    ("Two years. The evidence does not say.", "Two years. The evidence does not say."),
+    # a decimal written with a space after its point, running into a Chinese unit, is joined
+    ("西施故里旅游区的总面积为1. 44平方公里。", "西施故里旅游区的总面积为1.44平方公里。"),
+    ("Step 1. 2 pumps are checked [1].", "Step 1. 2 pumps are checked [1]."),
+])
+def test_parser_reads_what_small_models_append(run_node, evidence, reply, text) -> None:
+    prompt = _small_prompt(run_node, evidence)
+    assert run_node(AnswerParser, {}, answer=reply, prompt=prompt)["answer"].text == text
+
+
 def test_parser_keeps_template_text_when_asked(run_node, evidence) -> None:
     prompt = _small_prompt(run_node, evidence)
     out = run_node(AnswerParser, {"strip_template": False},
