@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import scored, source_rank
-from modrag_nodes.vectorstore import handles, search_memo
+from modrag_nodes.vectorstore import exact_search, handles, search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.records import META_MODEL_ID
 from modrag_studio.engine.core.datatypes import Query, ScoredChunk
@@ -82,7 +82,11 @@ class VectorRetrieve(NodeType):
             )
         where = (*key, index.collection, version)
         found = search_memo.remembered(where, min(params.top_k, count), vectors)
-        if found is None:
+        if found is None and exact_search.applies(collection, count):
+            found = exact_search.query(collection, where, vectors, min(params.top_k, count),
+                                       ["documents", "metadatas"])
+            ctx.note(search="exact (a small collection)")
+        elif found is None:
             found = collection.query(
                 query_embeddings=vectors, n_results=min(params.top_k, count),
                 include=["documents", "metadatas", "distances"],
@@ -116,7 +120,8 @@ def search_queries_ahead(params: VectorRetrieveParams, inputs: dict[str, Any],
         return 0
     vectors = embed_texts(spec, texts, role="query")
     return search_memo.search_ahead(collection, (*key, index.collection, version),
-                                    min(params.top_k, count), vectors)
+                                    min(params.top_k, count), vectors,
+                                    exact=exact_search.applies(collection, count))
 
 
 def _query_embedder(index: VectorIndex, embedder: EmbedderSpec | None) -> EmbedderSpec:

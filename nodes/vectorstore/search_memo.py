@@ -12,6 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from modrag_nodes.vectorstore import exact_search
 from modrag_nodes.vectorstore.records import chunk_from_record
 from modrag_studio.engine.core.resources import MemoStack, current_resources
 
@@ -76,8 +77,10 @@ def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray) -> dict[str,
     return None
 
 
-def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.ndarray) -> int:
-    """Search every vector now into the open memos; returns the rows kept.
+def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.ndarray, *,
+                 exact: bool = False) -> int:
+    """Search every vector now into the open memos (``exact``: by ``exact_search``, as the
+    per-query search of a small collection does); returns the rows kept.
 
     The searches ask for ids and distances only; the texts and metadata of the distinct ids
     are then read once each (many queries share chunks: reading them per result was most of
@@ -90,7 +93,8 @@ def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.nd
     batch = max(1, min(BATCH, MAX_RESULTS_PER_CALL // max(1, n)))
     for start in range(0, len(vectors), batch):
         part = vectors[start:start + batch]
-        found = collection.query(query_embeddings=part, n_results=n, include=["distances"])
+        found = (exact_search.query(collection, where, part, n, []) if exact else
+                 collection.query(query_embeddings=part, n_results=n, include=["distances"]))
         rows.extend(zip(part, found["ids"], found["distances"], strict=True))
     records: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
     distinct = list(dict.fromkeys(i for _, ids, _ in rows for i in ids))

@@ -272,3 +272,30 @@ def test_store_version_follows_commits_and_is_none_for_servers(tmp_path):
     assert chroma_store.store_version(key) != before
     assert chroma_store.store_version(("chroma-http", "localhost", 8000, False)) is None
     chroma_store.forget_clients()
+
+
+def test_a_small_collection_is_searched_exactly_and_the_same_as_chroma_where_it_is_exact(
+        executor, monkeypatch):
+    """Below exact_search.EXACT_LIMIT records a search compares the query with every stored
+    vector (Chroma rebuilds an unsaved HNSW graph with random levels in every process, so its
+    approximate results can differ between processes); on this tiny collection, which Chroma
+    searches exhaustively, both give the same order and scores."""
+    from modrag_nodes.vectorstore import exact_search
+
+    exact = run(executor, dense_graph(DOCS, top_k=7))
+    assert exact.trace.last_visit("search").details["search"] == "exact (a small collection)"
+    index = exact.outputs["index"]
+    collection, _ = chroma_store.open_collection(chroma_store.location_key(index),
+                                                 index.collection)
+    q = embed_texts(EmbedderSpec(), [QUESTION], role="query")
+    stored = collection.get(include=["embeddings"])
+    vectors = np.asarray(stored["embeddings"], dtype=np.float64)
+    similarity = vectors @ q[0] / np.linalg.norm(vectors, axis=1) / np.linalg.norm(q[0])
+    expected = [stored["ids"][i] for i in np.argsort(-similarity)]
+    assert [r.chunk.chunk_id for r in exact.outputs["results"]] == expected
+    monkeypatch.setattr(exact_search, "EXACT_LIMIT", 0)  # Chroma's own search
+    hnsw = run(executor, dense_graph(DOCS, top_k=7, tag="hnsw"))
+    assert "search" not in hnsw.trace.last_visit("search").details
+    assert [r.chunk.chunk_id for r in hnsw.outputs["results"]] == expected
+    for a, b in zip(exact.outputs["results"], hnsw.outputs["results"], strict=True):
+        assert a.score == pytest.approx(b.score, abs=1e-5)

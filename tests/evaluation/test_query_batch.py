@@ -9,6 +9,7 @@ from chromadb.api.models.Collection import Collection
 from modrag_nodes.embedding import models
 from modrag_nodes.embedding.memo import query_vector_memo, remember, remembered
 from modrag_nodes.embedding.spec import EmbedderSpec
+from modrag_nodes.vectorstore import exact_search
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import load
@@ -37,6 +38,13 @@ def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
         return query(self, *args, **kwargs)
 
     monkeypatch.setattr(Collection, "query", counted)
+    exact = exact_search.query  # a small collection is searched exactly, not by Chroma
+
+    def counted_exact(collection, where, vectors, n, include):
+        searches.append(len(vectors))
+        return exact(collection, where, vectors, n, include)
+
+    monkeypatch.setattr(exact_search, "query", counted_exact)
     executor = Executor(default_registry(),
                         cache=NodeCache(disk_dir=tmp_path / "cache"), work_dir=tmp_path / "w")
     outputs = ["dense.results", "fusion.results"]
