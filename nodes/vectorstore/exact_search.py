@@ -15,10 +15,49 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from modrag_studio.engine.core.resources import current_resources
+
 EXACT_LIMIT = 2_000
-_KEEP = 8  # collections whose vectors are held, most recently searched
-_held: OrderedDict[tuple[Any, ...], tuple[list[str], Any]] = OrderedDict()
-_lock = threading.Lock()
+KEEP = 8  # collections whose vectors are held, most recently searched first to stay
+
+
+class HeldVectors:
+    """Every record id and unit vector of the small collections searched lately, by store
+    version; one resident of the run's resources (unloaded with the models)."""
+
+    def __init__(self, keep: int = KEEP) -> None:
+        self.keep = keep
+        self._held: OrderedDict[tuple[Any, ...], tuple[list[str], Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def size_bytes(self) -> int:
+        with self._lock:
+            return sum(matrix.nbytes for _, matrix in self._held.values())
+
+    def get(self, collection: Any, where: tuple[Any, ...]) -> tuple[list[str], Any]:
+        """The ids and unit vectors of ``collection`` at ``where`` (read once)."""
+        import numpy as np
+
+        with self._lock:
+            hit = self._held.get(where)
+            if hit is not None:
+                self._held.move_to_end(where)
+                return hit
+        got = collection.get(include=["embeddings"])
+        matrix = np.asarray(got["embeddings"], dtype=np.float64)
+        matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        entry = (list(got["ids"]), matrix)
+        with self._lock:
+            self._held[where] = entry
+            while len(self._held) > self.keep:
+                self._held.popitem(last=False)
+        return entry
+
+
+def held_vectors() -> HeldVectors:
+    return current_resources().model("collection-vectors", "exact-search", HeldVectors,
+                                     name="vectors of small collections (exact search)",
+                                     size=lambda held: held.size_bytes() or 1)
 
 
 def applies(collection: Any, count: int) -> bool:
@@ -38,7 +77,7 @@ def query(collection: Any, where: tuple[Any, ...], vectors: Any, n: int,
     """The ``n`` nearest records of each of ``vectors`` by cosine distance, exactly."""
     import numpy as np
 
-    ids, matrix = _vectors(collection, where)
+    ids, matrix = held_vectors().get(collection, where)
     queries = np.asarray(vectors, dtype=np.float64)
     queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
     similarity = queries @ matrix.T
@@ -57,22 +96,3 @@ def query(collection: Any, where: tuple[Any, ...], vectors: Any, n: int,
             found[field] = [[by_id.get(i) for i in row] for row in found["ids"]]
     return found
 
-
-def _vectors(collection: Any, where: tuple[Any, ...]) -> tuple[list[str], Any]:
-    """Every record id and its unit vector, read once per store version (``where``)."""
-    import numpy as np
-
-    with _lock:
-        hit = _held.get(where)
-        if hit is not None:
-            _held.move_to_end(where)
-            return hit
-    got = collection.get(include=["embeddings"])
-    matrix = np.asarray(got["embeddings"], dtype=np.float64)
-    matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    entry = (list(got["ids"]), matrix)
-    with _lock:
-        _held[where] = entry
-        while len(_held) > _KEEP:
-            _held.popitem(last=False)
-    return entry

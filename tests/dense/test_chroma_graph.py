@@ -284,6 +284,8 @@ def test_a_small_collection_is_searched_exactly_and_the_same_as_chroma_where_it_
 
     exact = run(executor, dense_graph(DOCS, top_k=7))
     assert exact.trace.last_visit("search").details["search"] == "exact (a small collection)"
+    # the vectors read are held by the run's resources (listed and unloaded with the models)
+    assert executor.resources.peek("collection-vectors", "exact-search") is not None
     index = exact.outputs["index"]
     collection, _ = chroma_store.open_collection(chroma_store.location_key(index),
                                                  index.collection)
