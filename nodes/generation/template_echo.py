@@ -28,14 +28,18 @@ _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|unknown)\b|�
 MIN_ANSWER_CHARACTERS = 12
 
 
+def _refusal_pattern(refusal: str) -> str:
+    """``refusal`` as a pattern, whatever the spaces between its words."""
+    return r"\s*".join(map(re.escape, refusal.split()))
+
+
 def _trails_an_answer(text: str, refusal: str) -> bool:
     """Whether ``refusal`` is the reply's last sentence after an answer that states
     something (at least a dozen letters, no negation): "《卡拉OK.LIVE！》是…第六张国语专辑。
     The evidence does not say." The answer stays; a reply explaining why it refuses ("The
     documents give HP-03's interval but not its warranty. The evidence does not say.") stays
     a refusal."""
-    pattern = re.compile(r"\s*".join(map(re.escape, refusal.split())) + r"\s*$", re.IGNORECASE)
-    match = pattern.search(text)
+    match = re.search(_refusal_pattern(refusal) + r"\s*$", text, re.IGNORECASE)
     if match is None:
         return False
     head = text[:match.start()]
@@ -111,11 +115,11 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
                                                       or _trails_an_answer(text, refusal)):
         rest = _fold(text).replace(_fold(refusal), " ")
         if re.search(r"[\w\u3400-\u9fff]{2,}", _CITED.sub(" ", rest)):
-            pattern = re.compile(r"\s*".join(map(re.escape, refusal.split())), re.IGNORECASE)
-            text = pattern.sub(" ", text)
+            text = re.sub(_refusal_pattern(refusal), " ", text, flags=re.IGNORECASE)
             removed.append(refusal)
-    if _SPLIT_DECIMAL.search(text):
-        removed += [m.group(0) for m in _SPLIT_DECIMAL.finditer(text)]
+    split = [m.group(0) for m in _SPLIT_DECIMAL.finditer(text)]
+    if split:
+        removed += split
         text = _SPLIT_DECIMAL.sub(r"\1.\2", text)
     if text.lstrip().startswith("<") and ">" not in text:  # an answer pattern left open
         removed.append("<")
