@@ -3,10 +3,14 @@
     .venv/bin/python bench/bench_answer_metrics.py [--evalset FILE.jsonl]
         [--graphs basic_rag modular_rag corrective_rag] [--out bench_answers.jsonl] [--limit N]
         [--model qwen|smollm2] [--set NODE.PARAM=VALUE ...] [--graph-dir bench/graphs]
+        [--parallel N]
 
 Each question is run on every graph before the next question starts, in a fixed shuffled
 order, and each scored row is appended to ``--out`` at once; a run stopped early therefore
-still gives every graph the same questions. ``--table`` prints the summary of an ``--out``
+still gives every graph the same questions. ``--parallel N`` (N >= 1) runs each graph's
+questions not yet in ``--out`` in one evaluation instead, in the same order, N at once
+(``modrag eval --evalset --parallel N``; 1 is one at a time, as ``modrag eval`` runs a set),
+appending rows as they are scored. ``--table`` prints the summary of an ``--out``
 file (the same means as ``modrag eval --evalset``) without running anything.
 ``--verdicts FILE ... [--same-questions]`` prints, per model and graph, how many answers were
 right: facts right (every expected fact found, not refused), citations right (at least one
@@ -20,6 +24,7 @@ import argparse
 import json
 import random
 import sys
+import time
 from pathlib import Path
 
 from answer_report import row_extras
@@ -30,11 +35,11 @@ from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.core.paths import cache_home
-from modrag_studio.engine.run.executor import Executor
+from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.evaluation.answer_eval import evaluate_answers
 from modrag_studio.evaluation.answer_metrics import mean
-from modrag_studio.evaluation.evalset import EvalSet, load_evalset
-from modrag_studio.evaluation.report import ANSWER_METRICS
+from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet, load_evalset
+from modrag_studio.evaluation.report import ANSWER_METRICS, QuestionResult
 
 ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = (*ANSWER_METRICS, "answer_length", "latency_s", "tokens")
@@ -42,40 +47,62 @@ MODELS = {"qwen": "qwen2.5-coder-1.5b-instruct", "smollm2": "SmolLM2-135M-Instru
 
 
 class RecordingExecutor(Executor):
-    """An executor that keeps its last run, for the per-node times of each row."""
+    """An executor that keeps each run by its id, for the per-node times of each row."""
 
-    last = None
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.runs: dict[str, RunResult] = {}
 
     def run(self, *args, **kwargs):
-        self.last = super().run(*args, **kwargs)
-        return self.last
+        result = super().run(*args, **kwargs)
+        self.runs[result.trace.run_id] = result
+        return result
 
 
 def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed: int,
-        cache_dir: Path, sets: dict[str, str], graph_dir: Path = ROOT / "sample_graphs") -> None:
+        cache_dir: Path, sets: dict[str, str], graph_dir: Path = ROOT / "sample_graphs",
+        parallel: int = 0) -> None:
     executor = RecordingExecutor(default_registry(), cache=NodeCache(disk_dir=cache_dir))
     docs = {name: apply_overrides(load(graph_dir / f"{name}.json"), sets) for name in graphs}
     order = list(evalset.questions)
     random.Random(seed).shuffle(order)
+    order = order[: limit or None]
     done = {(r["graph"], r["id"]) for r in _rows(out)}
-    for n, question in enumerate(order[: limit or None], start=1):
+
+    def write(name: str, question: EvalQuestion, row_result: QuestionResult, n: int) -> None:
+        result = executor.runs.pop(row_result.run_id, None)
+        visits = result.trace.visits if result is not None else []
+        row = {"graph": name, "model": _model(docs[name]), **row_result.to_dict(),
+               "node_seconds": {v.node_id: round(v.duration_s, 1)
+                                for v in visits if v.duration_s >= 1},
+               "routes": {v.node_id: v.details["route"] for v in visits
+                          if v.details.get("route")}}
+        answer = result.shared_outputs.get("answer") if result is not None else None
+        if isinstance(answer, Answer):
+            row.update(row_extras(answer, question.question))
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        print(f"[{n}/{len(order)}] {name} {question.id}: "
+              f"{row['metrics'].get('latency_s')} s", file=sys.stderr, flush=True)
+
+    if parallel >= 1:
+        for name, doc in docs.items():
+            todo = [q for q in order if (name, q.id) not in done]
+            started = time.perf_counter()
+            evaluate_answers(doc, EvalSet(evalset.path, todo, evalset.sha256),
+                             executor=executor, parallel=parallel,
+                             on_progress=lambda n, _total, row, name=name, todo=todo:
+                             write(name, todo[n - 1], row, n))
+            print(f"{name}: {len(todo)} questions, {parallel} at once, "
+                  f"{time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+        return
+    for n, question in enumerate(order, start=1):
         for name, doc in docs.items():
             if (name, question.id) in done:
                 continue
             single = EvalSet(evalset.path, [question], evalset.sha256)
             report = evaluate_answers(doc, single, executor=executor)
-            row = {"graph": name, "model": _model(doc), **report.results[0].to_dict(),
-                   "node_seconds": {v.node_id: round(v.duration_s, 1)
-                                    for v in executor.last.trace.visits if v.duration_s >= 1},
-                   "routes": {v.node_id: v.details["route"] for v in executor.last.trace.visits
-                              if v.details.get("route")}}
-            answer = executor.last.shared_outputs.get("answer")
-            if isinstance(answer, Answer):
-                row.update(row_extras(answer, question.question))
-            with out.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            print(f"[{n}/{len(order)}] {name} {question.id}: "
-                  f"{row['metrics'].get('latency_s')} s", file=sys.stderr, flush=True)
+            write(name, question, report.results[0], n)
 
 
 def _model(doc) -> str:
@@ -164,6 +191,9 @@ def main() -> None:
     parser.add_argument("--cache-dir", help="node result cache (default: the user cache)")
     parser.add_argument("--graph-dir", default=str(ROOT / "sample_graphs"),
                         help="folder of the graphs named by --graphs")
+    parser.add_argument("--parallel", type=int, default=0, metavar="N",
+                        help="one evaluation per graph, N questions at once (default 0: "
+                             "question by question, graphs interleaved)")
     parser.add_argument("--table", action="store_true", help="only print the summary of --out")
     parser.add_argument("--verdicts", nargs="+", type=Path, metavar="FILE",
                         help="only print the right/total table of these --out files")
@@ -182,7 +212,8 @@ def main() -> None:
         sets["llm.model"] = MODELS[args.model]
     if not args.table:
         run(load_evalset(args.evalset), args.graphs, out, args.limit, args.seed,
-            Path(args.cache_dir) if args.cache_dir else cache_home(), sets, Path(args.graph_dir))
+            Path(args.cache_dir) if args.cache_dir else cache_home(), sets, Path(args.graph_dir),
+            args.parallel)
     print(table(out))
 
 

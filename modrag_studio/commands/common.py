@@ -132,3 +132,20 @@ def refused_untrusted(path: str, trust_given: bool) -> bool:
         return False
     print(f"error: {refusal(path, found, 'run it again with --trust')}", file=sys.stderr)
     return True
+
+
+def add_parallel_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--parallel", type=positive_int, default=1, metavar="N",
+                        help="--evalset: ask N questions at once (the embedded model decodes "
+                             "their answers in one batch: faster on a CPU, but an answer may "
+                             "differ from the one-at-a-time run's; default 1)")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value}: must be 1 or more")
+    return value

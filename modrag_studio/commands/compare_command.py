@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.commands.common import (
+    add_parallel_option,
     add_trust_option,
     load_or_exit,
     parse_pairs,
@@ -56,6 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     help="--evalset: the graph output holding the answer (default: answer)")
     cp.add_argument("--judge", metavar="BACKEND[:MODEL]", help="--evalset: judge "
                     "faithfulness and relevance of both variants' answers with this chat model")
+    add_parallel_option(cp)
     cp.add_argument("--json", action="store_true", help="print the comparison as JSON")
     cp.add_argument("--report", metavar="FILE", help="write the comparison as JSON")
     cp.add_argument("--cache-dir", help="node result cache folder")
@@ -234,7 +236,8 @@ def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
         [(label, doc) for label, doc, _ in sides], evalset, executor=_executor(args),
         answer_output=args.answer_output, judge=judge_from_flag(args.judge), limit=args.limit,
         query_input=args.query_input, corpus_input=args.corpus_input,
-        extra_inputs=parse_pairs(args.input, "--input"), on_progress=progress)
+        extra_inputs=parse_pairs(args.input, "--input"), on_progress=progress,
+        parallel=args.parallel)
     (label_a, _, file_a), (label_b, _, file_b) = sides
     return compare_reports(
         reports[0], reports[1], identity_a=report_identity(label_a, reports[0], file_a),

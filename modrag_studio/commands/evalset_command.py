@@ -9,7 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from modrag_studio.commands.common import apply_overrides, load_or_exit, parse_pairs, run_hooks
+from modrag_studio.commands.common import (
+    add_parallel_option,
+    apply_overrides,
+    load_or_exit,
+    parse_pairs,
+    run_hooks,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
@@ -31,6 +37,8 @@ def add_arguments(ev: argparse.ArgumentParser) -> None:
                     help="--evalset: judge faithfulness and relevance with this chat model "
                          "(e.g. embedded, ollama:qwen2.5:1.5b); a graph with an eval.judge "
                          "node needs no flag")
+    add_parallel_option(ev)
+
 
 
 def parse_gates(pairs: list[str]) -> dict[str, float]:
@@ -107,7 +115,7 @@ def run_evalset(args: argparse.Namespace) -> int:
                                   judge=judge_from_flag(args.judge), limit=args.limit,
                                   query_input=args.query_input, corpus_input=args.corpus_input,
                                   extra_inputs=extra, on_progress=progress,
-                                  setup_hooks=[SetupNarrator()])
+                                  setup_hooks=[SetupNarrator()], parallel=args.parallel)
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

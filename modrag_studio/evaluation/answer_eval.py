@@ -148,12 +148,16 @@ def evaluate_answers(
     on_progress: Callable[[int, int, QuestionResult], None] | None = None,
     batch_queries: bool = True,
     setup_hooks: Sequence[RunHook] = (),
+    parallel: int = 1,
 ) -> EvalReport:
     """Run ``doc`` for each question and score its answer (through the one evaluation loop,
     ``loop.run_questions``: batched query side, early stop, cancellation).
 
     Answers are kept in the disk cache (``memory_only_query_side`` off): generating one
     costs seconds, and a re-run after a change below the model reuses them.
+    ``parallel`` > 1 asks that many questions at once (the embedded llama.cpp then decodes
+    their answers in one batch, see ``docs/llm-backends.md``: faster, but a greedy answer
+    may differ from the one-at-a-time run's, and from one such run to the next).
     """
     registry = executor.registry
     output = answer_output_name(doc, answer_output, registry)
@@ -181,7 +185,7 @@ def evaluate_answers(
     run_questions(doc, [Question(q.id, q.question) for q in questions], executor=executor,
                   query_name=query_name, on_run=score, base_inputs=extra_inputs,
                   cancel=cancel, batch_queries=batch_queries, memory_only_query_side=False,
-                  setup_hooks=setup_hooks)
+                  setup_hooks=setup_hooks, concurrency=parallel)
     report.seconds = time.perf_counter() - started
     return report.finish()
 
@@ -191,7 +195,7 @@ def run_variants_on_evalset(
     answer_output: str | None = None, judge: Judge | None = None, limit: int | None = None,
     query_input: str | None = None, corpus_input: str | None = None,
     extra_inputs: dict[str, str] | None = None, cancel: CancelToken | None = None,
-    on_progress: Progress | None = None,
+    on_progress: Progress | None = None, parallel: int = 1,
 ) -> list[EvalReport]:
     """Run each (label, graph) on the set with one executor, so B re-runs only what changed."""
     reports = []
@@ -205,5 +209,5 @@ def run_variants_on_evalset(
         reports.append(evaluate_answers(
             doc, evalset, executor=executor, answer_output=answer_output, judge=judge,
             limit=limit, query_input=query_input, corpus_input=corpus_input,
-            extra_inputs=extra_inputs, cancel=cancel, on_progress=progress))
+            extra_inputs=extra_inputs, cancel=cancel, on_progress=progress, parallel=parallel))
     return reports

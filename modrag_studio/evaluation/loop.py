@@ -17,14 +17,20 @@ What the loop gives both:
   indexing nodes nor re-check their files and stores;
 - the garbage collector kept off what the questions build and keep (indexes, cached
   per-question results) until the evaluation ends;
-- cancellation between two questions.
+- cancellation between two questions;
+- several questions at once when asked (``concurrency``): after the first question, the
+  others run on that many threads, and the resources are told (``Resources.concurrent``)
+  so that a chat model able to serve requests together (the embedded llama.cpp's slots)
+  decodes their answers in one batch; results still reach the scorer in question order.
 """
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +89,7 @@ def run_questions(
     memory_only_query_side: bool = True,
     setup_hooks: Sequence[RunHook] = (),
     hold_shared: bool = True,
+    concurrency: int = 1,
 ) -> int:
     """Run ``doc`` for each question (its text as the input ``query_name``, with
     ``base_inputs``) and call ``on_run(index, run)``; returns how many questions ran.
@@ -94,6 +101,8 @@ def run_questions(
     loaded), e.g. to tell what takes long. ``hold_shared``: later questions take the first
     one's question-independent results as held pins (their runs then lack the visits of the
     indexing nodes: turn it off for a caller that reads whole runs, such as attribution).
+    ``concurrency`` > 1: after the first question, that many run at once (``on_run`` still
+    sees them in order; a cancel stops those not yet started).
     """
     base = dict(base_inputs or {})
     query_side = query_side_nodes(doc, query_name, executor.registry)
@@ -103,24 +112,31 @@ def run_questions(
     held: dict[str, Pin] = {}
     batching = ExitStack()
     try:
+        if concurrency > 1:
+            batching.enter_context(executor.resources.concurrent(concurrency))
         if batch_queries and questions:
             batching.enter_context(batched_query_embeddings(
                 doc, executor, texts=[q.text for q in questions], query_name=query_name,
                 base_inputs=base, hooks=setup_hooks, memory_only=memory_only))
-        for index, question in enumerate(questions):
+
+        def ask(question: Question) -> QuestionRun | None:
             if cancel is not None and cancel.cancelled:
-                break
+                return None
             started = time.perf_counter()
             result = executor.run(doc, {**base, query_name: question.text}, cancel=cancel,
                                   memory_only=memory_only, pins=held, checked=frozen,
                                   hooks=() if frozen else setup_hooks)
-            seconds = time.perf_counter() - started
-            produced = on_run(index, QuestionRun(question, result, seconds))
+            return QuestionRun(question, result, time.perf_counter() - started)
+
+        for index, run in enumerate(_runs_in_order(ask, questions, concurrency)):
+            if run is None:
+                break
+            produced = on_run(index, run)
             ran += 1
             if not frozen and not produced:
-                stop_if_every_question_would_fail(query_side, result.trace.failures())
+                stop_if_every_question_would_fail(query_side, run.result.trace.failures())
             if not frozen and hold_shared:
-                held = held_pins(doc, result, query_side)
+                held = held_pins(doc, run.result, query_side)
             # What the questions so far built and keep (indexes, the memory cache's
             # per-question results) is moved out of the collector's reach: a full collection
             # walked all of it every few dozen questions (pauses of 0.2-0.3 s each). Every
@@ -135,6 +151,31 @@ def run_questions(
         if frozen:
             gc.unfreeze()
     return ran
+
+
+def _runs_in_order(ask: Callable[[Question], QuestionRun | None], questions: Sequence[Question],
+                   concurrency: int) -> Iterator[QuestionRun | None]:
+    """Each question's run in question order: the first alone (its results that do not
+    depend on the question become the others' held pins when the caller takes it), the rest
+    ``concurrency`` at a time. Each thread runs in a copy of the caller's context (the run's
+    resources and memos are found through it)."""
+    if not questions:
+        return
+    yield ask(questions[0])
+    rest = questions[1:]
+    if concurrency <= 1:
+        for question in rest:
+            yield ask(question)
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="eval-question") as pool:
+        futures: list[Future[QuestionRun | None]] = [
+            pool.submit(contextvars.copy_context().run, ask, q) for q in rest]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:  # the caller stopped early (a cancel, an error): start no more questions
+            for future in futures:
+                future.cancel()
 
 
 def stop_if_every_question_would_fail(query_side: set[str], failed: dict[str, str]) -> None:

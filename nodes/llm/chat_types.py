@@ -43,9 +43,13 @@ class ChatResult:
     duration_s: float = 0.0
     load_time_s: float | None = None
     stopped: str = "stop"  # "stop", "length" or "cancelled"
+    drafted_tokens: int = 0  # lookup decoding: tokens drafted from the context, checked
+    accepted_tokens: int = 0  # of those, the ones the model would have decoded anyway
 
     def trace_details(self) -> dict[str, Any]:
-        return {
+        lookup = ({"drafted_tokens": self.drafted_tokens, "accepted_tokens": self.accepted_tokens}
+                  if self.drafted_tokens else {})
+        return {**lookup,
             "model": self.model,
             "prompt_tokens": self.prompt_tokens,
             "cached_prompt_tokens": self.cached_prompt_tokens,

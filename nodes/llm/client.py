@@ -90,17 +90,23 @@ def with_system(spec: LLMSpec, messages: list[ChatMessage]) -> list[ChatMessage]
 
 
 _builtin_loaded = False
+_BUILTIN_LOCK = threading.Lock()
 
 
 def _ensure_builtin_backends() -> None:
     """Register the built-in backends once (their modules import heavy libraries lazily);
-    a backend a test or plug-in registered under the same name keeps its place."""
+    a backend a test or plug-in registered under the same name keeps its place. A thread
+    arriving while another registers them waits until they are there (two questions asked
+    at once found no backend otherwise)."""
     global _builtin_loaded
     if _builtin_loaded:
         return
-    _builtin_loaded = True
-    from modrag_nodes.llm.backends import BUILTIN_BACKENDS
+    with _BUILTIN_LOCK:
+        if _builtin_loaded:
+            return
+        from modrag_nodes.llm.backends import BUILTIN_BACKENDS
 
-    with _LOCK:
-        for name, factory in BUILTIN_BACKENDS.items():
-            _BACKENDS.setdefault(name, factory)
+        with _LOCK:
+            for name, factory in BUILTIN_BACKENDS.items():
+                _BACKENDS.setdefault(name, factory)
+        _builtin_loaded = True

@@ -226,7 +226,8 @@ class EmbeddedBackend:
             from modrag_nodes.llm import xllamacpp_runtime as xrt
 
             engine = xrt.load_engine(path, threads=int(spec.extra.get("threads", 0)),
-                                     context_length=spec.context_length)
+                                     context_length=spec.context_length,
+                                     lookup=bool(spec.extra.get("lookup_decoding", False)))
             load_time = None if engine.reported else engine.load_time_s
             engine.reported = True
             result = xrt.chat(engine, spec, messages, on_token=on_token, cancel=cancel)

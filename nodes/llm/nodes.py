@@ -78,6 +78,11 @@ class ChatModelParams(BaseModel):
         True, description="Embedded (llama.cpp): keep the last prompt's KV cache and read only "
         "what a new prompt adds to the prefix they share (a retry reads only its feedback); "
         "off: every prompt is read whole, so a greedy answer never depends on the call before")
+    lookup_decoding: bool = Field(
+        True, description="Embedded (llama.cpp): draft the next tokens from where the last two "
+        "tokens occur earlier in the prompt or answer and check them in one batch (answers "
+        "copy from their evidence); a greedy answer may differ where the batch rounds "
+        "differently. Not used while several questions are asked at once")
 
 
 class ChatModel(NodeType):
@@ -172,6 +177,8 @@ def _extra(params: ChatModelParams) -> dict[str, Any]:
             extra["threads"] = params.threads
         if params.reuse_prefix:
             extra["reuse_prefix"] = True
+        if params.lookup_decoding:
+            extra["lookup_decoding"] = True
     return extra
 
 

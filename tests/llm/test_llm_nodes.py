@@ -39,9 +39,11 @@ def test_chat_model_builds_the_spec():
     assert ChatModelParams().backend == "embedded"
     embedded = ChatModel().run(Recorder().context("m", "llm.model"),
                                ChatModelParams(repetition_penalty=1.0))["llm"]
-    assert embedded.extra == {"reuse_prefix": True}  # the embedded engine's prompt prefix
+    # the embedded engine's prompt prefix and lookup decoding
+    assert embedded.extra == {"reuse_prefix": True, "lookup_decoding": True}
     plain = ChatModel().run(Recorder().context("m", "llm.model"),
-                            ChatModelParams(repetition_penalty=1.0, reuse_prefix=False))["llm"]
+                            ChatModelParams(repetition_penalty=1.0, reuse_prefix=False,
+                                            lookup_decoding=False))["llm"]
     assert plain.extra == {}
 
 

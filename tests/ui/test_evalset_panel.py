@@ -64,8 +64,11 @@ def test_add_edit_run_and_open_a_question(qtbot, window, tmp_path):
 
     shared = window.features.run.controller.executor.cache  # Run's cache: warm for the set
     held_before = shared.memory_used
+    panel.parallel.setValue(2)  # both questions at once; the rows keep their order
     assert panel.run()
+    assert not panel.parallel.isEnabled()  # fixed while the set runs
     qtbot.waitUntil(lambda: not panel.busy and panel.report is not None, timeout=30_000)
+    assert panel.parallel.isEnabled()
     assert shared.memory_used > held_before  # the set ran on the controller's executor
     assert panel.progress.value() == 2 and panel.results.rowCount() == 2
     assert panel.results.item(0, 1).text() == "1.00"  # "exercise" is in the toy answer

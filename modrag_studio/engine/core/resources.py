@@ -6,7 +6,9 @@ for the next run. They keep it here and nowhere else: ``ctx.resources`` (or
 in progress; an executor brings its own (a studio session, a server process, one run) and the
 process has a default. The service is bounded (least recently used models go first) and
 can be emptied on demand (the studio's "Unload models"), and it holds the memos an
-evaluation opens for its precomputed query vectors and searches.
+evaluation opens for its precomputed query vectors and searches. An evaluation that runs
+several questions at once says so (:meth:`Resources.concurrent`), so that a model that can
+serve requests together (llama.cpp's slots) is loaded with that many.
 """
 
 from __future__ import annotations
@@ -79,6 +81,25 @@ class Resources:
         self._lock = threading.Lock()
         self._loading: dict[tuple[str, Hashable], threading.Lock] = {}
         self._memos: dict[str, MemoStack] = {}
+        self._concurrent: list[int] = []  # what each open ``concurrent`` block asked for
+
+    @property
+    def concurrent_runs(self) -> int:
+        """How many runs use the service at once: the most any open ``concurrent`` asked."""
+        with self._lock:
+            return max(self._concurrent, default=1)
+
+    @contextmanager
+    def concurrent(self, runs: int) -> Iterator[None]:
+        """Within the block, ``runs`` runs use the service at once: a model that serves
+        several requests together (llama.cpp's slots) is loaded with room for that many."""
+        with self._lock:
+            self._concurrent.append(max(1, runs))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._concurrent.remove(max(1, runs))
 
     def model(self, kind: str, key: Hashable, load: Callable[[], T], *, name: str = "",
               size: Callable[[T], int | None] | None = None,

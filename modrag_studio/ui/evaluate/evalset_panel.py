@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -232,10 +233,16 @@ class EvalSetPanel(QWidget):
         self.run_button = QPushButton("Run set")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
+        self.parallel = QSpinBox()
+        self.parallel.setRange(1, 8)
+        self.parallel.setPrefix("at once: ")
+        self.parallel.setToolTip(
+            "Questions asked at once. The embedded model decodes their answers in one batch "
+            "(faster on a CPU), but an answer may then differ from the one-at-a-time run's.")
         self.progress = QProgressBar()
         self.progress.setFormat("%v / %m")
         for widget in (self.title, self.open_button, self.save_button, self.new_button,
-                       self.run_button, self.cancel_button):
+                       self.run_button, self.parallel, self.cancel_button):
             bar.addWidget(widget)
         bar.addWidget(self.progress, 1)
         layout.addLayout(bar)
@@ -358,7 +365,7 @@ class EvalSetPanel(QWidget):
             executor = (features.controller.executor if features is not None
                         else Executor(self.window.registry, NodeCache(cache_home())))
         self._cancel = CancelToken()
-        cancel, bridge = self._cancel, self._bridge
+        cancel, bridge, parallel = self._cancel, self._bridge, self.parallel.value()
         self.results.setRowCount(0)
         self.tabs.setCurrentIndex(1)
         self.progress.setRange(0, len(self.questions))
@@ -371,6 +378,7 @@ class EvalSetPanel(QWidget):
                 inputs = {k: v for k, v in extra.items() if k != query}
                 report = evaluate_answers(doc, evalset, executor=executor, cancel=cancel,
                                           query_input=query, extra_inputs=inputs,
+                                          parallel=parallel,
                                           on_progress=lambda d, t, r: bridge.progress.emit(
                                               d, t, r))
                 bridge.finished.emit(report, "")
@@ -393,6 +401,7 @@ class EvalSetPanel(QWidget):
     def _set_busy(self, busy: bool) -> None:
         self.run_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
+        self.parallel.setEnabled(not busy)
 
     def _on_progress(self, done: int, total: int, row: Any) -> None:
         self.progress.setValue(done)
