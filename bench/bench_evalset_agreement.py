@@ -47,9 +47,12 @@ RERANK = {"rrf + rerank": ({"bypass": {"rerank": False}}, "rerank.results")}
 
 
 def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]],
-           groups: dict[str, str] | None = None) -> tuple[dict[str, float], dict]:
+           groups: dict[str, str] | None = None,
+           per_question: dict[str, dict[str, float]] | None = None,
+           ) -> tuple[dict[str, float], dict]:
     """nDCG@10 of every variant (variants sharing a graph run once), and per group of
-    questions (``groups``: query id -> group, e.g. the generated question's type)."""
+    questions (``groups``: query id -> group, e.g. the generated question's type); each
+    question's nDCG@10 per variant goes into ``per_question`` when given."""
     registry = executor.registry
     graphs: dict[str, tuple] = {}
     for name, (changes, output) in variants.items():
@@ -64,7 +67,12 @@ def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]],
         for name, output in wanted:
             found[name] = report.outputs[output]["ndcg@10"]
             sums: dict[str, list[float]] = {}
-            for row in report.per_query.get(output, []) if groups else []:
+            for row in report.per_query.get(output, []):
+                if per_question is not None:
+                    per_question.setdefault(str(row["query_id"]), {})[name] = float(
+                        row["ndcg@10"])
+                if not groups:
+                    continue
                 group = groups.get(str(row["query_id"]), "other")
                 sums.setdefault(group, []).append(float(row["ndcg@10"]))
             by_group[name] = {g: round(sum(v) / len(v), 4) for g, v in sorted(sums.items())}
@@ -85,6 +93,8 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="first N qrels queries (0: all)")
     parser.add_argument("--rerank", action="store_true", help="add the reranker variant")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--per-question", metavar="FILE",
+                        help="write each generated question's nDCG@10 per variant (JSON)")
     args = parser.parse_args()
     registry = default_registry()
     doc = load(GRAPH)
@@ -96,7 +106,10 @@ def main() -> int:
     generated = dataset_from_evalset(evalset, qrels.corpus_path)
     variants = {**VARIANTS, **(RERANK if args.rerank else {})}
     types = question_types(evalset)
-    on_generated, by_type = scores(doc, generated, executor, variants, types)
+    per_question: dict[str, dict[str, float]] = {}
+    on_generated, by_type = scores(doc, generated, executor, variants, types, per_question)
+    if args.per_question:
+        Path(args.per_question).write_text(json.dumps(per_question, indent=1))
     on_qrels, _ = scores(doc, qrels, executor, variants)
     names = list(variants)
     tau, p_value = kendalltau([on_generated[n] for n in names], [on_qrels[n] for n in names])

@@ -11,6 +11,7 @@ the seconds per model call and the quality report. The set is written to ``--out
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -40,8 +41,11 @@ def main() -> int:
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--types", default="single,multi,unanswerable,paraphrase")
     parser.add_argument("--no-dense", action="store_true")
+    parser.add_argument("--no-round-trip", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="/tmp/bench_generated.jsonl")
+    parser.add_argument("--candidates", metavar="FILE",
+                        help="also write every candidate, kept or not, with its verdict (JSONL)")
     args = parser.parse_args()
     flag = MODELS.get(args.model, args.model) or f"embedded:{best_embedded_model()}"
     backend, _, model = flag.partition(":")
@@ -49,13 +53,19 @@ def main() -> int:
               for k, v in parse_pairs(args.input, "--input").items()}
     config = GenerationConfig(n=args.n, llm=LLMSpec(backend=backend, model=model),
                               seed=args.seed, types=args.types.split(","),
-                              dense=not args.no_dense)
+                              dense=not args.no_dense, round_trip=not args.no_round_trip)
     executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_home()))
     started = time.perf_counter()
     result = generate_evalset(load(args.graph), inputs, config, executor=executor,
                               on_status=lambda s: print(s, file=sys.stderr))
     seconds = time.perf_counter() - started
     atomic_write_text(Path(args.out), dumps_evalset(result.questions))
+    if args.candidates:
+        atomic_write_text(Path(args.candidates), "".join(json.dumps({
+            "kind": c.kind, "language": c.language, "question": c.question, "facts": c.facts,
+            "chunks": [k.chunk_id for k in c.chunks], "reason": c.verdict.reason,
+            "detail": c.verdict.detail, "kept_as": c.row.id if c.row else None,
+            "reply": c.reply}, ensure_ascii=False) + "\n" for c in result.candidates))
     calls = result.report.calls
     kept = len(result.questions)
     print(result.report.text())

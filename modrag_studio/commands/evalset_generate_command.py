@@ -44,8 +44,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="the splitter output to use when the graph has several")
     gen.add_argument("--no-dense", action="store_true",
                      help="check specificity with BM25 only (no embedding of the corpus)")
+    gen.add_argument("--no-round-trip", action="store_true",
+                     help="keep questions without asking each again of the passages a search "
+                          "finds (fewer model calls, more ambiguous questions)")
     gen.add_argument("--max-calls", type=int, metavar="N",
-                     help="model calls at most (default 3 x n + 20)")
+                     help="model calls at most (default 4 x n + 20; 3 x n + 20 without the "
+                          "round trip)")
     gen.add_argument("--report", metavar="R.json", help="also write the quality report as JSON")
     gen.add_argument("--cache-dir", help="node result cache folder")
     add_trust_option(gen)
@@ -97,7 +101,7 @@ def run_generate(args: argparse.Namespace) -> int:
             n=args.n, llm=llm_from_flag(args.model, args.host), seed=args.seed,
             types=[t.strip() for t in args.types.split(",") if t.strip()],
             language=args.language, dense=not args.no_dense, chunks=args.chunks,
-            max_attempts=args.max_calls)
+            max_attempts=args.max_calls, round_trip=not args.no_round_trip)
         config.check()
         out = Path(args.out)
         if not out.parent.is_dir():

@@ -5,6 +5,7 @@ backend (the test fixture 'test-canned-questions') answers from a table of facts
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -22,7 +23,14 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import load_evalset
 from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
-from modrag_studio.evaluation.generation.prompts import parse_reply, parse_synonyms, substitute
+from modrag_studio.evaluation.generation.prompts import (
+    ABSENT_DETAILS,
+    build_prompt,
+    parse_reply,
+    parse_synonyms,
+    substitute,
+)
+from modrag_studio.evaluation.generation.round_trip import agrees_with, answers_it, read_answer
 from modrag_studio.evaluation.generation.sampling import stratified_order
 from modrag_studio.evaluation.generation.terms import detect_language
 from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
@@ -77,8 +85,12 @@ class CannedBackend:
     def reply(self, user: str) -> str:
         if user.startswith("Reply with: OK"):
             return "OK"
+        if user.startswith(("Passages:", "段落：")):
+            return self.answer(user)
         if "does NOT answer" in user or "无法回答" in user:
-            return "QUESTION: What is the warranty period of the press PR-300?\nANSWER: none"
+            code = re.search(r"[A-Z]{2,}-[A-Z0-9]+", user)
+            thing = code.group(0) if code else "the press PR-300"
+            return f"QUESTION: What is the warranty period of {thing}?\nANSWER: none"
         if "For each word below" in user or "下面每个词" in user:
             words = [w.rstrip(":：") for w in user.split("\n")[3:-1]]
             return "\n".join(f"{w}: {SYNONYMS.get(w, w)}" for w in words)
@@ -86,6 +98,17 @@ class CannedBackend:
             if key in user:
                 return f"**QUESTION:** {question}\n**ANSWER:** {answer}."
         return "I cannot think of a question."
+
+
+    @staticmethod
+    def answer(user: str) -> str:
+        """The round trip: the answers of the table's questions the asked question holds
+        (paraphrases read back through the synonyms), else NONE."""
+        asked = next(ln for ln in user.splitlines() if ln.startswith(("Question:", "问题：")))
+        for word, other in SYNONYMS.items():
+            asked = re.sub(rf"\b{re.escape(other)}\b", word, asked)
+        found = [a for q, a in SINGLE.values() if q.rstrip("?？")[1:].lower() in asked.lower()]
+        return "; ".join(found) or "NONE"
 
 
 @pytest.fixture
@@ -123,7 +146,7 @@ def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_pa
     rows = load_evalset(out).questions
     chunks = {c.chunk_id: c for c in _chunks(graph)}
     answerable = [r for r in rows if r.answerable]
-    assert len(answerable) == 5 and len(rows) == 6
+    assert len(answerable) == 3 and len(rows) == 6
     for row in answerable:
         ids = row.expected_evidence.to_dict()["chunk_ids"]
         assert all(i in chunks for i in ids)  # the graph's own chunk ids
@@ -131,14 +154,15 @@ def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_pa
         assert all(fact_found(f[0], chunks[ids[0]].text) for f in row.expected_facts)
         assert not any(fact_found(f[0], row.question) for f in row.expected_facts)
         assert {"type:single", "model:test-canned-questions:canned-1", "seed:3"} <= set(row.tags)
-    assert {r.language for r in answerable} == {"en", "zh"}
-    [absent] = [r for r in rows if not r.answerable]
-    assert absent.expected_facts == [] and "type:unanswerable" in absent.tags
+    assert {r.language for r in rows} == {"en", "zh"}
+    absent = [r for r in rows if not r.answerable]
+    assert len(absent) == 3
+    assert all(r.expected_facts == [] and "type:unanswerable" in r.tags for r in absent)
     data = json.loads(report.read_text())
     assert data["kept"] == 6
     assert data["generated"] == data["kept"] + sum(data["rejected"].values())
     assert data["by_language"]["zh"]["kept"] == 1
-    # one unanswerable question is kept, the same question again is a near-duplicate
+    # LP-07's warranty is asked twice (two chunks name LP-07): the second is a near-duplicate
     assert data["by_type"]["unanswerable"]["rejected"].get("near_duplicate", 0) >= 1
 
 
@@ -189,14 +213,15 @@ def test_multi_question_links_two_chunks_and_needs_both(graph, canned):
     assert len(evidence["chunk_ids"]) == 2 and len(evidence["doc_ids"]) == 2
     assert set(evidence["doc_ids"]) == {"pumps.md", "people.md"}  # linked by LP-07
     assert {f[0] for f in row.expected_facts} == {"every 500 operating hours", "Ingrid Holm"}
-    # one question per chunk, joined; two model calls for one candidate
+    # one question per chunk, joined; two model calls for one candidate, and the round trip
     assert row.question in (
         "How often is the lubrication pump LP-07 serviced, and who leads the maintenance "
         "team at the Eastbank plant?",
         "Who leads the maintenance team at the Eastbank plant, and how often is the "
         "lubrication pump LP-07 serviced?")
-    assert result.report.calls == 2 and result.report.total.generated == 1
+    assert result.report.calls == 3 and result.report.total.generated == 1
     assert sum('question about lp-07' in c for c in canned.calls) == 2
+    assert sum(c.startswith("Passages:") for c in canned.calls) == 1
 
 
 def test_paraphrase_rewords_a_verified_question_and_copies_are_rejected(graph, canned):
@@ -234,6 +259,20 @@ def test_synonym_replies_are_read_and_substituted():
         "Which individuals of the kinase-test had a higher death?")
     assert substitute("空压机 AC-05 多久保养一次？", {"保养一次": "维护一回"}) == (
         "空压机 AC-05 多久维护一回？")
+    # a definition is no other word ("hosts: database server administrator")
+    assert parse_synonyms("hosts: database server administrator\nreplica: mirror copy",
+                          ["hosts", "replica"]) == {"replica": "mirror copy"}
+
+
+def test_a_paraphrase_repeating_one_word_is_garbled(graph, canned):
+    canned.override = lambda user: ("lubrication: pump oil\nserviced: pump checked"
+                                    if user.startswith(("Question:", "问题：")) else None)
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
+                                          types=["paraphrase"], dense=False, max_attempts=20))
+    assert result.questions == []
+    [cand] = [c for c in result.candidates if "LP-07" in c.question]
+    assert cand.question == "How often is the pump oil pump LP-07 pump checked?"
+    assert cand.verdict.reason == "garbled" and "pump" in cand.verdict.detail
 
 
 def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):
@@ -258,6 +297,104 @@ def test_unanswerable_must_name_something_absent(graph, canned):
                                           types=["unanswerable"], dense=False, max_attempts=2))
     assert result.questions == []
     assert result.report.total.rejected == {"not_absent": 2}
+
+
+def test_unanswerable_must_name_what_its_chunk_is_about_and_not_copy_it(graph, canned):
+    asked = iter([
+        "QUESTION: What is the warranty period of the canteen toaster?\nANSWER: none",
+        "QUESTION: The pump LP-07 is serviced every 500 operating hours. Who sold the pump "
+        "LP-07?\nANSWER: none",
+        "QUESTION: Who insures the pump LP-07 in this incident?\nANSWER: none",
+    ])
+    canned.override = lambda user: next(asked) if "NOT answer" in user or "无法" in user else None
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=1,
+                                          types=["unanswerable"], dense=False, max_attempts=3))
+    assert result.questions == []
+    reasons = [c.verdict.reason for c in result.candidates]
+    assert reasons == ["no_subject", "copies_text", "refers_to_text"]
+
+
+def test_unanswerable_prompt_draws_its_example_details_per_call():
+    texts = {build_prompt("unanswerable", "en", "The pump LP-07.", rng=random.Random(s))[1]
+             for s in range(6)}
+    assert len(texts) > 1  # not one fixed list the model copies the first item of
+    zh = build_prompt("unanswerable", "zh", "空压机 AC-05。", rng=random.Random(0))[1]
+    assert sum(d in zh for d in ABSENT_DETAILS["zh"]) == 3
+
+
+def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canned):
+    canned.override = lambda user: "Tomas Reyes" if user.startswith("Passages:") else None
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["single"],
+                                          dense=False, max_attempts=4))
+    assert result.questions == []  # two candidates, each a question and its round trip
+    assert result.report.total.rejected == {"round_trip_mismatch": 2}
+    cand = result.candidates[0]
+    assert "Tomas Reyes" in cand.verdict.detail and "Tomas Reyes" in cand.reply
+    asked = next(c for c in canned.calls if c.startswith("Passages:"))
+    assert cand.question in asked and "[1] " in asked  # asked of searched passages
+    # the same questions without the round trip are kept
+    plain = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["single"],
+                                         dense=False, max_attempts=2, round_trip=False))
+    assert len(plain.questions) == 1
+
+
+def test_round_trip_agrees_with_a_part_of_the_fact_and_both_parts_of_two():
+    assert agrees_with("every 500 operating hours", "500 operating hours")
+    assert agrees_with("Ingrid Holm", "It is Ingrid Holm.")
+    assert not agrees_with("An experienced colleague", "Zhang Min")
+    assert not agrees_with("Missed services are reported to the head of maintenance "
+                           "engineering", "Zhang Min")
+    assert not agrees_with("Zhang Min", "")
+    assert read_answer("**Answer:** NONE") == "" and read_answer("无") == ""
+    assert read_answer("The passages do not say.") == ""
+    assert read_answer("ANSWER: \"Voss Hydraulik\"\nbecause ...") == "Voss Hydraulik"
+
+
+def test_round_trip_rejects_an_unanswerable_question_the_passages_answer(graph, canned):
+    def reply(user: str):
+        if "NOT answer" in user:
+            return "QUESTION: Who sells the seal kit HS-40 of PR-300?\nANSWER: none"
+        return ("the seal kit HS-40 is replaced by Voss Hydraulik"
+                if user.startswith("Passages:") else None)
+
+    canned.override = reply
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[
+        "unanswerable"], dense=False, max_attempts=1))
+    # 'sells' is in no chunk, so the absence check passes; the passages do say it
+    assert result.report.total.rejected == {"answered_by_corpus": 1}
+    # an answer the passages do not hold (the model inventing one) keeps the question
+    canned.override = lambda user: ("Acme Gasket Company" if user.startswith("Passages:")
+                                     else reply(user))
+    kept = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[
+        "unanswerable"], dense=False, max_attempts=1))
+    assert len(kept.questions) == 1
+
+
+SCHEDULE = Chunk(chunk_id="s#1", doc_id="s", text=(
+    "The coolant pump CP-12 is serviced every 3 months. The contract HT-2023-0415 covers the "
+    "coolant pump CP-12. 冷却泵 CP-12 的保养周期为每3个月。"))
+MENTORS = Chunk(chunk_id="m#1", doc_id="m", text=(
+    "Ingrid Holm is the mentor of Chen Hao. Ingrid Holm is the mentor of Tomas Reyes. "
+    "Contracts are reviewed three months before they expire."))
+
+
+@pytest.mark.parametrize(("question", "answer", "answered"), [
+    # the model's words are the passages', about nothing the question names: kept
+    ("What is the warranty period of the coolant pump CP-12?", "every 3 months", False),
+    ("冷却泵 CP-12 的保修期是多少？", "每3个月；无", False),
+    ("What is the warranty policy for the pump services?", "HT-2023-0415", False),
+    ("What is the warranty of CP-12?", "NONE", False),
+    # invented words: kept
+    ("Who insures the coolant pump CP-12?", "Acme Insurance Group", False),
+    # the passages say something of what the question names: rejected
+    ("What is the relationship between Ingrid Holm and Tomas Reyes?",
+     "Ingrid Holm; mentor of Tomas Reyes", True),
+    ("What is the purpose of the three-month review period for contracts?",
+     "Contracts are reviewed three months before they expire", True),
+])
+def test_an_unanswerable_question_is_answered_when_the_passages_speak_of_its_subject(
+        question, answer, answered):
+    assert answers_it(question, answer, [SCHEDULE, MENTORS]) is answered
 
 
 def test_a_failing_type_hands_its_share_to_the_others(graph, canned):

@@ -45,14 +45,18 @@ def test_generate_review_and_save_only_the_accepted_rows(qtbot, tmp_path, canned
     qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
     assert dialog.table.rowCount() == 5 and dialog.progress.value() == 5
     assert "5 questions kept" in dialog.status.text()
+    assert dialog.round_trip.isChecked()  # each kept question was asked again of a search
+    assert sum(c.startswith(("Passages:", "段落：")) for c in canned.calls) >= 5
     types = {dialog.table.item(r, 1).text() for r in range(5)}
     assert types == {"single", "unanswerable"}
     row = next(r for r in range(5) if dialog.table.item(r, 1).text() == "single")
     fact = dialog.table.item(row, 4).text()
     dialog.table.selectRow(row)
     assert fact and fact.lower() in dialog.source.toPlainText().lower()  # its source chunk
-    dialog.table.item(row, 3).setText("How often does LP-07 get serviced?")
-    dialog.table.item(row, 4).setText(f"{fact} | 500 hours")
+    reworded = dialog.table.item(row, 3).text().replace("?", ", according to the records?")
+    alternative = fact.split()[-1]
+    dialog.table.item(row, 3).setText(reworded)
+    dialog.table.item(row, 4).setText(f"{fact} | {alternative}")
     other = (row + 1) % 5
     rejected = dialog.table.item(other, 3).text()
     dialog.reject_row(other)
@@ -62,10 +66,12 @@ def test_generate_review_and_save_only_the_accepted_rows(qtbot, tmp_path, canned
     rows = load_evalset(tmp_path / "set.jsonl").questions
     assert len(rows) == 4 and saved == [str(tmp_path / "set.jsonl")]
     assert rejected not in [r.question for r in rows]
-    edited = next(r for r in rows if "LP-07" in r.question)
-    assert edited.question == "How often does LP-07 get serviced?"
-    assert edited.expected_facts == [[fact, "500 hours"]]
+    edited = next(r for r in rows if "according to the records" in r.question)
+    assert edited.question == reworded
+    assert edited.expected_facts == [[fact, alternative]]
     assert edited.expected_evidence.to_dict()["chunk_ids"]
+    dialog.round_trip.setChecked(False)
+    assert dialog.config().round_trip is False
 
 
 def test_bad_input_and_cancel_write_nothing(qtbot, tmp_path, canned):  # noqa: F811

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from modrag_studio.engine.core.node import CancelToken, NodeContext
 from modrag_studio.engine.evidence.expected import ExpectedEvidence, normalise_text
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
+from modrag_studio.evaluation.generation import round_trip
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.prompts import (
@@ -39,7 +41,13 @@ from modrag_studio.evaluation.generation.sampling import (
     vocabulary,
 )
 from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
-from modrag_studio.evaluation.generation.terms import detect_language, overlap, words_to_replace
+from modrag_studio.evaluation.generation.terms import (
+    detect_language,
+    key_terms,
+    overlap,
+    words,
+    words_to_replace,
+)
 from modrag_studio.evaluation.generation.verify import (
     PARAPHRASE_MAX_OVERLAP,
     Deduplicator,
@@ -66,8 +74,10 @@ class GenerationConfig:
     language: str = "auto"
     dense: bool = True
     chunks: str | None = None  # NODE.PORT of the splitter output, when the graph has several
-    max_attempts: int | None = None  # model calls at most (default 3n + 20)
+    max_attempts: int | None = None  # model calls at most (default 4n + 20; 3n + 20 without
+    # the round trip)
     reply_tokens: int = 96
+    round_trip: bool = True  # ask each kept question again of the passages a search finds
 
     def check(self) -> None:
         if self.n < 1:
@@ -206,12 +216,12 @@ class _Generator:
         language = detect_language(chunk.text)
         if kind == "multi":
             return self._two_chunk(chunk, language)
-        reply_text = self.ask(*build_prompt(kind, language, chunk.text))
+        reply_text = self.ask(*build_prompt(kind, language, chunk.text, rng=self.rng))
         reply = parse_reply(reply_text, 0 if kind == "unanswerable" else 1)
         if reply.problem:
             verdict = Verdict("unreadable_reply", reply.problem)
         elif kind == "unanswerable":
-            verdict = check_unanswerable(reply.question, self.vocab)
+            verdict = check_unanswerable(reply.question, self.vocab, chunk)
         else:
             verdict = check_answerable(reply.question, reply.answers, [chunk])
         cand = Candidate(kind, language, reply.question, verdict.facts or reply.answers[:1],
@@ -240,6 +250,12 @@ class _Generator:
             cand.verdict = Verdict("unreadable_reply", "no other word in the reply")
             return cand
         cand.question = substitute(cand.question, synonyms)
+        terms = set(key_terms(cand.question))
+        repeated = [w for w, n in Counter(words(cand.question)).items() if n >= 3 and w in terms]
+        if repeated:
+            cand.verdict = Verdict("garbled", f"'{repeated[0]}' three times: replacements "
+                                              "that repeat one word")
+            return cand
         cand.verdict = check_answerable(cand.question, cand.facts, [chunk], paraphrase=True)
         return cand
 
@@ -268,7 +284,8 @@ class _Generator:
                                       "\n---\n".join(replies)))
 
     def _finish(self, cand: Candidate) -> Candidate:
-        """Specificity (answerable questions) and near-duplicates, after the other checks."""
+        """Specificity (answerable questions), near-duplicates and the round trip, after
+        the other checks (the cheap ones first)."""
         verdict = cand.verdict
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
@@ -276,7 +293,24 @@ class _Generator:
             twin = self.dedup.duplicate_of(cand.question)
             if twin is not None:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
+        if verdict.reason is None and self.config.round_trip:
+            facts = [] if cand.kind == "unanswerable" else cand.facts
+            trip = round_trip.check(self.search, self._ask_short, cand.language,
+                                    cand.question, facts)
+            cand.reply = f"{cand.reply}\n---\n{trip.answer or '(no answer)'}"
+            if not trip.agrees:
+                verdict.reason = "answered_by_corpus" if not facts else "round_trip_mismatch"
+                verdict.detail = (f"asked of {', '.join(trip.passages)}, the model answers "
+                                  f"{trip.answer or '(nothing)'!r}")
         return cand
+
+    def _ask_short(self, system: str, user: str) -> str:
+        spec, self.spec = self.spec, self.spec.model_copy(
+            update={"max_tokens": round_trip.REPLY_TOKENS})
+        try:
+            return self.ask(system, user)
+        finally:
+            self.spec = spec
 
     def row(self, qid: str, cand: Candidate) -> EvalQuestion:
         tags = ["generated", f"type:{cand.kind}", f"model:{self.config.model_name}",
@@ -347,7 +381,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     got = dict.fromkeys(want, 0)
     tried = dict.fromkeys(want, 0)
     candidates: list[Candidate] = []
-    limit = config.max_attempts or 3 * config.n + 20
+    limit = config.max_attempts or (4 if config.round_trip else 3) * config.n + 20
     while len(kept) < config.n and generator.calls < limit:
         cancel.raise_if_cancelled()
         open_types = [t for t in want if got[t] < want[t] and t in streams]

@@ -10,6 +10,7 @@ labels; ``parse_reply`` reads all of those.
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 
@@ -39,15 +40,17 @@ PROMPTS = {
                         "Reply with one line per word, as word: other word",
     ("synonyms", "zh"): "问题：{question}\n\n下面每个词，给出在这个问题里意思相同的另一个词或短语。"
                         "\n{words}\n每个词回复一行，格式为：词：另一个词",
-    ("unanswerable", "en"): "Text:\n{text}\n\nWrite one question about the subject of this "
-                            "text that the text does NOT answer: ask for a detail it never "
-                            "gives, such as a warranty, a price, a colour, a supplier, a "
-                            "website, an age or a phone number.\n"
-                            "Reply with exactly two lines:\nQUESTION: <the question>\n"
-                            "ANSWER: none",
-    ("unanswerable", "zh"): "文本：\n{text}\n\n就这段文本的主题写一个文本无法回答的问题：问一个"
-                            "文本从未给出的细节，例如保修期、价格、颜色、供应商、网址、年龄或电话"
-                            "号码。\n只回复两行：\n问题：<问题>\n答案：无",
+    ("unanswerable", "en"): "Text:\n{text}\n\nPick one specific thing this text names (a "
+                            "machine, part, product, contract, service, place, organisation "
+                            "or person) and write one question about it that the text does "
+                            "NOT answer: ask for a detail such a thing really has but the text "
+                            "never gives (for example {examples}). The question must name "
+                            "that thing.\nReply with exactly two lines:\nQUESTION: <the "
+                            "question>\nANSWER: none",
+    ("unanswerable", "zh"): "文本：\n{text}\n\n从这段文本中选一个具体提到的对象（设备、零件、产品、"
+                            "合同、服务、地点、机构或人物），写一个文本无法回答的关于它的问题：问一个"
+                            "这类对象确实有、但文本从未给出的细节（例如{examples}）。问题要写出这个"
+                            "对象的名称。\n只回复两行：\n问题：<问题>\n答案：无",
     ("about", "en"): "Text:\n{text}\n\nWrite one question about {term} that this text "
                      "answers with a specific fact (a name, number, date, place or short "
                      "phrase). The question must name {term}, make sense without the text and "
@@ -63,14 +66,29 @@ def clip(text: str, limit: int = MAX_CHUNK_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def build_prompt(kind: str, language: str, text: str, term: str = "") -> tuple[str, str]:
+#: details an unanswerable question may ask for; three, drawn per call, are shown as examples
+#: (a fixed list made a small model ask for a warranty of everything, a canteen's included)
+ABSENT_DETAILS = {
+    "en": ("its price", "its supplier", "its manufacturer", "its warranty period", "its weight",
+           "its serial number", "its energy use", "the year it started", "its budget",
+           "its email address", "its size", "its founder", "its age", "its insurer"),
+    "zh": ("价格", "供应商", "制造商", "保修期", "重量", "序列号", "耗电量", "启用年份", "预算",
+           "电子邮箱", "尺寸", "创始人", "年龄", "保险公司"),
+}
+
+
+def build_prompt(kind: str, language: str, text: str, term: str = "",
+                 rng: random.Random | None = None) -> tuple[str, str]:
     """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
     single-chunk question naming ``term``, one half of a two-chunk question; ``paraphrase``
-    starts as a ``single`` question)."""
+    starts as a ``single`` question; ``unanswerable`` shows three details drawn by ``rng``)."""
     lang = language if language in SYSTEM else "en"
     kind = "single" if kind == "paraphrase" else kind
     limit = MAX_CHUNK_CHARS
-    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang])
+    details = (rng or random.Random(0)).sample(ABSENT_DETAILS[lang], 3)
+    examples = "、".join(details) if lang == "zh" else ", ".join(details)
+    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang],
+                                        examples=examples)
     return SYSTEM[lang], user
 
 
@@ -101,7 +119,8 @@ def parse_synonyms(text: str, asked: list[str]) -> dict[str, str]:
             continue
         word = wanted.get(_tidy(match.group("word")).lower())
         other = _fact(match.group("other").split(" / ")[0].split(";")[0])
-        if word and other and other.lower() != word.lower() and len(other) <= 40:
+        if (word and other and other.lower() != word.lower() and len(other) <= 40
+                and len(other.split()) <= len(word.split()) + 1):  # a word, not a definition
             found.setdefault(word, other)
     return found
 

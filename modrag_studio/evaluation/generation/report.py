@@ -22,6 +22,11 @@ REASONS = {
     "not_absent": "an unanswerable question's key terms are all in the corpus",
     "ambiguous": "no source chunk ranks in the BM25 or dense top 20",
     "near_duplicate": "too similar to a question already kept",
+    "round_trip_mismatch": "asked of the passages a search finds, the model answers otherwise",
+    "answered_by_corpus": "an unanswerable question the model answers from the corpus",
+    "garbled": "a paraphrase whose replacements repeat one word three times",
+    "copies_text": "the question copies its chunk's sentences",
+    "no_subject": "an unanswerable question names nothing its chunk is about",
 }
 
 

@@ -64,6 +64,19 @@ class CorpusSearch:
             return None
         return self._rank(self.vectors @ self.embed_query(question), source_ids)
 
+    def top(self, question: str, k: int) -> list[Chunk]:
+        """The ``k`` chunks a reader's search finds for ``question``: the BM25 and the dense
+        top 20 fused by reciprocal rank (BM25 alone without an embedder)."""
+        lists = [top_indices(self.bm25.scores(question), SPECIFIC_WITHIN)]
+        if self.vectors is not None:
+            lists.append(top_indices(self.vectors @ self.embed_query(question), SPECIFIC_WITHIN))
+        fused: dict[int, float] = {}
+        for ranked in lists:
+            for rank, index in enumerate(ranked, start=1):
+                fused[int(index)] = fused.get(int(index), 0.0) + 1.0 / (60 + rank)
+        best = sorted(fused, key=lambda i: (-fused[i], i))[:k]
+        return [self.chunks[i] for i in best]
+
     def embed_query(self, text: str) -> Any:
         assert self.embedder is not None
         return embed_texts(self.embedder, [text], role="query")[0]

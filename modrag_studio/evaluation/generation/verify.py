@@ -14,15 +14,24 @@ from dataclasses import dataclass, field
 from modrag_nodes.generation.fact_match import fact_found, frequencies
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
-from modrag_studio.evaluation.generation.terms import absent_terms, key_terms, overlap, words
+from modrag_studio.evaluation.generation.terms import (
+    absent_terms,
+    held_terms,
+    key_terms,
+    overlap,
+    words,
+)
 
 MAX_FACT_WORDS = 12
 MAX_FACT_CJK = 25
 PARAPHRASE_MAX_OVERLAP = 0.5
 _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|passages?|paragraphs?|"
                      r"documents?|excerpts?|articles?|abstracts?)\b|\btexts?\s*[12]\b|"
-                     r"(?:文本|这段|本段|上文|该段|材料)",
+                     r"\bthis\s+(?:incident|case|event|report|section|study)\b|"
+                     r"(?:文本|这段|本段|上文|该段|材料|本次|此次|这次)",
                      re.IGNORECASE)
+# a sentence end inside the question: it copies the chunk's sentences before asking
+_INNER_SENTENCE = re.compile(r"[。！]|[.!]\s+[A-Z]")
 
 
 def stated_in(fact: str, text: str) -> bool:
@@ -58,6 +67,8 @@ def check_question_text(question: str) -> Verdict | None:
         return Verdict("not_a_question", question[-40:])
     if _REFERS.search(question):
         return Verdict("refers_to_text", _REFERS.search(question).group(0))
+    if _INNER_SENTENCE.search(question.rstrip().rstrip("?？")):
+        return Verdict("copies_text", question[:60])
     return None
 
 
@@ -119,9 +130,10 @@ def _assign(facts: list[str], chunks: list[Chunk]) -> list[Chunk] | None:
     return None
 
 
-def check_unanswerable(question: str, vocabulary: set[str]) -> Verdict:
+def check_unanswerable(question: str, vocabulary: set[str], chunk: Chunk | None = None) -> Verdict:
     """Verified absent: at least one key term of the question is in no chunk of the corpus
-    (so no chunk holds all of them)."""
+    (so no chunk holds all of them); with its source ``chunk``, the question must also name
+    something the chunk is about (else it asks of nothing the corpus describes)."""
     early = check_question_text(question)
     if early is not None:
         return early
@@ -130,6 +142,8 @@ def check_unanswerable(question: str, vocabulary: set[str]) -> Verdict:
     if not terms or not missing:
         return Verdict("not_absent", f"key terms {', '.join(terms) or 'none'} are all in the "
                                      "corpus")
+    if chunk is not None and not held_terms(question, chunk.text):
+        return Verdict("no_subject", "no key term of the question is in its chunk")
     return Verdict(None, detail=f"absent: {', '.join(missing)}")
 
 

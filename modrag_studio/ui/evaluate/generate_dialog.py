@@ -101,11 +101,17 @@ class GenerateDialog(QDialog):
         self.dense.setChecked(True)
         self.dense.setToolTip("Also rank each question with the graph's embedder (off: BM25 "
                               "alone; faster on a large corpus)")
+        self.round_trip = QCheckBox("round trip")
+        self.round_trip.setChecked(True)
+        self.round_trip.setToolTip("Ask each question again of the passages a search finds and "
+                                   "keep it only when the model's answer agrees (one more "
+                                   "model call a question; off: more ambiguous questions)")
         for label, widget in (("Questions", self.count), ("Seed", self.seed),
                               ("Language", self.language)):
             knobs.addWidget(QLabel(label))
             knobs.addWidget(widget)
         knobs.addWidget(self.dense)
+        knobs.addWidget(self.round_trip)
         knobs.addStretch(1)
         form.addRow("Generate", knobs)
         types_row = QHBoxLayout()
@@ -183,7 +189,8 @@ class GenerateDialog(QDialog):
         return GenerationConfig(n=self.count.value(), llm=llm_from_flag(self.model.text()),
                                 seed=self.seed.value(), types=types,
                                 language=self.language.currentText(),
-                                dense=self.dense.isChecked())
+                                dense=self.dense.isChecked(),
+                                round_trip=self.round_trip.isChecked())
 
     # running -----------------------------------------------------------------------------
     @property

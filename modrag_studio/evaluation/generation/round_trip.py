@@ -1,0 +1,103 @@
+"""The round-trip check: a candidate question is asked again, of the passages a search over
+the whole corpus finds for it (not of its source chunk), by the same chat model. An
+answerable question is kept when that answer agrees with its expected fact(s): a question
+that a reader would answer otherwise ("Who is the head of maintenance engineering?" with the
+fact "Missed services are reported to the head of maintenance engineering", "Who is the
+mentor for the new engineers?" with "an experienced colleague" while the corpus names the
+mentors) is rejected. An unanswerable question is rejected when the model answers it with
+words the passages hold (the corpus does say something about it)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from modrag_nodes.generation.fact_match import fact_found, is_refusal
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.generation.prompts import clip
+from modrag_studio.evaluation.generation.search import CorpusSearch
+from modrag_studio.evaluation.generation.terms import key_terms, overlap
+
+PASSAGES = 3
+PASSAGE_CHARS = 700
+REPLY_TOKENS = 40
+
+SYSTEM = {
+    "en": "You answer questions from the passages given. You reply with the answer only.",
+    "zh": "你根据给出的段落回答问题。只回复答案。",
+}
+PROMPT = {
+    "en": "Passages:\n{passages}\n\nQuestion: {question}\n\nAnswer with a short phrase copied "
+          "from the passages (a question in two parts: both answers, separated by ';'). If "
+          "the passages do not answer it, reply NONE.",
+    "zh": "段落：\n{passages}\n\n问题：{question}\n\n用从段落中原样复制的简短短语回答（两部分的"
+          "问题：两个答案，用“；”分开）。如果段落没有回答这个问题，回复“无”。",
+}
+_NONE = re.compile(r"^\W*(?:none|n/?a|no answer|unknown|not (?:stated|given|mentioned)|无|没有|"
+                   r"未提及|不知道)\W*$", re.IGNORECASE)
+_LABEL = re.compile(r"^\W*(?:answer|答案|回答)\s*[:：]\s*", re.IGNORECASE)
+
+
+@dataclass
+class RoundTrip:
+    """The model's answer from the searched passages, and whether it agrees."""
+
+    answer: str
+    agrees: bool
+    passages: list[str]
+
+
+def build_prompt(language: str, question: str, passages: list[Chunk]) -> tuple[str, str]:
+    """(system, user) messages asking ``question`` of ``passages``, numbered."""
+    lang = language if language in SYSTEM else "en"
+    shown = "\n".join(f"[{i}] {clip(c.text, PASSAGE_CHARS)}" for i, c in enumerate(passages, 1))
+    return SYSTEM[lang], PROMPT[lang].format(passages=shown, question=question.strip())
+
+
+def read_answer(reply: str) -> str:
+    """The answer line of a reply ('' when it declines): labels, bold and quotes dropped."""
+    for line in reply.strip().splitlines():
+        text = _LABEL.sub("", re.sub(r"\*\*|__|`", "", line)).strip().strip("\"“”'「」")
+        if text:
+            return "" if _NONE.match(text) or is_refusal(text) else text
+    return ""
+
+
+def agrees_with(fact: str, answer: str) -> bool:
+    """The answer states the fact, or is a part of it that holds a key term or a number
+    ("3 months" for "every 3 months", "Zhang Min" for "Zhang Min")."""
+    if not answer:
+        return False
+    if fact_found(fact, answer):
+        return True
+    return bool(key_terms(answer)) and fact_found(answer, fact)
+
+
+def check(search: CorpusSearch, ask, language: str, question: str,
+          facts: list[str]) -> RoundTrip:
+    """Ask ``question`` of the top passages of ``search``; ``facts`` empty: an unanswerable
+    question, which agrees when the model gives no answer the passages hold."""
+    passages = search.top(question, PASSAGES)
+    answer = read_answer(ask(*build_prompt(language, question, passages)))
+    ids = [c.chunk_id for c in passages]
+    if facts:
+        parts = [p for p in re.split(r"\s*[;；]\s*", answer) if p] or [answer]
+        agrees = all(any(agrees_with(f, p) for p in [answer, *parts]) for f in facts)
+        return RoundTrip(answer, agrees, ids)
+    return RoundTrip(answer, not answers_it(question, answer, passages), ids)
+
+
+def answers_it(question: str, answer: str, passages: list[Chunk]) -> bool:
+    """Whether an answer to an unanswerable question shows that the corpus answers it: its
+    words are the passages' (not invented) and it says something of what the question names
+    (a key term of the question). A small model asked for the warranty of CP-12 gives its
+    service interval ("every 3 months"), or a contract id: words of the passages about
+    nothing the question names, which keep the question (an answer a RAG pipeline must not
+    give). "Ingrid Holm; mentor of Tomas Reyes" for "What is the relationship between Ingrid
+    Holm and Tomas Reyes?" rejects it."""
+    parts = [p for p in re.split(r"\s*[;；]\s*", answer) if p and not _NONE.match(p)]
+    said = " ".join(parts)
+    if not said or not key_terms(said):
+        return False
+    text = " ".join(c.text for c in passages)
+    return overlap(said, text) >= 0.5 and overlap(question, said) > 0
