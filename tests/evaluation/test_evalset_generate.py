@@ -5,7 +5,6 @@ backend (the test fixture 'test-canned-questions') answers from a table of facts
 from __future__ import annotations
 
 import json
-import random
 import re
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import load_evalset
 from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
+from modrag_studio.evaluation.generation.generator import absent_details
 from modrag_studio.evaluation.generation.prompts import (
     ABSENT_DETAILS,
     build_prompt,
@@ -30,9 +30,14 @@ from modrag_studio.evaluation.generation.prompts import (
     parse_synonyms,
     substitute,
 )
-from modrag_studio.evaluation.generation.round_trip import agrees_with, answers_it, read_answer
+from modrag_studio.evaluation.generation.round_trip import (
+    agrees_with,
+    answers_it,
+    read_answer,
+    wordy,
+)
 from modrag_studio.evaluation.generation.sampling import stratified_order
-from modrag_studio.evaluation.generation.terms import detect_language
+from modrag_studio.evaluation.generation.terms import detect_language, words
 from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
 from tests.tiny_rag import tiny_rag_graph
 
@@ -87,10 +92,14 @@ class CannedBackend:
             return "OK"
         if user.startswith(("Passages:", "段落：")):
             return self.answer(user)
-        if "does NOT answer" in user or "无法回答" in user:
+        if "does NOT give" in user or "无法回答" in user:
             code = re.search(r"[A-Z]{2,}-[A-Z0-9]+", user)
             thing = code.group(0) if code else "the press PR-300"
-            return f"QUESTION: What is the warranty period of {thing}?\nANSWER: none"
+            asked = re.search(r"asking for its (.+?)\. |问它的(.+?)的问题", user)
+            detail = next(g for g in asked.groups() if g) if asked else "warranty period"
+            if "问它的" in user:
+                return f"问题：{thing} 的{detail}是多少？\n答案：无"
+            return f"QUESTION: What is the {detail} of {thing}?\nANSWER: none"
         if "For each word below" in user or "下面每个词" in user:
             words = [w.rstrip(":：") for w in user.split("\n")[3:-1]]
             return "\n".join(f"{w}: {SYNONYMS.get(w, w)}" for w in words)
@@ -162,8 +171,9 @@ def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_pa
     assert data["kept"] == 6
     assert data["generated"] == data["kept"] + sum(data["rejected"].values())
     assert data["by_language"]["zh"]["kept"] == 1
-    # LP-07's warranty is asked twice (two chunks name LP-07): the second is a near-duplicate
-    assert data["by_type"]["unanswerable"]["rejected"].get("near_duplicate", 0) >= 1
+    # each asks for a detail the corpus never mentions, drawn per call
+    details = {d for pair in ABSENT_DETAILS for d in pair}
+    assert all(any(d in r.question for d in details) for r in absent)
 
 
 def test_rejections_are_recorded_and_nothing_is_written(graph, canned, tmp_path):
@@ -306,7 +316,7 @@ def test_unanswerable_must_name_what_its_chunk_is_about_and_not_copy_it(graph, c
         "LP-07?\nANSWER: none",
         "QUESTION: Who insures the pump LP-07 in this incident?\nANSWER: none",
     ])
-    canned.override = lambda user: next(asked) if "NOT answer" in user or "无法" in user else None
+    canned.override = lambda user: next(asked) if "NOT give" in user or "无法" in user else None
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=1,
                                           types=["unanswerable"], dense=False, max_attempts=3))
     assert result.questions == []
@@ -314,12 +324,28 @@ def test_unanswerable_must_name_what_its_chunk_is_about_and_not_copy_it(graph, c
     assert reasons == ["no_subject", "copies_text", "refers_to_text"]
 
 
-def test_unanswerable_prompt_draws_its_example_details_per_call():
-    texts = {build_prompt("unanswerable", "en", "The pump LP-07.", rng=random.Random(s))[1]
-             for s in range(6)}
-    assert len(texts) > 1  # not one fixed list the model copies the first item of
-    zh = build_prompt("unanswerable", "zh", "空压机 AC-05。", rng=random.Random(0))[1]
-    assert sum(d in zh for d in ABSENT_DETAILS["zh"]) == 3
+def test_unanswerable_questions_ask_for_a_detail_the_corpus_never_mentions(graph, canned):
+    vocab = {"price", "unit", "number", "serviced", "pump", "价格", "保修"}
+    details = absent_details(vocab)
+    assert "price" not in [d for d, _ in details["en"]]  # "unit price" is in the corpus
+    assert ("serial number", ["serial"]) in details["en"]  # "number" alone is no detail
+    assert "价格" not in [d for d, _ in details["zh"]]
+    assert ("保修期", ["修期"]) in details["zh"]
+    assert absent_details({w for pair in ABSENT_DETAILS for w in words(" ".join(pair))})[
+        "en"][0] == ("price", [])  # a corpus that mentions every detail: none is required
+    user = build_prompt("unanswerable", "en", "The pump LP-07.", detail="serial number")[1]
+    assert "asking for its serial number" in user
+    # a question that asks for another detail than the one drawn is rejected
+    def elsewhere(user: str) -> str | None:
+        code = re.search(r"[A-Z]{2,}-[A-Z0-9]+", user)
+        if "NOT give" not in user or code is None:
+            return None
+        return f"QUESTION: Who repairs {code.group(0)} on Sundays?\nANSWER: none"
+
+    canned.override = elsewhere
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=2,
+                                          types=["unanswerable"], dense=False, max_attempts=1))
+    assert result.report.total.rejected == {"asks_otherwise": 1}
 
 
 def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canned):
@@ -341,10 +367,17 @@ def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canne
 def test_round_trip_agrees_with_a_part_of_the_fact_and_both_parts_of_two():
     assert agrees_with("every 500 operating hours", "500 operating hours")
     assert agrees_with("Ingrid Holm", "It is Ingrid Holm.")
+    assert agrees_with("Three months before they expire", "3 months before expiration")
+    assert not agrees_with("Three months before they expire", "6 months before expiration")
     assert not agrees_with("An experienced colleague", "Zhang Min")
     assert not agrees_with("Missed services are reported to the head of maintenance "
                            "engineering", "Zhang Min")
     assert not agrees_with("Zhang Min", "")
+    copied = ("New engineers at Norvale are paired with an experienced colleague for their "
+              "first two years. The mentor meets the engineer every two weeks, reviews their work "
+              "and helps them find their way through the company.")
+    assert wordy(copied, ["An experienced colleague"])
+    assert not wordy("The coolant pump CP-12 is serviced every 3 months.", ["every 3 months"])
     assert read_answer("**Answer:** NONE") == "" and read_answer("无") == ""
     assert read_answer("The passages do not say.") == ""
     assert read_answer("ANSWER: \"Voss Hydraulik\"\nbecause ...") == "Voss Hydraulik"
@@ -352,15 +385,16 @@ def test_round_trip_agrees_with_a_part_of_the_fact_and_both_parts_of_two():
 
 def test_round_trip_rejects_an_unanswerable_question_the_passages_answer(graph, canned):
     def reply(user: str):
-        if "NOT answer" in user:
-            return "QUESTION: Who sells the seal kit HS-40 of PR-300?\nANSWER: none"
-        return ("the seal kit HS-40 is replaced by Voss Hydraulik"
-                if user.startswith("Passages:") else None)
+        if not user.startswith("Passages:"):
+            return None
+        # the passage sentence that names what the question names: the corpus speaks of it
+        code = re.search(r"Question: .*?([A-Z]{2,}-[A-Z0-9]+)", user).group(1)
+        passages = " ".join(ln[4:] for ln in user.splitlines() if re.match(r"\[\d\] ", ln))
+        return next(s for s in re.split(r"(?<=\.) ", passages) if code in s)
 
     canned.override = reply
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[
         "unanswerable"], dense=False, max_attempts=1))
-    # 'sells' is in no chunk, so the absence check passes; the passages do say it
     assert result.report.total.rejected == {"answered_by_corpus": 1}
     # an answer the passages do not hold (the model inventing one) keeps the question
     canned.override = lambda user: ("Acme Gasket Company" if user.startswith("Passages:")
@@ -399,7 +433,7 @@ def test_an_unanswerable_question_is_answered_when_the_passages_speak_of_its_sub
 
 def test_a_failing_type_hands_its_share_to_the_others(graph, canned):
     def refuse_absent(user: str):
-        if "NOT answer" in user or "无法" in user:
+        if "NOT give" in user or "无法" in user:
             return "QUESTION: How often is the lubrication pump LP-07 serviced?\nANSWER: none"
         return None
 

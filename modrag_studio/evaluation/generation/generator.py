@@ -25,6 +25,7 @@ from modrag_studio.evaluation.generation import round_trip
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.prompts import (
+    ABSENT_DETAILS,
     QUESTION_TYPES,
     build_prompt,
     build_synonym_prompt,
@@ -42,6 +43,7 @@ from modrag_studio.evaluation.generation.sampling import (
 )
 from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
 from modrag_studio.evaluation.generation.terms import (
+    absent_terms,
     detect_language,
     key_terms,
     overlap,
@@ -164,6 +166,17 @@ def targets(n: int, caps: dict[str, int]) -> dict[str, int]:
     return want
 
 
+def absent_details(vocab: set[str]) -> dict[str, list[tuple[str, list[str]]]]:
+    """Per language, the details of ``ABSENT_DETAILS`` the corpus never mentions, each with
+    its key terms no chunk holds (a question asking for it must hold one); all of them, with
+    no such term to require, when the corpus mentions every one."""
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for i, lang in enumerate(("en", "zh")):
+        details = [(pair[i], absent_terms(key_terms(pair[i]), vocab)) for pair in ABSENT_DETAILS]
+        found[lang] = [d for d in details if d[1]] or [(d, []) for d, _ in details]
+    return found
+
+
 def join_questions(first: str, second: str, language: str) -> str:
     """Two questions as one: "How often is LP-07 serviced, and who looks after LP-07?"."""
     head = first.rstrip().rstrip("?？").rstrip()
@@ -189,6 +202,7 @@ class _Generator:
         self.config, self.chunks, self.search, self.links = config, chunks, search, links
         self.cancel, self.report = cancel, report
         self.vocab = vocabulary(search.chunks)
+        self.absent_details = absent_details(self.vocab)
         self.dedup = Deduplicator(search)
         self.rng = random.Random(config.seed)
         self.used_pairs: set[tuple[str, str]] = set()
@@ -216,12 +230,18 @@ class _Generator:
         language = detect_language(chunk.text)
         if kind == "multi":
             return self._two_chunk(chunk, language)
-        reply_text = self.ask(*build_prompt(kind, language, chunk.text, rng=self.rng))
+        detail, absent = ("", [])
+        if kind == "unanswerable":
+            detail, absent = self.rng.choice(self.absent_details[language])
+        reply_text = self.ask(*build_prompt(kind, language, chunk.text, detail=detail))
         reply = parse_reply(reply_text, 0 if kind == "unanswerable" else 1)
         if reply.problem:
             verdict = Verdict("unreadable_reply", reply.problem)
         elif kind == "unanswerable":
             verdict = check_unanswerable(reply.question, self.vocab, chunk)
+            if verdict.reason is None and absent and not set(absent) & set(
+                    key_terms(reply.question)):
+                verdict = Verdict("asks_otherwise", f"asked for its {detail}")
         else:
             verdict = check_answerable(reply.question, reply.answers, [chunk])
         cand = Candidate(kind, language, reply.question, verdict.facts or reply.answers[:1],

@@ -10,7 +10,6 @@ labels; ``parse_reply`` reads all of those.
 
 from __future__ import annotations
 
-import random
 import re
 from dataclasses import dataclass, field
 
@@ -40,17 +39,16 @@ PROMPTS = {
                         "Reply with one line per word, as word: other word",
     ("synonyms", "zh"): "问题：{question}\n\n下面每个词，给出在这个问题里意思相同的另一个词或短语。"
                         "\n{words}\n每个词回复一行，格式为：词：另一个词",
-    ("unanswerable", "en"): "Text:\n{text}\n\nPick one specific thing this text names (a "
-                            "machine, part, product, contract, service, place, organisation "
-                            "or person) and write one question about it that the text does "
-                            "NOT answer: ask for a detail such a thing really has but the text "
-                            "never gives (for example {examples}). The question must name "
-                            "that thing.\nReply with exactly two lines:\nQUESTION: <the "
-                            "question>\nANSWER: none",
-    ("unanswerable", "zh"): "文本：\n{text}\n\n从这段文本中选一个具体提到的对象（设备、零件、产品、"
-                            "合同、服务、地点、机构或人物），写一个文本无法回答的关于它的问题：问一个"
-                            "这类对象确实有、但文本从未给出的细节（例如{examples}）。问题要写出这个"
-                            "对象的名称。\n只回复两行：\n问题：<问题>\n答案：无",
+    ("unanswerable", "en"): "Text:\n{text}\n\nPick one specific thing this text names that has "
+                            "{detail} (a machine, part, product, contract, service, place, "
+                            "organisation or person) and write one question asking for its "
+                            "{detail}. The text does NOT give it. The question must name that "
+                            "thing and ask only for its {detail}.\nReply with exactly two "
+                            "lines:\nQUESTION: <the question>\nANSWER: none",
+    ("unanswerable", "zh"): "文本：\n{text}\n\n从这段文本中选一个具体提到的、有{detail}的对象"
+                            "（设备、零件、产品、合同、服务、地点、机构或人物），写一个问它的"
+                            "{detail}的问题。文本无法回答这个问题。问题要写出这个对象的名称，只问它"
+                            "的{detail}。\n只回复两行：\n问题：<问题>\n答案：无",
     ("about", "en"): "Text:\n{text}\n\nWrite one question about {term} that this text "
                      "answers with a specific fact (a name, number, date, place or short "
                      "phrase). The question must name {term}, make sense without the text and "
@@ -66,29 +64,32 @@ def clip(text: str, limit: int = MAX_CHUNK_CHARS) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-#: details an unanswerable question may ask for; three, drawn per call, are shown as examples
-#: (a fixed list made a small model ask for a warranty of everything, a canteen's included)
-ABSENT_DETAILS = {
-    "en": ("its price", "its supplier", "its manufacturer", "its warranty period", "its weight",
-           "its serial number", "its energy use", "the year it started", "its budget",
-           "its email address", "its size", "its founder", "its age", "its insurer"),
-    "zh": ("价格", "供应商", "制造商", "保修期", "重量", "序列号", "耗电量", "启用年份", "预算",
-           "电子邮箱", "尺寸", "创始人", "年龄", "保险公司"),
-}
+#: details an unanswerable question asks for, (English, Chinese): things, organisations and
+#: people have some of them, and most corpora never state them. One detail the corpus never
+#: mentions is drawn per call (``absent_details``), and the question must ask for it: left to
+#: choose, a small model asked for a warranty of everything, a canteen's included, or for a
+#: detail the corpus states in other words ("the frequency of maintenance" of a pump whose
+#: interval is given).
+ABSENT_DETAILS: tuple[tuple[str, str], ...] = (
+    ("price", "价格"), ("warranty period", "保修期"), ("manufacturer", "制造商"),
+    ("serial number", "序列号"), ("weight", "重量"), ("colour", "颜色"), ("insurer", "保险公司"),
+    ("budget", "预算"), ("founder", "创始人"), ("email address", "电子邮箱"), ("age", "年龄"),
+    ("phone number", "电话号码"), ("website", "网址"), ("purchase date", "购买日期"),
+)
 
 
 def build_prompt(kind: str, language: str, text: str, term: str = "",
-                 rng: random.Random | None = None) -> tuple[str, str]:
+                 detail: str = "") -> tuple[str, str]:
     """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
     single-chunk question naming ``term``, one half of a two-chunk question; ``paraphrase``
-    starts as a ``single`` question; ``unanswerable`` shows three details drawn by ``rng``)."""
+    starts as a ``single`` question; ``unanswerable`` asks for ``detail``)."""
     lang = language if language in SYSTEM else "en"
     kind = "single" if kind == "paraphrase" else kind
     limit = MAX_CHUNK_CHARS
-    details = (rng or random.Random(0)).sample(ABSENT_DETAILS[lang], 3)
-    examples = "、".join(details) if lang == "zh" else ", ".join(details)
+    if kind == "unanswerable" and not detail:
+        detail = ABSENT_DETAILS[0][1 if lang == "zh" else 0]
     user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang],
-                                        examples=examples)
+                                        detail=detail)
     return SYSTEM[lang], user
 
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from modrag_nodes.generation.fact_match import fact_found, is_refusal
+from modrag_nodes.generation.fact_match import (
+    BARE_NUMBER,
+    fact_found,
+    is_refusal,
+    normalise,
+    quantities,
+)
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.prompts import clip
 from modrag_studio.evaluation.generation.search import CorpusSearch
@@ -63,14 +69,33 @@ def read_answer(reply: str) -> str:
     return ""
 
 
+def wordy(answer: str, facts: list[str]) -> bool:
+    """An answer of whole sentences where short facts are expected (over 20 words, or 40
+    Chinese characters, and three times the facts' length): the model copied its passages
+    instead of picking an answer ("New engineers at Norvale are paired with an experienced
+    colleague for their first two years. The mentor meets ..." for "Who is the mentor for the
+    new engineers?"), which is no agreement."""
+    def size(text: str) -> int:
+        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+        return cjk // 2 + len(re.findall(r"[A-Za-z0-9]+", text))
+
+    return size(answer) > max(20, 3 * sum(size(f) for f in facts))
+
+
 def agrees_with(fact: str, answer: str) -> bool:
     """The answer states the fact, or is a part of it that holds a key term or a number
-    ("3 months" for "every 3 months", "Zhang Min" for "Zhang Min")."""
+    ("3 months" for "every 3 months"), or says it in other word forms: every number of the
+    fact and most of its key terms ("3 months before expiration" for "Three months before
+    they expire")."""
     if not answer:
         return False
     if fact_found(fact, answer):
         return True
-    return bool(key_terms(answer)) and fact_found(answer, fact)
+    if key_terms(answer) and fact_found(answer, fact):
+        return True
+    numbers = set(quantities(fact)) or set(BARE_NUMBER.findall(normalise(fact)))
+    answered = set(quantities(answer)) | set(BARE_NUMBER.findall(normalise(answer)))
+    return numbers <= answered and overlap(fact, answer) >= 0.6
 
 
 def check(search: CorpusSearch, ask, language: str, question: str,
@@ -82,7 +107,8 @@ def check(search: CorpusSearch, ask, language: str, question: str,
     ids = [c.chunk_id for c in passages]
     if facts:
         parts = [p for p in re.split(r"\s*[;；]\s*", answer) if p] or [answer]
-        agrees = all(any(agrees_with(f, p) for p in [answer, *parts]) for f in facts)
+        agrees = not wordy(answer, facts) and all(
+            any(agrees_with(f, p) for p in [answer, *parts]) for f in facts)
         return RoundTrip(answer, agrees, ids)
     return RoundTrip(answer, not answers_it(question, answer, passages), ids)
 

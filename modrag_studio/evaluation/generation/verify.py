@@ -27,7 +27,7 @@ MAX_FACT_CJK = 25
 PARAPHRASE_MAX_OVERLAP = 0.5
 _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|passages?|paragraphs?|"
                      r"documents?|excerpts?|articles?|abstracts?)\b|\btexts?\s*[12]\b|"
-                     r"\bthis\s+(?:incident|case|event|report|section|study)\b|"
+                     r"\bthis\s+(?:incident|case|event|report|section|study|page)\b|"
                      r"(?:文本|这段|本段|上文|该段|材料|本次|此次|这次)",
                      re.IGNORECASE)
 # a sentence end inside the question: it copies the chunk's sentences before asking
