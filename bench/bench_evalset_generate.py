@@ -42,6 +42,7 @@ def main() -> int:
     parser.add_argument("--types", default="single,multi,unanswerable,paraphrase")
     parser.add_argument("--no-dense", action="store_true")
     parser.add_argument("--no-round-trip", action="store_true")
+    parser.add_argument("--max-calls", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="/tmp/bench_generated.jsonl")
     parser.add_argument("--candidates", metavar="FILE",
@@ -53,7 +54,8 @@ def main() -> int:
               for k, v in parse_pairs(args.input, "--input").items()}
     config = GenerationConfig(n=args.n, llm=LLMSpec(backend=backend, model=model),
                               seed=args.seed, types=args.types.split(","),
-                              dense=not args.no_dense, round_trip=not args.no_round_trip)
+                              dense=not args.no_dense, round_trip=not args.no_round_trip,
+                              max_attempts=args.max_calls)
     executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_home()))
     started = time.perf_counter()
     result = generate_evalset(load(args.graph), inputs, config, executor=executor,

@@ -47,6 +47,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--no-round-trip", action="store_true",
                      help="keep questions without asking each again of the passages a search "
                           "finds (fewer model calls, more ambiguous questions)")
+    gen.add_argument("--reword", metavar="SET.jsonl",
+                     help="instead of writing new questions, paraphrase the answerable "
+                          "single-chunk questions of SET (their facts and evidence kept), each "
+                          "verified as a paraphrase; --n caps how many are kept")
     gen.add_argument("--max-calls", type=int, metavar="N",
                      help="model calls at most (default 4 x n + 20; 3 x n + 20 without the "
                           "round trip)")
@@ -80,7 +84,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from modrag_studio.engine.core.paths import absolute_if_exists, cache_home
     from modrag_studio.engine.run.executor import Executor
     from modrag_studio.engine.trust.reach import normalise_path_inputs
-    from modrag_studio.evaluation.evalset import dumps_evalset
+    from modrag_studio.evaluation.evalset import dumps_evalset, load_evalset
     from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
 
     doc = load_with_overrides(args.graph, args.set)
@@ -108,8 +112,10 @@ def run_generate(args: argparse.Namespace) -> int:
             raise ValueError(f"--out {out}: the folder {out.parent} does not exist")
         executor = Executor(registry, cache=NodeCache(disk_dir=Path(args.cache_dir or
                                                                     cache_home())))
+        reword = load_evalset(args.reword).questions if args.reword else None
         result = generate_evalset(doc, inputs, config, executor=executor,
-                                  on_progress=line.update if line else None, on_status=status)
+                                  on_progress=line.update if line else None, on_status=status,
+                                  reword=reword)
     except RunCancelled as exc:
         print(f"cancelled: {exc}; nothing written", file=sys.stderr)
         return EXIT_RUN_FAILED

@@ -285,6 +285,30 @@ def test_a_paraphrase_repeating_one_word_is_garbled(graph, canned):
     assert cand.verdict.reason == "garbled" and "pump" in cand.verdict.detail
 
 
+def test_reword_paraphrases_the_questions_of_a_set_and_keeps_their_evidence(graph, canned,
+                                                                           tmp_path):
+    base, out = tmp_path / "base.jsonl", tmp_path / "reworded.jsonl"
+    assert _generate([str(graph), "--n", "5", "--types", "single", "--out", str(base)]) == 0
+    originals = {r.id: r for r in load_evalset(base).questions}
+    canned.calls.clear()
+    assert _generate([str(graph), "--reword", str(base), "--n", "10", "--out", str(out)]) == 0
+    rows = load_evalset(out).questions
+    assert rows and not any(c.startswith(("Text:", "文本：")) for c in canned.calls)  # no new
+    for row in rows:
+        original = originals[row.id.removesuffix("-p")]
+        assert f"reworded:{original.id}" in row.tags and "type:paraphrase" in row.tags
+        assert row.question != original.question
+        assert row.expected_facts == original.expected_facts
+        assert row.expected_evidence.to_dict()["chunk_ids"] == (
+            original.expected_evidence.to_dict()["chunk_ids"])
+    lp07 = next(r for r in rows if "LP-07" in r.question)
+    assert lp07.question == "How often is the greasing unit LP-07 maintained?"
+    missing = tmp_path / "nope.jsonl"
+    assert _generate([str(graph), "--reword", str(missing), "--out", str(tmp_path / "x.jsonl")]
+                     ) != 0
+    assert not (tmp_path / "x.jsonl").exists()
+
+
 def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):
     """A single question that fails its checks is rejected before any rewrite call."""
     canned.override = lambda user: ("QUESTION: How often is LP-07 serviced, every 500 "

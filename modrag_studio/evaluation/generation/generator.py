@@ -279,6 +279,41 @@ class _Generator:
         cand.verdict = check_answerable(cand.question, cand.facts, [chunk], paraphrase=True)
         return cand
 
+    def reword_all(self, questions: Sequence[EvalQuestion], on_progress: Progress | None,
+                   ) -> tuple[list[EvalQuestion], list[Candidate]]:
+        """Paraphrases of ``questions`` (answerable, one fact, one source chunk of this
+        corpus; others are skipped), each checked as a generated paraphrase is: ids
+        ``<id>-p``, the original's evidence and facts, tagged ``reworded:<id>``."""
+        by_id = {c.chunk_id: c for c in self.search.chunks}
+        kept: list[EvalQuestion] = []
+        candidates: list[Candidate] = []
+        for question in questions:
+            if len(kept) >= self.config.n or self.calls >= (self.config.max_attempts or 1 << 30):
+                break
+            self.cancel.raise_if_cancelled()
+            ids = question.expected_evidence.to_dict().get("chunk_ids", [])
+            if (not question.answerable or len(question.expected_facts) != 1 or len(ids) != 1
+                    or ids[0] not in by_id):
+                continue
+            chunk, fact = by_id[ids[0]], question.expected_facts[0][0]
+            if overlap(question.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
+                continue  # worded apart already: its copy would add nothing
+            cand = Candidate("paraphrase", question.language or detect_language(chunk.text),
+                             question.question, [fact], [chunk],
+                             Verdict(None, sources=[chunk], facts=[fact]))
+            cand = self._finish(self._reworded(cand))
+            candidates.append(cand)
+            self.report.add("paraphrase", cand.language, cand.verdict.reason, cand.verdict.hard)
+            if cand.verdict.reason is None:
+                cand.row = self.row(f"{question.id}-p", cand)
+                cand.row.tags.append(f"reworded:{question.id}")
+                self.dedup.add(cand.row.id, cand.question)
+                kept.append(cand.row)
+            if on_progress is not None:
+                on_progress(len(kept), self.config.n, f"paraphrase of {question.id}: "
+                            f"{cand.verdict.reason or 'kept'}")
+        return kept, candidates
+
     def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:
         """A question about the term two chunks share, joined from one verified question
         per chunk, so answering it needs a fact from each."""
@@ -356,9 +391,11 @@ class _Generator:
 def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: GenerationConfig,
                      *, executor: Executor, cancel: CancelToken | None = None,
                      on_progress: Progress | None = None,
-                     on_status: Callable[[str], None] | None = None) -> GenerationResult:
+                     on_status: Callable[[str], None] | None = None,
+                     reword: Sequence[EvalQuestion] | None = None) -> GenerationResult:
     """Generate ``config.n`` verified questions (fewer when the model calls run out; the report
-    says so). Raises GenerationError naming the cause, RunCancelled when cancelled."""
+    says so); with ``reword``, paraphrase those questions instead of writing new ones. Raises
+    GenerationError naming the cause, RunCancelled when cancelled."""
     config.check()
     cancel = cancel or CancelToken()
     status = on_status or (lambda _: None)
@@ -394,6 +431,10 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     report = QualityReport(requested=config.n, model=config.model_name, seed=config.seed,
                            chunks=len(chunks), documents=documents)
     generator = _Generator(config, chunks, search, links, cancel, report)
+    if reword is not None:
+        kept, candidates = generator.reword_all(reword, on_progress)
+        report.calls, report.seconds = generator.calls, time.monotonic() - started
+        return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})
     want = targets(config.n, caps)
     order = stratified_order(chunks, config.seed)
     streams = {t: rotated(order, i / len(want)) for i, t in enumerate(want)}
