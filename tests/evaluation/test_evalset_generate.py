@@ -33,6 +33,7 @@ from modrag_studio.evaluation.generation.prompts import (
 from modrag_studio.evaluation.generation.round_trip import (
     agrees_with,
     answers_it,
+    passages_for,
     read_answer,
     wordy,
 )
@@ -386,6 +387,24 @@ def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canne
     plain = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["single"],
                                          dense=False, max_attempts=2, round_trip=False))
     assert len(plain.questions) == 1
+
+
+def test_round_trip_passages_always_hold_the_source_in_a_seeded_order():
+    others = [Chunk(chunk_id=f"o#{i}", doc_id="o", text=f"other {i}") for i in range(5)]
+
+    class Search:  # a search that does not find the source at all
+        def top(self, question, k):
+            return others[:k]
+
+    orders = {tuple(c.chunk_id for c in passages_for(Search(), "Q?", [SCHEDULE], seed))
+              for seed in range(8)}
+    assert all(len(o) == 3 and "s#1" in o and set(o) - {"s#1"} <= {"o#0", "o#1"}
+               for o in orders)
+    assert len({o.index("s#1") for o in orders}) > 1  # not always first
+    two = passages_for(Search(), "Q?", [SCHEDULE, MENTORS], 0)
+    assert {c.chunk_id for c in two} == {"s#1", "m#1", "o#0"}
+    assert passages_for(Search(), "Q?", [SCHEDULE], 3) == passages_for(Search(), "Q?",
+                                                                       [SCHEDULE], 3)
 
 
 def test_round_trip_agrees_with_a_part_of_the_fact_and_both_parts_of_two():

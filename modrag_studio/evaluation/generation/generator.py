@@ -351,7 +351,7 @@ class _Generator:
         if verdict.reason is None and self.config.round_trip:
             facts = [] if cand.kind == "unanswerable" else cand.facts
             trip = round_trip.check(self.search, self._ask_short, cand.language,
-                                    cand.question, facts)
+                                    cand.question, facts, cand.chunks, self.config.seed)
             cand.reply = f"{cand.reply}\n---\n{trip.answer or '(no answer)'}"
             if not trip.agrees:
                 verdict.reason = "answered_by_corpus" if not facts else "round_trip_mismatch"

@@ -1,5 +1,5 @@
-"""The round-trip check: a candidate question is asked again, of the passages a search over
-the whole corpus finds for it (not of its source chunk), by the same chat model. An
+"""The round-trip check: a candidate question is asked again, of its source chunk(s) among the
+passages a search over the whole corpus ranks highest for it, by the same chat model. An
 answerable question is kept when that answer agrees with its expected fact(s): a question
 that a reader would answer otherwise ("Who is the head of maintenance engineering?" with the
 fact "Missed services are reported to the head of maintenance engineering", "Who is the
@@ -9,6 +9,7 @@ words the passages hold (the corpus does say something about it)."""
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass
 
@@ -98,11 +99,26 @@ def agrees_with(fact: str, answer: str) -> bool:
     return numbers <= answered and overlap(fact, answer) >= 0.6
 
 
-def check(search: CorpusSearch, ask, language: str, question: str,
-          facts: list[str]) -> RoundTrip:
-    """Ask ``question`` of the top passages of ``search``; ``facts`` empty: an unanswerable
-    question, which agrees when the model gives no answer the passages hold."""
-    passages = search.top(question, PASSAGES)
+def passages_for(search: CorpusSearch, question: str, sources: list[Chunk],
+                 seed: int) -> list[Chunk]:
+    """The source chunk(s) and the chunks a search ranks highest besides them, to make
+    ``PASSAGES`` at least (one more than the sources), in an order seeded by ``seed`` and the
+    question (the source is not always first). The source is always there, so a question is
+    not kept or dropped for how well a search finds it: the set would then favour that search."""
+    wanted = max(PASSAGES, len(sources) + 1)
+    ids = {c.chunk_id for c in sources}
+    others = [c for c in search.top(question, wanted + len(sources)) if c.chunk_id not in ids]
+    passages = [*sources, *others[: wanted - len(sources)]]
+    random.Random(f"{seed}:{question}").shuffle(passages)
+    return passages
+
+
+def check(search: CorpusSearch, ask, language: str, question: str, facts: list[str],
+          sources: list[Chunk], seed: int = 0) -> RoundTrip:
+    """Ask ``question`` of its ``sources`` and the passages a search finds besides them;
+    ``facts`` empty: an unanswerable question, which agrees when the model gives no answer
+    about what it names from those passages."""
+    passages = passages_for(search, question, sources, seed)
     answer = read_answer(ask(*build_prompt(language, question, passages)))
     ids = [c.chunk_id for c in passages]
     if facts:
