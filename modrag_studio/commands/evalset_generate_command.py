@@ -33,7 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="the evaluation set to write (JSON Lines)")
     gen.add_argument("--seed", type=int, default=0, help="sampling and model seed (default 0)")
     gen.add_argument("--types", default="single,multi,unanswerable,paraphrase",
-                     help="question types, comma-separated (default: all four)")
+                     help="question types, comma-separated (default: single, multi, "
+                          "unanswerable, paraphrase; also claim: a statement of a chunk's main "
+                          "point, for retrieval)")
     gen.add_argument("--language", default="auto", choices=("auto", "en", "zh"),
                      help="auto: each chunk's own language; en/zh: only chunks in it")
     gen.add_argument("--model", default="embedded", metavar="BACKEND[:MODEL]",

@@ -26,6 +26,7 @@ from modrag_studio.evaluation.generation.generator import absent_details
 from modrag_studio.evaluation.generation.prompts import (
     ABSENT_DETAILS,
     build_prompt,
+    parse_claim,
     parse_reply,
     parse_synonyms,
     substitute,
@@ -39,7 +40,7 @@ from modrag_studio.evaluation.generation.round_trip import (
 )
 from modrag_studio.evaluation.generation.sampling import stratified_order
 from modrag_studio.evaluation.generation.terms import detect_language, words
-from modrag_studio.evaluation.generation.verify import check_answerable, stated_in
+from modrag_studio.evaluation.generation.verify import check_answerable, check_claim, stated_in
 from tests.tiny_rag import tiny_rag_graph
 
 BACKEND = "test-canned-questions"
@@ -66,6 +67,12 @@ SINGLE = {
                 "Telemetry Hub"),
     "AC-05": ("空压机 AC-05 多久保养一次？", "每3个月"),
 }
+# chunk keyword -> the claim the canned model states about it
+CLAIMS = {"LP-07 is serviced": "The greasing unit of the line gets a regular check after a "
+                               "fixed span of running time.",
+          "PR-300": "A stamping machine for rail parts has its gasket set swapped on a fixed "
+                    "schedule by an outside firm.",
+          "Ingrid Holm": "The head of the upkeep crew also coaches a colleague who runs a pump."}
 # a word -> the other word the canned model gives for it (paraphrases)
 SYNONYMS = {"lubrication": "greasing", "pump": "unit", "serviced": "maintained",
             "replaces": "swaps", "seal": "gasket", "kit": "set", "hydraulic": "fluid-powered",
@@ -92,7 +99,14 @@ class CannedBackend:
         if user.startswith("Reply with: OK"):
             return "OK"
         if user.startswith(("Passages:", "段落：")):
+            if "\nStatement: " in user or "\n陈述：" in user:
+                return self.passage_of(user)
             return self.answer(user)
+        if "CLAIM:" in user or "主张：" in user:
+            for key, claim in CLAIMS.items():
+                if key in user:
+                    return f"CLAIM: {claim}"
+            return "CLAIM: It is about machines."
         if "does NOT give" in user or "无法回答" in user:
             code = re.search(r"[A-Z]{2,}-[A-Z0-9]+", user)
             thing = code.group(0) if code else "the press PR-300"
@@ -109,6 +123,14 @@ class CannedBackend:
                 return f"**QUESTION:** {question}\n**ANSWER:** {answer}."
         return "I cannot think of a question."
 
+
+    @staticmethod
+    def passage_of(user: str) -> str:
+        """The claim round trip: the number of the passage that holds the claim's key."""
+        claim = next(ln for ln in user.splitlines() if ln.startswith(("Statement:", "陈述：")))
+        key = next(k for k, c in CLAIMS.items() if c in claim)
+        found = [ln[1] for ln in user.splitlines() if ln.startswith("[") and key in ln]
+        return found[0] if found else "1"
 
     @staticmethod
     def answer(user: str) -> str:
@@ -175,6 +197,31 @@ def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_pa
     # each asks for a detail the corpus never mentions, drawn per call
     details = {d for pair in ABSENT_DETAILS for d in pair}
     assert all(any(d in r.question for d in details) for r in absent)
+
+
+def test_claims_are_statements_of_a_chunk_checked_by_the_passage_the_model_picks(graph,
+                                                                                 canned):
+    result = _api(graph, GenerationConfig(n=5, llm=LLMSpec(backend=BACKEND), types=["claim"],
+                                          dense=False, max_attempts=20))
+    rows = result.questions
+    assert {r.question for r in rows} == set(CLAIMS.values())
+    chunks = {c.chunk_id: c for c in _chunks(graph)}
+    for row in rows:
+        assert row.answerable and row.expected_facts == [] and "type:claim" in row.tags
+        [cid] = row.expected_evidence.to_dict()["chunk_ids"]
+        key = next(k for k, c in CLAIMS.items() if c == row.question)
+        assert key in chunks[cid].text
+    # "It is about machines." is too short a claim
+    assert result.report.by_type["claim"].rejected == {"not_a_claim": 2}
+    # a model picking another passage rejects the claim; a claim copying its chunk too
+    canned.override = lambda user: "[9]" if "\nStatement: " in user else None
+    wrong = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["claim"],
+                                         dense=False, max_attempts=6))
+    assert wrong.questions == [] and "round_trip_mismatch" in wrong.report.total.rejected
+    copied = check_claim("The lubrication pump LP-07 is serviced every 500 operating hours "
+                         "and more.", Chunk(chunk_id="p#0", doc_id="p", text=DOCS["pumps.md"]))
+    assert copied.reason == "copies_text"
+    assert parse_claim("Sure!\n**Claim:** Seals wear out.") == "Seals wear out."
 
 
 def test_rejections_are_recorded_and_nothing_is_written(graph, canned, tmp_path):

@@ -26,9 +26,11 @@ from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_
 from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.prompts import (
     ABSENT_DETAILS,
+    DEFAULT_TYPES,
     QUESTION_TYPES,
     build_prompt,
     build_synonym_prompt,
+    parse_claim,
     parse_reply,
     parse_synonyms,
     substitute,
@@ -55,6 +57,7 @@ from modrag_studio.evaluation.generation.verify import (
     Deduplicator,
     Verdict,
     check_answerable,
+    check_claim,
     check_specific,
     check_unanswerable,
 )
@@ -72,7 +75,7 @@ class GenerationConfig:
     n: int
     llm: LLMSpec
     seed: int = 0
-    types: Sequence[str] = QUESTION_TYPES
+    types: Sequence[str] = DEFAULT_TYPES
     language: str = "auto"
     dense: bool = True
     chunks: str | None = None  # NODE.PORT of the splitter output, when the graph has several
@@ -230,6 +233,13 @@ class _Generator:
         language = detect_language(chunk.text)
         if kind == "multi":
             return self._two_chunk(chunk, language)
+        if kind == "claim":
+            reply_text = self.ask(*build_prompt("claim", language, chunk.text))
+            claim = parse_claim(reply_text)
+            verdict = (check_claim(claim, chunk) if claim else
+                       Verdict("unreadable_reply", "no claim in the reply"))
+            return self._finish(Candidate("claim", language, claim, [], [chunk], verdict,
+                                          reply_text))
         detail, absent = ("", [])
         if kind == "unanswerable":
             detail, absent = self.rng.choice(self.absent_details[language])
@@ -350,11 +360,16 @@ class _Generator:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
         if verdict.reason is None and self.config.round_trip:
             facts = [] if cand.kind == "unanswerable" else cand.facts
-            trip = round_trip.check(self.search, self._ask_short, cand.language,
-                                    cand.question, facts, cand.chunks, self.config.seed)
+            if cand.kind == "claim":
+                trip = round_trip.check_claim(self.search, self._ask_short, cand.language,
+                                              cand.question, cand.chunks, self.config.seed)
+            else:
+                trip = round_trip.check(self.search, self._ask_short, cand.language,
+                                        cand.question, facts, cand.chunks, self.config.seed)
             cand.reply = f"{cand.reply}\n---\n{trip.answer or '(no answer)'}"
             if not trip.agrees:
-                verdict.reason = "answered_by_corpus" if not facts else "round_trip_mismatch"
+                verdict.reason = ("answered_by_corpus" if cand.kind == "unanswerable"
+                                  else "round_trip_mismatch")
                 verdict.detail = (f"asked of {', '.join(trip.passages)}, the model answers "
                                   f"{trip.answer or '(nothing)'!r}")
         return cand
@@ -376,6 +391,12 @@ class _Generator:
             return EvalQuestion(id=qid, question=cand.question, answerable=False,
                                 language=cand.language, tags=tags)
         sources = cand.verdict.sources
+        if cand.kind == "claim":  # a retrieval question: its evidence, no fact phrase
+            evidence = ExpectedEvidence.from_dict({
+                "chunk_ids": [c.chunk_id for c in sources],
+                "doc_ids": list(dict.fromkeys(c.doc_id for c in sources))})
+            return EvalQuestion(id=qid, question=cand.question, expected_evidence=evidence,
+                                answerable=True, language=cand.language, tags=tags)
         phrases = [f for f, c in zip(cand.facts, sources, strict=True)
                    if normalise_text(f) in normalise_text(c.text)]
         evidence = ExpectedEvidence.from_dict({
@@ -419,7 +440,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
             f"the corpus is too small: {len(all_chunks)} chunk(s) from "
             f"{len({c.doc_id for c in all_chunks})} document(s), none with enough text{lang} "
             "to ask about (80 characters or more); add documents")
-    if possible < config.n:
+    if possible < config.n and reword is None:
         raise GenerationError(
             f"the corpus is too small for {config.n} questions: {len(all_chunks)} chunk(s) "
             f"from {len({c.doc_id for c in all_chunks})} document(s), {len(chunks)} with "

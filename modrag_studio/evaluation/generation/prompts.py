@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from modrag_nodes.generation.messy_parsing import extract_json
 
-QUESTION_TYPES = ("single", "multi", "unanswerable", "paraphrase")
+QUESTION_TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
+DEFAULT_TYPES = ("single", "multi", "unanswerable", "paraphrase")
 MAX_CHUNK_CHARS = 1400
 
 SYSTEM = {
@@ -49,6 +50,13 @@ PROMPTS = {
                             "（设备、零件、产品、合同、服务、地点、机构或人物），写一个问它的"
                             "{detail}的问题。文本无法回答这个问题。问题要写出这个对象的名称，只问它"
                             "的{detail}。\n只回复两行：\n问题：<问题>\n答案：无",
+    ("claim", "en"): "Text:\n{text}\n\nWrite one sentence that states the main finding or "
+                     "point of this text, as a reader who read it last week would put it: in "
+                     "your own words, at most 25 words, without copying its numbers.\n"
+                     "Reply with exactly one line:\nCLAIM: <the sentence>",
+    ("claim", "zh"): "文本：\n{text}\n\n用一句话说出这段文本的主要发现或要点，像一周前读过它的读者"
+                     "那样转述：用自己的话，不超过40个字，不照抄其中的数字。\n只回复一行：\n"
+                     "主张：<这句话>",
     ("about", "en"): "Text:\n{text}\n\nWrite one question about {term} that this text "
                      "answers with a specific fact (a name, number, date, place or short "
                      "phrase). The question must name {term}, make sense without the text and "
@@ -135,6 +143,18 @@ def substitute(question: str, synonyms: dict[str, str]) -> str:
             question = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lambda _, o=other: o,
                               question, flags=re.IGNORECASE)
     return question
+
+
+_CLAIM_LABEL = re.compile(r"^\W{0,4}(?:claim|statement|finding|主张|结论|要点)\s*\**\s*[:：]\s*"
+                          r"\**\s*", re.IGNORECASE)
+
+
+def parse_claim(text: str) -> str:
+    """The claim sentence of a reply: the labelled line, else its first line ('' if none)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    labelled = [ln for ln in lines if _CLAIM_LABEL.match(ln)]
+    line = labelled[0] if labelled else (lines[0] if lines else "")
+    return _tidy(_CLAIM_LABEL.sub("", line))
 
 
 @dataclass

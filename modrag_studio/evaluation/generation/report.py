@@ -24,6 +24,7 @@ REASONS = {
     "near_duplicate": "too similar to a question already kept",
     "round_trip_mismatch": "asked of the passages a search finds, the model answers otherwise",
     "answered_by_corpus": "an unanswerable question the model answers from the corpus",
+    "not_a_claim": "a claim that is a question or has fewer than five words",
     "asks_otherwise": "an unanswerable question that does not ask for the absent detail given",
     "garbled": "a paraphrase whose replacements repeat one word three times",
     "copies_text": "the question copies its chunk's sentences",

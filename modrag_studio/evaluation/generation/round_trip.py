@@ -143,3 +143,26 @@ def answers_it(question: str, answer: str, passages: list[Chunk]) -> bool:
         return False
     text = " ".join(c.text for c in passages)
     return overlap(said, text) >= 0.5 and overlap(question, said) > 0
+
+
+CLAIM_PROMPT = {
+    "en": "Passages:\n{passages}\n\nStatement: {claim}\n\nWhich passage is this statement "
+          "about? Reply with the passage number only.",
+    "zh": "段落：\n{passages}\n\n陈述：{claim}\n\n这句陈述说的是哪一段？只回复段落编号。",
+}
+
+
+def check_claim(search: CorpusSearch, ask, language: str, claim: str, sources: list[Chunk],
+                seed: int = 0) -> RoundTrip:
+    """A claim agrees when the model, shown its source among the passages a search ranks
+    highest for it, names the source as the passage it is about."""
+    passages = passages_for(search, claim, sources, seed)
+    lang = language if language in SYSTEM else "en"
+    shown = "\n".join(f"[{i}] {clip(c.text, PASSAGE_CHARS)}" for i, c in enumerate(passages, 1))
+    reply = ask(SYSTEM[lang], CLAIM_PROMPT[lang].format(passages=shown, claim=claim.strip()))
+    number = re.search(r"\d+", reply)
+    picked = int(number.group(0)) if number else 0
+    ids = {c.chunk_id for c in sources}
+    agrees = 1 <= picked <= len(passages) and passages[picked - 1].chunk_id in ids
+    return RoundTrip(f"passage [{picked}]" if picked else "", agrees,
+                     [c.chunk_id for c in passages])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from modrag_nodes.generation.fact_match import fact_found, frequencies
+from modrag_nodes.generation.fact_match import fact_found, frequencies, normalise
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
@@ -191,3 +191,24 @@ class Deduplicator:
             assert isinstance(b, set)
             return len(a & b) / max(1, len(a | b)) >= 0.8
         return float(a @ b) >= self.threshold  # type: ignore[operator]
+
+
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
+
+
+def check_claim(claim: str, chunk: Chunk) -> Verdict:
+    """A claim: a statement (no question) of five words or more that stands alone and does not
+    copy its chunk (no run of eight of its words, or twenty Chinese characters, found there)."""
+    if len(words(claim)) < 5 or claim.rstrip().endswith(("?", "？")):
+        return Verdict("not_a_claim", claim[:60])
+    if _REFERS.search(claim):
+        return Verdict("refers_to_text", _REFERS.search(claim).group(0))
+    own, text = normalise(claim), normalise(chunk.text)
+    latin = _LATIN_WORD.findall(own)
+    plain = " ".join(_LATIN_WORD.findall(text))
+    cjk = "".join(ch for ch in own if "\u4e00" <= ch <= "\u9fff")
+    text_cjk = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
+    if any(f" {' '.join(latin[i:i + 8])} " in f" {plain} " for i in range(len(latin) - 7)) or any(
+            cjk[i:i + 20] in text_cjk for i in range(len(cjk) - 19)):
+        return Verdict("copies_text", claim[:60])
+    return Verdict(None, sources=[chunk])
