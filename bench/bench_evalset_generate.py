@@ -59,7 +59,9 @@ def main() -> int:
     executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_home()))
     started = time.perf_counter()
     result = generate_evalset(load(args.graph), inputs, config, executor=executor,
-                              on_status=lambda s: print(s, file=sys.stderr))
+                              on_status=lambda s: print(s, file=sys.stderr),
+                              on_progress=lambda kept, n, last: print(
+                                  f"{kept}/{n} kept; {last}", file=sys.stderr, flush=True))
     seconds = time.perf_counter() - started
     atomic_write_text(Path(args.out), dumps_evalset(result.questions))
     if args.candidates:

@@ -83,7 +83,8 @@ def test_bad_input_and_cancel_write_nothing(qtbot, tmp_path, canned):  # noqa: F
     dialog.type_boxes["single"].setChecked(True)
     dialog.count.setValue(50)
     assert dialog.start()
-    qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
+    # the button comes back when the result arrives; the worker thread ends just after it
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled() and not dialog.busy, timeout=60_000)
     assert "corpus is too small for 50 questions" in dialog.status.text()
     canned.override = lambda user: (__import__("time").sleep(0.2) or None)
     dialog.count.setValue(3)

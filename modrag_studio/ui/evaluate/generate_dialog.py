@@ -40,7 +40,8 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
 
-TYPES = ("single", "multi", "unanswerable", "paraphrase")
+TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
+DEFAULT_ON = ("single", "multi", "unanswerable", "paraphrase")
 COLUMNS = ("keep", "type", "lang", "question", "facts (a | b: alternatives; one per ;)",
            "source")
 
@@ -116,9 +117,11 @@ class GenerateDialog(QDialog):
         form.addRow("Generate", knobs)
         types_row = QHBoxLayout()
         self.type_boxes = {t: QCheckBox(t) for t in TYPES}
-        for box in self.type_boxes.values():
-            box.setChecked(True)
+        for name, box in self.type_boxes.items():
+            box.setChecked(name in DEFAULT_ON)
             types_row.addWidget(box)
+        self.type_boxes["claim"].setToolTip("A statement of a chunk's main point in other words "
+                                            "(no fact phrase): for comparing retrievers")
         types_row.addStretch(1)
         form.addRow("Question types", types_row)
         self.model = QLineEdit("embedded")
