@@ -85,6 +85,31 @@ def question_types(evalset) -> dict[str, str]:
             for q in evalset.questions}
 
 
+OVERLAP_BANDS = ((0.5, "overlap<=0.5"), (0.8, "overlap<=0.8"), (1.01, "overlap>0.8"))
+
+
+def overlap_bands(evalset, corpus_path: Path) -> dict[str, str]:
+    """Question id -> the band of the share of its key terms its source document holds
+    (the generator's ``overlap``): lexical search favours questions worded like their text."""
+    from modrag_studio.evaluation.generation.terms import overlap
+
+    wanted = {d for q in evalset.questions if q.expected_evidence is not None
+              for d in q.expected_evidence.to_dict().get("doc_ids", [])}
+    texts: dict[str, str] = {}
+    with open(corpus_path, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            if row["_id"] in wanted:
+                texts[row["_id"]] = f"{row.get('title', '')} {row.get('text', '')}"
+    bands: dict[str, str] = {}
+    for q in evalset.questions:
+        docs = q.expected_evidence.to_dict().get("doc_ids", []) if q.expected_evidence else []
+        if docs and docs[0] in texts:
+            share = overlap(q.question, texts[docs[0]])
+            bands[q.id] = next(name for top, name in OVERLAP_BANDS if share <= top)
+    return bands
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evalset", required=True)
@@ -93,6 +118,9 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="first N qrels queries (0: all)")
     parser.add_argument("--rerank", action="store_true", help="add the reranker variant")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--group-by", choices=("type", "overlap"), default="type",
+                        help="the columns of generated questions: their type, or the share "
+                             "of their key terms their document holds")
     parser.add_argument("--per-question", metavar="FILE",
                         help="write each generated question's nDCG@10 per variant (JSON)")
     args = parser.parse_args()
@@ -105,7 +133,8 @@ def main() -> int:
     evalset = load_evalset(args.evalset)
     generated = dataset_from_evalset(evalset, qrels.corpus_path)
     variants = {**VARIANTS, **(RERANK if args.rerank else {})}
-    types = question_types(evalset)
+    types = (question_types(evalset) if args.group_by == "type"
+             else overlap_bands(evalset, Path(qrels.corpus_path)))
     per_question: dict[str, dict[str, float]] = {}
     on_generated, by_type = scores(doc, generated, executor, variants, types, per_question)
     if args.per_question:
