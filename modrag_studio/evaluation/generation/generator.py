@@ -10,6 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -215,12 +216,14 @@ class _Generator:
         self.ctx = _context(cancel)
         self.calls = 0
 
-    def ask(self, system: str, user: str) -> str:
+    def ask(self, system: str, user: str, max_tokens: int | None = None) -> str:
         self.calls += 1
         messages = [ChatMessage(role="system", content=system),
                     ChatMessage(role="user", content=user)]
+        spec = self.spec if max_tokens is None else self.spec.model_copy(
+            update={"max_tokens": max_tokens})
         try:
-            return chat(self.spec, messages, ctx=self.ctx, stream=False).text
+            return chat(spec, messages, ctx=self.ctx, stream=False).text
         except RunCancelled:
             raise
         except Exception as exc:
@@ -313,12 +316,9 @@ class _Generator:
                              Verdict(None, sources=[chunk], facts=[fact]))
             cand = self._finish(self._reworded(cand))
             candidates.append(cand)
-            self.report.add("paraphrase", cand.language, cand.verdict.reason, cand.verdict.hard)
-            if cand.verdict.reason is None:
-                cand.row = self.row(f"{question.id}-p", cand)
-                cand.row.tags.append(f"reworded:{question.id}")
-                self.dedup.add(cand.row.id, cand.question)
-                kept.append(cand.row)
+            row = self.record(cand, f"{question.id}-p", f"reworded:{question.id}")
+            if row is not None:
+                kept.append(row)
             if on_progress is not None:
                 on_progress(len(kept), self.config.n, f"paraphrase of {question.id}: "
                             f"{cand.verdict.reason or 'kept'}")
@@ -360,12 +360,13 @@ class _Generator:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
         if verdict.reason is None and self.config.round_trip:
             facts = [] if cand.kind == "unanswerable" else cand.facts
+            ask = partial(self.ask, max_tokens=round_trip.REPLY_TOKENS)
             if cand.kind == "claim":
-                trip = round_trip.check_claim(self.search, self._ask_short, cand.language,
-                                              cand.question, cand.chunks, self.config.seed)
+                trip = round_trip.check_claim(self.search, ask, cand.language, cand.question,
+                                              cand.chunks, self.config.seed)
             else:
-                trip = round_trip.check(self.search, self._ask_short, cand.language,
-                                        cand.question, facts, cand.chunks, self.config.seed)
+                trip = round_trip.check(self.search, ask, cand.language, cand.question, facts,
+                                        cand.chunks, self.config.seed)
             cand.reply = f"{cand.reply}\n---\n{trip.answer or '(no answer)'}"
             if not trip.agrees:
                 verdict.reason = ("answered_by_corpus" if cand.kind == "unanswerable"
@@ -374,13 +375,16 @@ class _Generator:
                                   f"{trip.answer or '(nothing)'!r}")
         return cand
 
-    def _ask_short(self, system: str, user: str) -> str:
-        spec, self.spec = self.spec, self.spec.model_copy(
-            update={"max_tokens": round_trip.REPLY_TOKENS})
-        try:
-            return self.ask(system, user)
-        finally:
-            self.spec = spec
+    def record(self, cand: Candidate, qid: str, *tags: str) -> EvalQuestion | None:
+        """Count ``cand`` in the report; a kept one becomes row ``qid`` (with ``tags``
+        added), which later candidates are checked against as near-duplicates."""
+        self.report.add(cand.kind, cand.language, cand.verdict.reason, cand.verdict.hard)
+        if cand.verdict.reason is not None:
+            return None
+        cand.row = self.row(qid, cand)
+        cand.row.tags.extend(tags)
+        self.dedup.add(qid, cand.question)
+        return cand.row
 
     def row(self, qid: str, cand: Candidate) -> EvalQuestion:
         tags = ["generated", f"type:{cand.kind}", f"model:{self.config.model_name}",
@@ -480,12 +484,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
             continue
         tried[kind] += 1
         candidates.append(cand)
-        report.add(kind, cand.language, cand.verdict.reason, cand.verdict.hard)
-        if cand.verdict.reason is None:
-            qid = f"g{len(kept) + 1:03d}"
-            cand.row = generator.row(qid, cand)
-            generator.dedup.add(qid, cand.question)
-            kept.append(cand.row)
+        row = generator.record(cand, f"g{len(kept) + 1:03d}")
+        if row is not None:
+            kept.append(row)
             got[kind] += 1
         others = [t for t in streams if t != kind and want[t] < caps[t]]
         if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:

@@ -54,11 +54,16 @@ class RoundTrip:
     passages: list[str]
 
 
+def numbered(passages: list[Chunk]) -> str:
+    """The passages as the prompts show them: ``[1] text``, one a line, each clipped."""
+    return "\n".join(f"[{i}] {clip(c.text, PASSAGE_CHARS)}" for i, c in enumerate(passages, 1))
+
+
 def build_prompt(language: str, question: str, passages: list[Chunk]) -> tuple[str, str]:
     """(system, user) messages asking ``question`` of ``passages``, numbered."""
     lang = language if language in SYSTEM else "en"
-    shown = "\n".join(f"[{i}] {clip(c.text, PASSAGE_CHARS)}" for i, c in enumerate(passages, 1))
-    return SYSTEM[lang], PROMPT[lang].format(passages=shown, question=question.strip())
+    return SYSTEM[lang], PROMPT[lang].format(passages=numbered(passages),
+                                             question=question.strip())
 
 
 def read_answer(reply: str) -> str:
@@ -68,6 +73,11 @@ def read_answer(reply: str) -> str:
         if text:
             return "" if _NONE.match(text) or is_refusal(text) else text
     return ""
+
+
+def split_parts(answer: str) -> list[str]:
+    """The parts of an answer to a question in two parts ("Zhang Min; every 3 months")."""
+    return [p for p in re.split(r"\s*[;；]\s*", answer) if p]
 
 
 def wordy(answer: str, facts: list[str]) -> bool:
@@ -122,7 +132,7 @@ def check(search: CorpusSearch, ask, language: str, question: str, facts: list[s
     answer = read_answer(ask(*build_prompt(language, question, passages)))
     ids = [c.chunk_id for c in passages]
     if facts:
-        parts = [p for p in re.split(r"\s*[;；]\s*", answer) if p] or [answer]
+        parts = split_parts(answer) or [answer]
         agrees = not wordy(answer, facts) and all(
             any(agrees_with(f, p) for p in [answer, *parts]) for f in facts)
         return RoundTrip(answer, agrees, ids)
@@ -137,7 +147,7 @@ def answers_it(question: str, answer: str, passages: list[Chunk]) -> bool:
     nothing the question names, which keep the question (an answer a RAG pipeline must not
     give). "Ingrid Holm; mentor of Tomas Reyes" for "What is the relationship between Ingrid
     Holm and Tomas Reyes?" rejects it."""
-    parts = [p for p in re.split(r"\s*[;；]\s*", answer) if p and not _NONE.match(p)]
+    parts = [p for p in split_parts(answer) if not _NONE.match(p)]
     said = " ".join(parts)
     if not said or not key_terms(said):
         return False
@@ -158,8 +168,8 @@ def check_claim(search: CorpusSearch, ask, language: str, claim: str, sources: l
     highest for it, names the source as the passage it is about."""
     passages = passages_for(search, claim, sources, seed)
     lang = language if language in SYSTEM else "en"
-    shown = "\n".join(f"[{i}] {clip(c.text, PASSAGE_CHARS)}" for i, c in enumerate(passages, 1))
-    reply = ask(SYSTEM[lang], CLAIM_PROMPT[lang].format(passages=shown, claim=claim.strip()))
+    reply = ask(SYSTEM[lang], CLAIM_PROMPT[lang].format(passages=numbered(passages),
+                                                        claim=claim.strip()))
     number = re.search(r"\d+", reply)
     picked = int(number.group(0)) if number else 0
     ids = {c.chunk_id for c in sources}
