@@ -13,6 +13,7 @@ so an English name in the facts becomes an English name in a Chinese answer.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,6 +43,18 @@ class PathTextParams(BaseModel):
     relation_labels: dict[str, dict[str, str]] = Field(
         default_factory=dict, description='Relation labels by language, for names: question '
                                           '({"zh": {"depends_on": "依赖"}})')
+    order: Literal["score", "question"] = Field(
+        "score", description="score: paths as the search ranked them; question: first the "
+                             "paths with a relation the question names (its label or line "
+                             "template shares a word with the question: 'mentor', '原因'), "
+                             "then the rest, each in search order")
+    relation_templates: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description='Whole-line templates of some relations by language ("en" or "zh", the '
+                    "question's), for layout edges: {source} and {target} where the "
+                    "language puts them, e.g. "
+                    '{"zh": {"mentor_of": "{target}的导师是{source}。"}}; other relations '
+                    "use edge_template")
 
 
 def localised(result: GraphSearchResult, language: str,
@@ -72,6 +85,43 @@ def localised(result: GraphSearchResult, language: str,
     return result.model_copy(update={"paths": paths, "relation_labels": labels})
 
 
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+_LATIN_WORD = re.compile(r"[a-z]{4,}")
+
+
+def _cues(text: str) -> set[str]:
+    """Latin words (their first four letters: "mentors" and "mentor of" meet) and CJK
+    character pairs of ``text``."""
+    low = text.casefold()
+    cues = {w[:4] for w in _LATIN_WORD.findall(_CJK_RUN.sub(" ", low))}
+    for run in _CJK_RUN.findall(low):
+        cues.update(run[i:i + 2] for i in range(len(run) - 1))
+    return cues
+
+
+def question_first(result: GraphSearchResult, question: str,
+                   templates: dict[str, str] | None = None) -> GraphSearchResult:
+    """``result`` with the paths holding a relation the question names first (by its label,
+    line template or id), the others after, each group in its search order."""
+    asked = _cues(question)
+    if not asked:
+        return result
+    templates = templates or {}
+
+    def named(relation: str) -> bool:
+        text = " ".join((_label(result, relation), relation.replace("_", " "),
+                         re.sub(r"\{\w+\}", " ", templates.get(relation, ""))))
+        return bool(_cues(text) & asked)
+
+    relevant = {r for path in result.paths for r in {s.relation for s in path.steps}
+                if named(r)}
+    if not relevant:
+        return result
+    first = [p for p in result.paths if any(s.relation in relevant for s in p.steps)]
+    rest = [p for p in result.paths if p not in first]
+    return result.model_copy(update={"paths": first + rest})
+
+
 def _label(result: GraphSearchResult, relation: str) -> str:
     return result.relation_labels.get(relation) or relation.replace("_", " ")
 
@@ -90,7 +140,7 @@ def _edge_line(template: str, source: str, relation: str, target: str) -> str:
     try:
         return template.format(source=source, relation=relation, target=target)
     except (KeyError, IndexError, ValueError) as exc:
-        raise NodeConfigError(f"param 'edge_template': {exc}") from exc
+        raise NodeConfigError(f"line template {template!r}: {exc}") from exc
 
 
 def _chain(result: GraphSearchResult, path: GraphPath) -> str:
@@ -106,8 +156,14 @@ def _chain(result: GraphSearchResult, path: GraphPath) -> str:
 
 def render_paths(result: GraphSearchResult, *, layout: str = "edges",
                  edge_template: str = "{source} -[{relation}]-> {target}",
-                 header: str = "Knowledge graph facts:", max_lines: int = 30) -> str:
-    """The context block (empty string when the search found no path)."""
+                 header: str = "Knowledge graph facts:", max_lines: int = 30,
+                 relation_templates: dict[str, str] | None = None) -> str:
+    """The context block (empty string when the search found no path).
+
+    ``relation_templates``: whole-line templates by relation id (layout edges), for a
+    language whose word order the ``source relation target`` line gets wrong.
+    """
+    own_lines = relation_templates or {}
     lines: list[str] = []
     if layout == "paths":
         for path in result.paths:
@@ -116,7 +172,8 @@ def render_paths(result: GraphSearchResult, *, layout: str = "edges",
     else:
         for path in result.paths:
             for step in path.steps:
-                line = _edge_line(edge_template, step.source, _label(result, step.relation),
+                template = own_lines.get(step.relation, edge_template)
+                line = _edge_line(template, step.source, _label(result, step.relation),
                                   step.target)
                 if line not in lines:
                     lines.append(line)
@@ -146,11 +203,15 @@ class PathText(NodeType):
 
     def run(self, ctx: NodeContext, params: PathTextParams, result: GraphSearchResult,
             evidence: list[ScoredChunk] | None = None) -> dict[str, Any]:
+        language = question_language(result.question) if result.question else "en"
         if params.names == "question" and result.question:
-            result = localised(result, question_language(result.question),
-                               params.relation_labels)
+            result = localised(result, language, params.relation_labels)
+        if params.order == "question" and result.question:
+            result = question_first(result, result.question,
+                                    params.relation_templates.get(language))
         text = render_paths(result, layout=params.layout, edge_template=params.edge_template,
-                            header=params.header, max_lines=params.max_lines)
+                            header=params.header, max_lines=params.max_lines,
+                            relation_templates=params.relation_templates.get(language))
         items = list(evidence or [])
         if text:
             top = max((i.score for i in items if i.higher_is_better), default=1.0)

@@ -39,6 +39,7 @@ from modrag_studio.evaluation.generation.round_trip import (
     wordy,
 )
 from modrag_studio.evaluation.generation.sampling import stratified_order
+from modrag_studio.evaluation.generation.subjects import fitting_details, named_subjects, parse_kind
 from modrag_studio.evaluation.generation.terms import detect_language, words
 from modrag_studio.evaluation.generation.verify import check_answerable, check_claim, stated_in
 from tests.tiny_rag import tiny_rag_graph
@@ -107,12 +108,15 @@ class CannedBackend:
                 if key in user:
                     return f"CLAIM: {claim}"
             return "CLAIM: It is about machines."
+        if "what kind of thing is" in user or "是哪一类东西" in user:
+            named = re.search(r'what kind of thing is "(.+?)"|“(.+?)”是哪一类', user)
+            thing = next(g for g in named.groups() if g)
+            return "person" if " " in thing or not re.search(r"\d", thing) else "Machine."
         if "does NOT give" in user or "无法回答" in user:
-            code = re.search(r"[A-Z]{2,}-[A-Z0-9]+", user)
-            thing = code.group(0) if code else "the press PR-300"
-            asked = re.search(r"asking for its (.+?)\. |问它的(.+?)的问题", user)
-            detail = next(g for g in asked.groups() if g) if asked else "warranty period"
-            if "问它的" in user:
+            named = re.search(r"The text names (.+?)\. Write one question asking for the (.+?) "
+                              r"of |这段文本提到了(.+?)。写一个问.+?的(.+?)的问题", user)
+            thing, detail = [g for g in named.groups() if g]
+            if "这段文本提到了" in user:
                 return f"问题：{thing} 的{detail}是多少？\n答案：无"
             return f"QUESTION: What is the {detail} of {thing}?\nANSWER: none"
         if "For each word below" in user or "下面每个词" in user:
@@ -371,26 +375,68 @@ def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):
     assert not any(c.startswith(("Question:", "问题：")) for c in canned.calls)
 
 
+def _asked_of(user: str) -> tuple[str, str] | None:
+    """The thing and detail an unanswerable-question prompt asks about (None: another
+    prompt)."""
+    named = re.search(r"The text names (.+?)\. Write one question asking for the (.+?) of |"
+                      r"这段文本提到了(.+?)。写一个问.+?的(.+?)的问题", user)
+    return tuple(g for g in named.groups() if g) if named else None
+
+
 def test_unanswerable_must_name_something_absent(graph, canned):
-    canned.override = lambda user: (None if user.startswith("Reply") else
-                                    "QUESTION: How often is the lubrication pump LP-07 "
-                                    "serviced?\nANSWER: none")
+    canned.override = lambda user: (f"QUESTION: How often is {_asked_of(user)[0]} serviced?"
+                                    "\nANSWER: none" if _asked_of(user) else None)
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
-                                          types=["unanswerable"], dense=False, max_attempts=2))
+                                          types=["unanswerable"], dense=False, max_attempts=4))
     assert result.questions == []
-    assert result.report.total.rejected == {"not_absent": 2}
+    assert result.report.total.rejected == {"not_absent": 2}  # a kind and a question each
+
+
+def test_unanswerable_questions_ask_of_a_named_thing_for_a_detail_of_its_kind(graph, canned):
+    result = _api(graph, GenerationConfig(n=4, llm=LLMSpec(backend=BACKEND), seed=5,
+                                          types=["unanswerable"], dense=False))
+    assert len(result.questions) == 4
+    kinds = [c for c in canned.calls if "what kind of thing is" in c or "是哪一类东西" in c]
+    assert len(kinds) == len(result.candidates)
+    asked = [_asked_of(c) for c in canned.calls if _asked_of(c)]
+    for cand, (thing, detail) in zip(result.candidates, asked, strict=True):
+        assert thing in cand.question and detail in cand.question
+        of_people = detail in ("age", "email address", "phone number", "年龄", "电子邮箱",
+                               "电话号码")
+        assert of_people == cand.reply.startswith("person")
+    # what a chunk names: codes and names, not headings or a sentence's first word
+    assert named_subjects("# Pump Room\nThe Inventory Service calls WH-DB-01. In 2021 "
+                          "Ingrid Holm joined.", "en") == ["WH-DB-01", "Inventory Service",
+                                                           "Ingrid Holm"]
+    assert named_subjects("英格丽·霍尔姆是信息部的负责人。陈浩负责订单服务和 MQ-02。诺维尔精密制造"
+                          "成立。", "zh") == ["MQ-02", "英格丽·霍尔姆", "陈浩"]
+    assert parse_kind("Machine.") == "machine" and parse_kind("设备") == "machine"
+    assert parse_kind("I am not sure") == "other"
+    assert fitting_details("other", "en", absent_details(set())["en"]) == []
+    # a thing the model cannot place gets no question
+    canned.override = lambda user: "hmm" if "what kind of thing" in user else None
+    nothing = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[
+        "unanswerable"], dense=False, max_attempts=1, language="en"))
+    assert nothing.report.total.rejected == {"no_fitting_detail": 1}
 
 
 def test_unanswerable_must_name_what_its_chunk_is_about_and_not_copy_it(graph, canned):
     asked = iter([
         "QUESTION: What is the warranty period of the canteen toaster?\nANSWER: none",
-        "QUESTION: The pump LP-07 is serviced every 500 operating hours. Who sold the pump "
-        "LP-07?\nANSWER: none",
-        "QUESTION: Who insures the pump LP-07 in this incident?\nANSWER: none",
+        "QUESTION: {sentence} Who sold {thing}?\nANSWER: none",
+        "QUESTION: Who insures {thing} in this incident?\nANSWER: none",
     ])
-    canned.override = lambda user: next(asked) if "NOT give" in user or "无法" in user else None
+
+    def question(user: str) -> str | None:
+        if _asked_of(user) is None:
+            return None
+        sentence = re.search(r"Text:\n(.+?\.)\s", user).group(1)
+        return next(asked).format(sentence=sentence, thing=_asked_of(user)[0])
+
+    canned.override = question
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=1,
-                                          types=["unanswerable"], dense=False, max_attempts=3))
+                                          types=["unanswerable"], dense=False, max_attempts=6,
+                                          language="en"))
     assert result.questions == []
     reasons = [c.verdict.reason for c in result.candidates]
     assert reasons == ["no_subject", "copies_text", "refers_to_text"]
@@ -405,18 +451,17 @@ def test_unanswerable_questions_ask_for_a_detail_the_corpus_never_mentions(graph
     assert ("保修期", ["修期"]) in details["zh"]
     assert absent_details({w for pair in ABSENT_DETAILS for w in words(" ".join(pair))})[
         "en"][0] == ("price", [])  # a corpus that mentions every detail: none is required
-    user = build_prompt("unanswerable", "en", "The pump LP-07.", detail="serial number")[1]
-    assert "asking for its serial number" in user
+    user = build_prompt("unanswerable", "en", "The pump LP-07.", "LP-07", "serial number")[1]
+    assert "asking for the serial number of LP-07" in user
     # a question that asks for another detail than the one drawn is rejected
     def elsewhere(user: str) -> str | None:
-        code = re.search(r"[A-Z]{2,}-[A-Z0-9]+", user)
-        if "NOT give" not in user or code is None:
-            return None
-        return f"QUESTION: Who repairs {code.group(0)} on Sundays?\nANSWER: none"
+        asked = _asked_of(user)
+        return f"QUESTION: Who repairs {asked[0]} on Sundays?\nANSWER: none" if asked else None
 
     canned.override = elsewhere
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=2,
-                                          types=["unanswerable"], dense=False, max_attempts=1))
+                                          types=["unanswerable"], dense=False, max_attempts=1,
+                                          language="en"))
     assert result.report.total.rejected == {"asks_otherwise": 1}
 
 
@@ -478,19 +523,20 @@ def test_round_trip_rejects_an_unanswerable_question_the_passages_answer(graph, 
         if not user.startswith("Passages:"):
             return None
         # the passage sentence that names what the question names: the corpus speaks of it
-        code = re.search(r"Question: .*?([A-Z]{2,}-[A-Z0-9]+)", user).group(1)
+        asked = next(ln for ln in user.splitlines() if ln.startswith("Question:"))
+        thing = named_subjects(asked, "en")[0]
         passages = " ".join(ln[4:] for ln in user.splitlines() if re.match(r"\[\d\] ", ln))
-        return next(s for s in re.split(r"(?<=\.) ", passages) if code in s)
+        return next(s for s in re.split(r"(?<=\.) ", passages) if thing in s)
 
     canned.override = reply
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[
-        "unanswerable"], dense=False, max_attempts=1))
+        "unanswerable"], dense=False, max_attempts=1, language="en"))
     assert result.report.total.rejected == {"answered_by_corpus": 1}
     # an answer the passages do not hold (the model inventing one) keeps the question
     canned.override = lambda user: ("Acme Gasket Company" if user.startswith("Passages:")
                                      else reply(user))
     kept = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[
-        "unanswerable"], dense=False, max_attempts=1))
+        "unanswerable"], dense=False, max_attempts=1, language="en"))
     assert len(kept.questions) == 1
 
 
@@ -523,8 +569,8 @@ def test_an_unanswerable_question_is_answered_when_the_passages_speak_of_its_sub
 
 def test_a_failing_type_hands_its_share_to_the_others(graph, canned):
     def refuse_absent(user: str):
-        if "NOT give" in user or "无法" in user:
-            return "QUESTION: How often is the lubrication pump LP-07 serviced?\nANSWER: none"
+        if _asked_of(user):
+            return f"QUESTION: How often is {_asked_of(user)[0]} serviced?\nANSWER: none"
         return None
 
     canned.override = refuse_absent
@@ -532,7 +578,7 @@ def test_a_failing_type_hands_its_share_to_the_others(graph, canned):
                                           types=["single", "unanswerable"], dense=False))
     assert [r.tags[1] for r in result.questions] == ["type:single"] * 2
     assert result.report.by_type["unanswerable"].rejected == {"not_absent": 4}
-    assert "unanswerable: 0 kept of 1 after 4 calls" in result.report.text()
+    assert "unanswerable: 0 kept of 1 after 4 tries" in result.report.text()
 
 
 def test_chunks_are_sampled_across_documents_and_seeded(graph, canned):

@@ -10,10 +10,11 @@ from modrag_nodes.kg import linking
 from modrag_nodes.kg.centrality import centrality, rerank
 from modrag_nodes.kg.contracts import Entity, Relation
 from modrag_nodes.kg.linking import link_entities
-from modrag_nodes.kg.path_text import localised, render_paths
+from modrag_nodes.kg.path_text import localised, question_first, render_paths
 from modrag_nodes.kg.search import SearchParams, graph_search, infer_direction, search
 from modrag_nodes.kg.store import KGStore
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
+from modrag_studio.engine.core.errors import NodeConfigError
 
 from .conftest import topology_questions
 
@@ -141,6 +142,40 @@ def test_path_text_in_the_questions_language(corpus_store: KGStore) -> None:
     interval, _ = search(corpus_store, "How often is LP-07 serviced?", None, SearchParams())
     lines = render_paths(interval, edge_template="{source} {relation} {target}.")
     assert "LP-07 serviced every 500 operating hours." in lines.splitlines()
+
+
+
+def test_relation_templates_write_a_relation_in_the_languages_word_order(
+        corpus_store: KGStore) -> None:
+    """A whole-line template puts source and target where the language does ("陈浩的导师是
+    英格丽·霍尔姆。", not "英格丽·霍尔姆指导陈浩。"); relations without one keep the edge
+    template, and a template naming an unknown field is an error naming it."""
+    result, _ = search(corpus_store, "订单服务负责人的导师是谁？", None, SearchParams())
+    zh = localised(result, "zh", {"zh": {"mentor_of": "指导", "depends_on": "依赖"}})
+    text = render_paths(zh, edge_template="{source} {relation} {target}.",
+                        relation_templates={"mentor_of": "{target}的导师是{source}。"})
+    lines = text.splitlines()
+    assert "陈浩的导师是英格丽·霍尔姆。" in lines
+    assert not any("指导" in line for line in lines)
+    assert any(line.endswith(".") and " 依赖 " in line for line in lines)
+    with pytest.raises(NodeConfigError, match="owner"):
+        render_paths(zh, relation_templates={"mentor_of": "{owner} mentors {target}"})
+def test_question_order_puts_the_paths_of_the_relations_the_question_names_first(
+        corpus_store: KGStore) -> None:
+    """"根本原因" names caused_by ("原因是"): its paths come first, so the cause two hops away
+    is within the line limit; a question naming no relation keeps the search order."""
+    result, _ = search(corpus_store, "CNC-A01 主轴振动的根本原因是什么？", None, SearchParams())
+    zh = localised(result, "zh", {"zh": {"caused_by": "原因是", "has_part": "配有"}})
+    first = question_first(zh, "CNC-A01 主轴振动的根本原因是什么？")
+    relations = [{s.relation for s in p.steps} for p in first.paths]
+    named = [i for i, r in enumerate(relations) if "caused_by" in r]
+    assert named and named == list(range(len(named)))  # all of them, first
+    assert sorted(map(id, first.paths)) == sorted(map(id, zh.paths))  # none lost
+    assert render_paths(first, max_lines=3).count("原因是") >= 2
+    assert question_first(zh, "CNC-A01?") is zh
+    english, _ = search(corpus_store, "Who mentors the owner of CNC-A01?", None, SearchParams())
+    ordered = question_first(english, "Who mentors the owner of CNC-A01?")
+    assert "mentor_of" in {s.relation for s in ordered.paths[0].steps}
 
 
 def test_centrality_rerank_blends_scores() -> None:

@@ -45,6 +45,14 @@ from modrag_studio.evaluation.generation.sampling import (
     vocabulary,
 )
 from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
+from modrag_studio.evaluation.generation.subjects import (
+    KIND_REPLY_TOKENS,
+    build_kind_prompt,
+    fitting_details,
+    named_subjects,
+    names_subject,
+    parse_kind,
+)
 from modrag_studio.evaluation.generation.terms import (
     absent_terms,
     detect_language,
@@ -243,18 +251,12 @@ class _Generator:
                        Verdict("unreadable_reply", "no claim in the reply"))
             return self._finish(Candidate("claim", language, claim, [], [chunk], verdict,
                                           reply_text))
-        detail, absent = ("", [])
         if kind == "unanswerable":
-            detail, absent = self.rng.choice(self.absent_details[language])
-        reply_text = self.ask(*build_prompt(kind, language, chunk.text, detail=detail))
-        reply = parse_reply(reply_text, 0 if kind == "unanswerable" else 1)
+            return self._unanswerable(chunk, language)
+        reply_text = self.ask(*build_prompt(kind, language, chunk.text))
+        reply = parse_reply(reply_text, 1)
         if reply.problem:
             verdict = Verdict("unreadable_reply", reply.problem)
-        elif kind == "unanswerable":
-            verdict = check_unanswerable(reply.question, self.vocab, chunk)
-            if verdict.reason is None and absent and not set(absent) & set(
-                    key_terms(reply.question)):
-                verdict = Verdict("asks_otherwise", f"asked for its {detail}")
         else:
             verdict = check_answerable(reply.question, reply.answers, [chunk])
         cand = Candidate(kind, language, reply.question, verdict.facts or reply.answers[:1],
@@ -262,6 +264,39 @@ class _Generator:
         if kind == "paraphrase" and verdict.reason is None:
             cand = self._reworded(cand)
         return self._finish(cand)
+
+    def _unanswerable(self, chunk: Chunk, language: str) -> Candidate | None:
+        """A question asking for a detail the corpus never gives of a thing ``chunk`` names:
+        the thing drawn among its codes and names, its kind said by the model, the detail
+        drawn among those that kind has; None when the chunk names nothing."""
+        subjects = named_subjects(chunk.text, language)
+        if not subjects:
+            return None
+        subject = self.rng.choice(subjects)
+        kind_reply = self.ask(*build_kind_prompt(language, chunk.text, subject),
+                              max_tokens=KIND_REPLY_TOKENS)
+        thing = parse_kind(kind_reply)
+        details = fitting_details(thing, language, self.absent_details[language])
+        if not details:
+            verdict = Verdict("no_fitting_detail", f"{subject!r} is a {thing}: no detail of "
+                                                   "that kind is absent from the corpus")
+            return self._finish(Candidate("unanswerable", language, "", [], [chunk], verdict,
+                                          kind_reply))
+        detail, absent = self.rng.choice(details)
+        reply_text = self.ask(*build_prompt("unanswerable", language, chunk.text, subject,
+                                            detail))
+        reply = parse_reply(reply_text, 0)
+        if reply.problem:
+            verdict = Verdict("unreadable_reply", reply.problem)
+        elif not names_subject(reply.question, subject):
+            verdict = Verdict("no_subject", f"does not name {subject!r}")
+        else:
+            verdict = check_unanswerable(reply.question, self.vocab, chunk)
+            if verdict.reason is None and absent and not set(absent) & set(
+                    key_terms(reply.question)):
+                verdict = Verdict("asks_otherwise", f"asked for its {detail}")
+        return self._finish(Candidate("unanswerable", language, reply.question, [], [chunk],
+                                      verdict, f"{thing}: {kind_reply}\n---\n{reply_text}"))
 
     def _reworded(self, cand: Candidate) -> Candidate:
         """A verified single question reworded: a second call gives another word for each
@@ -492,7 +527,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:
             # a type that keeps failing hands the rest of its share to the others
             report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after {tried[kind]} "
-                                "calls; the rest of its share went to "
+                                "tries; the rest of its share went to "
                                 f"{', '.join(others)}")
             _hand_on(want, got, kind, others)
         if on_progress is not None:

@@ -40,16 +40,13 @@ PROMPTS = {
                         "Reply with one line per word, as word: other word",
     ("synonyms", "zh"): "问题：{question}\n\n下面每个词，给出在这个问题里意思相同的另一个词或短语。"
                         "\n{words}\n每个词回复一行，格式为：词：另一个词",
-    ("unanswerable", "en"): "Text:\n{text}\n\nPick one specific thing this text names that has "
-                            "{detail} (a machine, part, product, contract, service, place, "
-                            "organisation or person) and write one question asking for its "
-                            "{detail}. The text does NOT give it. The question must name that "
-                            "thing and ask only for its {detail}.\nReply with exactly two "
-                            "lines:\nQUESTION: <the question>\nANSWER: none",
-    ("unanswerable", "zh"): "文本：\n{text}\n\n从这段文本中选一个具体提到的、有{detail}的对象"
-                            "（设备、零件、产品、合同、服务、地点、机构或人物），写一个问它的"
-                            "{detail}的问题。文本无法回答这个问题。问题要写出这个对象的名称，只问它"
-                            "的{detail}。\n只回复两行：\n问题：<问题>\n答案：无",
+    ("unanswerable", "en"): "Text:\n{text}\n\nThe text names {term}. Write one question asking "
+                            "for the {detail} of {term}. The text does NOT give it. The "
+                            "question must name {term} and ask only for its {detail}.\nReply "
+                            "with exactly two lines:\nQUESTION: <the question>\nANSWER: none",
+    ("unanswerable", "zh"): "文本：\n{text}\n\n这段文本提到了{term}。写一个问{term}的{detail}的"
+                            "问题。文本无法回答这个问题。问题要写出{term}，只问它的{detail}。\n"
+                            "只回复两行：\n问题：<问题>\n答案：无",
     ("claim", "en"): "Text:\n{text}\n\nWrite one sentence that states the main finding or "
                      "point of this text, as a reader who read it last week would put it: in "
                      "your own words, at most 25 words, without copying its numbers.\n"
@@ -90,7 +87,8 @@ def build_prompt(kind: str, language: str, text: str, term: str = "",
                  detail: str = "") -> tuple[str, str]:
     """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
     single-chunk question naming ``term``, one half of a two-chunk question; ``paraphrase``
-    starts as a ``single`` question; ``unanswerable`` asks for ``detail``)."""
+    starts as a ``single`` question; ``unanswerable`` asks for the ``detail`` of
+    ``term``)."""
     lang = language if language in SYSTEM else "en"
     kind = "single" if kind == "paraphrase" else kind
     limit = MAX_CHUNK_CHARS

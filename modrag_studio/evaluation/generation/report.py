@@ -28,7 +28,10 @@ REASONS = {
     "asks_otherwise": "an unanswerable question that does not ask for the absent detail given",
     "garbled": "a paraphrase whose replacements repeat one word three times",
     "copies_text": "the question copies its chunk's sentences",
-    "no_subject": "an unanswerable question names nothing its chunk is about",
+    "no_subject": "an unanswerable question does not name the thing of its chunk it was "
+                  "asked about",
+    "no_fitting_detail": "the thing drawn is of a kind no detail absent from the corpus fits "
+                         "(or the model could not say its kind)",
 }
 
 

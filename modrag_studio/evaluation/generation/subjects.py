@@ -1,0 +1,148 @@
+"""What an unanswerable question asks about: a thing its chunk names (a code, a name), and
+a detail that kind of thing has.
+
+A small model asked to pick "a thing this text names" and ask for a drawn detail puts the
+detail on whatever the chunk mentions ("the colour of the maintenance log", "the age of the
+IT team"). Here the subject is chosen in code among the chunk's codes and names, the model
+only says what kind of thing it is (person, machine, contract, ...), and the detail is drawn
+among those that kind of thing has.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from modrag_nodes.generation.fact_match import normalise
+from modrag_nodes.retrieval.tokenizers import english_stopwords
+
+from .prompts import ABSENT_DETAILS, clip
+
+KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place")
+# Details (the English names of ABSENT_DETAILS) a thing of each kind has.
+KIND_DETAILS: dict[str, tuple[str, ...]] = {
+    "person": ("age", "email address", "phone number"),
+    "organisation": ("founder", "website", "phone number", "email address"),
+    "machine": ("price", "warranty period", "manufacturer", "serial number", "weight",
+                "purchase date"),
+    "part": ("price", "manufacturer", "weight", "warranty period"),
+    "software": ("budget", "website"),
+    "contract": ("insurer", "price"),
+    "place": ("phone number", "website"),
+}
+# Words of a reply naming a kind, first match wins.
+_KIND_WORDS: tuple[tuple[str, str], ...] = (
+    ("person", "person"), ("people", "person"), ("人物", "person"), ("人员", "person"),
+    ("organisation", "organisation"), ("organization", "organisation"),
+    ("company", "organisation"), ("机构", "organisation"), ("公司", "organisation"),
+    ("组织", "organisation"), ("machine", "machine"), ("equipment", "machine"),
+    ("device", "machine"), ("设备", "machine"), ("机器", "machine"), ("part", "part"),
+    ("component", "part"), ("零件", "part"), ("部件", "part"), ("software", "software"),
+    ("service", "software"), ("system", "software"), ("application", "software"),
+    ("软件", "software"), ("服务", "software"), ("系统", "software"),
+    ("contract", "contract"), ("agreement", "contract"), ("合同", "contract"),
+    ("协议", "contract"), ("place", "place"), ("plant", "place"), ("site", "place"),
+    ("地点", "place"), ("工厂", "place"), ("地方", "place"), ("other", "other"),
+    ("其他", "other"),
+)
+KIND_PROMPTS = {
+    "en": "Text:\n{text}\n\nIn this text, what kind of thing is \"{subject}\"? Reply with "
+          "one word: person, organisation, machine, part, software, contract, place or other.",
+    "zh": "文本：\n{text}\n\n在这段文本中，“{subject}”是哪一类东西？只回复一个词：人物、机构、"
+          "设备、零件、软件、合同、地点或其他。",
+}
+KIND_SYSTEM = {"en": "You classify things named in a text. You reply with one word.",
+               "zh": "你给文本中提到的东西分类。只回复一个词。"}
+KIND_REPLY_TOKENS = 8
+
+# A code: letters and digits with at least one capital letter and one digit ("PR-300",
+# "WH-DB-01", "HT-2024-1107", "IL6"); a year alone is no code.
+_CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+                   r"(?![\w-])")
+# Two or more capitalised words in a row ("Inventory Service", "Baltic Bearing Supply").
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+\b")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*[-*]?\s*)$")
+_PERSON_TAGS = frozenset(("nr", "nrt"))  # jieba's person names ("陈浩", "英格丽" · "霍尔姆")
+_ORGANISATION_TAG = "nt"  # (its place names, "ns", take common words: 日志, 深度)
+_NAME_DOTS = frozenset("·•・")
+
+
+@lru_cache(maxsize=1)
+def _jieba_pos():  # noqa: ANN202 - jieba has no types
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(60)
+    return jieba.posseg
+
+
+def _english_names(text: str) -> list[str]:
+    stop = english_stopwords()
+    names: list[str] = []
+    for match in _NAME.finditer(text):
+        words = match.group(0).split()
+        if _SENTENCE_START.search(text[:match.start()]) and words[0].lower() in stop:
+            words = words[1:]  # "The Inventory Service" at a sentence start
+        if len(words) >= 2:
+            names.append(" ".join(words))
+    return names
+
+
+def _chinese_names(text: str) -> list[str]:
+    """Person names (a transliterated name joined over its middle dot) and organisation
+    names, as jieba tags them."""
+    tokens = [(p.word, p.flag) for p in _jieba_pos().cut(text)]
+    names: list[str] = []
+    i = 0
+    while i < len(tokens):
+        word, tag = tokens[i]
+        if tag in _PERSON_TAGS:
+            joined = False
+            while (i + 2 < len(tokens) and tokens[i + 1][0] in _NAME_DOTS
+                   and tokens[i + 2][1] in _PERSON_TAGS):
+                word += tokens[i + 1][0] + tokens[i + 2][0]
+                i, joined = i + 2, True
+            # a transliteration alone ("nrt") is often a piece of a longer word: 诺|维尔|精密
+            if len(word) >= 2 and (joined or tag == "nr"):
+                names.append(word)
+        elif tag == _ORGANISATION_TAG and len(word) >= 2:
+            names.append(word)
+        i += 1
+    return names
+
+
+def named_subjects(text: str, language: str) -> list[str]:
+    """The codes and names ``text`` mentions (headings left out), in order, once each:
+    codes in any language, capitalised names in English, person, place and organisation
+    names in Chinese."""
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    found = [m.group(0) for m in _CODE.finditer(body) if not m.group(0).isdigit()]
+    found += _chinese_names(body) if language == "zh" else _english_names(body)
+    return list(dict.fromkeys(found))
+
+
+def build_kind_prompt(language: str, text: str, subject: str) -> tuple[str, str]:
+    """(system, user) messages asking what kind of thing ``subject`` is in ``text``."""
+    lang = language if language in KIND_PROMPTS else "en"
+    return KIND_SYSTEM[lang], KIND_PROMPTS[lang].format(text=clip(text, 1400), subject=subject)
+
+
+def parse_kind(reply: str) -> str:
+    """The kind a reply names (one of ``KINDS``), "other" when it names none."""
+    low = normalise(reply)
+    hits = [(low.find(word), kind) for word, kind in _KIND_WORDS if word in low]
+    return min(hits)[1] if hits else "other"
+
+
+def fitting_details(kind: str, language: str, available: list[tuple[str, list[str]]]
+                    ) -> list[tuple[str, list[str]]]:
+    """The entries of ``available`` (details in ``language`` with their absent terms) that a
+    thing of ``kind`` has."""
+    index = 1 if language == "zh" else 0
+    names = {pair[index] for pair in ABSENT_DETAILS if pair[0] in KIND_DETAILS.get(kind, ())}
+    return [entry for entry in available if entry[0] in names]
+
+
+def names_subject(question: str, subject: str) -> bool:
+    """Whether ``question`` names ``subject`` (case and width folded)."""
+    return normalise(subject) in normalise(question)
