@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.claims import question_language
 from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
+from modrag_nodes.retrieval.tokenizers import Tokenizer
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -85,17 +86,19 @@ def localised(result: GraphSearchResult, language: str,
     return result.model_copy(update={"paths": paths, "relation_labels": labels})
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
-_LATIN_WORD = re.compile(r"[a-z]{4,}")
+_BIGRAMS = Tokenizer(kind="bigram")
 
 
 def _cues(text: str) -> set[str]:
-    """Latin words (their first four letters: "mentors" and "mentor of" meet) and CJK
-    character pairs of ``text``."""
-    low = text.casefold()
-    cues = {w[:4] for w in _LATIN_WORD.findall(_CJK_RUN.sub(" ", low))}
-    for run in _CJK_RUN.findall(low):
-        cues.update(run[i:i + 2] for i in range(len(run) - 1))
+    """The bigram tokenizer's tokens of ``text``: its words of four letters or more, by their
+    first four ("mentors" and "mentor of" meet), and its CJK character pairs."""
+    cues: set[str] = set()
+    for token in _BIGRAMS.tokenize(text):
+        if token.isascii():
+            if token.isalpha() and len(token) >= 4:
+                cues.add(token[:4])
+        elif len(token) == 2:
+            cues.add(token)
     return cues
 
 
@@ -113,12 +116,13 @@ def question_first(result: GraphSearchResult, question: str,
                          re.sub(r"\{\w+\}", " ", templates.get(relation, ""))))
         return bool(_cues(text) & asked)
 
-    relevant = {r for path in result.paths for r in {s.relation for s in path.steps}
-                if named(r)}
+    relevant = {s.relation for path in result.paths for s in path.steps if named(s.relation)}
     if not relevant:
         return result
-    first = [p for p in result.paths if any(s.relation in relevant for s in p.steps)]
-    rest = [p for p in result.paths if p not in first]
+    first: list[GraphPath] = []
+    rest: list[GraphPath] = []
+    for path in result.paths:
+        (first if any(s.relation in relevant for s in path.steps) else rest).append(path)
     return result.model_copy(update={"paths": first + rest})
 
 
@@ -135,12 +139,13 @@ def _seam(label: str, target: str) -> str:
     return label
 
 
-def _edge_line(template: str, source: str, relation: str, target: str) -> str:
+def _edge_line(template: str, source: str, relation: str, target: str,
+               where: str = "param 'edge_template'") -> str:
     relation = _seam(relation, target)
     try:
         return template.format(source=source, relation=relation, target=target)
     except (KeyError, IndexError, ValueError) as exc:
-        raise NodeConfigError(f"line template {template!r}: {exc}") from exc
+        raise NodeConfigError(f"{where}: {template!r}: {exc}") from exc
 
 
 def _chain(result: GraphSearchResult, path: GraphPath) -> str:
@@ -172,9 +177,13 @@ def render_paths(result: GraphSearchResult, *, layout: str = "edges",
     else:
         for path in result.paths:
             for step in path.steps:
-                template = own_lines.get(step.relation, edge_template)
-                line = _edge_line(template, step.source, _label(result, step.relation),
-                                  step.target)
+                label = _label(result, step.relation)
+                if step.relation in own_lines:
+                    line = _edge_line(own_lines[step.relation], step.source, label,
+                                      step.target,
+                                      f"param 'relation_templates' ({step.relation})")
+                else:
+                    line = _edge_line(edge_template, step.source, label, step.target)
                 if line not in lines:
                     lines.append(line)
     lines = lines[:max_lines]

@@ -105,7 +105,8 @@ def _stemmer(name: str):
         return Stemmer.Stemmer(name)
 
 
-def _jieba():
+def loaded_jieba():  # noqa: ANN201 - jieba has no types
+    """The jieba module, its dictionary loaded once (thread-safe) and its logging quiet."""
     import jieba
 
     with _lock:
@@ -117,7 +118,7 @@ def _jieba():
 
 
 def _jieba_tokens(text: str) -> list[str]:
-    jieba = _jieba()
+    jieba = loaded_jieba()
     return [t for t in jieba.cut_for_search(text) if _LATIN_WORD.search(t)]
 
 

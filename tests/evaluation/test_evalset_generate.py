@@ -39,7 +39,12 @@ from modrag_studio.evaluation.generation.round_trip import (
     wordy,
 )
 from modrag_studio.evaluation.generation.sampling import stratified_order
-from modrag_studio.evaluation.generation.subjects import fitting_details, named_subjects, parse_kind
+from modrag_studio.evaluation.generation.subjects import (
+    KIND_DETAILS,
+    fitting_details,
+    named_subjects,
+    parse_kind,
+)
 from modrag_studio.evaluation.generation.terms import detect_language, words
 from modrag_studio.evaluation.generation.verify import check_answerable, check_claim, stated_in
 from tests.tiny_rag import tiny_rag_graph
@@ -413,6 +418,9 @@ def test_unanswerable_questions_ask_of_a_named_thing_for_a_detail_of_its_kind(gr
     assert parse_kind("Machine.") == "machine" and parse_kind("设备") == "machine"
     assert parse_kind("I am not sure") == "other"
     assert fitting_details("other", "en", absent_details(set())["en"]) == []
+    drawable = {en for en, _ in ABSENT_DETAILS}
+    assert all(set(details) <= drawable for details in KIND_DETAILS.values())
+    assert drawable == {d for details in KIND_DETAILS.values() for d in details}
     # a thing the model cannot place gets no question
     canned.override = lambda user: "hmm" if "what kind of thing" in user else None
     nothing = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=[

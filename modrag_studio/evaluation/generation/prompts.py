@@ -71,13 +71,14 @@ def clip(text: str, limit: int = MAX_CHUNK_CHARS) -> str:
 
 #: details an unanswerable question asks for, (English, Chinese): things, organisations and
 #: people have some of them, and most corpora never state them. One detail the corpus never
-#: mentions is drawn per call (``absent_details``), and the question must ask for it: left to
+#: mentions (``absent_details``) and the asked thing's kind has (``subjects.KIND_DETAILS``) is
+#: drawn per question, and the question must ask for it: left to
 #: choose, a small model asked for a warranty of everything, a canteen's included, or for a
 #: detail the corpus states in other words ("the frequency of maintenance" of a pump whose
 #: interval is given).
 ABSENT_DETAILS: tuple[tuple[str, str], ...] = (
     ("price", "价格"), ("warranty period", "保修期"), ("manufacturer", "制造商"),
-    ("serial number", "序列号"), ("weight", "重量"), ("colour", "颜色"), ("insurer", "保险公司"),
+    ("serial number", "序列号"), ("weight", "重量"), ("insurer", "保险公司"),
     ("budget", "预算"), ("founder", "创始人"), ("email address", "电子邮箱"), ("age", "年龄"),
     ("phone number", "电话号码"), ("website", "网址"), ("purchase date", "购买日期"),
 )
@@ -92,8 +93,6 @@ def build_prompt(kind: str, language: str, text: str, term: str = "",
     lang = language if language in SYSTEM else "en"
     kind = "single" if kind == "paraphrase" else kind
     limit = MAX_CHUNK_CHARS
-    if kind == "unanswerable" and not detail:
-        detail = ABSENT_DETAILS[0][1 if lang == "zh" else 0]
     user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang],
                                         detail=detail)
     return SYSTEM[lang], user

@@ -11,12 +11,10 @@ among those that kind of thing has.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from modrag_nodes.generation.fact_match import normalise
-from modrag_nodes.retrieval.tokenizers import english_stopwords
-
-from .prompts import ABSENT_DETAILS, clip
+from modrag_nodes.retrieval.tokenizers import english_stopwords, loaded_jieba
+from modrag_studio.evaluation.generation.prompts import ABSENT_DETAILS, clip
 
 KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place")
 # Details (the English names of ABSENT_DETAILS) a thing of each kind has.
@@ -67,15 +65,6 @@ _ORGANISATION_TAG = "nt"  # (its place names, "ns", take common words: 日志, �
 _NAME_DOTS = frozenset("·•・")
 
 
-@lru_cache(maxsize=1)
-def _jieba_pos():  # noqa: ANN202 - jieba has no types
-    import jieba
-    import jieba.posseg
-
-    jieba.setLogLevel(60)
-    return jieba.posseg
-
-
 def _english_names(text: str) -> list[str]:
     stop = english_stopwords()
     names: list[str] = []
@@ -91,7 +80,10 @@ def _english_names(text: str) -> list[str]:
 def _chinese_names(text: str) -> list[str]:
     """Person names (a transliterated name joined over its middle dot) and organisation
     names, as jieba tags them."""
-    tokens = [(p.word, p.flag) for p in _jieba_pos().cut(text)]
+    loaded_jieba()
+    import jieba.posseg
+
+    tokens = [(p.word, p.flag) for p in jieba.posseg.cut(text)]
     names: list[str] = []
     i = 0
     while i < len(tokens):
