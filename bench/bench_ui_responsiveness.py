@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     window.editor.reset(from_json_dict(bench_graph()))
     window.resize(1400, 900)
     window.show()
-    features = window.run_features
+    features = window.features.run
     features.run_bar.set_values({"corpus": str(corpus)})
     first_batch: list[float] = []
     features.controller.node_progress.connect(

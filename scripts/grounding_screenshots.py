@@ -48,7 +48,7 @@ def main() -> None:
     window.show()
     window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
     use_model(window, args.model)
-    features = window.run_features
+    features = window.features.run
     features.run_bar.set_values({"question": args.question})
     features.run()
     finished = _wait(app, features, args.timeout)
