@@ -7,11 +7,14 @@ recall, invented numbers, wrong-language answers, copied template text, median s
 Rows come from ``bench_answer_metrics.py``. Facts are re-scored with today's answer metrics
 against the evaluation set (so rows of different days compare). Refusal counts
 a refused answer as the positive class: precision = unanswerable refused / all refused,
-recall = unanswerable refused / unanswerable. For sets with document ids (CMRC), ``span_80``
-counts answers holding 80% of the gold span's characters in order (gold spans there carry
-context words: "树高可达55米" for an answer "高度可达55米"). An invented number is a number (with or
-without a unit) or a date of an answer that is not a refusal and that no evidence block
-contains; rows stored before the evidence was kept are checked against the whole corpus
+recall = unanswerable refused / unanswerable. When answers carry supporting quotes
+(``answer.quote``), ``facts_right_own_words`` scores the answers without them: what the
+model wrote, not the document's sentences appended to it. For sets with document ids
+(CMRC), ``span_80`` counts answers holding 80% of the gold span's characters in order
+(gold spans there carry context words: "树高可达55米" for an answer
+"高度可达55米"). An invented number is a number (with or without a unit) or a date of an
+answer that is not a refusal and that no evidence block contains; rows stored before the
+evidence was kept are checked against the whole corpus
 (``--corpus``), which can only under-count.
 """
 
@@ -24,8 +27,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from modrag_nodes.generation.claims import Block, extract_claims, question_language
 from modrag_nodes.generation.fact_match import fact_recall, is_refusal, normalise
+from modrag_nodes.grounding.claims import Block, extract_claims, question_language
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMERIC = ("quantity", "number", "date")
@@ -38,7 +41,7 @@ def invented_numbers(answer: str, blocks: list[str]) -> list[str]:
     if is_refusal(answer):
         return []
     parsed = [Block.of(text) for text in blocks]
-    from modrag_nodes.generation.claims import claim_found
+    from modrag_nodes.grounding.claims import claim_found
     return [c.text for c in extract_claims(answer) if c.kind in NUMERIC
             and not any(claim_found(c, b, []) for b in parsed)]
 
@@ -112,6 +115,15 @@ def _facts_right(row: dict, question: dict) -> bool:
     return recall == 1.0 and not row.get("refused")
 
 
+_QUOTE_LINE = re.compile(r"^> .*$\n?", re.MULTILINE)
+
+
+def own_words(answer: str) -> str:
+    """The answer without its supporting-quote lines (``> “…” [n]``, from ``answer.quote``):
+    what the model itself wrote."""
+    return _QUOTE_LINE.sub("", answer).rstrip()
+
+
 def _corpus_blocks(corpus: Path) -> list[str]:
     return [p.read_text(encoding="utf-8") for p in sorted(corpus.glob("*_*.md"))]
 
@@ -121,6 +133,8 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
     answerable = [r for r in rows if questions[r["id"]]["answerable"]]
     unanswerable = [r for r in rows if not questions[r["id"]]["answerable"]]
     facts = [r for r in answerable if _facts_right(r, questions[r["id"]])]
+    own = [r for r in answerable
+           if _facts_right({**r, "answer": own_words(r.get("answer", ""))}, questions[r["id"]])]
     cites = [r for r in answerable if r["metrics"].get("citation_validity") == 1.0
              and (r["metrics"].get("citation_recall") or 0) > 0]
     refused = [r for r in rows if r.get("refused")]
@@ -138,6 +152,7 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
     return {
         "questions": len(rows),
         "facts_right": f"{len(facts)}/{len(answerable)}",
+        "facts_right_own_words": f"{len(own)}/{len(answerable)}",
         "span_80": f"{sum(_span_right(r, questions[r['id']]) for r in answerable)}"
                    f"/{len(answerable)}",
         "facts_right_gold_in_prompt": (f"{sum(r in facts for r in in_prompt)}/{len(in_prompt)}"
@@ -165,6 +180,8 @@ def report(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -> s
         columns.remove("facts_right_gold_in_prompt")
     else:
         columns.insert(2, "span_80")
+    if any(own_words(r.get("answer", "")) != r.get("answer", "").rstrip() for r in rows):
+        columns.insert(2, "facts_right_own_words")
     lines = ["| rows | group | " + " | ".join(columns) + " |",
              "|---|---|" + "---|" * len(columns)]
     for source in dict.fromkeys((r["_file"], r["graph"]) for r in rows):

@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/bench_evalset_generate.py [--n 60] [--model qwen|smollm2|BACKEND:MODEL]
         [--graph sample_graphs/basic_rag.json] [--input corpus=PATH] [--types ...] [--no-dense]
-        [--out /tmp/bench_generated.jsonl] [--seed 0]
+        [--out /tmp/bench_generated.jsonl] [--seed 0] [--extend SET.jsonl]
 
 Prints the wall time (model load and corpus reading included), the questions kept per minute,
-the seconds per model call and the quality report. The set is written to ``--out``.
+the seconds per model call and the quality report. The set is written to ``--out``; with
+``--extend``, the rows of that set first, then the new ones (no near-duplicates of them).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import atomic_write_text, load
 from modrag_studio.engine.core.paths import cache_home
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.evalset import dumps_evalset
+from modrag_studio.evaluation.evalset import dumps_evalset, load_evalset
 from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +48,7 @@ def main() -> int:
     parser.add_argument("--out", default="/tmp/bench_generated.jsonl")
     parser.add_argument("--candidates", metavar="FILE",
                         help="also write every candidate, kept or not, with its verdict (JSONL)")
+    parser.add_argument("--extend", metavar="SET", help="grow this set (another --seed)")
     args = parser.parse_args()
     flag = MODELS.get(args.model, args.model) or f"embedded:{best_embedded_model()}"
     backend, _, model = flag.partition(":")
@@ -58,12 +60,14 @@ def main() -> int:
                               max_attempts=args.max_calls)
     executor = Executor(default_registry(), cache=NodeCache(disk_dir=cache_home()))
     started = time.perf_counter()
+    earlier = load_evalset(args.extend).questions if args.extend else []
     result = generate_evalset(load(args.graph), inputs, config, executor=executor,
+                              extend=earlier,
                               on_status=lambda s: print(s, file=sys.stderr),
                               on_progress=lambda kept, n, last: print(
                                   f"{kept}/{n} kept; {last}", file=sys.stderr, flush=True))
     seconds = time.perf_counter() - started
-    atomic_write_text(Path(args.out), dumps_evalset(result.questions))
+    atomic_write_text(Path(args.out), dumps_evalset([*earlier, *result.questions]))
     if args.candidates:
         atomic_write_text(Path(args.candidates), "".join(json.dumps({
             "kind": c.kind, "language": c.language, "question": c.question, "facts": c.facts,

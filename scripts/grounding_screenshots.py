@@ -4,8 +4,11 @@ step that narrates it.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/grounding_screenshots.py
         [--out docs/screenshots] [--model SmolLM2-135M-Instruct] [--question TEXT]
+        [--graph sample_graphs/basic_rag.json] [--node ground] [--name grounding]
 
-Saves ``grounding-card.png`` and ``grounding-presentation.png``.
+Saves ``grounding-card.png`` and ``grounding-presentation.png`` (``--name``: another prefix;
+``--node``: another node's card, e.g. the supporting quotes of
+``bench/graphs/cmrc_zh_answer.json``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ def main() -> None:
     parser.add_argument("--model", default=FAST_MODEL)
     parser.add_argument("--question", default=QUESTION)
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--graph", default=str(ROOT / "sample_graphs" / "basic_rag.json"))
+    parser.add_argument("--node", default="ground")
+    parser.add_argument("--name", default="grounding")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -46,7 +52,9 @@ def main() -> None:
                         offer_restore=False)
     window.resize(1400, 860)
     window.show()
-    window.open_path(ROOT / "sample_graphs" / "basic_rag.json", offer_restore=False)
+    graph = Path(args.graph).resolve()
+    window.open_path(graph, offer_restore=False)
+    window.features.trust_prompt.saved(graph)  # trusted as if saved here (no dialog)
     use_model(window, args.model)
     features = window.features.run
     features.run_bar.set_values({"question": args.question})
@@ -55,25 +63,25 @@ def main() -> None:
     result = features.controller.last_result
     print(f"run {'finished' if finished else 'timed out'}: "
           f"{result.status if result else features.last_error}")
-    card = features.overlays.card("ground")
+    card = features.overlays.card(args.node)
     if card is not None:
         card.set_collapsed(False)
         card.set_expanded(True)
         card.setZValue(1000.0)
-    window.canvas.select_nodes(["ground"])
+    window.canvas.select_nodes([args.node])
     window.canvas.view.resetTransform()
     app.processEvents()
     if card is not None:
         window.canvas.view.centerOn(card.sceneBoundingRect().center())
     app.processEvents()
-    window.grab().save(str(out / "grounding-card.png"))
+    window.grab().save(str(out / f"{args.name}-card.png"))
     shown = features.present(full_screen=False) if result else None
     if shown is not None:
         shown.resize(1400, 860)
-        steps = [n for n, (visit, _) in enumerate(shown.steps) if visit.node_id == "ground"]
+        steps = [n for n, (visit, _) in enumerate(shown.steps) if visit.node_id == args.node]
         shown.go(steps[-1] if steps else 0)
         app.processEvents()
-        shown.grab().save(str(out / "grounding-presentation.png"))
+        shown.grab().save(str(out / f"{args.name}-presentation.png"))
         shown.close()
     window.editor.mark_saved()
     window.close()

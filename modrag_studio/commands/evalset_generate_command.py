@@ -53,6 +53,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="instead of writing new questions, paraphrase the answerable "
                           "single-chunk questions of SET (their facts and evidence kept), each "
                           "verified as a paraphrase; --n caps how many are kept")
+    gen.add_argument("--extend", metavar="SET.jsonl",
+                     help="grow SET: write its rows, then up to --n new ones (none a "
+                          "near-duplicate of its questions, ids numbered after its own); run "
+                          "with another --seed when a small corpus cannot fill a set at once")
     gen.add_argument("--max-calls", type=int, metavar="N",
                      help="model calls at most (default 4 x n + 20; 3 x n + 20 without the "
                           "round trip)")
@@ -115,9 +119,10 @@ def run_generate(args: argparse.Namespace) -> int:
         executor = Executor(registry, cache=NodeCache(disk_dir=Path(args.cache_dir or
                                                                     cache_home())))
         reword = load_evalset(args.reword).questions if args.reword else None
+        earlier = load_evalset(args.extend).questions if args.extend else []
         result = generate_evalset(doc, inputs, config, executor=executor,
                                   on_progress=line.update if line else None, on_status=status,
-                                  reword=reword)
+                                  reword=reword, extend=earlier)
     except RunCancelled as exc:
         print(f"cancelled: {exc}; nothing written", file=sys.stderr)
         return EXIT_RUN_FAILED
@@ -134,10 +139,11 @@ def run_generate(args: argparse.Namespace) -> int:
         print(f"error: no question passed the checks; nothing written\n{result.report.text()}",
               file=sys.stderr)
         return EXIT_RUN_FAILED
-    atomic_write_text(out, dumps_evalset(result.questions))
+    atomic_write_text(out, dumps_evalset([*earlier, *result.questions]))
     if args.report:
         atomic_write_text(Path(args.report), json.dumps(result.report.to_dict(), indent=2,
                                                         ensure_ascii=False))
     print(result.report.text())
-    print(f"wrote {len(result.questions)} questions to {out}")
+    print(f"wrote {len(earlier) + len(result.questions)} questions to {out}"
+          + (f" ({len(result.questions)} new)" if earlier else ""))
     return EXIT_OK

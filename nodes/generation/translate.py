@@ -18,14 +18,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.generation.claims import (
+from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
+from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.grounding.claims import (
     Block,
     claim_found,
     extract_claims,
     question_language,
 )
-from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
-from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.core.datatypes import Answer, Query
 from modrag_studio.engine.core.node import NodeContext, NodeType

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.generation.claims import question_language
+from modrag_nodes.grounding.claims import question_language
 from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
 from modrag_nodes.retrieval.tokenizers import Tokenizer
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk

@@ -39,8 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.generation.claims import Block, compound_terms, key_terms, term_present
 from modrag_nodes.generation.prompt import estimate_tokens
+from modrag_nodes.grounding.claims import Block, compound_terms, key_terms, term_present
 from modrag_nodes.ingest.spans import sentence_spans, trim
 from modrag_nodes.retrieval.tokenizers import StemmerName, Tokenizer, tokenize
 from modrag_studio.engine.core.datatypes import Query, ScoredChunk

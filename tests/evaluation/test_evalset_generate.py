@@ -4,6 +4,7 @@ backend (the test fixture 'test-canned-questions') answers from a table of facts
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -34,6 +35,7 @@ from modrag_studio.evaluation.generation.prompts import (
 from modrag_studio.evaluation.generation.round_trip import (
     agrees_with,
     answers_it,
+    check_elsewhere,
     passages_for,
     read_answer,
     wordy,
@@ -489,6 +491,65 @@ def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canne
     assert len(plain.questions) == 1
 
 
+def test_a_question_other_passages_answer_otherwise_is_rejected(graph, canned):
+    # asked of the passages besides the hall's chunk, the model names a place one of them holds
+    def reply(user: str) -> str | None:
+        if "Question: How often is the lubrication pump LP-07" in user:
+            canned.asked_lp07 = getattr(canned, "asked_lp07", 0) + 1
+        if ("Question: Where do the machining centres report" in user
+                and "Telemetry Hub" not in user):
+            return "the Eastbank plant"
+        return None
+
+    canned.override = reply
+    result = _api(graph, GenerationConfig(n=5, llm=LLMSpec(backend=BACKEND), types=["single"],
+                                          dense=False, max_attempts=20))
+    rejected = [c for c in result.candidates if c.verdict.reason == "answered_elsewhere"]
+    assert [c.question for c in rejected] == [SINGLE["CNC-A01"][0]]
+    assert "the Eastbank plant" in rejected[0].verdict.detail and "not its source" in (
+        rejected[0].verdict.detail)
+    # a question naming a code or a name is specific: asked once (its round trip), kept
+    assert canned.asked_lp07 == 1
+    assert any("LP-07" in q.question for q in result.questions)
+
+
+def test_other_passages_disagree_only_with_their_own_words_and_the_kind_of_answer_asked():
+    intro = Chunk(chunk_id="i#0", doc_id="i", text="New engineers are paired with an "
+                                                   "experienced colleague for two years.")
+
+    class Search:  # ranks the source first: the check must leave it out
+        def top(self, question, k):
+            return [intro, MENTORS, SCHEDULE][:k]
+
+    def trip(question: str, facts: list[str], reply: str):
+        asked: list[str] = []
+        result = check_elsewhere(Search(), lambda system, user: asked.append(user) or reply,
+                                 "en", question, facts, [intro])
+        assert "experienced colleague" not in asked[0] and result.passages == ["m#1", "s#1"]
+        return result.agrees
+
+    mentor = "Who is the mentor for the new engineers?"
+    assert not trip(mentor, ["an experienced colleague"], "Ingrid Holm")  # fits another
+    assert trip(mentor, ["an experienced colleague"], "NONE")
+    assert trip(mentor, ["an experienced colleague"], "An experienced colleague.")  # same
+    assert trip(mentor, ["an experienced colleague"], "Lars Olsen")  # invented: no evidence
+    when = "When do new engineers get a colleague?"
+    assert trip(when, ["for two years"], "Ingrid Holm")  # no time: a guess
+    assert not trip(when, ["for two years"], "every 3 months")
+
+
+def test_a_heading_is_no_fact_of_its_chunk():
+    chunk = Chunk(chunk_id="p#0", doc_id="p", text=(
+        "# Preventive maintenance schedule for pumps\n\nMaintenance engineering keeps a "
+        "preventive schedule for every pump on both sites."))
+    verdict = check_answerable("What is the maintenance schedule for pumps called?",
+                               ["Preventive maintenance schedule for pumps"], [chunk])
+    assert verdict.reason == "answer_is_heading"
+    kept = check_answerable("Who keeps a preventive schedule for every pump?",
+                            ["Maintenance engineering"], [chunk])
+    assert kept.reason is None
+
+
 def test_round_trip_passages_always_hold_the_source_in_a_seeded_order():
     others = [Chunk(chunk_id=f"o#{i}", doc_id="o", text=f"other {i}") for i in range(5)]
 
@@ -787,3 +848,27 @@ def test_dense_check_reads_the_graphs_store_instead_of_embedding_the_corpus_agai
     ranked = again.dense_rank("How often is the lubrication pump LP-07 serviced?",
                               [c.chunk_id for c in chunks if "LP-07 is serviced" in c.text])
     assert ranked == 1
+
+
+def test_extend_grows_a_set_without_near_duplicates_and_numbers_after_it(graph, canned):
+    config = GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND), types=["single"], dense=False,
+                              max_attempts=8, seed=1)
+    first = _api(graph, config).questions
+    assert [q.id for q in first] == ["g001", "g002"]
+    more = _api(graph, dataclasses.replace(config, seed=2), extend=first)
+    # the canned model writes one question per chunk: the first set's two are duplicates now
+    assert more.questions and {q.question for q in more.questions}.isdisjoint(
+        q.question for q in first)
+    assert [q.id for q in more.questions] == [f"g{i:03d}" for i in
+                                              range(3, 3 + len(more.questions))]
+    assert "near_duplicate" in more.report.total.rejected
+
+
+def test_cli_extend_writes_the_earlier_rows_then_the_new_ones(graph, canned, tmp_path):
+    first, grown = tmp_path / "first.jsonl", tmp_path / "grown.jsonl"
+    assert _generate([str(graph), "--n", "2", "--types", "single", "--seed", "1",
+                      "--out", str(first)]) == 0
+    assert _generate([str(graph), "--n", "1", "--types", "single", "--seed", "2",
+                      "--extend", str(first), "--out", str(grown)]) == 0
+    earlier, rows = load_evalset(first).questions, load_evalset(grown).questions
+    assert rows[:2] == earlier and len(rows) == 3 and rows[2].id == "g003"

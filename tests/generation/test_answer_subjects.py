@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-from modrag_nodes.generation.claims import compound_terms, dictionary_entities
-from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
 from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.generation.prompt import PromptBuilder
-from modrag_nodes.generation.subjects import (
+from modrag_nodes.grounding.check import GroundingCheck, RefuseAnswer
+from modrag_nodes.grounding.claims import compound_terms, dictionary_entities
+from modrag_nodes.grounding.subjects import (
     answer_type_words,
     missing_asked_value,
     repeats_question,
@@ -120,7 +120,7 @@ def test_answers_naming_their_subject_or_only_the_asked_for_entity_pass(dictiona
 def test_the_subject_checks_are_in_the_grounding_checks_cache_key() -> None:
     from modrag_studio.engine.cache.code_identity import defining_modules
 
-    assert "modrag_nodes.generation.subjects" in set(defining_modules(GroundingCheck))
+    assert "modrag_nodes.grounding.subjects" in set(defining_modules(GroundingCheck))
 
 
 def test_an_answer_that_repeats_the_question_is_sent_back(run_node) -> None:

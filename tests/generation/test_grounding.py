@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_nodes.generation.claims import (
+from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.grounding.check import GroundingCheck, RefuseAnswer
+from modrag_nodes.grounding.claims import (
     Block,
     extract_claims,
     key_terms,
     locate,
     question_language,
 )
-from modrag_nodes.generation.grounding import GroundingCheck, RefuseAnswer
-from modrag_nodes.generation.parser import extract_citations
 from modrag_studio.engine.core.datatypes import Answer, Query
 
 from .conftest import scored
@@ -226,7 +226,7 @@ def test_plural_names_and_helper_code_in_the_fingerprint() -> None:
     # verdict never outlives a change of them
     from modrag_studio.engine.cache.code_identity import defining_modules
 
-    assert {"modrag_nodes.generation.claims", "modrag_nodes.generation.fact_match"} <= set(
+    assert {"modrag_nodes.grounding.claims", "modrag_nodes.generation.fact_match"} <= set(
         defining_modules(GroundingCheck))
 
 

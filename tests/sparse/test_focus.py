@@ -127,7 +127,7 @@ def test_a_sentence_end_inside_brackets_or_a_book_title_does_not_cut_it():
 
 
 def test_a_key_term_the_evidence_holds_is_never_cut_out_of_it_entirely():
-    from modrag_nodes.generation.claims import Block, absent_terms
+    from modrag_nodes.grounding.claims import Block, absent_terms
 
     question = "Which seal kit is fitted on the press PR-300?"
     texts = ["The press PR-300 has the seal kit HS-40. The seal kit HS-40 is kept in stock.",

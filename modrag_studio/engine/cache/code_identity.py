@@ -3,9 +3,9 @@
 A result computed by old code must never be served after the code changed (an upgrade, an
 edited plug-in): the key holds a hash of the source of every module that defines the node
 class or one of its bases (outside the engine), and of the helper modules those import from
-their own package (``ingest/splitters.py`` -> ``ingest/spans.py``, followed transitively, lazy
-imports too), so changing any of them re-runs the node, and the trace says "node code
-changed".
+their own library (``ingest/splitters.py`` -> ``ingest/spans.py``, ``grounding/check.py`` ->
+``generation/fact_match.py``, followed transitively, lazy imports too), so changing any of
+them re-runs the node, and the trace says "node code changed".
 """
 
 from __future__ import annotations
@@ -50,9 +50,13 @@ def defining_modules(node_type: type[NodeType]) -> list[str]:
 
 
 def _package_helpers(module_name: str) -> list[str]:
-    """Modules of ``module_name``'s own package that it imports, directly or through each
-    other (in the order first met)."""
+    """Modules of ``module_name``'s own library (its top-level package: a node of
+    ``modrag_nodes.grounding`` uses ``modrag_nodes.generation.fact_match``) that it imports,
+    directly or through each other (in the order first met); the application's own modules
+    (``modrag_studio``) are followed within their package only."""
     package = module_name.rpartition(".")[0]
+    if package and not package.startswith("modrag_studio"):
+        package = package.split(".")[0]
     if not package:
         return []
     found: list[str] = []

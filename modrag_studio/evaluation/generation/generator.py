@@ -408,6 +408,15 @@ class _Generator:
                                   else "round_trip_mismatch")
                 verdict.detail = (f"asked of {', '.join(trip.passages)}, the model answers "
                                   f"{trip.answer or '(nothing)'!r}")
+            elif cand.kind in ("single", "paraphrase") and not named_subjects(
+                    cand.question, cand.language):
+                trip = round_trip.check_elsewhere(self.search, ask, cand.language,
+                                                  cand.question, cand.facts, cand.chunks)
+                cand.reply = f"{cand.reply}\n---\n{trip.answer or '(no answer)'}"
+                if not trip.agrees:
+                    verdict.reason = "answered_elsewhere"
+                    verdict.detail = (f"asked of {', '.join(trip.passages)} (not its source), "
+                                      f"the model answers {trip.answer!r}")
         return cand
 
     def record(self, cand: Candidate, qid: str, *tags: str) -> EvalQuestion | None:
@@ -448,14 +457,23 @@ class _Generator:
                             tags=tags)
 
 
+def _next_number(rows: Sequence[EvalQuestion]) -> int:
+    """The number after the highest ``gNNN`` id of ``rows`` (1 without any)."""
+    numbers = [int(r.id[1:]) for r in rows if r.id[:1] == "g" and r.id[1:].isdigit()]
+    return max(numbers, default=0) + 1
+
+
 def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: GenerationConfig,
                      *, executor: Executor, cancel: CancelToken | None = None,
                      on_progress: Progress | None = None,
                      on_status: Callable[[str], None] | None = None,
-                     reword: Sequence[EvalQuestion] | None = None) -> GenerationResult:
+                     reword: Sequence[EvalQuestion] | None = None,
+                     extend: Sequence[EvalQuestion] = ()) -> GenerationResult:
     """Generate ``config.n`` verified questions (fewer when the model calls run out; the report
-    says so); with ``reword``, paraphrase those questions instead of writing new ones. Raises
-    GenerationError naming the cause, RunCancelled when cancelled."""
+    says so); with ``reword``, paraphrase those questions instead of writing new ones; with
+    ``extend``, questions of an earlier set: new ones must not be near-duplicates of them and
+    are numbered after them (a second seed grows a set a small corpus cannot fill in one).
+    Raises GenerationError naming the cause, RunCancelled when cancelled."""
     config.check()
     cancel = cancel or CancelToken()
     status = on_status or (lambda _: None)
@@ -491,6 +509,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     report = QualityReport(requested=config.n, model=config.model_name, seed=config.seed,
                            chunks=len(chunks), documents=documents)
     generator = _Generator(config, chunks, search, links, cancel, report)
+    for earlier in extend:
+        generator.dedup.add(earlier.id, earlier.question)
+    first = _next_number(extend)
     if reword is not None:
         kept, candidates = generator.reword_all(reword, on_progress)
         report.calls, report.seconds = generator.calls, time.monotonic() - started
@@ -519,7 +540,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
             continue
         tried[kind] += 1
         candidates.append(cand)
-        row = generator.record(cand, f"g{len(kept) + 1:03d}")
+        row = generator.record(cand, f"g{first + len(kept):03d}")
         if row is not None:
             kept.append(row)
             got[kind] += 1

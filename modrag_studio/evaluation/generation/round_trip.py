@@ -139,6 +139,40 @@ def check(search: CorpusSearch, ask, language: str, question: str, facts: list[s
     return RoundTrip(answer, not answers_it(question, answer, passages), ids)
 
 
+# a question asking when, how often or how much, and an answer that says a time or an amount
+# (no other answer is one: "HT-2023-0415" for "When is the renewal scheduled?" is a guess)
+_ASKS_WHEN = re.compile(r"^\s*(?:when|how (?:often|long|many|much))\b|多久|多少|几|何时|什么时候",
+                        re.IGNORECASE)
+_SAYS_WHEN = re.compile(r"\b\d+(?:[.,]\d+)?\s*[a-z%]|(?<![\w-])(?:1[5-9]|20)\d\d(?![\w-])|"
+                        r"\b(?:before|after|since|until|every|each|daily|weekly|"
+                        r"monthly|yearly|annually|once|twice|one|two|three|four|five|six|seven|"
+                        r"eight|nine|ten|twelve)\b|[年月日周天时点次个一二三四五六七八九十百千万]",
+                        re.IGNORECASE)
+
+
+def check_elsewhere(search: CorpusSearch, ask, language: str, question: str,
+                    facts: list[str], sources: list[Chunk]) -> RoundTrip:
+    """Ask ``question`` of the passages a search ranks highest besides its ``sources``: a
+    question specific to its source gets no answer from them, or the same facts (another
+    chunk states them too). It disagrees (the question fits more than one thing) when the
+    model answers otherwise with the passages' own words ("Zhang Min" for "Who is the mentor
+    for the new engineers?" with the fact "an experienced colleague"); an answer the
+    passages do not hold is the model's invention, and an answer without a time or amount
+    to a question asking when or how much is a guess: neither says anything of the
+    question."""
+    ids = {c.chunk_id for c in sources}
+    passages = [c for c in search.top(question, PASSAGES + len(sources))
+                if c.chunk_id not in ids][:PASSAGES]
+    answer = read_answer(ask(*build_prompt(language, question, passages)))
+    said = " ".join(split_parts(answer))
+    text = " ".join(c.text for c in passages)
+    other = (bool(said) and bool(key_terms(said)) and overlap(said, text) >= 0.5
+             and (not _ASKS_WHEN.search(question) or bool(_SAYS_WHEN.search(said)))
+             and not all(any(agrees_with(f, p) for p in [answer, *split_parts(answer)])
+                         for f in facts))
+    return RoundTrip(answer, not other, [c.chunk_id for c in passages])
+
+
 def answers_it(question: str, answer: str, passages: list[Chunk]) -> bool:
     """Whether an answer to an unanswerable question shows that the corpus answers it: its
     words are the passages' (not invented) and it says something of what the question names

@@ -32,6 +32,8 @@ _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|pass
                      re.IGNORECASE)
 # a sentence end inside the question: it copies the chunk's sentences before asking
 _INNER_SENTENCE = re.compile(r"[。！]|[.!]\s+[A-Z]")
+# a Markdown heading line ("# Preventive maintenance schedule for pumps")
+_HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t].*$", re.MULTILINE)
 
 
 def stated_in(fact: str, text: str) -> bool:
@@ -92,6 +94,9 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
     for fact in facts:
         if fact_found(fact, question):
             return Verdict("answer_in_question", fact)
+    for fact, chunk in zip(facts, order, strict=True):
+        if not stated_in(fact, _HEADING.sub(" ", chunk.text)):
+            return Verdict("answer_is_heading", fact)
     if paraphrase:
         share = overlap(question, chunks[0].text)
         if share > PARAPHRASE_MAX_OVERLAP:

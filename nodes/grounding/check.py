@@ -23,7 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.generation.claims import (
+from modrag_nodes.generation.fact_match import is_refusal
+from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.grounding.claims import (
     Block,
     absent_terms,
     alias_groups,
@@ -35,9 +37,7 @@ from modrag_nodes.generation.claims import (
     question_language,
     term_present,
 )
-from modrag_nodes.generation.fact_match import is_refusal
-from modrag_nodes.generation.parser import extract_citations
-from modrag_nodes.generation.subjects import (
+from modrag_nodes.grounding.subjects import (
     missing_asked_value,
     repeats_question,
     restated_terms,

@@ -24,14 +24,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from modrag_nodes.generation.claims import (
+from modrag_nodes.generation.fact_match import NUMBER, quantities
+from modrag_nodes.grounding.claims import (
     _contains,
     extract_claims,
     flat,
     key_terms,
     normalise,
 )
-from modrag_nodes.generation.fact_match import NUMBER, quantities
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,180 @@
+"""Supporting quotes (no model call): the sentences of the cited evidence that state what the
+answer says, appended to the answer verbatim.
+
+A small model restates its evidence in its own words ("纽西兰鸡毛松的高度可达55米" for the
+document's "树高可达55米"), so a reader cannot see at a glance which words of the document
+carry the answer. ``answer.quote`` picks, in the blocks the answer cites, the sentences that
+hold most of the answer's own words (those the question does not already hold), greedily, up
+to ``max_quotes``, joins neighbouring sentences of one block into one quote, and appends each
+as a line ``> “…” [n]``. An answer whose words no cited sentence holds gets no quote (a quote
+must show where the answer comes from, not what the question resembles); a refusal or a
+fallback answer gets none; a sentence the answer already copies whole is not quoted again.
+Typical wiring: ``answer.select -> answer.quote -> graph.output``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from modrag_nodes.generation.fact_match import is_refusal, normalise
+from modrag_nodes.retrieval.tokenizers import english_stopwords
+from modrag_studio.engine.core.datatypes import Answer, Query, ScoredChunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.evidence.lineage import EvidenceRole
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LATIN = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[0-9]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_MARKER = re.compile(r"\[\s*\d+(?:\s*[,，、]\s*\d+)*\s*\]")
+# a sentence ends after 。！？!? (and closing quotes), after '.' before a space, or at a line end
+_SENTENCE_END = re.compile(r"[。！？!?]+[”」』\"')）]*|\.(?=\s)|\n+")
+
+
+class QuoteParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_quotes: int = Field(2, ge=1, le=6, description="Quotes appended at most")
+    min_share: float = Field(
+        0.4, ge=0.0, le=1.0,
+        description="Share of the answer's own words (those not in the question) the quoted "
+                    "sentences must hold together; below it, no quote")
+    quote_format: str = Field("> “{quote}” [{block}]",
+                              description="One quote line ({quote}, {block}: the block number)")
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A span of one evidence block: its 1-based block number and the text, verbatim."""
+
+    block: int
+    text: str
+    start: int
+    end: int
+
+
+def tokens(text: str) -> set[str]:
+    """Latin words (no stop words, case-folded), numbers, CJK bigrams (a lone CJK character
+    as itself), of the normalised ``text`` without citation markers."""
+    norm = normalise(_MARKER.sub(" ", text))
+    stop = english_stopwords()
+    found = {w for w in _LATIN.findall(_CJK_RUN.sub(" ", norm)) if w not in stop}
+    for run in _CJK_RUN.findall(norm):
+        found |= {run[i:i + 2] for i in range(len(run) - 1)} if len(run) > 1 else {run}
+    return found
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``, stripped of surrounding blanks."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end() if not match.group(0).startswith("\n") else match.start()
+        spans.append((start, end))
+        start = match.end()
+    spans.append((start, len(text)))
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> list[int]:
+    """Block numbers (1-based, in order) of the evidence the answer's valid citations name."""
+    chunks = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
+    docs = {c.doc_id for c in answer.citations if c.valid and not c.chunk_id and c.doc_id}
+    return [n for n, item in enumerate(items, start=1)
+            if item.chunk.chunk_id in chunks or item.doc_id in docs]
+
+
+def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
+                max_quotes: int = 2, min_share: float = 0.4) -> list[Quote]:
+    """The sentences of ``blocks`` (number -> text) that together hold at least
+    ``min_share`` of the answer's own words (and one of its numbers, if it states any),
+    picked greedily (most new words first, up to
+    ``max_quotes``), in block and text order, neighbours of one block joined; [] when the
+    answer has no words of its own or the sentences hold too few of them."""
+    own = tokens(answer_text) - tokens(question)
+    if not own:
+        return []
+    answer_norm = normalise(answer_text)
+    numbers = set(_NUMBER.findall(normalise(_MARKER.sub(" ", answer_text))))
+    candidates: list[tuple[int, int, int, set[str]]] = []
+    for number, text in blocks.items():
+        for start, end in sentences(text):
+            sentence = normalise(text[start:end])
+            if sentence in answer_norm:
+                continue  # the answer copies this sentence already
+            if numbers and not numbers & set(_NUMBER.findall(sentence)):
+                continue  # the answer's numbers are what a quote must show
+            candidates.append((number, start, end, tokens(text[start:end]) & own))
+    chosen: list[tuple[int, int, int]] = []
+    covered: set[str] = set()
+    while len(chosen) < max_quotes and candidates:
+        best = max(candidates, key=lambda c: (len(c[3] - covered), -c[0], -c[1]))
+        gain = best[3] - covered
+        if len(gain) < max(2, len(own) // 10):
+            break
+        chosen.append(best[:3])
+        covered |= gain
+        candidates.remove(best)
+    if len(covered) < min_share * len(own):
+        return []
+    return _joined(sorted(chosen), blocks)
+
+
+def _joined(chosen: list[tuple[int, int, int]], blocks: dict[int, str]) -> list[Quote]:
+    """Quotes of the chosen sentences, each run of neighbours in one block as one span."""
+    quotes: list[Quote] = []
+    for number, start, end in chosen:
+        text = blocks[number]
+        last = quotes[-1] if quotes else None
+        if (last is not None and last.block == number
+                and not any(s > last.end and s < start for s, _ in sentences(text))):
+            quotes[-1] = Quote(number, text[last.start:end], last.start, end)
+        else:
+            quotes.append(Quote(number, text[start:end], start, end))
+    return quotes
+
+
+class SupportingQuotes(NodeType):
+    type_id = "answer.quote"
+    evidence_role = EvidenceRole("passes", inputs=("answer",))
+    title = "Supporting quotes"
+    category = "Checks"
+    description = ("Appends, verbatim, the sentences of the cited evidence that state what the "
+                   "answer says (no model call), so a reader sees the document's own words.")
+    Params = QuoteParams
+    inputs = (
+        InputPort("answer", Answer, description="The answer, with its citations and evidence"),
+        InputPort("query", Query, required=False,
+                  description="The question (its words are not the answer's own)"),
+    )
+    outputs = (OutputPort("answer", Answer, "The answer with its supporting quotes appended"),)
+
+    def run(self, ctx: NodeContext, params: QuoteParams, answer: Answer,
+            query: Query | None = None) -> dict[str, Any]:
+        if answer.fallback or is_refusal(answer):
+            ctx.note(quotes=[], reason="a refusal states nothing to quote")
+            return {"answer": answer}
+        question = (query.original or query.text) if query is not None else answer.query
+        blocks = {n: answer.evidence[n - 1].chunk.text
+                  for n in cited_blocks(answer, answer.evidence)}
+        quotes = pick_quotes(answer.text, question, blocks, max_quotes=params.max_quotes,
+                             min_share=params.min_share)
+        ctx.note(quotes=[{"block": q.block, "text": q.text} for q in quotes],
+                 cited_blocks=sorted(blocks))
+        if not quotes:
+            return {"answer": answer}
+        lines = [params.quote_format.format(quote=" ".join(q.text.split()), block=q.block)
+                 for q in quotes]
+        text = answer.text.rstrip() + "\n\n" + "\n".join(lines)
+        return {"answer": answer.model_copy(update={"text": text})}
