@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.fact_match import is_refusal, normalise
+from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.retrieval.tokenizers import english_stopwords
 from modrag_studio.engine.core.datatypes import Answer, Query, ScoredChunk
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -31,8 +32,6 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[0-9]")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MARKER = re.compile(r"\[\s*\d+(?:\s*[,，、]\s*\d+)*\s*\]")
-# a sentence ends after 。！？!? (and closing quotes), after '.' before a space, or at a line end
-_SENTENCE_END = re.compile(r"[。！？!?]+[”」』\"')）]*|\.(?=\s)|\n+")
 
 
 class QuoteParams(BaseModel):
@@ -67,26 +66,6 @@ def tokens(text: str) -> set[str]:
     return found
 
 
-def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of ``text``, stripped of surrounding blanks."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end() if not match.group(0).startswith("\n") else match.start()
-        spans.append((start, end))
-        start = match.end()
-    spans.append((start, len(text)))
-    out: list[tuple[int, int]] = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
-
-
 def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> list[int]:
     """Block numbers (1-based, in order) of the evidence the answer's valid citations name."""
     chunks = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
@@ -109,7 +88,7 @@ def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
     numbers = set(_NUMBER.findall(normalise(_MARKER.sub(" ", answer_text))))
     candidates: list[tuple[int, int, int, set[str]]] = []
     for number, text in blocks.items():
-        for start, end in sentences(text):
+        for start, end in sentence_spans(text):
             sentence = normalise(text[start:end])
             if sentence in answer_norm:
                 continue  # the answer copies this sentence already
@@ -138,7 +117,7 @@ def _joined(chosen: list[tuple[int, int, int]], blocks: dict[int, str]) -> list[
         text = blocks[number]
         last = quotes[-1] if quotes else None
         if (last is not None and last.block == number
-                and not any(s > last.end and s < start for s, _ in sentences(text))):
+                and not any(s > last.end and s < start for s, _ in sentence_spans(text))):
             quotes[-1] = Quote(number, text[last.start:end], last.start, end)
         else:
             quotes.append(Quote(number, text[start:end], start, end))

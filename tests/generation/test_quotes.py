@@ -5,7 +5,7 @@ the answer copies whole."""
 from __future__ import annotations
 
 from modrag_nodes.generation.parser import extract_citations
-from modrag_nodes.grounding.quotes import SupportingQuotes, pick_quotes, sentences
+from modrag_nodes.grounding.quotes import SupportingQuotes, pick_quotes
 from modrag_studio.engine.core.datatypes import Answer, Query
 
 from .conftest import scored
@@ -19,12 +19,6 @@ PUMPS = ("The coolant pump CP-12 is serviced every 3 months. The lubrication pum
 def _answer(text: str, evidence, query: str = "") -> Answer:
     return Answer(text=text, evidence=evidence, query=query,
                   citations=extract_citations(text, evidence))
-
-
-def test_sentences_split_chinese_and_english_text_at_their_ends() -> None:
-    text = "树高可达55米。其叶螺旋状排列！Pump 1.5 m long. It is red\nNext line"
-    assert [text[a:b] for a, b in sentences(text)] == [
-        "树高可达55米。", "其叶螺旋状排列！", "Pump 1.5 m long.", "It is red", "Next line"]
 
 
 def test_a_restated_answer_gets_the_documents_sentence_verbatim(run_node) -> None:
