@@ -150,7 +150,7 @@ class GroundingCheck(NodeType):
         aliases = alias_groups(entries)
         raw_blocks = [item.chunk.text for item in items]
         blocks = [Block.of(text) for text in raw_blocks]
-        cited = _cited_blocks(answer, items)
+        cited = cited_blocks(answer, items)
         claims = [c for c in extract_claims(answer.text) if c.kind in params.kinds]
         claims = locate(claims, blocks, cited, question, aliases)
         derived = {n for n, item in enumerate(items, start=1) if item.chunk.metadata.get("derived")}
@@ -161,7 +161,7 @@ class GroundingCheck(NodeType):
                 answer = answer.model_copy(update={
                     "text": fixed, "citations": extract_citations(fixed, items)})
                 ctx.note(citations_moved=moves)
-                cited = _cited_blocks(answer, items)
+                cited = cited_blocks(answer, items)
                 claims = locate(extract_claims_of(fixed, params.kinds), blocks, cited,
                                 question, aliases)
         if params.scope == "evidence":
@@ -273,7 +273,7 @@ def _covering_blocks(claims: list[Claim], blocks: list[Block], aliases: list[set
     return sorted(chosen) if not left else []
 
 
-def _cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:
+def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:
     """Block numbers (1-based) of the evidence the answer's valid citations point at."""
     chunks = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
     docs = {c.doc_id for c in answer.citations if c.valid and not c.chunk_id and c.doc_id}

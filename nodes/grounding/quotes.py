@@ -21,9 +21,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.fact_match import is_refusal, normalise
+from modrag_nodes.grounding.check import cited_blocks
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.retrieval.tokenizers import english_stopwords
-from modrag_studio.engine.core.datatypes import Answer, Query, ScoredChunk
+from modrag_studio.engine.core.datatypes import Answer, Query
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
@@ -66,14 +67,6 @@ def tokens(text: str) -> set[str]:
     return found
 
 
-def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> list[int]:
-    """Block numbers (1-based, in order) of the evidence the answer's valid citations name."""
-    chunks = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
-    docs = {c.doc_id for c in answer.citations if c.valid and not c.chunk_id and c.doc_id}
-    return [n for n, item in enumerate(items, start=1)
-            if item.chunk.chunk_id in chunks or item.doc_id in docs]
-
-
 def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
                 max_quotes: int = 2, min_share: float = 0.4) -> list[Quote]:
     """The sentences of ``blocks`` (number -> text) that together hold at least
@@ -86,23 +79,24 @@ def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
         return []
     answer_norm = normalise(answer_text)
     numbers = set(_NUMBER.findall(normalise(_MARKER.sub(" ", answer_text))))
-    candidates: list[tuple[int, int, int, set[str]]] = []
+    # (block, sentence index, start, end, the answer's own words it holds)
+    candidates: list[tuple[int, int, int, int, set[str]]] = []
     for number, text in blocks.items():
-        for start, end in sentence_spans(text):
+        for index, (start, end) in enumerate(sentence_spans(text)):
             sentence = normalise(text[start:end])
             if sentence in answer_norm:
                 continue  # the answer copies this sentence already
             if numbers and not numbers & set(_NUMBER.findall(sentence)):
                 continue  # the answer's numbers are what a quote must show
-            candidates.append((number, start, end, tokens(text[start:end]) & own))
-    chosen: list[tuple[int, int, int]] = []
+            candidates.append((number, index, start, end, tokens(text[start:end]) & own))
+    chosen: list[tuple[int, int, int, int]] = []
     covered: set[str] = set()
     while len(chosen) < max_quotes and candidates:
-        best = max(candidates, key=lambda c: (len(c[3] - covered), -c[0], -c[1]))
-        gain = best[3] - covered
+        best = max(candidates, key=lambda c: (len(c[4] - covered), -c[0], -c[2]))
+        gain = best[4] - covered
         if len(gain) < max(2, len(own) // 10):
             break
-        chosen.append(best[:3])
+        chosen.append(best[:4])
         covered |= gain
         candidates.remove(best)
     if len(covered) < min_share * len(own):
@@ -110,17 +104,18 @@ def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
     return _joined(sorted(chosen), blocks)
 
 
-def _joined(chosen: list[tuple[int, int, int]], blocks: dict[int, str]) -> list[Quote]:
-    """Quotes of the chosen sentences, each run of neighbours in one block as one span."""
+def _joined(chosen: list[tuple[int, int, int, int]], blocks: dict[int, str]) -> list[Quote]:
+    """Quotes of the chosen sentences (block, sentence index, start, end), each run of
+    neighbouring sentences of one block as one span."""
     quotes: list[Quote] = []
-    for number, start, end in chosen:
-        text = blocks[number]
-        last = quotes[-1] if quotes else None
-        if (last is not None and last.block == number
-                and not any(s > last.end and s < start for s, _ in sentence_spans(text))):
-            quotes[-1] = Quote(number, text[last.start:end], last.start, end)
+    previous: tuple[int, int] | None = None  # (block, sentence index) of the last one
+    for number, index, start, end in chosen:
+        if previous == (number, index - 1):
+            last = quotes[-1]
+            quotes[-1] = Quote(number, blocks[number][last.start:end], last.start, end)
         else:
-            quotes.append(Quote(number, text[start:end], start, end))
+            quotes.append(Quote(number, blocks[number][start:end], start, end))
+        previous = (number, index)
     return quotes
 
 
@@ -146,7 +141,7 @@ class SupportingQuotes(NodeType):
             return {"answer": answer}
         question = (query.original or query.text) if query is not None else answer.query
         blocks = {n: answer.evidence[n - 1].chunk.text
-                  for n in cited_blocks(answer, answer.evidence)}
+                  for n in sorted(cited_blocks(answer, answer.evidence))}
         quotes = pick_quotes(answer.text, question, blocks, max_quotes=params.max_quotes,
                              min_share=params.min_share)
         ctx.note(quotes=[{"block": q.block, "text": q.text} for q in quotes],

@@ -99,6 +99,15 @@ def scored(doc_id: str, score: float, *, text: str = "", kind: str = "similarity
     return ScoredChunk(chunk=chunk, score=score, score_kind=kind, higher_is_better=higher)
 
 
+def cited_answer(text: str, evidence, query: str = ""):
+    """An Answer of ``text`` over ``evidence``, its citations read from the text."""
+    from modrag_nodes.generation.parser import extract_citations
+    from modrag_studio.engine.core.datatypes import Answer
+
+    return Answer(text=text, evidence=evidence, query=query,
+                  citations=extract_citations(text, evidence))
+
+
 @pytest.fixture
 def make_chunk():
     return scored

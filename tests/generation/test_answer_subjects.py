@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.generation.prompt import PromptBuilder
 from modrag_nodes.grounding.check import GroundingCheck, RefuseAnswer
 from modrag_nodes.grounding.claims import compound_terms, dictionary_entities
@@ -22,8 +21,9 @@ from modrag_nodes.grounding.subjects import (
     type_words,
     typed_entities,
 )
-from modrag_studio.engine.core.datatypes import Answer, Query
+from modrag_studio.engine.core.datatypes import Query
 
+from .conftest import cited_answer as _answer
 from .conftest import scored
 
 PEOPLE = ("At Norvale, Ingrid Holm is the head of IT. Zhang Min is the head of maintenance "
@@ -44,11 +44,6 @@ def dictionary(tmp_path):
         {"name": "Wang Fang", "type": "Person", "aliases": ["王芳"]},
     ]}, ensure_ascii=False), encoding="utf-8")
     return str(path)
-
-
-def _answer(text: str, evidence, query: str) -> Answer:
-    return Answer(text=text, evidence=evidence, query=query,
-                  citations=extract_citations(text, evidence))
 
 
 def test_an_absent_word_the_answer_states_is_refused_and_named(run_node) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.grounding.check import GroundingCheck, RefuseAnswer
 from modrag_nodes.grounding.claims import (
     Block,
@@ -16,17 +15,13 @@ from modrag_nodes.grounding.claims import (
 )
 from modrag_studio.engine.core.datatypes import Answer, Query
 
+from .conftest import cited_answer as _answer
 from .conftest import scored
 
 PUMPS = ("The lubrication pump LP-07 is serviced every 500 operating hours. The hydraulic "
          "pump HP-03 is serviced every 6 months. Supplier: Baltic Bearing Supply.")
 PRESS_ZH = ("液压机 PR-300 的额定压力为 300 吨。更换密封件需要停机四个小时。"
             "空压机 AC-05 每个月保养一次。")
-
-
-def _answer(text: str, evidence, query: str = "") -> Answer:
-    return Answer(text=text, evidence=evidence, query=query,
-                  citations=extract_citations(text, evidence))
 
 
 def _claims(text: str, *blocks: str, cited: set[int] | None = None, question: str = ""):

@@ -4,21 +4,16 @@ the answer copies whole."""
 
 from __future__ import annotations
 
-from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.grounding.quotes import SupportingQuotes, pick_quotes
 from modrag_studio.engine.core.datatypes import Answer, Query
 
+from .conftest import cited_answer as _answer
 from .conftest import scored
 
 TREE = ("纽西兰鸡毛松是新西兰特有的松科植物。树高可达55米，树干直径达1米，有巨大树基支撑。"
         "其叶螺旋状排列，幼树的叶呈尖锥状。成熟的树的叶则呈鳞状，均匀分布于整个枝上。")
 PUMPS = ("The coolant pump CP-12 is serviced every 3 months. The lubrication pump LP-07 is "
          "serviced every 500 operating hours. Work orders are raised one week before.")
-
-
-def _answer(text: str, evidence, query: str = "") -> Answer:
-    return Answer(text=text, evidence=evidence, query=query,
-                  citations=extract_citations(text, evidence))
 
 
 def test_a_restated_answer_gets_the_documents_sentence_verbatim(run_node) -> None:

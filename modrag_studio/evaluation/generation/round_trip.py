@@ -109,6 +109,12 @@ def agrees_with(fact: str, answer: str) -> bool:
     return numbers <= answered and overlap(fact, answer) >= 0.6
 
 
+def states_all(answer: str, facts: list[str]) -> bool:
+    """Whether ``answer``, whole or one of its ';' parts, agrees with each of ``facts``."""
+    said = [answer, *split_parts(answer)]
+    return all(any(agrees_with(f, part) for part in said) for f in facts)
+
+
 def passages_for(search: CorpusSearch, question: str, sources: list[Chunk],
                  seed: int) -> list[Chunk]:
     """The source chunk(s) and the chunks a search ranks highest besides them, to make
@@ -132,10 +138,7 @@ def check(search: CorpusSearch, ask, language: str, question: str, facts: list[s
     answer = read_answer(ask(*build_prompt(language, question, passages)))
     ids = [c.chunk_id for c in passages]
     if facts:
-        parts = split_parts(answer) or [answer]
-        agrees = not wordy(answer, facts) and all(
-            any(agrees_with(f, p) for p in [answer, *parts]) for f in facts)
-        return RoundTrip(answer, agrees, ids)
+        return RoundTrip(answer, not wordy(answer, facts) and states_all(answer, facts), ids)
     return RoundTrip(answer, not answers_it(question, answer, passages), ids)
 
 
@@ -168,8 +171,7 @@ def check_elsewhere(search: CorpusSearch, ask, language: str, question: str,
     text = " ".join(c.text for c in passages)
     other = (bool(said) and bool(key_terms(said)) and overlap(said, text) >= 0.5
              and (not _ASKS_WHEN.search(question) or bool(_SAYS_WHEN.search(said)))
-             and not all(any(agrees_with(f, p) for p in [answer, *split_parts(answer)])
-                         for f in facts))
+             and not states_all(answer, facts))
     return RoundTrip(answer, not other, [c.chunk_id for c in passages])
 
 
