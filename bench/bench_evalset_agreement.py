@@ -2,9 +2,10 @@
 
 Six variants of ``scifact_hybrid.json`` (BM25 alone, dense alone, RRF, convex fusion, RRF
 with k=20, RRF weighting dense twice; with ``--rerank`` also RRF then the embedding reranker,
-which embeds every candidate chunk once more: about as long as indexing) are scored by
+which reads its candidates' vectors from the store) are scored by
 nDCG@10 on a set generated from the SciFact corpus (``modrag evalset generate``) and on the
-SciFact train qrels; the two rankings are compared by Kendall's tau (goal >= 0.7).
+SciFact train qrels; the two rankings are compared by Kendall's tau (goal >= 0.7), beside
+the tau of random sets of as many human-judged queries ranked against the other queries.
 
 Run: .venv/bin/python bench/bench_evalset_agreement.py --evalset GENERATED.jsonl
      [--split train] [--limit 0] [--json]
@@ -18,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 from scipy.stats import kendalltau
 
 from modrag_studio.composition import default_registry
@@ -77,6 +79,23 @@ def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]],
                 sums.setdefault(group, []).append(float(row["ndcg@10"]))
             by_group[name] = {g: round(sum(v) / len(v), 4) for g, v in sorted(sums.items())}
     return found, by_group
+
+
+def human_spread(per_query: dict[str, dict[str, float]], names: list[str], size: int,
+                 tau: float, draws: int = 2000, seed: int = 0) -> dict[str, float]:
+    """How a set of ``size`` human-judged queries drawn at random ranks the variants against
+    the rest of the qrels (Kendall's tau per draw): the yardstick for a generated set's
+    ``tau``, since near-tied variants swap places in any small set."""
+    matrix = np.array([[row[n] for n in names] for row in per_query.values()])
+    rng = np.random.default_rng(seed)
+    taus = []
+    for _ in range(draws):
+        order = rng.permutation(len(matrix))
+        taus.append(kendalltau(matrix[order[:size]].mean(0), matrix[order[size:]].mean(0))[0])
+    found = np.nan_to_num(np.array(taus), nan=0.0)
+    return {"draws": draws, "size": size, "median_tau": round(float(np.median(found)), 3),
+            "at_least_0.7": round(float(np.mean(found >= 0.7 - 1e-9)), 3),
+            "at_most_this": round(float(np.mean(found <= tau + 1e-9)), 3)}
 
 
 def question_types(evalset) -> dict[str, str]:
@@ -139,9 +158,11 @@ def main() -> int:
     on_generated, by_type = scores(doc, generated, executor, variants, types, per_question)
     if args.per_question:
         Path(args.per_question).write_text(json.dumps(per_question, indent=1))
-    on_qrels, _ = scores(doc, qrels, executor, variants)
+    per_qrels: dict[str, dict[str, float]] = {}
+    on_qrels, _ = scores(doc, qrels, executor, variants, per_question=per_qrels)
     names = list(variants)
     tau, p_value = kendalltau([on_generated[n] for n in names], [on_qrels[n] for n in names])
+    spread = human_spread(per_qrels, names, len(generated.queries), float(tau))
     counts = {t: sum(1 for q in generated.queries if types.get(q) == t)
               for t in sorted(set(types.values()))}
     data = {"generated_questions": len(generated.queries), "qrels_queries": len(qrels.queries),
@@ -149,7 +170,8 @@ def main() -> int:
             "ndcg@10": {n: {"generated": round(on_generated[n], 4),
                             "qrels": round(on_qrels[n], 4),
                             "generated_by_type": by_type.get(n, {})} for n in names},
-            "kendall_tau": round(float(tau), 3), "tau_p_value": round(float(p_value), 4)}
+            "kendall_tau": round(float(tau), 3), "tau_p_value": round(float(p_value), 4),
+            "human_subsets": spread}
     kinds = list(data["questions_by_type"])
     for kind in kinds:
         values = [by_type[n].get(kind) for n in names]
@@ -174,6 +196,10 @@ def main() -> int:
     print(f"Kendall's tau between the two rankings: {tau:.3f} (p = {p_value:.4f})")
     for kind, value in data.get("kendall_tau_by_type", {}).items():
         print(f"  on the {kind} questions alone: {value:.3f}")
+    print(f"{spread['draws']} random sets of {spread['size']} human-judged queries (ranked "
+          f"against the other {len(qrels.queries) - spread['size']}): median tau "
+          f"{spread['median_tau']:.3f}, {spread['at_least_0.7']:.0%} reach 0.7, "
+          f"{spread['at_most_this']:.0%} score this set's tau or less")
     return 0
 
 

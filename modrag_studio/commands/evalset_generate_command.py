@@ -52,7 +52,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--reword", metavar="SET.jsonl",
                      help="instead of writing new questions, paraphrase the answerable "
                           "single-chunk questions of SET (their facts and evidence kept), each "
-                          "verified as a paraphrase; --n caps how many are kept")
+                          "verified as a paraphrase, and translate its claims into the other "
+                          "language and back, each verified as a claim; --n caps how many "
+                          "are kept")
     gen.add_argument("--extend", metavar="SET.jsonl",
                      help="grow SET: write its rows, then up to --n new ones (none a "
                           "near-duplicate of its questions, ids numbered after its own); run "

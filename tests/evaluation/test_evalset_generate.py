@@ -30,6 +30,7 @@ from modrag_studio.evaluation.generation.prompts import (
     parse_claim,
     parse_reply,
     parse_synonyms,
+    parse_translation,
     substitute,
 )
 from modrag_studio.evaluation.generation.round_trip import (
@@ -366,6 +367,54 @@ def test_reword_paraphrases_the_questions_of_a_set_and_keeps_their_evidence(grap
     assert _generate([str(graph), "--reword", str(missing), "--out", str(tmp_path / "x.jsonl")]
                      ) != 0
     assert not (tmp_path / "x.jsonl").exists()
+
+
+# chunk keyword -> (the claim in Chinese, and back in English) the canned model translates
+BACK = {"LP-07 is serviced": ("生产线的润滑装置在固定的运行时间后定期检查。",
+                              "The production line's lubricating device is checked regularly "
+                              "after a set running time."),
+        "PR-300": ("一家外部公司按固定计划更换铁路零件冲压机的垫片组。",
+                   "An outside company changes the gasket set of the rail part press on a "
+                   "fixed plan."),
+        "Ingrid Holm": ("维修团队的负责人也指导一位操作泵的同事。",
+                        "维修团队的负责人也指导一位操作泵的同事。")}  # comes back untranslated
+
+
+def _translating(user: str) -> str | None:
+    """Test fixture: the canned model translating the claims of BACK there and back, and
+    naming the passage a translated claim is about."""
+    text = user.split("\n", 1)[-1]
+    if user.startswith("Translate into Chinese:"):
+        key = next(k for k, c in CLAIMS.items() if c == text)
+        return f"译文：{BACK[key][0]}"
+    if user.startswith("Translate into English:"):
+        return next(back for zh, back in BACK.values() if zh == text)
+    if "\nStatement: " in user:
+        claim = next(ln for ln in user.splitlines() if ln.startswith("Statement:"))
+        key = next(k for k, (_, back) in BACK.items() if back in claim)
+        return next(ln[1] for ln in user.splitlines() if ln.startswith("[") and key in ln)
+    return None
+
+
+def test_reword_translates_claims_there_and_back(graph, canned, tmp_path):
+    base = tmp_path / "claims.jsonl"
+    assert _generate([str(graph), "--n", "3", "--types", "claim", "--out", str(base)]) == 0
+    originals = {r.id: r for r in load_evalset(base).questions}
+    assert len(originals) == 3
+    canned.override = _translating
+    result = _api(graph, GenerationConfig(n=10, llm=LLMSpec(backend=BACKEND), dense=False),
+                  reword=list(originals.values()))
+    rows = {r.question: r for r in result.questions}
+    assert set(rows) == {BACK["LP-07 is serviced"][1], BACK["PR-300"][1]}
+    for row in rows.values():
+        original = originals[row.id.removesuffix("-p")]
+        assert "type:claim" in row.tags and f"reworded:{original.id}" in row.tags
+        assert row.expected_facts == [] and row.expected_evidence.to_dict()["chunk_ids"] == (
+            original.expected_evidence.to_dict()["chunk_ids"])
+    # the third came back in Chinese: rejected, with its reason
+    assert result.report.by_type["claim"].rejected == {"not_translated": 1}
+    assert parse_translation("**Translation:** “Seals wear out.”\nNote: literal") == (
+        "Seals wear out.")
 
 
 def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):

@@ -31,9 +31,11 @@ from modrag_studio.evaluation.generation.prompts import (
     QUESTION_TYPES,
     build_prompt,
     build_synonym_prompt,
+    build_translate_prompt,
     parse_claim,
     parse_reply,
     parse_synonyms,
+    parse_translation,
     substitute,
 )
 from modrag_studio.evaluation.generation.report import QualityReport
@@ -327,11 +329,30 @@ class _Generator:
         cand.verdict = check_answerable(cand.question, cand.facts, [chunk], paraphrase=True)
         return cand
 
+    def _back_translated(self, cand: Candidate) -> Candidate:
+        """A claim reworded by translating it into the other language and back: the words
+        come back as the model puts them, not as its chunk has them (names and codes
+        survive), and the result is checked as a new claim is."""
+        pivot = "zh" if cand.language == "en" else "en"
+        middle = parse_translation(self.ask(*build_translate_prompt(cand.question, pivot)))
+        back = parse_translation(self.ask(*build_translate_prompt(middle, cand.language)))
+        cand.reply = f"{pivot}: {middle}\n---\n{back}"
+        if not middle or not back:
+            cand.verdict = Verdict("unreadable_reply", "no translation in the reply")
+        elif detect_language(back) != cand.language or detect_language(middle) != pivot:
+            cand.verdict = Verdict("not_translated", f"{pivot}: {middle[:40]} / {back[:40]}")
+        else:
+            cand.question = back
+            cand.verdict = check_claim(back, cand.chunks[0])
+        return cand
+
     def reword_all(self, questions: Sequence[EvalQuestion], on_progress: Progress | None,
                    ) -> tuple[list[EvalQuestion], list[Candidate]]:
-        """Paraphrases of ``questions`` (answerable, one fact, one source chunk of this
-        corpus; others are skipped), each checked as a generated paraphrase is: ids
-        ``<id>-p``, the original's evidence and facts, tagged ``reworded:<id>``."""
+        """Paraphrases of ``questions`` (answerable, one source chunk of this corpus, one fact
+        or a claim; others are skipped), each checked as a generated paraphrase or claim is:
+        ids ``<id>-p``, the original's evidence and facts, tagged ``reworded:<id>``. A
+        question is reworded by synonyms of its chunk's words, a claim by translation
+        there and back."""
         by_id = {c.chunk_id: c for c in self.search.chunks}
         kept: list[EvalQuestion] = []
         candidates: list[Candidate] = []
@@ -339,24 +360,33 @@ class _Generator:
             if len(kept) >= self.config.n or self.calls >= (self.config.max_attempts or 1 << 30):
                 break
             self.cancel.raise_if_cancelled()
-            ids = question.expected_evidence.to_dict().get("chunk_ids", [])
-            if (not question.answerable or len(question.expected_facts) != 1 or len(ids) != 1
-                    or ids[0] not in by_id):
+            ids = question.expected_evidence.to_dict().get("chunk_ids", []) if (
+                question.expected_evidence is not None) else []
+            if not question.answerable or len(ids) != 1 or ids[0] not in by_id:
                 continue
-            chunk, fact = by_id[ids[0]], question.expected_facts[0][0]
-            if overlap(question.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
+            chunk = by_id[ids[0]]
+            language = question.language or detect_language(chunk.text)
+            if "type:claim" in question.tags and not question.expected_facts:
+                cand = self._back_translated(Candidate(
+                    "claim", language, question.question, [], [chunk],
+                    Verdict(None, sources=[chunk])))
+            elif len(question.expected_facts) != 1:
+                continue
+            elif overlap(question.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
                 continue  # worded apart already: its copy would add nothing
-            cand = Candidate("paraphrase", question.language or detect_language(chunk.text),
-                             question.question, [fact], [chunk],
-                             Verdict(None, sources=[chunk], facts=[fact]))
-            cand = self._finish(self._reworded(cand))
+            else:
+                fact = question.expected_facts[0][0]
+                cand = self._reworded(Candidate("paraphrase", language, question.question,
+                                                [fact], [chunk],
+                                                Verdict(None, sources=[chunk], facts=[fact])))
+            cand = self._finish(cand)
             candidates.append(cand)
             row = self.record(cand, f"{question.id}-p", f"reworded:{question.id}")
             if row is not None:
                 kept.append(row)
             if on_progress is not None:
-                on_progress(len(kept), self.config.n, f"paraphrase of {question.id}: "
-                            f"{cand.verdict.reason or 'kept'}")
+                on_progress(len(kept), self.config.n, f"{cand.kind} reworded from "
+                            f"{question.id}: {cand.verdict.reason or 'kept'}")
         return kept, candidates
 
     def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:

@@ -3,7 +3,8 @@
 A reply is asked for as two labelled lines (``QUESTION: ...`` / ``ANSWER: ...``); a two-chunk
 question is two such questions, one per chunk, about the term the chunks share, joined; a
 paraphrase is a verified single question whose words its chunk holds are replaced by the
-synonyms a second call gives (asked to reword a question, a small model copies it). Small
+synonyms a second call gives (asked to reword a question, a small model copies it); a claim
+is reworded by translating it into the other language and back. Small
 models wrap the lines in chatter, bold them, number them, answer in JSON or with Chinese
 labels; ``parse_reply`` reads all of those.
 """
@@ -140,6 +141,23 @@ def substitute(question: str, synonyms: dict[str, str]) -> str:
             question = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lambda _, o=other: o,
                               question, flags=re.IGNORECASE)
     return question
+
+
+TRANSLATE_SYSTEM = "You are a translator. Reply with the translation only."
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+_TRANSLATION_LABEL = re.compile(r"^\W{0,4}(?:translation|english|chinese|译文|翻译|英文|中文)"
+                                r"\s*\**\s*[:：]\s*\**\s*", re.IGNORECASE)
+
+
+def build_translate_prompt(text: str, target: str) -> tuple[str, str]:
+    """(system, user) messages asking for ``text`` in language ``target`` (en, zh)."""
+    return TRANSLATE_SYSTEM, f"Translate into {LANGUAGE_NAMES[target]}:\n{text.strip()}"
+
+
+def parse_translation(text: str) -> str:
+    """The translation of a reply: its first line, label and quotes taken off."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return _tidy(_TRANSLATION_LABEL.sub("", lines[0])) if lines else ""
 
 
 _CLAIM_LABEL = re.compile(r"^\W{0,4}(?:claim|statement|finding|主张|结论|要点)\s*\**\s*[:：]\s*"
