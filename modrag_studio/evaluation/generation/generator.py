@@ -335,7 +335,8 @@ class _Generator:
         survive), and the result is checked as a new claim is."""
         pivot = "zh" if cand.language == "en" else "en"
         middle = parse_translation(self.ask(*build_translate_prompt(cand.question, pivot)))
-        back = parse_translation(self.ask(*build_translate_prompt(middle, cand.language)))
+        back = parse_translation(self.ask(*build_translate_prompt(middle, cand.language))
+                                 ) if middle else ""
         cand.reply = f"{pivot}: {middle}\n---\n{back}"
         if not middle or not back:
             cand.verdict = Verdict("unreadable_reply", "no translation in the reply")
