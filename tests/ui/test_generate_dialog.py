@@ -14,7 +14,13 @@ from modrag_studio.engine.core.document import from_json_dict
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import load_evalset
 from modrag_studio.ui.evaluate.generate_dialog import GenerateDialog
-from tests.evaluation.test_evalset_generate import BACKEND, DOCS, canned  # noqa: F401
+from tests.evaluation.test_evalset_generate import (  # noqa: F401
+    BACK,
+    BACKEND,
+    DOCS,
+    _translating,
+    canned,
+)
 from tests.tiny_rag import tiny_rag_graph
 
 pytestmark = pytest.mark.ui
@@ -94,6 +100,45 @@ def test_bad_input_and_cancel_write_nothing(qtbot, tmp_path, canned):  # noqa: F
     assert "cancelled" in dialog.status.text() and dialog.table.rowCount() == 0
     assert not dialog.save_button.isEnabled()
     assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_reword_a_set_puts_its_claims_in_other_words(qtbot, tmp_path, canned):  # noqa: F811
+    dialog = _dialog(qtbot, tmp_path, [])
+    for name, box in dialog.type_boxes.items():
+        box.setChecked(name == "claim")
+    dialog.count.setValue(3)
+    assert dialog.start()
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled() and not dialog.busy,
+                    timeout=60_000)
+    claims = tmp_path / "claims.jsonl"
+    dialog.path.setText(str(claims))
+    assert dialog.save()
+    originals = {r.id: r for r in load_evalset(claims).questions}
+    assert len(originals) == 3
+
+    dialog.reword.setText(str(tmp_path / "missing.jsonl"))
+    assert not dialog.start()
+    assert "missing.jsonl: no such file" in dialog.status.text()
+    canned.override = _translating
+    dialog.reword.setText(str(claims))
+    assert dialog.start()
+    qtbot.waitUntil(lambda: dialog.start_button.isEnabled() and not dialog.busy,
+                    timeout=60_000)
+    shown = {dialog.table.item(r, 3).text() for r in range(dialog.table.rowCount())}
+    assert shown == {BACK["LP-07 is serviced"][1], BACK["PR-300"][1]}
+    assert "not_translated 1" in dialog.status.text()  # the third came back in Chinese
+    assert dialog.progress.maximum() == 3
+    dialog.table.selectRow(0)
+    source = dialog.source.toPlainText()  # the claim it came from, above its chunk
+    original = next(q for q in originals.values() if f"Reworded from {q.id}:" in source)
+    assert original.question in source
+    dialog.grab().save(str(SHOTS / "generate-evalset-reword.png"))
+    dialog.path.setText(str(tmp_path / "reworded.jsonl"))
+    assert dialog.save()
+    for row in load_evalset(tmp_path / "reworded.jsonl").questions:
+        original = originals[row.id.removesuffix("-p")]
+        assert f"reworded:{original.id}" in row.tags
+        assert row.expected_evidence.specs == original.expected_evidence.specs
 
 
 def test_the_evaluation_menu_opens_generation_and_loads_the_saved_set(qtbot, main_window,

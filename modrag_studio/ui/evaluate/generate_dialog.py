@@ -2,7 +2,9 @@
 
 The generation (``evaluation/generation``) runs in a worker thread with a cancel token and
 reports through signals (the thread never touches a widget): a progress bar of kept
-questions, the step it is on, Cancel. The review table then lists every kept question:
+questions, the step it is on, Cancel. With a set to reword, its questions are put in other
+words instead (single questions by synonyms, claims by translation there and back), each
+checked as a new one is. The review table then lists every kept question:
 untick to reject, edit the question or its facts in place, select a row to read its source
 chunk(s). Save writes only the ticked rows, with the edits, and opens the set in the
 evaluation-set panel.
@@ -76,6 +78,7 @@ class GenerateDialog(QDialog):
         self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
         self.result: Any = None
         self.questions: list[EvalQuestion] = []
+        self.originals: dict[str, EvalQuestion] = {}  # the reworded set's rows, by id
         self.job = BackgroundJob("evalset-generate")
         self.bridge = _Bridge()
         self.bridge.progress.connect(self._on_progress)
@@ -128,6 +131,19 @@ class GenerateDialog(QDialog):
         self.model.setToolTip("BACKEND[:MODEL]: embedded (the best installed), "
                               "ollama:qwen2.5:7b, openai:MODEL")
         form.addRow("Chat model", self.model)
+        reword_row = QHBoxLayout()
+        self.reword = QLineEdit()
+        self.reword.setPlaceholderText("(none: write new questions) an evaluation set whose "
+                                       "questions to put in other words")
+        self.reword.setToolTip("Reword every question of this set instead of writing new ones: "
+                               "single questions by synonyms, claims by translation into the "
+                               "other language and back (two calls each; claims worded apart "
+                               "from their chunk separate lexical from dense retrieval)")
+        pick_set = QPushButton("Set…")
+        pick_set.clicked.connect(self._browse_reword)
+        reword_row.addWidget(self.reword, 1)
+        reword_row.addWidget(pick_set)
+        form.addRow("Reword", reword_row)
         layout.addLayout(form)
 
         progress_row = QHBoxLayout()
@@ -177,6 +193,12 @@ class GenerateDialog(QDialog):
         if folder:
             self.corpus.setText(folder)
 
+    def _browse_reword(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Evaluation set to reword",
+                                              self.reword.text(), "Evaluation sets (*.jsonl)")
+        if path:
+            self.reword.setText(path)
+
     def _choose_path(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save evaluation set", self.path.text(),
                                               "Evaluation sets (*.jsonl)")
@@ -207,6 +229,10 @@ class GenerateDialog(QDialog):
             return False
         try:
             config = self.config()
+            reword = self._reword_questions()
+            if reword is not None:
+                config.n = len(reword)  # every question of the set
+            self.originals = {q.id: q for q in reword or []}
             config.check()
         except Exception as exc:  # a bad form: said in the dialog
             self.status.setText(f"Cannot start: {exc}")
@@ -228,10 +254,23 @@ class GenerateDialog(QDialog):
             return generate_evalset(
                 doc, inputs, config, executor=executor, cancel=cancel,
                 on_progress=lambda kept, wanted, note: bridge.progress.emit(kept, wanted, note),
-                on_status=bridge.status.emit)
+                on_status=bridge.status.emit, reword=reword)
 
         self.job.start(compute, bridge.finished.emit)
         return True
+
+    def _reword_questions(self) -> list[EvalQuestion] | None:
+        """The questions of the set to reword (None: write new ones); a set that cannot be
+        read or holds no question raises, naming the file."""
+        from modrag_studio.evaluation.evalset import load_evalset
+
+        path = self.reword.text().strip()
+        if not path:
+            return None
+        questions = load_evalset(path).questions
+        if not questions:
+            raise ValueError(f"the set to reword, {path}, holds no question")
+        return list(questions)
 
     def cancel(self) -> None:
         self.job.cancel()
@@ -312,7 +351,10 @@ class GenerateDialog(QDialog):
             return
         question = self.questions[row]
         ids = [i.value for i in question.expected_evidence.items if i.kind == "chunk"]
-        parts = []
+        parts = [f"<p><i>Reworded from {_html(tag[9:])}:</i> "
+                 f"{_html(self.originals[tag[9:]].question)}</p>"
+                 for tag in question.tags
+                 if tag.startswith("reworded:") and tag[9:] in self.originals]
         for chunk_id in ids:
             chunk = self.result.chunks.get(chunk_id)
             text = chunk.text if chunk is not None else "(not in this corpus read)"
