@@ -23,7 +23,6 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import load_evalset
 from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
-from modrag_studio.evaluation.generation.generator import absent_details
 from modrag_studio.evaluation.generation.prompts import (
     ABSENT_DETAILS,
     build_prompt,
@@ -44,12 +43,19 @@ from modrag_studio.evaluation.generation.round_trip import (
 from modrag_studio.evaluation.generation.sampling import stratified_order
 from modrag_studio.evaluation.generation.subjects import (
     KIND_DETAILS,
+    absent_details,
     fitting_details,
     named_subjects,
     parse_kind,
 )
-from modrag_studio.evaluation.generation.terms import detect_language, words
-from modrag_studio.evaluation.generation.verify import check_answerable, check_claim, stated_in
+from modrag_studio.evaluation.generation.terms import detect_language, word_stems, words
+from modrag_studio.evaluation.generation.verify import (
+    WORD_CHECK_VOCABULARY,
+    check_answerable,
+    check_back_translation,
+    check_claim,
+    stated_in,
+)
 from tests.tiny_rag import tiny_rag_graph
 
 BACKEND = "test-canned-questions"
@@ -415,6 +421,52 @@ def test_reword_translates_claims_there_and_back(graph, canned, tmp_path):
     assert result.report.by_type["claim"].rejected == {"not_translated": 1}
     assert parse_translation("**Translation:** “Seals wear out.”\nNote: literal") == (
         "Seals wear out.")
+
+
+def test_a_translation_that_drifted_from_its_claim_is_rejected(graph, canned, tmp_path):
+    base = tmp_path / "claims.jsonl"
+    assert _generate([str(graph), "--n", "3", "--types", "claim", "--out", str(base)]) == 0
+    drifted = {BACK["LP-07 is serviced"][1]: "The production line's lubricating device is "
+                                             "checked every 800 hours."}
+
+    def drifting(user: str) -> str | None:
+        reply = _translating(user)
+        return drifted.get(reply, reply) if user.startswith("Translate into English:") \
+            else reply
+
+    canned.override = drifting
+    result = _api(graph, GenerationConfig(n=10, llm=LLMSpec(backend=BACKEND), dense=False),
+                  reword=load_evalset(base).questions)
+    assert [r.question for r in result.questions] == [BACK["PR-300"][1]]
+    assert result.report.by_type["claim"].rejected == {"drifted": 1, "not_translated": 1}
+    assert any(c.verdict.detail.endswith("holds: 800") for c in result.candidates)
+
+
+def test_back_translation_check_names_what_drifted():
+    chunk = Chunk(chunk_id="c#0", doc_id="c", text="Patients with a BMI below 18.5 were "
+                  "underweight (5%). Swaddling reduced crying in 40 infants.")
+    vocab = set(words(chunk.text + " babies hugging system"))
+    vocab |= {f"w{i}" for i in range(WORD_CHECK_VOCABULARY)}  # a corpus large enough
+    stems = word_stems(vocab)
+    claim = "Swaddling reduces crying in infants, and 5% of patients are underweight."
+
+    def reason(back: str) -> tuple[str | None, str]:
+        verdict = check_back_translation(claim, back, chunk, vocab, stems)
+        return verdict.reason, verdict.detail
+
+    assert reason("Hugging babies reduces crying; 5% of patients are underweight.") == (
+        None, "")  # other words the corpus knows: a fair rewording
+    assert reason("Swaddling reduces crying in infants, 5% weigh under 50 kg.") == (
+        "drifted", "a number neither the claim nor its chunk holds: 50")
+    assert reason("Sidebrain hugging reduces crying; 5% of patients are underweight.")[1] == (
+        "a word the corpus never uses: sidebrain")
+    small = set(words(chunk.text))  # too few words to call one made up
+    kept = check_back_translation(claim, "Sidebrain hugging reduces crying; 5% of patients "
+                                  "are underweight.", chunk, small, word_stems(small))
+    assert kept.reason is None
+    assert reason("Swaddling reduces crying in the吞噬 system of infants.") == (
+        "not_translated", "left in the other language: 吞噬")
+    assert reason("襁褓能减少婴儿哭闹，5%的患者体重过轻。")[0] == "not_translated"
 
 
 def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,6 @@ from modrag_studio.evaluation.generation import round_trip
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.prompts import (
-    ABSENT_DETAILS,
     DEFAULT_TYPES,
     QUESTION_TYPES,
     build_prompt,
@@ -49,6 +48,7 @@ from modrag_studio.evaluation.generation.sampling import (
 from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
 from modrag_studio.evaluation.generation.subjects import (
     KIND_REPLY_TOKENS,
+    absent_details,
     build_kind_prompt,
     fitting_details,
     named_subjects,
@@ -56,10 +56,10 @@ from modrag_studio.evaluation.generation.subjects import (
     parse_kind,
 )
 from modrag_studio.evaluation.generation.terms import (
-    absent_terms,
     detect_language,
     key_terms,
     overlap,
+    word_stems,
     words,
     words_to_replace,
 )
@@ -68,6 +68,7 @@ from modrag_studio.evaluation.generation.verify import (
     Deduplicator,
     Verdict,
     check_answerable,
+    check_back_translation,
     check_claim,
     check_specific,
     check_unanswerable,
@@ -180,17 +181,6 @@ def targets(n: int, caps: dict[str, int]) -> dict[str, int]:
     return want
 
 
-def absent_details(vocab: set[str]) -> dict[str, list[tuple[str, list[str]]]]:
-    """Per language, the details of ``ABSENT_DETAILS`` the corpus never mentions, each with
-    its key terms no chunk holds (a question asking for it must hold one); all of them, with
-    no such term to require, when the corpus mentions every one."""
-    found: dict[str, list[tuple[str, list[str]]]] = {}
-    for i, lang in enumerate(("en", "zh")):
-        details = [(pair[i], absent_terms(key_terms(pair[i]), vocab)) for pair in ABSENT_DETAILS]
-        found[lang] = [d for d in details if d[1]] or [(d, []) for d, _ in details]
-    return found
-
-
 def join_questions(first: str, second: str, language: str) -> str:
     """Two questions as one: "How often is LP-07 serviced, and who looks after LP-07?"."""
     head = first.rstrip().rstrip("?？").rstrip()
@@ -225,6 +215,10 @@ class _Generator:
             "seed": config.seed if config.llm.seed is not None else None})
         self.ctx = _context(cancel)
         self.calls = 0
+
+    @cached_property
+    def stems(self) -> set[str]:
+        return word_stems(self.vocab)
 
     def ask(self, system: str, user: str, max_tokens: int | None = None) -> str:
         self.calls += 1
@@ -332,7 +326,8 @@ class _Generator:
     def _back_translated(self, cand: Candidate) -> Candidate:
         """A claim reworded by translating it into the other language and back: the words
         come back as the model puts them, not as its chunk has them (names and codes
-        survive), and the result is checked as a new claim is."""
+        survive); the result is checked against the claim (nothing left untranslated, no
+        number or unknown word brought in) and as a new claim is."""
         pivot = "zh" if cand.language == "en" else "en"
         middle = parse_translation(self.ask(*build_translate_prompt(cand.question, pivot)))
         back = parse_translation(self.ask(*build_translate_prompt(middle, cand.language))
@@ -340,11 +335,14 @@ class _Generator:
         cand.reply = f"{pivot}: {middle}\n---\n{back}"
         if not middle or not back:
             cand.verdict = Verdict("unreadable_reply", "no translation in the reply")
-        elif detect_language(back) != cand.language or detect_language(middle) != pivot:
+        elif detect_language(middle) != pivot:
             cand.verdict = Verdict("not_translated", f"{pivot}: {middle[:40]} / {back[:40]}")
         else:
-            cand.question = back
-            cand.verdict = check_claim(back, cand.chunks[0])
+            original, cand.question = cand.question, back
+            cand.verdict = check_back_translation(original, back, cand.chunks[0], self.vocab,
+                                                  self.stems)
+            if cand.verdict.reason is None:
+                cand.verdict = check_claim(back, cand.chunks[0])
         return cand
 
     def reword_all(self, questions: Sequence[EvalQuestion], on_progress: Progress | None,

@@ -29,7 +29,10 @@ REASONS = {
     "answered_by_corpus": "an unanswerable question the model answers from the corpus",
     "not_a_claim": "a claim that is a question or has fewer than five words",
     "asks_otherwise": "an unanswerable question that does not ask for the absent detail given",
-    "not_translated": "a claim translated there and back came back in the wrong language",
+    "not_translated": "a claim translated there and back came back in the wrong language "
+                      "or with a part left in the other",
+    "drifted": "a claim translated there and back holds a number or a word that neither the "
+               "claim nor its chunk holds (a mistranslated name)",
     "garbled": "a paraphrase whose replacements repeat one word three times",
     "copies_text": "the question copies its chunk's sentences",
     "no_subject": "an unanswerable question does not name the thing of its chunk it was "

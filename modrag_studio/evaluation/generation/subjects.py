@@ -15,6 +15,7 @@ import re
 from modrag_nodes.generation.fact_match import normalise
 from modrag_nodes.retrieval.tokenizers import english_stopwords, loaded_jieba
 from modrag_studio.evaluation.generation.prompts import ABSENT_DETAILS, clip
+from modrag_studio.evaluation.generation.terms import absent_terms, key_terms
 
 KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place")
 # Details (the English names of ABSENT_DETAILS) a thing of each kind has.
@@ -124,6 +125,17 @@ def parse_kind(reply: str) -> str:
     low = normalise(reply)
     hits = [(low.find(word), kind) for word, kind in _KIND_WORDS if word in low]
     return min(hits)[1] if hits else "other"
+
+
+def absent_details(vocab: set[str]) -> dict[str, list[tuple[str, list[str]]]]:
+    """Per language, the details of ``ABSENT_DETAILS`` the corpus never mentions, each with
+    its key terms no chunk holds (a question asking for it must hold one); all of them, with
+    no such term to require, when the corpus mentions every one."""
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for i, lang in enumerate(("en", "zh")):
+        details = [(pair[i], absent_terms(key_terms(pair[i]), vocab)) for pair in ABSENT_DETAILS]
+        found[lang] = [d for d in details if d[1]] or [(d, []) for d, _ in details]
+    return found
 
 
 def fitting_details(kind: str, language: str, available: list[tuple[str, list[str]]]

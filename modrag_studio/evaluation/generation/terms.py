@@ -102,10 +102,17 @@ def words_to_replace(question: str, chunk_text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def absent_terms(terms: Iterable[str], vocabulary: set[str]) -> list[str]:
+def word_stems(vocabulary: set[str]) -> set[str]:
+    """Every start of four letters or more of the vocabulary's Latin words (``absent_terms``
+    looks a word's stem up in it; build it once for many calls)."""
+    return {w[:n] for w in vocabulary if not _CJK.match(w) for n in range(4, len(w) + 1)}
+
+
+def absent_terms(terms: Iterable[str], vocabulary: set[str],
+                 stems: set[str] | None = None) -> list[str]:
     """The terms no chunk of the corpus holds, a Latin word not even in another form (no
     corpus word starts with its stem: all but its last three letters, at least four)."""
-    stems = {w[:n] for w in vocabulary if not _CJK.match(w) for n in range(4, len(w) + 1)}
+    stems = word_stems(vocabulary) if stems is None else stems
     missing: list[str] = []
     for term in terms:
         if term in vocabulary:

@@ -16,6 +16,7 @@ from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
     absent_terms,
+    detect_language,
     held_terms,
     key_terms,
     overlap,
@@ -32,6 +33,10 @@ _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|pass
                      re.IGNORECASE)
 # a sentence end inside the question: it copies the chunk's sentences before asking
 _INNER_SENTENCE = re.compile(r"[。！]|[.!]\s+[A-Z]")
+# a corpus with fewer distinct words cannot tell a word new to it from a made-up one
+WORD_CHECK_VOCABULARY = 20_000
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # a Markdown heading line ("# Preventive maintenance schedule for pumps")
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t].*$", re.MULTILINE)
 
@@ -216,4 +221,34 @@ def check_claim(claim: str, chunk: Chunk) -> Verdict:
     if any(f" {' '.join(latin[i:i + 8])} " in f" {plain} " for i in range(len(latin) - 7)) or any(
             cjk[i:i + 20] in text_cjk for i in range(len(cjk) - 19)):
         return Verdict("copies_text", claim[:60])
+    return Verdict(None, sources=[chunk])
+
+
+def check_back_translation(original: str, back: str, chunk: Chunk, vocabulary: set[str],
+                           stems: set[str]) -> Verdict:
+    """A claim translated there and back, against the claim it came from: rejected when it
+    came back in the other language or with a part left in it ("the吞噬 system"), or when it
+    drifted: a number that neither the claim nor its chunk holds ("5% weighing less than
+    50 kg" for "5% underweight"), or, in a corpus of ``WORD_CHECK_VOCABULARY`` distinct words
+    or more, a Latin word they do not hold that no chunk uses in any form (a name
+    mistranslated: "sidebrain", "Oceanobacteria")."""
+    language = detect_language(original)
+    left = _CJK_CHAR.search(back) if language == "en" else None
+    if detect_language(back) != language or left:
+        return Verdict("not_translated", f"left in the other language: {left.group(0)}"
+                       if left else back[:60])
+    source = f"{original}\n{chunk.text}"
+    numbers = set(_NUMBER.findall(source))
+    new_number = next((n for n in _NUMBER.findall(back) if n not in numbers), None)
+    if new_number:
+        return Verdict("drifted", f"a number neither the claim nor its chunk holds: {new_number}")
+    if len(vocabulary) < WORD_CHECK_VOCABULARY:
+        return Verdict(None, sources=[chunk])
+    held = set(held_terms(back, source))
+    new = [t for t in key_terms(back) if t not in held and not _CJK_CHAR.match(t)
+           and t.replace("-", "") not in vocabulary
+           and not all(part in vocabulary for part in t.split("-"))]
+    unknown = absent_terms(new, vocabulary, stems)
+    if unknown:
+        return Verdict("drifted", f"a word the corpus never uses: {unknown[0]}")
     return Verdict(None, sources=[chunk])
