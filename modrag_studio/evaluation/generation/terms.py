@@ -11,7 +11,7 @@ from modrag_nodes.generation.fact_match import normalise
 from modrag_nodes.retrieval.tokenizers import english_stopwords
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]")
 QUESTION_WORDS = frozenset((
     "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "does", "did",
@@ -33,8 +33,8 @@ def detect_language(text: str) -> str:
 def words(text: str) -> list[str]:
     """Latin words (case-folded) and CJK character bigrams of ``text``."""
     norm = normalise(text)
-    found = _LATIN.findall(_CJK_RUN.sub(" ", norm))
-    for run in _CJK_RUN.findall(norm):
+    found = _LATIN.findall(CJK_RUN.sub(" ", norm))
+    for run in CJK_RUN.findall(norm):
         found += [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
     return found
 
@@ -87,7 +87,7 @@ def words_to_replace(question: str, chunk_text: str) -> list[str]:
              for w in question.split()}
     out = [shown.get(t, t) for t in latin]
     bigrams = {t for t in held if _CJK.match(t)}
-    for run in _CJK_RUN.findall(normalise(question)):
+    for run in CJK_RUN.findall(normalise(question)):
         covered = [False] * len(run)
         for i in range(len(run) - 1):
             if run[i:i + 2] in bigrams:

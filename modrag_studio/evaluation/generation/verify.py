@@ -15,6 +15,7 @@ from modrag_nodes.generation.fact_match import fact_found, frequencies, normalis
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
+    CJK_RUN,
     absent_terms,
     detect_language,
     held_terms,
@@ -36,7 +37,6 @@ _INNER_SENTENCE = re.compile(r"[。！]|[.!]\s+[A-Z]")
 # a corpus with fewer distinct words cannot tell a word new to it from a made-up one
 WORD_CHECK_VOCABULARY = 20_000
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # a Markdown heading line ("# Preventive maintenance schedule for pumps")
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t].*$", re.MULTILINE)
 
@@ -233,7 +233,7 @@ def check_back_translation(original: str, back: str, chunk: Chunk, vocabulary: s
     or more, a Latin word they do not hold that no chunk uses in any form (a name
     mistranslated: "sidebrain", "Oceanobacteria")."""
     language = detect_language(original)
-    left = _CJK_CHAR.search(back) if language == "en" else None
+    left = CJK_RUN.search(back) if language == "en" else None
     if detect_language(back) != language or left:
         return Verdict("not_translated", f"left in the other language: {left.group(0)}"
                        if left else back[:60])
@@ -245,7 +245,7 @@ def check_back_translation(original: str, back: str, chunk: Chunk, vocabulary: s
     if len(vocabulary) < WORD_CHECK_VOCABULARY:
         return Verdict(None, sources=[chunk])
     held = set(held_terms(back, source))
-    new = [t for t in key_terms(back) if t not in held and not _CJK_CHAR.match(t)
+    new = [t for t in key_terms(back) if t not in held and not CJK_RUN.match(t)
            and t.replace("-", "") not in vocabulary
            and not all(part in vocabulary for part in t.split("-"))]
     unknown = absent_terms(new, vocabulary, stems)
