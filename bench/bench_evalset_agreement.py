@@ -82,6 +82,12 @@ def scores(doc, dataset, executor, variants: dict[str, tuple[dict, str]],
     return found, by_group
 
 
+def _summary(taus: np.ndarray) -> dict[str, float]:
+    """How many draws, their median tau and the share that reaches the goal of 0.7."""
+    return {"draws": len(taus), "median_tau": round(float(np.median(taus)), 3),
+            "at_least_0.7": round(float(np.mean(taus >= 0.7 - 1e-9)), 3)}
+
+
 def human_spread(per_query: dict[str, dict[str, float]], names: list[str], size: int,
                  tau: float, draws: int = 2000, seed: int = 0) -> dict[str, float]:
     """How a set of ``size`` human-judged queries drawn at random ranks the variants against
@@ -94,8 +100,7 @@ def human_spread(per_query: dict[str, dict[str, float]], names: list[str], size:
         order = rng.permutation(len(matrix))
         taus.append(kendalltau(matrix[order[:size]].mean(0), matrix[order[size:]].mean(0))[0])
     found = np.nan_to_num(np.array(taus), nan=0.0)
-    return {"draws": draws, "size": size, "median_tau": round(float(np.median(found)), 3),
-            "at_least_0.7": round(float(np.mean(found >= 0.7 - 1e-9)), 3),
+    return {**_summary(found), "size": size,
             "at_most_this": round(float(np.mean(found <= tau + 1e-9)), 3)}
 
 
@@ -109,9 +114,7 @@ def generated_spread(per_question: dict[str, dict[str, float]], names: list[str]
     rng = np.random.default_rng(seed)
     taus = [kendalltau(matrix[rng.integers(0, len(matrix), len(matrix))].mean(0), truth)[0]
             for _ in range(draws)]
-    found = np.nan_to_num(np.array(taus), nan=0.0)
-    return {"draws": draws, "median_tau": round(float(np.median(found)), 3),
-            "at_least_0.7": round(float(np.mean(found >= 0.7 - 1e-9)), 3)}
+    return _summary(np.nan_to_num(np.array(taus), nan=0.0))
 
 
 def question_types(evalset) -> dict[str, str]:

@@ -451,7 +451,7 @@ def test_back_translation_check_names_what_drifted():
     claim = "Swaddling reduces crying in infants, and 5% of patients are underweight."
 
     def reason(back: str) -> tuple[str | None, str]:
-        verdict = check_back_translation(claim, back, chunk, vocab, stems)
+        verdict = check_back_translation(claim, back, "en", chunk, vocab, stems)
         return verdict.reason, verdict.detail
 
     assert reason("Hugging babies reduces crying; 5% of patients are underweight.") == (
@@ -462,7 +462,7 @@ def test_back_translation_check_names_what_drifted():
         "a word the corpus never uses: sidebrain")
     small = set(words(chunk.text))  # too few words to call one made up
     kept = check_back_translation(claim, "Sidebrain hugging reduces crying; 5% of patients "
-                                  "are underweight.", chunk, small, word_stems(small))
+                                  "are underweight.", "en", chunk, small, word_stems(small))
     assert kept.reason is None
     assert reason("Swaddling reduces crying in the吞噬 system of infants.") == (
         "not_translated", "left in the other language: 吞噬")

@@ -339,8 +339,8 @@ class _Generator:
             cand.verdict = Verdict("not_translated", f"{pivot}: {middle[:40]} / {back[:40]}")
         else:
             original, cand.question = cand.question, back
-            cand.verdict = check_back_translation(original, back, cand.chunks[0], self.vocab,
-                                                  self.stems)
+            cand.verdict = check_back_translation(original, back, cand.language,
+                                                  cand.chunks[0], self.vocab, self.stems)
             if cand.verdict.reason is None:
                 cand.verdict = check_claim(back, cand.chunks[0])
         return cand

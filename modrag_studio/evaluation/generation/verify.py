@@ -224,15 +224,14 @@ def check_claim(claim: str, chunk: Chunk) -> Verdict:
     return Verdict(None, sources=[chunk])
 
 
-def check_back_translation(original: str, back: str, chunk: Chunk, vocabulary: set[str],
-                           stems: set[str]) -> Verdict:
-    """A claim translated there and back, against the claim it came from: rejected when it
-    came back in the other language or with a part left in it ("the吞噬 system"), or when it
-    drifted: a number that neither the claim nor its chunk holds ("5% weighing less than
-    50 kg" for "5% underweight"), or, in a corpus of ``WORD_CHECK_VOCABULARY`` distinct words
-    or more, a Latin word they do not hold that no chunk uses in any form (a name
-    mistranslated: "sidebrain", "Oceanobacteria")."""
-    language = detect_language(original)
+def check_back_translation(original: str, back: str, language: str, chunk: Chunk,
+                           vocabulary: set[str], stems: set[str]) -> Verdict:
+    """A claim translated there and back into ``language``, against the claim it came from:
+    rejected when it came back in the other language or with a part left in it ("the吞噬
+    system"), or when it drifted: a number that neither the claim nor its chunk holds ("5%
+    weighing less than 50 kg" for "5% underweight"), or, in a corpus of
+    ``WORD_CHECK_VOCABULARY`` distinct words or more, a Latin word they do not hold that no
+    chunk uses in any form (a name mistranslated: "sidebrain", "Oceanobacteria")."""
     left = CJK_RUN.search(back) if language == "en" else None
     if detect_language(back) != language or left:
         return Verdict("not_translated", f"left in the other language: {left.group(0)}"

@@ -351,10 +351,11 @@ class GenerateDialog(QDialog):
             return
         question = self.questions[row]
         ids = [i.value for i in question.expected_evidence.items if i.kind == "chunk"]
-        parts = [f"<p><i>Reworded from {_html(tag[9:])}:</i> "
-                 f"{_html(self.originals[tag[9:]].question)}</p>"
-                 for tag in question.tags
-                 if tag.startswith("reworded:") and tag[9:] in self.originals]
+        came_from = [t.removeprefix("reworded:") for t in question.tags
+                     if t.startswith("reworded:")]
+        parts = [f"<p><i>Reworded from {_html(qid)}:</i> "
+                 f"{_html(self.originals[qid].question)}</p>"
+                 for qid in came_from if qid in self.originals]
         for chunk_id in ids:
             chunk = self.result.chunks.get(chunk_id)
             text = chunk.text if chunk is not None else "(not in this corpus read)"
