@@ -128,9 +128,17 @@ class NodeDetails:
             self.open(chosen[0])
 
     def open(self, node_id: str) -> NodeDetailDialog:
+        """Show ``node_id``'s details, replacing an open detail view (a closed one is gone:
+        it deletes itself, so it is forgotten when it is destroyed)."""
         if self.dialog is not None:
             self.dialog.close()
-        self.dialog = NodeDetailDialog(node_id, self.editor, self.inspector,
-                                       self.window)  # type: ignore[arg-type]
-        self.dialog.show()
-        return self.dialog
+        dialog = NodeDetailDialog(node_id, self.editor, self.inspector,
+                                  self.window)  # type: ignore[arg-type]
+        dialog.destroyed.connect(lambda *_: self._forget(dialog))
+        self.dialog = dialog
+        dialog.show()
+        return dialog
+
+    def _forget(self, dialog: NodeDetailDialog) -> None:
+        if self.dialog is dialog:
+            self.dialog = None
