@@ -112,19 +112,24 @@ def add_trust_option(parser: Any) -> None:
                         "variables; 'modrag validate' lists them); it is trusted from then on")
 
 
-def refused_untrusted(path: str, trust_given: bool) -> bool:
+def refused_untrusted(path: str, trust_given: bool, executed: Any = None) -> bool:
     """True (with the list and the way out printed) when the graph file at ``path`` is not
-    the user's own, reaches outside its folder and ``--trust`` was not given; with
-    ``--trust`` its hosts are approved and the file trusted. The decision is the studio's
-    (``engine.trust.gate``); a file that cannot be loaded is left to the command to report."""
+    the user's own, what the command is about to run from it reaches outside its folder and
+    ``--trust`` was not given; with ``--trust`` its hosts are approved and the file trusted.
+    ``executed`` is that document, or a list of them (a variant applied, ``--set`` changes,
+    a tuner's trials); the file itself (every stored variant) is listed too, since consent
+    trusts the file. The decision is the studio's (``engine.trust.gate``); a file that cannot
+    be loaded is left to the command to report."""
     from modrag_studio.composition import default_registry
     from modrag_studio.engine.trust.gate import accept, disclosure, refusal
 
     try:
-        doc = load(path)
+        stored = load(path)
     except GraphLoadError:
         return False
-    found = disclosure(doc, default_registry(), path)
+    runs = [] if executed is None else [executed] if isinstance(executed, GraphDocument) \
+        else list(executed)
+    found = disclosure([stored, *runs], default_registry(), path)
     if found is None or found.empty:
         return False
     if trust_given:

@@ -112,10 +112,12 @@ def run_compare(args: argparse.Namespace) -> int:
         if all(reports):
             result = _compare_report_files(args, reports)
         else:
-            graphs = [g for g, r in zip((args.a, args.b), reports, strict=True) if g and not r]
-            if any(refused_untrusted(g, args.trust) for g in graphs):
-                return EXIT_INVALID
             sides = _variants(args)
+            runs: dict[str, list[Any]] = {}
+            for _label, doc, file in sides:  # each file decided on what runs from it
+                runs.setdefault(file, []).append(doc)
+            if any(refused_untrusted(file, args.trust, docs) for file, docs in runs.items()):
+                return EXIT_INVALID
             if args.evalset:
                 result = _compare_on_evalset(args, sides)
             elif args.dataset:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from modrag_studio import run_tracing
 from modrag_studio.commands import evalset_command
@@ -20,6 +21,7 @@ from modrag_studio.commands.common import (
     apply_overrides,
     load_or_exit,
     parse_pairs,
+    parse_value,
     refused_untrusted,
     run_hooks,
     traced,
@@ -73,6 +75,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.set_defaults(func=traced(run_eval))
 
 
+def _executed(args: argparse.Namespace) -> list[Any] | None:
+    """What the evaluation runs: the graph with its ``--set`` changes, every ``--grid`` cell
+    (None when they cannot be made: the command reports why, running nothing)."""
+    import itertools
+
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.engine.core.errors import ModragError
+    from modrag_studio.evaluation.grid import cell_graph, parse_grid
+
+    try:
+        doc = apply_overrides(load(args.graph), parse_pairs(args.set, "--set"))
+        axes = parse_grid(args.grid, doc, parse_value) if args.grid else []
+        return [doc, *(cell_graph(doc, axes, values)
+                       for values in itertools.product(*(a.values for a in axes)))]
+    except (ModragError, ValueError):
+        return None
+
+
 def run_eval(args: argparse.Namespace) -> int:
     from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.errors import ModragError
@@ -80,7 +100,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation import evaluate_graph, load_beir
 
-    if refused_untrusted(args.graph, args.trust):
+    if refused_untrusted(args.graph, args.trust, _executed(args)):
         return EXIT_INVALID
     if args.evalset:
         return evalset_command.run_evalset(args)

@@ -96,7 +96,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
 
     doc = load_with_overrides(args.graph, args.set)
-    if doc is None or refused_untrusted(args.graph, args.trust):
+    if doc is None or refused_untrusted(args.graph, args.trust, doc):
         return EXIT_INVALID
     registry = default_registry()
     line = None if args.quiet else ProgressLine("questions kept", every_s=0)

@@ -66,7 +66,7 @@ def run_index(args: argparse.Namespace) -> int:
     from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
     doc = load_with_overrides(args.graph, args.set)
-    if doc is None or refused_untrusted(args.graph, args.trust):
+    if doc is None or refused_untrusted(args.graph, args.trust, doc):
         return EXIT_INVALID
     try:
         inputs = cli_inputs(doc, parse_pairs(args.input, "--input"))

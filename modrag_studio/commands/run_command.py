@@ -129,7 +129,7 @@ def run_graph(args: argparse.Namespace) -> int:
     from modrag_studio.engine.run.executor import Executor
 
     doc = load_with_overrides(args.graph, args.set)
-    if doc is None or refused_untrusted(args.graph, args.trust):
+    if doc is None or refused_untrusted(args.graph, args.trust, doc):
         return EXIT_INVALID
     try:
         raw = {name: absolute_if_exists(value)  # shell paths mean the working directory

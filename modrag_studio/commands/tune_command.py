@@ -94,9 +94,8 @@ def run_tune(args: argparse.Namespace) -> int:
     from modrag_studio.engine.run.executor import Executor
     from modrag_studio.evaluation.tuning import parse_space, tune, winner_variant, write_variant
     from modrag_studio.evaluation.tuning.questions import subset
+    from modrag_studio.evaluation.tuning.tuner import trial_reach_graphs
 
-    if refused_untrusted(args.graph, args.trust):
-        return EXIT_INVALID
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
@@ -104,6 +103,9 @@ def run_tune(args: argparse.Namespace) -> int:
     try:
         extra = parse_pairs(args.input, "--input")
         space = parse_space(args.space, doc, registry, parse_value)
+        if refused_untrusted(args.graph, args.trust,
+                             [doc, *trial_reach_graphs(doc, space, registry)]):
+            return EXIT_INVALID
         dataset = _questions(args, doc, extra)
         if args.limit:
             dataset = subset(dataset, dataset.evaluated_query_ids()[: args.limit])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +35,16 @@ class BuildParams(BaseModel):
 def graph_path(params: BuildParams, work_dir: Path) -> Path:
     folder = resolve_path(params.folder) if params.folder else Path(work_dir) / "kg"
     return folder / f"{params.name}.kg.json"
+
+
+def graph_file_writes(params: BuildParams, outside: Callable[[str], bool]
+                      ) -> list[tuple[str, str]]:
+    """What the trust list says a graph file write changes outside the graph's folder: the
+    shared ``<data dir>/kg/<name>.kg.json`` (param 'folder' empty: every such graph rewrites
+    the same file) or a file in a folder outside it."""
+    if params.folder.strip() and not outside(params.folder.strip()):
+        return []
+    return [("folder", f"writes knowledge graph file {graph_path(params, work_home())}")]
 
 
 def summarize(store: KGStore) -> dict[str, Any]:
@@ -88,6 +99,10 @@ class BuildGraph(NodeType):
                   description="Chunk texts to store when the extraction has none"),
     )
     outputs = (OutputPort("graph", KnowledgeGraph, "The persisted graph (path and summary)"),)
+
+    def store_writes(self, params: BuildParams, outside: Callable[[str], bool]
+                     ) -> list[tuple[str, str]]:
+        return graph_file_writes(params, outside)
 
     def fingerprint(self, params: BuildParams, inputs: Any, run_inputs: Any) -> str | None:
         path = graph_path(params, work_home())

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.kg.build import BuildParams, build_graph, graph_path
+from modrag_nodes.kg.build import BuildParams, build_graph, graph_file_writes, graph_path
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, KnowledgeGraph, Relation
 from modrag_nodes.kg.extract_rules import resolve_dir
 from modrag_nodes.kg.store import text_hash
@@ -229,6 +230,10 @@ class CodeGraph(NodeType):
         OutputPort("graph", KnowledgeGraph, "The module graph file"),
         OutputPort("chunks", list[Chunk], "One chunk per module (docstring and signatures)"),
     )
+
+    def store_writes(self, params: CodeGraphParams, outside: Callable[[str], bool]
+                     ) -> list[tuple[str, str]]:
+        return graph_file_writes(BuildParams(folder=params.folder, name=params.name), outside)
 
     def fingerprint(self, params: CodeGraphParams, inputs: Any, run_inputs: Any) -> str | None:
         value = inputs.get("path") or params.path

@@ -139,10 +139,12 @@ class ChatModel(NodeType):
     def env_reads(self, params: ChatModelParams) -> list[tuple[str, str, str]]:
         """(param, environment variable, host it is sent to) the node reads: the API key of
         an OpenAI server, sent to the host of its base URL."""
-        if params.backend == "openai" and not params.api_key_file and params.api_key_env:
-            from modrag_nodes.llm.openai_backend import key_destination
+        if params.backend == "openai" and not params.api_key_file:
+            from modrag_nodes.llm.openai_backend import DEFAULT_KEY_ENV, key_destination
 
-            return [("api_key_env", params.api_key_env, key_destination(params.host))]
+            # an empty name reads the default variable (``openai_backend.api_key``)
+            return [("api_key_env", params.api_key_env or DEFAULT_KEY_ENV,
+                     key_destination(params.host))]
         return []
 
     def run(self, ctx: NodeContext, params: ChatModelParams) -> dict[str, Any]:

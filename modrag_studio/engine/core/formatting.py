@@ -2,7 +2,32 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
+
+#: format characters that reorder or hide text (bidirectional marks, zero-width characters)
+_HIDING = frozenset("\u061c\u200b\u200c\u200d\u200e\u200f\u2028\u2029\u202a\u202b"
+                    "\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff")
+
+
+def shown(text: Any) -> str:
+    """``text`` as a person must see it in a list they decide on: control characters (escape
+    sequences, carriage returns, new lines) and characters that reorder or hide text are
+    written as escapes (``\\x1b``, ``\\u202e``), so a value cannot rewrite the line it is
+    on or the lines above it."""
+    text = str(text)
+    if text.isprintable() and not _HIDING.intersection(text):
+        return text
+    return "".join(_escaped(char) for char in text)
+
+
+def _escaped(char: str) -> str:
+    if char in _HIDING or unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl",
+                                                          "Zp"):
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 \
+            else f"\\U{code:08x}"
+    return char
 
 
 def short(text: Any, limit: int = 80) -> str:

@@ -23,7 +23,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from modrag_studio.engine.compose.expand import expand
+from modrag_studio.engine.compose.variant_apply import apply_variant, base_of
 from modrag_studio.engine.core.document import GraphDocument, NodeSpec
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.formatting import shown
 from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.paths import (
     PATH_WORDS,
@@ -56,12 +59,25 @@ class Reach:
         return not (self.files or self.hosts or self.env_vars or self.writes or self.sends)
 
     def lines(self) -> list[str]:
-        return ([f"reads {path}  ({where})" for where, path in self.files]
-                + [f"contacts {host}  ({where})" for where, host in self.hosts]
-                + [f"reads environment variable {name}  ({where})"
+        """One line per entry; what the graph's file holds (paths, hosts, names) is shown with
+        its control and bidirectional characters escaped, so it cannot rewrite the list."""
+        return ([f"reads {shown(path)}  ({shown(where)})" for where, path in self.files]
+                + [f"contacts {shown(host)}  ({shown(where)})" for where, host in self.hosts]
+                + [f"reads environment variable {shown(name)}  ({shown(where)})"
                    for where, name in self.env_vars]
-                + [f"sends ${name} to {host}  ({where})" for where, name, host in self.sends]
-                + [f"{what}  ({where})" for where, what in self.writes])
+                + [f"sends ${shown(name)} to {shown(host)}  ({shown(where)})"
+                   for where, name, host in self.sends]
+                + [f"{shown(what)}  ({shown(where)})" for where, what in self.writes])
+
+    def add(self, other: Reach, label: str = "") -> None:
+        """``other``'s entries not listed yet, their places prefixed with ``label``."""
+        for name in ("files", "hosts", "env_vars", "writes", "sends"):
+            mine = getattr(self, name)
+            known = {entry[1:] for entry in mine} if label else set(mine)
+            for entry in getattr(other, name):
+                if (entry[1:] if label else entry) not in known:
+                    mine.append((label + entry[0], *entry[1:]) if label else entry)
+                    known.add(entry[1:] if label else entry)
 
 
 def is_loopback_host(host: str) -> bool:
@@ -115,10 +131,37 @@ def _resolve(value: str, base: Path) -> Path:
 def reach(doc: GraphDocument, registry: NodeRegistry, graph_path: str | Path | None = None,
           *, base: Path | None = None) -> Reach:
     """What ``doc`` reads outside the folder of ``graph_path`` and which non-loopback hosts
-    it names. Relative paths resolve as they do when the graph runs (``graph_base_dir``):
-    against ``base``, else the graph file's folder, else the working directory."""
+    it names: its base graph, every stored variant as it would run (a variant that cannot be
+    applied never runs), and the component files its subgraphs link to. Relative paths
+    resolve as they do when the graph runs (``graph_base_dir``): against ``base``, else the
+    graph file's folder, else the working directory."""
     folder = Path(os.path.realpath(Path(graph_path).parent)) if graph_path else None
     base = base or graph_base_dir(doc, folder) or Path.cwd()
+    found = _graph_reach(base_of(doc) if doc.variants else doc, registry, base, folder)
+    for where, link in _links(doc.nodes):
+        _add_file(found, where, link, base, folder)
+    for variant in doc.variants or []:
+        try:
+            applied = apply_variant(doc, variant, registry)
+        except ModragError:
+            continue
+        found.add(_graph_reach(applied, registry, base, folder), f"variant '{variant.name}': ")
+    return found
+
+
+def _links(nodes: list[NodeSpec], prefix: str = "") -> Iterable[tuple[str, str]]:
+    """(place, path) of every component link, in subgraphs nested at any depth."""
+    for spec in nodes:
+        if spec.subgraph is None:
+            continue
+        if spec.subgraph.link is not None:
+            yield f"{prefix}{spec.id}.subgraph.link", spec.subgraph.link.path
+        yield from _links(spec.subgraph.graph.nodes, f"{prefix}{spec.id}/")
+
+
+def _graph_reach(doc: GraphDocument, registry: NodeRegistry, base: Path,
+                 folder: Path | None) -> Reach:
+    """What one runnable graph (no variants block) reaches."""
     doc = expand(doc).doc  # what subgraphs reach is what their inner nodes reach
     found = Reach()
     path_inputs = path_like_inputs(doc, registry)

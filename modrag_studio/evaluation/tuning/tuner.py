@@ -224,6 +224,24 @@ def trial_graph(doc: GraphDocument, variant: VariantSpec,
     return graph
 
 
+def trial_reach_graphs(doc: GraphDocument, space: SearchSpace,
+                       registry: NodeRegistry) -> list[GraphDocument]:
+    """Graphs that together reach whatever any trial of ``space`` reaches (what the trust
+    list is decided on before tuning): for each node, every combination of its own
+    dimensions, the other nodes unchanged; what a node reaches depends on its own type and
+    params only, so this covers every trial without running the whole product."""
+    graphs = []
+    for node_id in dict.fromkeys(d.node_id for d in space.dimensions):
+        own = SearchSpace(tuple(d for d in space.dimensions if d.node_id == node_id))
+        for values in own.combinations():
+            try:
+                graphs.append(trial_graph(doc, own.variant(values, "trial", registry, doc),
+                                          registry))
+            except ModragError:  # a combination that cannot be applied never runs
+                continue
+    return graphs
+
+
 def store_collections(base: GraphDocument, graph: GraphDocument, registry: NodeRegistry
                       ) -> list[tuple[str, str, str]]:
     """(store node, its name param, the trial's name) for each store of ``graph`` whose
