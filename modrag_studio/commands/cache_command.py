@@ -4,10 +4,11 @@ disk."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
-from modrag_studio.commands.exit_codes import EXIT_OK
+from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -38,15 +39,26 @@ def megabytes(size: int) -> str:
 
 
 def run_cache(args: argparse.Namespace) -> int:
-    from modrag_studio.engine.cache.node_cache import NodeCache, clear_disk, disk_usage
+    from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.paths import cache_home
-    from modrag_studio.engine.history.store import RunHistory
+    from modrag_studio.engine.history.store import HistoryError, RunHistory
     from modrag_studio.engine.run.pins import graph_key
 
     folder = Path(args.cache_dir) if args.cache_dir else cache_home()
     cache = NodeCache(disk_dir=folder)
     history = RunHistory(folder / "history")
     graph = graph_key(path=args.graph) if args.graph else None
+    try:
+        return cache_action(args, folder, cache, history, graph)
+    except HistoryError as exc:  # a damaged index: named, with the way out
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def cache_action(args: argparse.Namespace, folder: Path, cache, history, graph: str | None
+                 ) -> int:
+    from modrag_studio.engine.cache.node_cache import clear_disk, disk_usage
+
     if args.action == "info":
         used, entries = disk_usage(folder)
         print(f"cache folder: {folder}")
@@ -71,7 +83,8 @@ def run_cache(args: argparse.Namespace) -> int:
             removed, freed = clear_disk(folder)
             print(f"removed {removed} result(s), {megabytes(freed)}")
         runs, freed = history.clear(graph)
-        print(f"removed {runs} recorded run(s), {megabytes(freed)}")
+        reset = " (the damaged history index was reset)" if history.was_reset else ""
+        print(f"removed {runs} recorded run(s), {megabytes(freed)}{reset}")
     return EXIT_OK
 
 

@@ -212,9 +212,11 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
-def env_limit(name: str, default: float, unit: str) -> float:
-    """A finite number >= 0 from ``$name`` (``default`` when unset or empty); InvalidSetting
-    naming the variable for anything else (``inf``, ``nan``, ``-1``, ``lots``)."""
+def env_limit(name: str, default: float, unit: str, *, minimum: float = 0.0,
+              maximum: float = 1e9, hint: str = "") -> float:
+    """A finite number from ``minimum`` to ``maximum`` from ``$name`` (``default`` when unset
+    or empty); InvalidSetting naming the variable for anything else (``inf``, ``nan``, ``-1``,
+    ``1e308``, whose bytes or seconds overflow, ``lots``)."""
     import math
 
     from modrag_studio.engine.core.errors import InvalidSetting
@@ -226,7 +228,8 @@ def env_limit(name: str, default: float, unit: str) -> float:
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 0:
+    if not math.isfinite(value) or not minimum <= value <= maximum:
         raise InvalidSetting(f"{name}={raw!r} is not a valid limit: give a finite number of "
-                             f"{unit}, 0 or more (unset: {default:g})")
+                             f"{unit} from {minimum:g} to {maximum:g} (unset: {default:g})"
+                             + (f"; {hint}" if hint else ""))
     return value

@@ -8,8 +8,11 @@ file is written to a temp file and renamed into place before its row is committe
 (WAL, a busy timeout) keeps two processes recording at once safe.
 
 Bounds: ``$MODRAG_HISTORY_RUNS`` runs per graph (default 2000) and ``$MODRAG_HISTORY_MB`` on
-disk (default a quarter of the node cache's ``$MODRAG_CACHE_DISK_MB``); the oldest runs go
-first, a graph's baseline run last. ``modrag cache`` lists, prunes and clears them.
+disk (default a quarter of the node cache's ``$MODRAG_CACHE_DISK_MB``, at least 16 MB), the
+index and the temp files of writes under way included; the oldest runs go first, a graph's
+baseline run last. A limit below 1 is refused. The index is private (0600) like the run
+files; a damaged one is a HistoryError that ``clear()`` (``modrag cache clear``) resets.
+``modrag cache`` lists, prunes and clears them.
 """
 
 from __future__ import annotations
@@ -26,25 +29,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from modrag_studio.engine.cache.node_cache import (
-    DEFAULT_DISK_MB,
-    DISK_ENV,
-    allocated,
-    approx_size,
-    stable_hash,
-)
+from modrag_studio.engine.cache.node_cache import TEMP_SUFFIX, allocated, approx_size, stable_hash
 from modrag_studio.engine.cache.signing import dump_signed, load_signed
 from modrag_studio.engine.core.document import GraphDocument, from_json_dict, to_json_dict
 from modrag_studio.engine.core.errors import ModragError
-from modrag_studio.engine.core.paths import cache_home, env_limit
+from modrag_studio.engine.core.paths import cache_home
+from modrag_studio.engine.history import disk
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import Trace
 
 if TYPE_CHECKING:
     import sqlite3
 
-RUNS_ENV, SIZE_ENV = "MODRAG_HISTORY_RUNS", "MODRAG_HISTORY_MB"
-DEFAULT_RUNS = 2000
+RUNS_ENV, SIZE_ENV = disk.RUNS_ENV, disk.SIZE_ENV
 MAX_VALUE_BYTES = 512 * 1024  # a node value larger than this (an index) is not kept
 QUESTION_NAMES = ("question", "query", "q", "prompt", "text")
 _FORMAT = "modrag-run-1"
@@ -61,10 +58,23 @@ CREATE INDEX IF NOT EXISTS runs_by_graph ON runs (graph, started_at);
 CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation, turn);
 CREATE TABLE IF NOT EXISTS baselines (graph TEXT PRIMARY KEY, run_id TEXT NOT NULL);
 """
+# what a row's texts take in the index; an index with no rows takes about this much
+_ROW_BYTES = " + ".join(f"length(CAST(r.{name} AS BLOB))" for name in (
+    "run_id", "graph", "question", "variant", "answer", "inputs", "conversation", "origin"))
+_EMPTY_INDEX_BYTES = 64 * 1024
 
 
 class HistoryError(ModragError):
-    """A recorded run cannot be read (missing or damaged file)."""
+    """A recorded run cannot be read (missing or damaged file), or the index is damaged."""
+
+
+def _damaged(exc: Exception) -> bool:
+    """Whether sqlite says the file is not a database or is corrupt (not: busy, locked)."""
+    import sqlite3
+
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        not isinstance(exc, sqlite3.OperationalError)
+        or getattr(exc, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB"))
 
 
 @dataclass(frozen=True)
@@ -140,27 +150,33 @@ class RunHistory:
     def __init__(self, root: str | os.PathLike[str] | None = None, *,
                  max_runs: int | None = None, max_bytes: int | None = None) -> None:
         self.root = Path(root) if root is not None else cache_home() / "history"
-        self.max_runs = max_runs if max_runs is not None \
-            else int(env_limit(RUNS_ENV, DEFAULT_RUNS, "runs"))
-        disk_mb = env_limit(DISK_ENV, DEFAULT_DISK_MB, "MB")
-        self.max_bytes = max_bytes if max_bytes is not None \
-            else int(env_limit(SIZE_ENV, disk_mb / 4, "MB") * 1024 * 1024)
+        env_runs, env_bytes = disk.history_limits()
+        self.max_runs = env_runs if max_runs is None else max_runs
+        self.max_bytes = env_bytes if max_bytes is None else max_bytes
         self._ready = False
+        self.was_reset = False  # clear() found the index damaged and reset the history
 
     # storage ----------------------------------------------------------------------------
     @contextlib.contextmanager
     def _db(self) -> Iterator[sqlite3.Connection]:
         import sqlite3  # imported on first use: not at the studio's start-up
 
-        self.root.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.root / "index.sqlite", timeout=30)
+        index = disk.private_index(self.root)
+        conn = sqlite3.connect(index, timeout=30)
         try:
             if not self._ready:
+                conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # a new index only
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(_SCHEMA)
                 self._ready = True
             with conn:
                 yield conn
+        except sqlite3.DatabaseError as exc:
+            if not _damaged(exc):
+                raise
+            raise HistoryError(
+                f"the run history index {index} is damaged ({exc}); `modrag cache clear` "
+                "resets the history (its recorded runs are lost)") from None
         finally:
             conn.close()
 
@@ -200,7 +216,7 @@ class RunHistory:
     def _write(self, run_id: str, payload: dict[str, Any]) -> int:
         path = self._path(run_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=TEMP_SUFFIX)
         try:
             with os.fdopen(fd, "wb") as fh:
                 dump_signed(payload, fh)
@@ -280,11 +296,12 @@ class RunHistory:
                                    "ORDER BY graph"))
 
     def usage(self) -> tuple[int, int]:
-        """(bytes on disk, runs) of the whole history."""
+        """(bytes on disk, runs) of the whole history: run files, the index and temp files."""
         with self._db() as db:
             size, count = db.execute("SELECT COALESCE(SUM(size), 0), COUNT(*) FROM runs") \
                 .fetchone()
-        return int(size), int(count)
+        temps = sum(size for _, size, _ in disk.temp_files(self.root))
+        return int(size) + disk.index_bytes(self.root) + temps, int(count)  # once closed
 
     # baselines --------------------------------------------------------------------------
     def set_baseline(self, graph: str, run_id: str | None) -> None:
@@ -300,29 +317,52 @@ class RunHistory:
         return self.get(row[0]) if row else None
 
     # bounds -----------------------------------------------------------------------------
-    def prune(self, max_bytes: int | None = None, max_runs: int | None = None
-              ) -> tuple[int, int]:
+    def prune(self, max_bytes: int | None = None, max_runs: int | None = None, *,
+              origin: str | None = None) -> tuple[int, int]:
         """Drop the oldest runs (a baseline last) until each graph has at most ``max_runs``
-        and the history takes at most ``max_bytes``; returns (runs removed, bytes freed)."""
+        and the history takes at most ``max_bytes`` (its index and the temp files of writes
+        under way included; those of killed writes go first); returns (runs removed, bytes
+        freed). With ``origin``, only the runs of that origin count and go (a per-client
+        budget: one client's runs never evict another's)."""
         max_bytes = self.max_bytes if max_bytes is None else max_bytes
         max_runs = self.max_runs if max_runs is None else max_runs
+        removed = 0
+        freed = 0 if origin is not None else disk.remove_temp_files(self.root, stale_only=True)
+        self._compact()
+        for _ in range(4):  # the index shrinks by about each run's share: measure again
+            runs, size = self._prune_pass(max_bytes, max_runs, origin)
+            removed, freed = removed + runs, freed + size
+            if not runs or origin is not None or self.usage()[0] <= max_bytes:
+                break
+        return removed, freed
+
+    def _prune_pass(self, max_bytes: int, max_runs: int, origin: str | None
+                    ) -> tuple[int, int]:
         doomed: list[tuple[str, int]] = []
+        index = disk.index_bytes(self.root)  # before a connection adds its shared memory
         with self._db() as db:
+            where, args = ("WHERE r.origin = ?", (origin,)) if origin is not None else ("", ())
             rows = list(db.execute(
-                "SELECT r.run_id, r.graph, r.size, b.run_id IS NOT NULL FROM runs r "
-                "LEFT JOIN baselines b ON b.run_id = r.run_id "
-                "ORDER BY r.started_at DESC, r.rowid DESC"))
+                f"SELECT r.run_id, r.graph, r.size, b.run_id IS NOT NULL, {_ROW_BYTES} "
+                f"FROM runs r LEFT JOIN baselines b ON b.run_id = r.run_id {where} "
+                "ORDER BY r.started_at DESC, r.rowid DESC", args))
+            # each run's share of the index: its texts' part of what the rows take
+            base = 0 if origin is not None else min(index, _EMPTY_INDEX_BYTES) + sum(
+                size for _, size, _ in disk.temp_files(self.root))
+            held = max(0, index - _EMPTY_INDEX_BYTES)
+            texts = sum(row[4] for row in rows) or 1
             kept: dict[str, int] = {}
-            for _, graph, _, is_base in rows:  # a baseline takes its place first
+            for _, graph, _, is_base, _ in rows:  # a baseline takes its place first
                 kept[graph] = kept.get(graph, 0) + bool(is_base)
             survivors = []
-            for run_id, graph, size, is_base in rows:  # newest first: the oldest over go
+            for run_id, graph, size, is_base, text in rows:  # newest first: oldest over go
+                size += held * text // texts
                 kept[graph] += not is_base
                 if kept[graph] > max_runs and not is_base:
                     doomed.append((run_id, size))
                 else:
                     survivors.append((run_id, size, is_base))
-            total = sum(size for _, size, _ in survivors)
+            total = base + sum(size for _, size, _ in survivors)
             for run_id, size, _base in sorted(reversed(survivors), key=lambda r: r[2]):
                 if total <= max_bytes:
                     break
@@ -332,15 +372,45 @@ class RunHistory:
             db.execute("DELETE FROM baselines WHERE run_id NOT IN (SELECT run_id FROM runs)")
         for run_id, _ in doomed:
             self._path(run_id).unlink(missing_ok=True)
+        if doomed:
+            self._compact()
         return len(doomed), sum(size for _, size in doomed)
 
-    def clear(self, graph: str | None = None) -> tuple[int, int]:
-        """Delete every run (of ``graph`` when given); returns (runs, bytes) removed."""
+    def _compact(self) -> None:
+        """Give the pages of deleted rows back to the disk and fold the WAL into the index,
+        so the index takes what its rows need."""
         with self._db() as db:
-            where, args = ("WHERE graph = ?", (graph,)) if graph is not None else ("", ())
-            rows = list(db.execute(f"SELECT run_id, size FROM runs {where}", args))
-            db.execute(f"DELETE FROM runs {where}", args)
-            db.execute("DELETE FROM baselines WHERE run_id NOT IN (SELECT run_id FROM runs)")
+            pages, free, mode = (db.execute(f"PRAGMA {name}").fetchone()[0]
+                                 for name in ("page_count", "freelist_count", "auto_vacuum"))
+        if free and mode == 2:
+            with self._db() as db:
+                db.execute("PRAGMA incremental_vacuum")
+        elif free * 4 > pages:  # an index made before auto-vacuum: once, then incremental
+            with self._db() as db:
+                db.isolation_level = None
+                db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                db.execute("VACUUM")
+        with self._db() as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def clear(self, graph: str | None = None) -> tuple[int, int]:
+        """Delete every run (of ``graph`` when given); returns (runs, bytes) removed. Without
+        ``graph`` a damaged index is reset: the index and every run file go."""
+        try:
+            with self._db() as db:
+                where, args = ("WHERE graph = ?", (graph,)) if graph is not None else ("", ())
+                rows = list(db.execute(f"SELECT run_id, size FROM runs {where}", args))
+                db.execute(f"DELETE FROM runs {where}", args)
+                db.execute("DELETE FROM baselines WHERE run_id NOT IN "
+                           "(SELECT run_id FROM runs)")
+        except HistoryError:
+            if graph is not None:
+                raise
+            self._ready, self.was_reset = False, True
+            return 0, disk.remove_all(self.root)
         for run_id, _ in rows:
             self._path(run_id).unlink(missing_ok=True)
-        return len(rows), sum(size for _, size in rows)
+        freed = 0 if graph is not None else disk.remove_temp_files(self.root, stale_only=False)
+        if rows:
+            self._compact()
+        return len(rows), freed + sum(size for _, size in rows)

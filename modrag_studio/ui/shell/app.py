@@ -33,9 +33,11 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     from modrag_studio.engine.cache.node_cache import check_limits
     from modrag_studio.engine.core.errors import InvalidSetting
+    from modrag_studio.engine.history.disk import history_limits
 
     try:  # a setting that cannot be used is named before any window opens
         check_limits()
+        history_limits()
     except InvalidSetting as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
