@@ -38,6 +38,7 @@ from modrag_studio.ui.canvas.port_highlight import PortHighlight
 from modrag_studio.ui.canvas.queries import CanvasQueries
 from modrag_studio.ui.canvas.routed_wires import port_centre, routed_path
 from modrag_studio.ui.canvas.view import HintBubble
+from modrag_studio.ui.panels.variant_overlay import VariantOverlay
 
 with warnings.catch_warnings():  # its distutils import (see modrag_studio.ui.shell.startup)
     warnings.simplefilter("ignore")
@@ -204,7 +205,9 @@ class CanvasAdapter:
                                        lambda: self._sync_edges(editor.document()))
         self.ports = PortHighlight(self._nodes, self.port_type, self.gestures.port_ref)
         self.hint = HintBubble(self.scene, self.view)
-        self.params = NodeParamRows(editor, self.refuse)
+        self.variant = VariantOverlay()  # the active variant's values, shown on the rows
+        self.params = NodeParamRows(editor, self.refuse, self.variant)
+        self.variant.listeners.append(lambda: [self.decor.refresh_detail(n) for n in self._nodes])
         self.on_node_opened: list[Callable[[str], None]] = []  # double-click: the detail view
         self._rewire_signals()
         # NodeGraphQt's own undo/redo actions would make Ctrl+Z ambiguous: ours is the editor's

@@ -5,7 +5,9 @@ A node type names its one to three key params (``NodeType.key_params``); each is
 A click on a row opens the param's own editor over it (a spin box, a drop-down, a check
 box or a line, the same fields as the Properties panel); Enter or leaving it commits
 through :meth:`GraphEditor.set_param` (one undo step), Escape closes it unchanged. A value
-the node's Params refuse is named in the status bar and nothing changes.
+the node's Params refuse is named in the status bar and nothing changes. While a variant is
+active the rows show the values it runs with, its overrides in purple with a diamond, and an
+edit of an overridden param changes the variant (:class:`VariantOverlay`).
 """
 
 from __future__ import annotations
@@ -24,15 +26,20 @@ from PySide6.QtWidgets import (
     QGraphicsSimpleTextItem,
 )
 
+from modrag_studio.engine.compose.ports import type_of
 from modrag_studio.engine.core.document import NodeSpec
+from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.edit.editor import GraphEditor, ParamRejected
 from modrag_studio.ui.panels.properties import ParamField, resolve
+from modrag_studio.ui.panels.variant_overlay import VARIANT_COLOUR, VariantOverlay
 
 ROW_HEIGHT = 16.0
 ROW_PAD = 8.0
 INLINE_KINDS = ("enum", "bool", "int", "float", "str", "json-scalar")
 VALUE_CHARS = 22  # a value longer than this is cut in the middle (the tooltip has it whole)
+VARIANT_MARK = "◆"  # after a value the active variant sets
+_PLAIN, _OVERRIDDEN = QColor(205, 212, 222), QColor(VARIANT_COLOUR)
 _FONT = QFont()
 _FONT.setPointSizeF(7.5)
 
@@ -81,15 +88,20 @@ class ParamRow(QGraphicsSimpleTextItem):
         self.value: Any = None
         self.on_click = on_click
         self.setFont(_FONT)
-        self.setBrush(QBrush(QColor(205, 212, 222)))
+        self.setBrush(QBrush(_PLAIN))
+        self.overridden = ""
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setAcceptedMouseButtons(Qt.MouseButton.LeftButton)
 
-    def show_value(self, value: Any) -> None:
-        self.value = value
-        self.setText(f"{self.name}  {param_text(value)}")
+    def show_value(self, value: Any, overridden: str = "") -> None:
+        """Show ``value``; ``overridden`` (the variant's note) marks it as the variant's."""
+        self.value, self.overridden = value, overridden
+        mark = f"  {VARIANT_MARK}" if overridden else ""
+        self.setText(f"{self.name}  {param_text(value)}{mark}")
+        self.setBrush(QBrush(_OVERRIDDEN if overridden else _PLAIN))
         whole = json.dumps(value, ensure_ascii=False, default=str)
-        self.setToolTip(f"{self.name} = {whole}\nclick to edit")
+        note = f"\n{overridden}" if overridden else ""
+        self.setToolTip(f"{self.name} = {whole}{note}\nclick to edit")
 
     def text_width(self) -> float:
         return float(QFontMetrics(_FONT).horizontalAdvance(self.text()))
@@ -149,9 +161,12 @@ class _EditorKeys(QObject):
 class NodeParamRows:
     """The key-param rows of every node on the canvas, and the one inline editor."""
 
-    def __init__(self, editor: GraphEditor, message: Callable[[str], None]) -> None:
+    def __init__(self, editor: GraphEditor, message: Callable[[str], None],
+                 variant: VariantOverlay | None = None) -> None:
         self.editor = editor
         self.message = message
+        self.variant = variant or VariantOverlay()
+        self.variant.listeners.append(self._variant_changed)
         self.rows: dict[str, list[ParamRow]] = {}
         self.field: ParamField | None = None
         self._proxy: QGraphicsProxyWidget | None = None
@@ -175,9 +190,28 @@ class NodeParamRows:
                     for name in names]
             self.rows[node_id] = rows
         values = dict(key_param_values(node_type, spec)) if node_type is not None else {}
+        variant = self.variant
         for row in rows:
-            row.show_value(values.get(row.name))
+            base = values.get(row.name)
+            row.show_value(variant.value(node_id, row.name, base),
+                           variant.note(node_id, row.name, base))
         return made
+
+    def _variant_changed(self) -> None:
+        """Another variant (or the base) is shown: every row shows what it runs with."""
+        doc = self.editor.document()
+        ids = set(doc.node_ids())
+        for node_id, rows in list(self.rows.items()):
+            if not rows or node_id not in ids or rows[0].parentItem() is None:
+                continue
+            spec = doc.node(node_id)
+            try:
+                node_type = type_of(spec, self.editor.registry)
+            except ModragError:
+                continue
+            item = rows[0].parentItem()
+            self.show(node_id, item, node_type, spec)
+            item.draw_node()  # type: ignore[attr-defined]
 
     def forget(self, node_id: str) -> None:
         self.rows.pop(node_id, None)
@@ -257,9 +291,15 @@ class NodeParamRows:
             return
         spec = self.editor.document().node(node_id)
         row_value = next((r.value for r in self.rows.get(node_id, []) if r.name == name), None)
-        if spec.params.get(name, row_value) != value:
+        variant = self.variant
+        in_variant = variant.overrides(node_id, name) and variant.set_param is not None
+        shown = row_value if in_variant else spec.params.get(name, row_value)
+        if shown != value:
             try:
-                self.editor.set_param(node_id, name, value)
+                if in_variant:
+                    variant.set_param(node_id, name, value)  # type: ignore[misc]
+                else:
+                    self.editor.set_param(node_id, name, value)
             except ParamRejected as exc:
                 self.message(str(exc))
                 return

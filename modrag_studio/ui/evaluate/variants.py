@@ -15,11 +15,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -29,10 +29,12 @@ from modrag_studio.commands.common import parse_value
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.edit.editor import ParamRejected
 from modrag_studio.engine.edit.variants import (
     apply_variant,
     base_of,
     diff_graphs,
+    get_variant,
     parse_variant_args,
     variant_names,
     with_variant,
@@ -46,6 +48,7 @@ from modrag_studio.ui.evaluate.compare_view import (
     open_side_by_side,
 )
 from modrag_studio.ui.evaluate.grid_table import GridDialog
+from modrag_studio.ui.evaluate.variant_form import VariantForm
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
@@ -75,11 +78,15 @@ class VariantsController(QObject):
         self.dialog: SideBySideDialog | None = None
         self.answers_dialog: AnswerComparisonDialog | None = None
         self.grid_dialog: GridDialog | None = None
+        self.form: VariantForm | None = None
+        self.overlay = window.canvas.variant  # what the rows and Properties show
+        self.overlay.set_param = self.set_variant_param
         self.cancel_token: CancelToken | None = None
         self.thread: threading.Thread | None = None
         menu = qt_window.menuBar().addMenu("V&ariants")
         self.menu = menu
-        menu.addAction("&New Variant…", self.new_variant_dialog)
+        self.new_action = menu.addAction("&New Variant…", self.new_variant_dialog)
+        self.edit_action = menu.addAction("&Edit Variant…", self.edit_variant_dialog)
         menu.addAction("&Delete Variant", self.delete_active)
         menu.addSeparator()
         menu.addAction("&Compare with Base", self.compare_with_base)
@@ -117,6 +124,12 @@ class VariantsController(QObject):
         self.switcher.blockSignals(False)
         self._draw_changes()
 
+    def _show_values(self) -> None:
+        """The canvas rows and the Properties panel show what the active variant runs."""
+        spec = next((v for v in self.document().variants or [] if v.name == self.active), None)
+        self.overlay.show(self.active, spec.params if spec is not None else None)
+        self.edit_action.setEnabled(self.active is not None)
+
     def _switched(self, text: str) -> None:
         self.set_active(None if text in ("", BASE) else text)
 
@@ -146,6 +159,35 @@ class VariantsController(QObject):
         self.set_active(name)
         return spec
 
+    def store_variant(self, spec: VariantSpec) -> None:
+        """Save ``spec`` in the graph (one undo step) and show it; raises ModragError naming
+        what cannot be applied (nothing changes then)."""
+        doc = self.document()
+        apply_variant(doc, spec, self.editor.registry)
+        exists = spec.name in variant_names(doc)
+        self.editor.replace(f"{'Edit' if exists else 'New'} variant {spec.name}",
+                            with_variant(doc, spec))
+        self.set_active(spec.name)
+
+    def set_variant_param(self, node_id: str, param: str, value: Any) -> None:
+        """Set ``node_id.param`` in the active variant (an edit on the canvas or in the
+        Properties panel of a param the variant overrides); raises ParamRejected."""
+        if self.active is None:
+            raise ParamRejected(node_id, param, "no variant is active")
+        doc = self.document()
+        spec = get_variant(doc, self.active)
+        node = doc.node(node_id)
+        node_type = self.editor.registry.get(node.type)
+        try:
+            node_type.Params.model_validate({**node.params, **spec.params.get(node_id, {}),
+                                             param: value})
+        except ValidationError as exc:
+            errors = exc.errors()
+            mine = [e for e in errors if e["loc"] and e["loc"][0] == param] or errors
+            raise ParamRejected(node_id, param, mine[0]["msg"]) from None
+        params = {**spec.params, node_id: {**spec.params.get(node_id, {}), param: value}}
+        self.store_variant(spec.model_copy(update={"params": params}))
+
     def delete_active(self) -> None:
         if self.active is None:
             return
@@ -155,23 +197,33 @@ class VariantsController(QObject):
                             doc.model_copy(update={"variants": kept or None}))
         self.set_active(None)
 
-    def new_variant_dialog(self) -> None:
-        name, ok = QInputDialog.getText(self.window, "New Variant", "Variant name:")
-        if not ok or not name.strip():
-            return
+    def new_variant_dialog(self) -> VariantForm:
+        """The variant form, its first change on the selected node."""
         selected = self.canvas.selected_node_ids()
+        return self._open_form(VariantForm(self.document(), self.editor.registry,
+                                           self.store_variant,
+                                           node_id=selected[0] if selected else None,
+                                           parent=self.window))
+
+    def edit_variant_dialog(self) -> VariantForm | None:
+        """The variant form on the active variant's changes."""
+        if self.active is None:
+            self.window.statusBar().showMessage("Choose a variant to edit first.", 5000)
+            return None
         doc = self.document()
-        template = "\n".join(f"{n}.{k}={v}" for n in selected[:1]
-                             for k, v in doc.node(n).params.items())
-        text, ok = QInputDialog.getMultiLineText(
-            self.window, "New Variant", "Changes, one per line: node.param=value, "
-            "node=other.type, node.port<-node.port", template)
-        if not ok:
-            return
-        try:
-            self.new_variant(name.strip(), text.splitlines())
-        except (ModragError, ValueError) as exc:
-            QMessageBox.warning(self.window, "New Variant", str(exc))
+        return self._open_form(VariantForm(doc, self.editor.registry, self.store_variant,
+                                           existing=get_variant(doc, self.active),
+                                           parent=self.window))
+
+    def _open_form(self, form: VariantForm) -> VariantForm:
+        if self.form is not None:
+            self.form.close()
+        self.form = form
+        form.finished.connect(lambda *_: form.deleteLater())
+        form.destroyed.connect(lambda *_: setattr(self, "form", None)
+                               if self.form is form else None)
+        form.open()
+        return form
 
     def open_grid(self, path: str | Path) -> GridDialog:
         """Show a ``grid.json``; a double-clicked row becomes a variant of this graph."""
@@ -203,6 +255,7 @@ class VariantsController(QObject):
 
     def _draw_changes(self) -> None:
         self._clear(self.change_badges)
+        self._show_values()
         if self.active is None:
             return
         try:

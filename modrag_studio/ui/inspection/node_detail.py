@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from modrag_studio.engine.edit.editor import GraphEditor
 from modrag_studio.ui.inspection.views import view_for
 from modrag_studio.ui.panels.properties import PropertiesPanel
+from modrag_studio.ui.panels.variant_overlay import VariantOverlay
 
 if TYPE_CHECKING:
     from modrag_studio.ui.inspection.inspector import Inspector
@@ -53,7 +54,8 @@ class NodeDetailDialog(QDialog):
     """Inputs | params | outputs of one node, for the last run."""
 
     def __init__(self, node_id: str, editor: GraphEditor, inspector: Inspector,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, variant: VariantOverlay | None = None
+                 ) -> None:
         super().__init__(parent)
         self.node_id = node_id
         spec = editor.document().node(node_id)
@@ -68,7 +70,7 @@ class NodeDetailDialog(QDialog):
         not_run = "not run yet: run the graph (F5) to see what it receives"
         self.summary = QLabel(inspector.title_html(node_id, visit))
         self.inputs = _ports(inputs, not_run if visit is None else "(no inputs recorded)")
-        self.params = PropertiesPanel(editor)
+        self.params = PropertiesPanel(editor, variant=variant)
         self.params.show_node(node_id)
         self.outputs = _ports(outputs, "not run yet" if visit is None
                               else "(no outputs recorded)")
@@ -133,7 +135,8 @@ class NodeDetails:
         if self.dialog is not None:
             self.dialog.close()
         dialog = NodeDetailDialog(node_id, self.editor, self.inspector,
-                                  self.window)  # type: ignore[arg-type]
+                                  self.window,  # type: ignore[arg-type]
+                                  getattr(self.window.canvas, "variant", None))
         dialog.destroyed.connect(lambda *_: self._forget(dialog))
         self.dialog = dialog
         dialog.show()

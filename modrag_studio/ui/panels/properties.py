@@ -2,6 +2,8 @@
 
 Values are committed through the editor model (undoable). A value the Params model refuses
 never reaches the graph: the message is shown under the field and the field keeps the text.
+While a variant is active the fields show the values it runs with; the params it overrides
+are labelled in purple with a diamond, and their edits go to the variant.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from modrag_studio.engine.core.errors import UnknownNodeType
 from modrag_studio.engine.edit.editor import Change, GraphEditor, ParamRejected
 from modrag_studio.ui.panels.model_picker import ModelPicker, changed_params, refresh_pickers
 from modrag_studio.ui.panels.path_edit import PathEdit
+from modrag_studio.ui.panels.variant_overlay import VARIANT_COLOUR, VariantOverlay
 
 _BIG = 1_000_000_000
 
@@ -247,11 +250,15 @@ def missing_values(node_type: Any, spec: Any, doc: Any) -> dict[str, str]:
 class PropertiesPanel(QWidget):
     """Shows the selected node: id, type, title and one editor per param."""
 
-    def __init__(self, editor: GraphEditor, parent: QWidget | None = None) -> None:
+    def __init__(self, editor: GraphEditor, parent: QWidget | None = None, *,
+                 variant: VariantOverlay | None = None) -> None:
         super().__init__(parent)
         self.editor = editor
+        self.variant = variant or VariantOverlay()
+        self.variant.listeners.append(self._load_values)
         self.node_id: str | None = None
         self.fields: dict[str, ParamField] = {}
+        self.labels: dict[str, QLabel] = {}
         self.pickers: dict[str, ModelPicker] = {}
         self.on_message: list[Callable[[str], None]] = []
         self.header = QLabel("Select a node to see its parameters.")
@@ -276,11 +283,14 @@ class PropertiesPanel(QWidget):
     def detach(self) -> None:
         """Stop following the editor (a panel in a dialog that closes)."""
         self.editor.unsubscribe(self._on_change)
+        if self._load_values in self.variant.listeners:
+            self.variant.listeners.remove(self._load_values)
 
     def show_node(self, node_id: str | None) -> None:
         """Build the editors for ``node_id`` (None clears the panel)."""
         self.node_id = node_id
         self.fields.clear()
+        self.labels.clear()
         self.pickers.clear()
         while self.form.rowCount():
             self.form.removeRow(0)
@@ -319,6 +329,7 @@ class PropertiesPanel(QWidget):
             box.addWidget(field.error)
             label = QLabel(prop.get("title", name))
             label.setToolTip(prop.get("description", ""))
+            self.labels[name] = label
             self.form.addRow(label, host)
         self._load_values()
         refresh_pickers(self.pickers, node_type, spec.params)
@@ -339,10 +350,22 @@ class PropertiesPanel(QWidget):
                 if not info.is_required():
                     defaults[name] = info.get_default(call_default_factory=True)
         for name, field in self.fields.items():
-            value = spec.params.get(name, defaults.get(name))
-            field.set_value(value)
+            base = spec.params.get(name, defaults.get(name))
+            field.set_value(self.variant.value(self.node_id, name, base))
             field.show_error("")
+            self._mark_variant(name, self.variant.note(self.node_id, name, base))
         self._flag_missing()
+
+    def _mark_variant(self, name: str, note: str) -> None:
+        """Label ``name`` as the active variant's value (``note``) or as the base's."""
+        label = self.labels.get(name)
+        if label is None:
+            return
+        title = label.text().removesuffix(" ◆")
+        label.setText(f"{title} ◆" if note else title)
+        label.setStyleSheet(f"color: {VARIANT_COLOUR}; font-weight: bold;" if note else "")
+        self.fields[name].widget.setToolTip(note or self.fields[name].prop.get(
+            "description", ""))
 
     def _flag_missing(self) -> None:
         """Mark required params that are empty right away (not only when the graph runs)."""
@@ -362,6 +385,9 @@ class PropertiesPanel(QWidget):
         except ValueError as exc:
             field.show_error(str(exc))
             return
+        if self.variant.overrides(self.node_id, field.name) and self.variant.set_param:
+            self._commit_to_variant(field, value)
+            return
         spec = self.editor.document().node(self.node_id)
         if field.name in spec.params and spec.params[field.name] == value:
             field.show_error("")
@@ -375,6 +401,18 @@ class PropertiesPanel(QWidget):
             field.show_error(exc.message)
             for callback in list(self.on_message):
                 callback(str(exc))
+            return
+        field.show_error("")
+
+    def _commit_to_variant(self, field: ParamField, value: Any) -> None:
+        assert self.node_id is not None and self.variant.set_param is not None
+        if getattr(field, "_shown", object()) == value:
+            field.show_error("")
+            return
+        try:
+            self.variant.set_param(self.node_id, field.name, value)
+        except ParamRejected as exc:
+            field.show_error(exc.message)
             return
         field.show_error("")
 

@@ -78,7 +78,7 @@ class MainWindow(QMainWindow):
         self.after_save: list[AfterSave] = []  # told of every successful save, in order
         self.setCentralWidget(self.canvas.view)
         self.palette = NodePalette(self.registry)
-        self.properties = PropertiesPanel(self.editor)
+        self.properties = PropertiesPanel(self.editor, variant=self.canvas.variant)
         self.properties.setMinimumHeight(240)
         self.problems = ProblemsPanel(self.editor)
         self.docks = {
