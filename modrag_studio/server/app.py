@@ -27,6 +27,7 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.health import HealthReport, check_health
 from modrag_studio.server.disclosure import ClientView
 from modrag_studio.server.exposure import Exposure, PathOutsideRoot
+from modrag_studio.server.openai_compat import add_openai_routes
 from modrag_studio.server.runs import QueueFull, RunManager, result_body, stream_run
 from modrag_studio.server.schemas import request_model, response_model
 from modrag_studio.server.security import GuardMiddleware, bound_host_names, is_loopback
@@ -142,6 +143,13 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         # FastAPI's own handler fails (500) on a body that is not UTF-8: decode it leniently.
         detail = jsonable_encoder(exc.errors(), custom_encoder={
             bytes: lambda raw: raw.decode("utf-8", "replace")})
+        if request.url.path.startswith("/v1/"):  # OpenAI clients read {"error": {...}}
+            first = detail[0] if detail else {}
+            where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+            return SafeJSONResponse(status_code=400, content={"error": {
+                "message": f"{where or 'body'}: {first.get('msg', 'invalid request')}",
+                "type": "invalid_request_error", "param": where or None,
+                "code": "invalid_request", "detail": detail}})
         return SafeJSONResponse(status_code=422, content={"detail": detail})
 
     @app.exception_handler(Exception)
@@ -195,6 +203,11 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
                                             record_run if record else None),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
+
+    add_openai_routes(app, doc=doc, registry=registry, manager=manager, exposure=exposure,
+                      inputs_model=inputs_model, view=view,
+                      run_timeout_s=settings.run_timeout_s,
+                      run_until_disconnect=run_until_disconnect)
 
     @app.get("/graph", summary="The graph document (JSON)")
     async def graph() -> dict[str, Any]:

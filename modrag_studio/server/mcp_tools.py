@@ -11,7 +11,6 @@ content. This module needs no MCP package; ``mcp_transport`` speaks the protocol
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
@@ -33,10 +32,11 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import errors_only
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
+from modrag_studio.reporting.answer_view import answer_of, citation_line
 from modrag_studio.server.app import ServerSettings
 from modrag_studio.server.disclosure import ClientView
 from modrag_studio.server.exposure import Exposure, ExposureError, PathOutsideRoot
-from modrag_studio.server.runs import QueueFull, RunManager, result_body
+from modrag_studio.server.runs import QueueFull, RunManager, answer_text, result_body
 from modrag_studio.server.schemas import request_model
 
 MCP_EXTRA_HINT = ("the MCP server needs the optional 'mcp' extra: "
@@ -162,46 +162,19 @@ def plan_tools(docs: Iterable[GraphDocument], settings: ServerSettings, *,
     return tools
 
 
-def answer_of(outputs: Mapping[str, Any]) -> tuple[str, str | None]:
-    """(the answer's output name, its text): the first output that is an answer (text and
-    citations), else the output named ``answer``, else the only output."""
-    for name, value in outputs.items():
-        if isinstance(getattr(value, "text", None), str) and hasattr(value, "citations"):
-            return name, value.text
-    if "answer" in outputs:
-        name = "answer"
-    elif len(outputs) == 1:
-        name = next(iter(outputs))
-    else:
-        return "", None
-    value = outputs[name]
-    text = getattr(value, "text", value)
-    return name, text if isinstance(text, str) else None
-
-
 def tool_result(result: RunResult, *, timed_out: bool,
                 view: ClientView | None = None) -> tuple[str, dict[str, Any], bool]:
     """(text, structured content, is_error) for a finished run (errors as ``view`` shows
     them: no keys, no server paths)."""
     view = view or ClientView()
     body = result_body(result, with_trace=False, timed_out=timed_out, view=view)
-    outputs = result.outputs
-    name, text = answer_of(outputs)
+    name, _ = answer_of(result.outputs)
     answer = body["outputs"].get(name)
     citations = answer.get("citations", []) if isinstance(answer, dict) else []
-    failed = result.status != "ok" or timed_out
-    if failed:
-        reason = "run time limit reached" if timed_out else result.trace.failure_summary(
-            f"the run {result.status}")
-        text = f"the graph run {result.status}: {view.text(reason)}"
-    elif text is None:
-        text = json.dumps(body["outputs"], ensure_ascii=False)
+    text, failed = answer_text(result, body, timed_out=timed_out, view=view)
     lines = [text]
-    for cite in citations:
-        where = cite.get("doc_id") or "?"
-        if cite.get("chunk_id"):
-            where += f" ({cite['chunk_id']})"
-        lines.append(f"[{cite.get('ref')}] {where}")
+    lines += [citation_line(str(cite.get("ref")), cite.get("doc_id") or "", cite.get("chunk_id"))
+              for cite in citations]
     structured = {"answer": text, "citations": citations, **body}
     return "\n".join(lines) if citations else text, structured, failed
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import uuid
@@ -18,6 +19,7 @@ from modrag_studio.engine.run.cancel_scope import cancel_scope
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.trust.store_mode import read_only_stores
+from modrag_studio.reporting.answer_view import answer_of
 from modrag_studio.server.disclosure import ClientView
 
 
@@ -116,6 +118,18 @@ def result_body(result: RunResult, *, with_trace: bool, timed_out: bool,
     return body
 
 
+def answer_text(result: RunResult, body: dict[str, Any], *, timed_out: bool,
+                view: ClientView) -> tuple[str, bool]:
+    """(the answer's text, or why the run gave none; whether it failed). ``body``: the
+    run's ``result_body``, whose outputs are shown as JSON when none is an answer."""
+    if result.status != "ok" or timed_out:
+        reason = "run time limit reached" if timed_out else result.trace.failure_summary(
+            f"the run {result.status}")
+        return f"the graph run {result.status}: {view.text(reason)}", True
+    text = answer_of(result.outputs)[1]
+    return (json.dumps(body["outputs"], ensure_ascii=False) if text is None else text), False
+
+
 class _QueueHook(RunHook):
     """Forwards executor events to an asyncio queue from the worker thread."""
 
@@ -149,38 +163,56 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
         return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-async def stream_run(manager: RunManager, inputs: dict[str, Any], with_trace: bool,
-                     record: Callable[[RunResult, dict[str, Any]], str | None] | None = None
-                     ) -> AsyncIterator[bytes]:
-    """Server-sent events: node_started / node_finished / token ..., then one ``result``
-    (with ``recorded``, the run's id in the history, when ``record`` keeps it)."""
+HookFactory = Callable[[asyncio.AbstractEventLoop, asyncio.Queue, ClientView], RunHook]
+
+
+async def run_events(manager: RunManager, inputs: dict[str, Any],
+                     hook: HookFactory = _QueueHook) -> AsyncIterator[tuple[str, Any]]:
+    """The events of one run as ``hook`` puts them, then ``("finished", (result,
+    timed_out))`` or ``("busy", None)``. Closing the iterator early (the client went away)
+    cancels the run: use it under ``contextlib.aclosing``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
-    hook = _QueueHook(loop, queue, manager.view)
     run_id = uuid.uuid4().hex[:12]
-    task = asyncio.ensure_future(manager.run(inputs, [hook], run_id=run_id))
+    task = asyncio.ensure_future(manager.run(inputs, [hook(loop, queue, manager.view)],
+                                             run_id=run_id))
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
             done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
             if getter in done:
-                event, data = getter.result()
-                yield sse(event, data)
+                yield getter.result()
                 continue
             getter.cancel()
             while not queue.empty():
-                event, data = queue.get_nowait()
-                yield sse(event, data)
+                yield queue.get_nowait()
             if isinstance(task.exception(), QueueFull):
+                yield "busy", None
+                return
+            yield "finished", task.result()
+            return
+    finally:
+        if not task.done():  # the client went away: stop its run
+            manager.cancel(run_id)
+
+
+async def stream_run(manager: RunManager, inputs: dict[str, Any], with_trace: bool,
+                     record: Callable[[RunResult, dict[str, Any]], str | None] | None = None
+                     ) -> AsyncIterator[bytes]:
+    """Server-sent events: node_started / node_finished / token ..., then one ``result``
+    (with ``recorded``, the run's id in the history, when ``record`` keeps it)."""
+    async with contextlib.aclosing(run_events(manager, inputs)) as events:
+        async for event, data in events:
+            if event == "busy":
                 yield sse("error", {"detail": "server busy: too many runs waiting"})
                 return
-            result, timed_out = task.result()
+            if event != "finished":
+                yield sse(event, data)
+                continue
+            result, timed_out = data
             body = result_body(result, with_trace=with_trace, timed_out=timed_out,
                                view=manager.view)
             if record is not None:
                 body["recorded"] = await anyio.to_thread.run_sync(record, result, inputs)
             yield sse("result", body)
             return
-    finally:
-        if not task.done():  # the client went away: stop its run
-            manager.cancel(run_id)

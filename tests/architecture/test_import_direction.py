@@ -35,13 +35,14 @@ ALLOWED: dict[str, set[str]] = {
     "composition": {"engine.core", "nodes"},
     "evaluation": {"engine.*", "nodes", "composition"},
     "run_tracing": {"engine.*"},
-    "server": {"engine.*", "composition", "evaluation", "run_tracing"},
+    "reporting": {"engine.*", "composition"},
+    "server": {"engine.*", "composition", "evaluation", "run_tracing", "reporting"},
     "distributed": {"engine.*", "nodes", "composition", "evaluation"},
     "commands": {"engine.*", "nodes", "composition", "evaluation", "server", "distributed",
-                 "run_tracing"},
+                 "run_tracing", "reporting"},
     "cli": {"commands"},
     "ui": {"engine.*", "nodes", "composition", "evaluation", "distributed", "commands",
-           "run_tracing"},
+           "run_tracing", "reporting"},
     "__main__": {"ui"},
     "package": set(),  # modrag_studio/__init__.py
 }

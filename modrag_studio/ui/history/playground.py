@@ -36,14 +36,12 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.graph_io import graph_input_names
 from modrag_studio.engine.history.store import RunRecord
 from modrag_studio.engine.run.executor import RunResult
+from modrag_studio.reporting.answer_view import HISTORY_INPUT, question_input
 
 if TYPE_CHECKING:
     from modrag_studio.ui.history.feature import RunHistoryFeature
     from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
-
-HISTORY_INPUT = "history"
-NOT_QUESTIONS = ("corpus", "corpus_path", HISTORY_INPUT)
 
 
 @dataclass
@@ -53,15 +51,6 @@ class Turn:
     answer: Answer | None = None
     status: str = "running"
     run_id: str = ""
-
-
-def question_input(names: list[str]) -> str | None:
-    """The input a chat question goes to: question/query, else the only other text input."""
-    for name in ("question", "query"):
-        if name in names:
-            return name
-    others = [n for n in names if n not in NOT_QUESTIONS]
-    return others[0] if len(others) == 1 else None
 
 
 class Playground(QWidget):
