@@ -52,20 +52,28 @@ def run_validate(args: argparse.Namespace) -> int:
         print(json.dumps([p.to_dict() for p in problems], indent=2))
     elif problems:
         for problem in problems:
-            print(problem)
+            print(visible(problem))
     else:
-        print(f"{args.graph}: valid ({len(doc.nodes)} nodes, {len(doc.edges)} edges)")
+        print(visible(f"{args.graph}: valid ({len(doc.nodes)} nodes, {len(doc.edges)} edges)"))
         interface = graph_interface(doc, registry)
         inputs = ", ".join(p.name + ("" if p.required else f" (default: {p.default})")
                            for p in interface.inputs)
-        print(f"inputs: {inputs or 'none'}; outputs: "
-              f"{', '.join(interface.output_names) or 'none'}")
+        print(visible(f"inputs: {inputs or 'none'}; outputs: "
+                      f"{', '.join(interface.output_names) or 'none'}"))
     if not args.json:
         print_reach(doc, args.graph)
     return EXIT_INVALID if errors_only(problems) else EXIT_OK
 
 
-def print_reach(doc, graph_path: str) -> None:
+def visible(text: object) -> str:
+    """``text`` with what a graph file holds shown escaped, line by line (``shown``): a name,
+    a param or a message cannot rewrite what the terminal shows."""
+    from modrag_studio.engine.core.formatting import shown
+
+    return "\n".join(shown(line) for line in str(text).split("\n"))
+
+
+def print_reach(doc, graph_path: str, file=None) -> None:
     """The files the graph reads outside its folder and the hosts it contacts (not run)."""
     from modrag_studio.composition import default_registry
     from modrag_studio.engine.trust.reach import reach
@@ -73,11 +81,12 @@ def print_reach(doc, graph_path: str) -> None:
     found = reach(doc, default_registry(), graph_path)
     if found.empty:
         print("reaches: nothing outside its folder; no host but this machine; "
-              "no environment variable")
+              "no environment variable", file=file)
         return
-    print("reaches outside its folder (check before running a graph from elsewhere):")
+    print("reaches outside its folder (check before running a graph from elsewhere):",
+          file=file)
     for line in found.lines():
-        print(f"  {line}")
+        print(f"  {line}", file=file)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -94,7 +103,8 @@ def run_check(args: argparse.Namespace) -> int:
         rows = [("graph", report.graph), *report.nodes.items()]
         width = max(len(name) for name, _ in rows)
         for name, health in rows:
-            print(f"{'ok  ' if health.ok else 'FAIL'}  {name:<{width}}  {health.detail}")
+            print(visible(f"{'ok  ' if health.ok else 'FAIL'}  {name:<{width}}  "
+                          f"{health.detail}"))
         print_reach(doc, args.graph)
         print("ready" if report.ok else "not ready", file=sys.stderr)
     if not report.graph.ok:

@@ -7,7 +7,13 @@ import contextlib
 import sys
 
 from modrag_studio import run_tracing
-from modrag_studio.commands.common import load_or_exit, run_hooks, traced
+from modrag_studio.commands.common import (
+    add_trust_option,
+    load_or_exit,
+    refused_untrusted,
+    run_hooks,
+    traced,
+)
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK
 from modrag_studio.commands.serve_command import add_service_arguments, settings_from_args
 
@@ -25,6 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="stdio (default: a desktop agent starts this command) or http")
     mcp.add_argument("--port", type=int, default=8000, help="http: the port (default 8000)")
     add_service_arguments(mcp)
+    add_trust_option(mcp)
     mcp.add_argument("--log-level", default="warning", help="http: uvicorn's log level")
     run_tracing.add_arguments(mcp)
     mcp.set_defaults(func=traced(run_mcp))
@@ -34,6 +41,13 @@ def run_mcp(args: argparse.Namespace) -> int:
     from modrag_studio.engine.core.errors import GraphInvalid
     from modrag_studio.server.exposure import ExposureError
 
+    # an agent's config starts this command and nobody reads its stderr: a graph from
+    # elsewhere that reaches outside its folder is refused, never served, unless --trust
+    docs = [load_or_exit(path) for path in args.graphs]
+    if any(doc is None for doc in docs) or any(
+            refused_untrusted(path, args.trust, doc) for path, doc in zip(args.graphs, docs,
+                                                                         strict=True)):
+        return EXIT_INVALID
     try:
         from modrag_studio.server.mcp_transport import McpMissing, require_mcp
 
@@ -54,9 +68,6 @@ def run_mcp(args: argparse.Namespace) -> int:
     from modrag_studio.server.mcp_tools import plan_tools
     from modrag_studio.server.mcp_transport import build_server, http_app, serve_stdio
 
-    docs = [load_or_exit(path) for path in args.graphs]
-    if any(doc is None for doc in docs):
-        return EXIT_INVALID
     registry = default_registry()
     try:
         settings = settings_from_args(args)

@@ -84,6 +84,7 @@ def settings_from_args(args: argparse.Namespace):
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from modrag_studio.commands.graph_commands import print_reach
     from modrag_studio.composition import default_registry
     from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.errors import GraphInvalid
@@ -95,6 +96,7 @@ def run_serve(args: argparse.Namespace) -> int:
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
+    print_reach(doc, args.graph, file=sys.stderr)  # the operator runs it: listed, not asked
     try:
         settings = settings_from_args(args)
         registry = default_registry()

@@ -1,6 +1,7 @@
 """The FastAPI application serving one graph."""
 
 import contextlib
+import html
 import json
 import logging
 import math
@@ -33,6 +34,23 @@ from modrag_studio.server.schemas import request_model, response_model
 from modrag_studio.server.security import GuardMiddleware, bound_host_names, is_loopback
 
 log = logging.getLogger(__name__)
+
+
+def add_docs_pages(app: FastAPI) -> None:
+    """/docs (Swagger UI) and /redoc with the graph's name escaped in their HTML."""
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+
+    title = html.escape(app.title)
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> Response:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
+                                   title=f"{title} - Swagger UI")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> Response:
+        return get_redoc_html(openapi_url=app.openapi_url or "/openapi.json",
+                              title=f"{title} - ReDoc")
 
 
 class SafeJSONResponse(JSONResponse):
@@ -115,7 +133,9 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         version="1",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
+        docs_url=None, redoc_url=None,  # FastAPI's own put the title into HTML unescaped
     )
+    add_docs_pages(app)
     app.state.manager = manager
     app.state.executor = executor
     app.state.exposure = exposure

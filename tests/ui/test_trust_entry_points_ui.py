@@ -63,3 +63,34 @@ def test_every_way_of_running_asks_before_a_received_graph_runs(main_window, qtb
     assert dialog.error == "" and dialog.summary["documents"] == 20
     assert is_trusted(path)
     assert len(asked) == 5
+
+
+def test_compare_asks_before_a_stored_variant_that_reaches_outside(main_window, tmp_path,
+                                                                   monkeypatch):
+    """The base reaches nothing; the stored variant reads ../secret and contacts a remote
+    host: Compare and Compare on an evaluation set list both and run nothing when declined."""
+    from tests.engine.test_trust_runs import variant_graph
+
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("MODRAG_APPROVED_HOSTS", raising=False)
+    secret = tmp_path / "secret" / "key.txt"
+    path = tmp_path / "downloads" / "g.json"
+    path.parent.mkdir()
+    (path.parent / "t.txt").write_text("Answer {question}")
+    save(variant_graph(), path)
+    assert main_window.open_path(path, offer_restore=False)
+    asked: list[str] = []
+    monkeypatch.setattr(main_window.features.trust_prompt, "ask",
+                        lambda graph_path, found: asked.append("\n".join(found.lines())))
+    variants = main_window.features.variants
+    variants.set_active("v")
+    assert variants.compare_with_base({"question": "hi"}) is False
+    evalset = tmp_path / "set.jsonl"
+    evalset.write_text(json.dumps({"id": "q1", "question": "hi"}) + "\n")
+    assert variants.compare_on_evalset(evalset, {"question": "hi"}) is False
+    assert variants.thread is None
+    assert len(asked) == 2
+    for shown in asked:
+        assert f"reads {secret.resolve()}  (variant 'v': prompt.template_file)" in shown
+        assert "contacts remote.example  (variant 'v': llm.host)" in shown
+    assert not is_trusted(path)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.formatting import shown as display
 from modrag_studio.engine.trust.gate import accept, disclosure
 from modrag_studio.engine.trust.reach import Reach, trust
 from modrag_studio.ui.run.controller import RunRequest
@@ -36,8 +38,11 @@ class TrustPrompt:
         trust(path)
 
     def allowed(self, doc: GraphDocument) -> bool:
+        """Whether ``doc`` (what is about to run: the graph, a variant applied) may run. The
+        list covers it and the document of the graph file (every stored variant), since
+        consent trusts the file."""
         path = self.graph_path()
-        found = disclosure(doc, self.window.registry, path)
+        found = disclosure([doc, self.window.editor.document()], self.window.registry, path)
         if found is None:
             return True  # the user's own graph (new, saved or run here) or a sample
         assert path is not None
@@ -50,8 +55,10 @@ class TrustPrompt:
         shown = found.lines()
         more = f"\n… and {len(shown) - 12} more" if len(shown) > 12 else ""
         box = QMessageBox(QMessageBox.Icon.Warning, "Run a graph from elsewhere?",
-                          f"{path.name} was not made or run here. Before it runs, check what "
-                          "it reaches outside its folder:", parent=self.window)  # type: ignore[arg-type]
+                          f"{display(path.name)} was not made or run here. Before it runs, "
+                          "check what it reaches outside its folder:",
+                          parent=self.window)  # type: ignore[arg-type]
+        box.setTextFormat(Qt.TextFormat.PlainText)  # a name holding markup is shown as it is
         box.setInformativeText("\n".join(shown[:12]) + more)
         box.setStandardButtons(QMessageBox.StandardButton.Yes
                                | QMessageBox.StandardButton.Cancel)
