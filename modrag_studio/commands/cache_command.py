@@ -28,6 +28,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     cache.add_argument("--max-mb", type=float, help="prune: keep at most this many MB")
     cache.add_argument("--max-runs", type=int, help="prune: keep at most this many runs "
                        "per graph")
+    cache.add_argument("--history-dir", help="the run history folder (default <cache dir>/"
+                       "history; what `modrag serve --allow-record` keeps: <cache dir>/"
+                       "served-history)")
     cache.add_argument("--graph", help="history, clear: only the runs of this graph file")
     cache.add_argument("--limit", type=int, default=50, help="history: list at most this "
                        "many runs (default 50)")
@@ -46,7 +49,7 @@ def run_cache(args: argparse.Namespace) -> int:
 
     folder = Path(args.cache_dir) if args.cache_dir else cache_home()
     cache = NodeCache(disk_dir=folder)
-    history = RunHistory(folder / "history")
+    history = RunHistory(Path(args.history_dir) if args.history_dir else folder / "history")
     graph = graph_key(path=args.graph) if args.graph else None
     try:
         return cache_action(args, folder, cache, history, graph)

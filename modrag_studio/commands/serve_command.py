@@ -25,6 +25,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="also send traces (file paths, errors) to non-loopback clients")
     serve.add_argument("--keep-alive-timeout", type=float, default=5.0,
                        help="seconds an idle connection stays open")
+    serve.add_argument("--allow-record", action="store_true",
+                       help="let clients keep runs with ?record=true, in the server's own "
+                       "history (--history-dir), never the user's")
+    serve.add_argument("--history-dir", help="where recorded runs go (default "
+                       "<cache dir>/served-history)")
+    serve.add_argument("--record-runs-per-client", type=int, default=100,
+                       help="runs each client address keeps in the served history; its "
+                       "oldest go first (default 100)")
+    serve.add_argument("--record-mb-per-client", type=float, default=32.0,
+                       help="MB each client address keeps in the served history (default 32)")
     serve.add_argument("--log-level", default="info")
     run_tracing.add_arguments(serve)
     serve.set_defaults(func=traced(run_serve))
@@ -78,6 +88,10 @@ def settings_from_args(args: argparse.Namespace):
         expose_inputs=args.expose_input, fixed_inputs=parse_pairs(args.input, "--input"),
         data_root=Path(args.data_root) if args.data_root else None,
         remote_trace=getattr(args, "remote_trace", False),
+        allow_record=getattr(args, "allow_record", False),
+        history_dir=Path(args.history_dir) if getattr(args, "history_dir", None) else None,
+        record_runs_per_client=getattr(args, "record_runs_per_client", 100),
+        record_mb_per_client=getattr(args, "record_mb_per_client", 32.0),
     )
 
 

@@ -1,7 +1,6 @@
 """The FastAPI application serving one graph."""
 
 import contextlib
-import html
 import json
 import logging
 import math
@@ -28,29 +27,12 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.health import HealthReport, check_health
 from modrag_studio.server.disclosure import ClientView
 from modrag_studio.server.exposure import Exposure, PathOutsideRoot
-from modrag_studio.server.openai_compat import add_openai_routes
+from modrag_studio.server.recording import RECORDING_OFF, SERVED_HISTORY, ServedHistory
 from modrag_studio.server.runs import QueueFull, RunManager, result_body, stream_run
 from modrag_studio.server.schemas import request_model, response_model
 from modrag_studio.server.security import GuardMiddleware, bound_host_names, is_loopback
 
 log = logging.getLogger(__name__)
-
-
-def add_docs_pages(app: FastAPI) -> None:
-    """/docs (Swagger UI) and /redoc with the graph's name escaped in their HTML."""
-    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
-
-    title = html.escape(app.title)
-
-    @app.get("/docs", include_in_schema=False)
-    async def swagger_ui() -> Response:
-        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
-                                   title=f"{title} - Swagger UI")
-
-    @app.get("/redoc", include_in_schema=False)
-    async def redoc() -> Response:
-        return get_redoc_html(openapi_url=app.openapi_url or "/openapi.json",
-                              title=f"{title} - ReDoc")
 
 
 class SafeJSONResponse(JSONResponse):
@@ -96,6 +78,10 @@ class ServerSettings:
     data_root: Path | None = None
     remote_trace: bool = False  # traces (paths, tracebacks) also to non-loopback clients
     index_at_startup: bool = True
+    allow_record: bool = False  # ?record=true keeps runs in the server's own history
+    history_dir: Path | None = None  # default <cache dir>/served-history
+    record_runs_per_client: int = 100
+    record_mb_per_client: float = 32.0
 
 
 def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
@@ -116,6 +102,7 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
                          view=view)
     inputs_model = request_model(doc, exposure.exposed, registry=registry)
     result_model = response_model(doc, registry)
+    recorder = served_history(doc, settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -133,9 +120,7 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         version="1",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
-        docs_url=None, redoc_url=None,  # FastAPI's own put the title into HTML unescaped
     )
-    add_docs_pages(app)
     app.state.manager = manager
     app.state.executor = executor
     app.state.exposure = exposure
@@ -163,13 +148,6 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         # FastAPI's own handler fails (500) on a body that is not UTF-8: decode it leniently.
         detail = jsonable_encoder(exc.errors(), custom_encoder={
             bytes: lambda raw: raw.decode("utf-8", "replace")})
-        if request.url.path.startswith("/v1/"):  # OpenAI clients read {"error": {...}}
-            first = detail[0] if detail else {}
-            where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-            return SafeJSONResponse(status_code=400, content={"error": {
-                "message": f"{where or 'body'}: {first.get('msg', 'invalid request')}",
-                "type": "invalid_request_error", "param": where or None,
-                "code": "invalid_request", "detail": detail}})
         return SafeJSONResponse(status_code=422, content={"detail": detail})
 
     @app.exception_handler(Exception)
@@ -182,52 +160,44 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     @app.post("/run", response_model=result_model, summary="Run the graph once")
     async def run(request: Request, body: inputs_model,  # type: ignore[valid-type]
                   trace: bool = Query(False, description="include the run trace"),
-                  record: bool = Query(False, description="keep the run in the graph's run "
-                                       "history (beside the server's node cache)")) -> Any:
+                  record: bool = Query(False, description="keep the run in the server's "
+                                       "run history (when its operator allows it)")) -> Any:
         trace_allowed(request, trace)
+        record_allowed(record)
         inputs = request_inputs(body)
         try:
             result, timed_out = await run_until_disconnect(manager, request, inputs)
         except QueueFull:
             return busy(settings.run_timeout_s)
         answer = result_body(result, with_trace=trace, timed_out=timed_out, view=view)
-        if record:
-            answer["recorded"] = await anyio.to_thread.run_sync(record_run, result, inputs)
+        if record and recorder is not None:
+            answer["recorded"] = await anyio.to_thread.run_sync(
+                recorder.record, result, inputs, client_of(request))
         return answer
 
-    def record_run(result: Any, inputs: dict[str, Any]) -> str | None:
-        """The run kept in the history (None, logged, when it cannot be written)."""
-        from modrag_studio.engine.history.store import RunHistory
-        from modrag_studio.engine.run.pins import graph_key
-
-        root = settings.cache_dir / "history" if settings.cache_dir else None
-        try:
-            return RunHistory(root).record(graph_key(doc), doc, inputs, result,
-                                           origin="server").run_id
-        except Exception as exc:
-            log.warning("run %s not recorded in the history: %s", result.trace.run_id, exc)
-            return None
+    def record_allowed(record: bool) -> None:
+        if record and recorder is None:
+            raise HTTPException(status_code=403, detail=RECORDING_OFF)
 
     @app.post("/run/stream", summary="Run the graph, streaming events (server-sent events)",
               response_class=StreamingResponse,
               responses={200: {"content": {"text/event-stream": {}}}})
     async def run_stream(request: Request, body: inputs_model,  # type: ignore[valid-type]
                          trace: bool = Query(False, description="include the trace at the end"),
-                         record: bool = Query(False, description="keep the run in the graph's "
-                                              "run history")):
+                         record: bool = Query(False, description="keep the run in the "
+                                              "server's run history (when allowed)")):
         trace_allowed(request, trace)
+        record_allowed(record)
         inputs = request_inputs(body)
         if not manager.has_room():
             return busy(settings.run_timeout_s)
-        return StreamingResponse(stream_run(manager, inputs, trace,
-                                            record_run if record else None),
+        keep = None
+        if record and recorder is not None:
+            client = client_of(request)
+            keep = lambda result, inputs: recorder.record(result, inputs, client)  # noqa: E731
+        return StreamingResponse(stream_run(manager, inputs, trace, keep),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
-
-    add_openai_routes(app, doc=doc, registry=registry, manager=manager, exposure=exposure,
-                      inputs_model=inputs_model, view=view,
-                      run_timeout_s=settings.run_timeout_s,
-                      run_until_disconnect=run_until_disconnect)
 
     @app.get("/graph", summary="The graph document (JSON)")
     async def graph() -> dict[str, Any]:
@@ -257,6 +227,23 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
                             content=view.health(report.model_dump()))
 
     return app
+
+
+def client_of(request: Request) -> str:
+    return request.client.host if request.client else ""
+
+
+def served_history(doc: GraphDocument, settings: ServerSettings) -> ServedHistory | None:
+    """Where recorded runs go when the operator allows recording (None: refused)."""
+    if not settings.allow_record:
+        return None
+    from modrag_studio.engine.core.paths import cache_home
+
+    root = settings.history_dir or (settings.cache_dir or cache_home()) / SERVED_HISTORY
+    budget_mb = settings.record_mb_per_client
+    return ServedHistory(doc, root, runs_per_client=settings.record_runs_per_client,
+                         bytes_per_client=int(budget_mb * 1024 * 1024)
+                         if math.isfinite(budget_mb) and budget_mb < 1e9 else 0)
 
 
 def busy(run_timeout_s: float) -> JSONResponse:

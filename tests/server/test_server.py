@@ -173,24 +173,24 @@ def test_serve_refuses_public_bind_without_key(tmp_path, monkeypatch, capsys):
 def test_a_run_is_recorded_in_the_history_only_on_request(tmp_path):
     from modrag_studio.engine.history.store import RunHistory
 
-    settings = ServerSettings(cache_dir=tmp_path)
+    settings = ServerSettings(cache_dir=tmp_path, allow_record=True)
     with serve(echo_graph(), settings) as url, httpx.Client(base_url=url) as http:
         plain = http.post("/run", json={"question": "not kept"}).json()
         kept = http.post("/run", params={"record": "true"}, json={"question": "kept"}).json()
     assert plain["recorded"] is None
-    runs = RunHistory(tmp_path / "history").runs()
+    runs = RunHistory(tmp_path / "served-history").runs()
     assert [(r.run_id, r.question, r.origin, r.answer) for r in runs] == [
-        (kept["recorded"], "kept", "server", "KEPT / calm")]
+        (kept["recorded"], "kept", "server 127.0.0.1", "KEPT / calm")]
 
 
 def test_a_streamed_run_is_recorded_on_request(tmp_path):
     from modrag_studio.engine.history.store import RunHistory
 
-    settings = ServerSettings(cache_dir=tmp_path)
+    settings = ServerSettings(cache_dir=tmp_path, allow_record=True)
     with serve(echo_graph(), settings) as url, httpx.Client(base_url=url, timeout=30) as http, \
             http.stream("POST", "/run/stream", params={"record": "true"},
                         json={"question": "streamed"}) as response:
         text = "".join(response.iter_text())
     result = json.loads(text.split("event: result\ndata: ", 1)[1].split("\n", 1)[0])
-    runs = RunHistory(tmp_path / "history").runs()
+    runs = RunHistory(tmp_path / "served-history").runs()
     assert [(r.run_id, r.question) for r in runs] == [(result["recorded"], "streamed")]
