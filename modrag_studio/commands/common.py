@@ -154,3 +154,33 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value}: must be 1 or more")
     return value
+
+
+def report_overwrites_input(report: str | None, *inputs: str | None) -> str | None:
+    """Why ``--report`` cannot be written (it names a file the command reads: ``tune G
+    --report G`` would replace the graph with its report), else None."""
+    import os
+
+    if not report:
+        return None
+    target = os.path.realpath(report)
+    for name in inputs:
+        if name and (os.path.realpath(name) == target or os.path.exists(report)
+                     and os.path.exists(name) and os.path.samefile(name, report)):
+            return (f"--report {report} is the file {name} this command reads; "
+                    "give the report another name")
+    return None
+
+
+def write_report(path: str, text: str) -> str | None:
+    """Write a ``--report`` file atomically (a failed write leaves the earlier file whole);
+    the error to print when it cannot be written, else None."""
+    from pathlib import Path
+
+    from modrag_studio.engine.core.document import atomic_write_text
+
+    try:
+        atomic_write_text(Path(path), text)
+    except OSError as exc:
+        return f"cannot write the report {path}: {exc.strerror or exc}"
+    return None

@@ -21,7 +21,9 @@ from modrag_studio.commands.common import (
     parse_pairs,
     parse_value,
     refused_untrusted,
+    report_overwrites_input,
     run_hooks,
+    write_report,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine
@@ -107,6 +109,9 @@ def _variants(args: argparse.Namespace) -> list[tuple[str, Any, str | None]]:
 def run_compare(args: argparse.Namespace) -> int:
     from modrag_studio.engine.core.errors import ModragError
 
+    if problem := report_overwrites_input(args.report, args.a, args.b):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     try:
         reports = [_as_report(args.a), _as_report(args.b) if args.b else None]
         if all(reports):
@@ -137,8 +142,9 @@ def _emit(args: argparse.Namespace, result: dict[str, Any]) -> int:
     from modrag_studio.evaluation.compare import format_comparison
 
     text = json.dumps(result, indent=2, ensure_ascii=False)
-    if args.report:
-        Path(args.report).write_text(text, encoding="utf-8")
+    if args.report and (problem := write_report(args.report, text)):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     print(text if args.json else format_comparison(result))
     failures = sum(v.get("failures", 0) for v in result["variants"].values())
     if failures:
@@ -264,8 +270,9 @@ def _compare_one_question(args: argparse.Namespace, sides) -> int:
             "changed_nodes": sorted(changes.changed), "ran_b": result_b.trace.ran(),
             "nodes": nodes}
     text = json.dumps(data, indent=2, default=str)
-    if args.report:
-        Path(args.report).write_text(text, encoding="utf-8")
+    if args.report and (problem := write_report(args.report, text)):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     print(text if args.json else format_run_diff(nodes, (label_a, label_b)))
     return EXIT_OK if result_a.ok and result_b.ok else EXIT_RUN_FAILED
 

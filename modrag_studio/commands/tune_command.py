@@ -21,7 +21,9 @@ from modrag_studio.commands.common import (
     parse_pairs,
     parse_value,
     refused_untrusted,
+    report_overwrites_input,
     run_hooks,
+    write_report,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator, format_seconds
@@ -96,6 +98,9 @@ def run_tune(args: argparse.Namespace) -> int:
     from modrag_studio.evaluation.tuning.questions import subset
     from modrag_studio.evaluation.tuning.tuner import trial_reach_graphs
 
+    if problem := report_overwrites_input(args.report, args.graph):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
@@ -131,10 +136,10 @@ def run_tune(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     data = {**result.to_dict(), "saved_variant": saved, "graph": str(args.graph)}
-    if args.report:
-        from modrag_studio.engine.core.document import atomic_write_text
-
-        atomic_write_text(Path(args.report), json.dumps(data, indent=2, ensure_ascii=False))
+    if args.report and (problem := write_report(
+            args.report, json.dumps(data, indent=2, ensure_ascii=False))):
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else format_result(data))
     failed = result.base.failures or any(t.failures for t in result.trials)
     return EXIT_RUN_FAILED if failed else EXIT_OK
