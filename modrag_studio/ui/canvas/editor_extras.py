@@ -45,6 +45,18 @@ def compatible_types(registry: NodeRegistry, port_type: Any, kind: str,
     return [(type_id, port) for _loose, _title, type_id, port in sorted(found)]
 
 
+def distinct_keys(keys: list[QKeySequence | QKeySequence.StandardKey]) -> list[QKeySequence]:
+    """The key sequences with standard keys expanded for this platform and repeats dropped:
+    one action holding the same sequence twice makes Qt call the shortcut ambiguous."""
+    seen: list[QKeySequence] = []
+    for key in keys:
+        for sequence in (QKeySequence.keyBindings(key)
+                         if isinstance(key, QKeySequence.StandardKey) else [key]):
+            if not sequence.isEmpty() and sequence not in seen:
+                seen.append(sequence)
+    return seen
+
+
 def fragment_corner(text: str) -> tuple[float, float] | None:
     """Top-left position of the nodes in copied clipboard text (None: not a fragment)."""
     try:
@@ -90,7 +102,7 @@ class EditorExtras:
         )
         for key, text, slot, shortcuts in entries:
             action = QAction(text, window)  # type: ignore[call-overload]
-            action.setShortcuts(shortcuts)
+            action.setShortcuts(distinct_keys(shortcuts))
             action.triggered.connect(lambda _c=False, s=slot: s())
             menu.addAction(action)
             window.actions[key] = action

@@ -250,17 +250,23 @@ LOD_SCALE = 0.6         # below this zoom nodes show only a large title and thei
 LOD_TITLE_PX = 27       # scene pixels: about 12 px on screen at the zoom of a large "fit"
 LOD_STATE_PX = 22
 LOD_PARAM_PX = 19
-LOD_MIN_WIDTH = 190.0   # the label may reach into the gap between columns
+LOD_MIN_WIDTH = 190.0   # a node without outputs: the label may reach into the gap beside it
+LOD_Z = 1.5             # over the node's own texts, under its ports (NodeGraphQt's Z_VAL_PORT)
 
 
 class DetailLabel(QGraphicsTextItem):
-    """The zoomed-out face of a node: its title in large type and its state underneath."""
+    """The zoomed-out face of a node: its title in large type and its state underneath.
+
+    It stays inside the node when the node has outputs (its output ports and their wires stay
+    in sight) and under the ports. A click on one of its param lines edits that param, as a
+    click on the param's row does at full detail; elsewhere the node is dragged as usual.
+    """
 
     def __init__(self, node_item: QGraphicsItem) -> None:
         super().__init__(node_item)
         self.node_item = node_item
-        self.setZValue(5)
-        self.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.setZValue(LOD_Z)
+        self.setAcceptedMouseButtons(Qt.MouseButton.LeftButton)
         self.setVisible(False)
         option = self.document().defaultTextOption()
         option.setWrapMode(option.WrapMode.WordWrap)  # never break inside a word
@@ -285,13 +291,44 @@ class DetailLabel(QGraphicsTextItem):
                      f"{_html(status)}</div>")
         rows = getattr(self.node_item, "param_rows", None)  # the node's key params
         params = rows.row_texts(self.node_item.studio_id) if rows is not None else []
-        if params:
+        for param in params:  # one block each: a click finds its param by block
             html += (f"<div style='font-size:{LOD_PARAM_PX}px; color:#c8d0dc'>"
-                     + "<br>".join(_html(p).replace("  ", "&nbsp;", 1) for p in params)
-                     + "</div>")
-        self.setTextWidth(max(rect.width() - 8, LOD_MIN_WIDTH))
+                     f"{_html(param).replace('  ', '&nbsp;', 1)}</div>")
+        outputs = getattr(self.node_item, "outputs", None) or []
+        room = (max(min(p.pos().x() for p in outputs) - rect.left() - 6, 40.0) if outputs
+                else max(rect.width() - 8, LOD_MIN_WIDTH))
+        self.setScale(1.0)
+        self.setTextWidth(room)
         self.setHtml(html)
+        widest = self.document().idealWidth()
+        if outputs and widest > room:  # a word wider than the room: smaller type, not wider
+            self.setScale(room / widest)
         self.setPos(rect.left() + 4, rect.top() + 2)
+
+    def param_at(self, pos: QPointF) -> str | None:
+        """The key param whose line is at ``pos`` (item coordinates), if any."""
+        rows = getattr(self.node_item, "param_rows", None)
+        if rows is None:
+            return None
+        at = self.document().documentLayout().hitTest(pos, Qt.HitTestAccuracy.FuzzyHit)
+        if at < 0:
+            return None
+        line = self.document().findBlock(at).text().split()  # no-break spaces too
+        return next((r.name for r in rows.rows.get(self.node_item.studio_id, [])
+                     if r.text().split() == line), None)
+
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        if self.param_at(event.pos()) is None:
+            event.ignore()  # the title and state: the node takes the press (select, drag)
+            return
+        event.accept()
+
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
+        name = self.param_at(event.pos())
+        rows = getattr(self.node_item, "param_rows", None)
+        if name is not None and rows is not None:
+            rows.edit_named(self.node_item.studio_id, name, event.scenePos())
+        event.accept()
 
 
 def elapsed_text(seconds: float) -> str:

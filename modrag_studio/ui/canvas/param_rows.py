@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QComboBox,
@@ -242,7 +242,14 @@ class NodeParamRows:
 
     # --- the inline editor ------------------------------------------------------------------
 
-    def edit(self, node_id: str, row: ParamRow) -> ParamField | None:
+    def edit_named(self, node_id: str, name: str, at: QPointF) -> ParamField | None:
+        """Edit ``node_id``'s key param ``name`` at the scene point ``at`` (a click on the
+        zoomed-out face of a node, whose rows are hidden): the editor keeps its screen size."""
+        row = next((r for r in self.rows.get(node_id, []) if r.name == name), None)
+        return self.edit(node_id, row, at=at) if row is not None else None
+
+    def edit(self, node_id: str, row: ParamRow, *, at: QPointF | None = None
+             ) -> ParamField | None:
         """Open the editor of ``row``'s param over it; returns its field (None: not editable)."""
         self.close_editor()
         spec = self.editor.document().node(node_id)
@@ -261,14 +268,17 @@ class NodeParamRows:
         field.set_value(row.value)
         widget = field.widget
         widget.setFont(_FONT)
-        widget.setFixedWidth(max(int(row.parentItem().boundingRect().width() - 2 * ROW_PAD), 90))
+        width = row.parentItem().boundingRect().width() - 2 * ROW_PAD
+        widget.setFixedWidth(max(int(width), 90 if at is None else 160))
         widget.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         widget.installEventFilter(self._keys)
         proxy = QGraphicsProxyWidget()
         proxy.setWidget(widget)
         proxy.setZValue(1e6)
+        if at is not None:  # zoomed out: drawn at screen size where the click was
+            proxy.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
         scene.addItem(proxy)
-        proxy.setPos(row.scenePos())
+        proxy.setPos(row.scenePos() if at is None else at)
         self.field, self._proxy, self._editing = field, proxy, (node_id, row.name)
         widget.setFocus(Qt.FocusReason.MouseFocusReason)
         if isinstance(widget, QComboBox):

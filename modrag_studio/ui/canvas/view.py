@@ -165,10 +165,13 @@ class Minimap(QGraphicsView):
         self.move(self.free_corner())
 
     def free_corner(self) -> QPoint:
-        """Bottom-right, else the first other corner where the minimap covers no node."""
+        """Bottom-right, else the first other corner where the minimap covers no node (the
+        bottom-left one above the zoom buttons)."""
         view, (w, h), gap = self.canvas.view, (self.width(), self.height()), 12
         right, bottom = view.width() - w - gap, view.height() - h - gap
-        corners = [QPoint(right, bottom), QPoint(gap, bottom), QPoint(right, gap),
+        controls = view.findChild(QWidget, "zoomControls")
+        above_controls = bottom - (controls.height() + gap if controls is not None else 0)
+        corners = [QPoint(right, bottom), QPoint(gap, above_controls), QPoint(right, gap),
                    QPoint(gap, gap)]
         nodes = [item.sceneBoundingRect() for node_id in self.canvas.node_ids()
                  if (item := self.canvas.node_item(node_id)) is not None]
@@ -245,14 +248,14 @@ class ZoomControls(QWidget):
                  lambda: zoom_by(canvas.view, 1 / ZOOM_STEP, _centre(canvas.view))),
                 ("in", "+", "Zoom in (Ctrl+=)",
                  lambda: zoom_by(canvas.view, ZOOM_STEP, _centre(canvas.view))),
-                ("fit", "Fit", "Fit the graph (F)", canvas.fit_all)):
+                ("fit", "Fit", "Fit the graph (F)", lambda: canvas.fit_all())):
             button = QToolButton(self)
             button.setText(text)
             button.setToolTip(tip)
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             button.setStyleSheet("QToolButton { min-width: 26px; min-height: 22px;"
                                  " font-weight: bold; }")
-            button.clicked.connect(slot)
+            button.clicked.connect(slot)  # ``clicked(checked)``: the slots take no argument
             layout.addWidget(button)
             self.buttons[key] = button
         self.adjustSize()
