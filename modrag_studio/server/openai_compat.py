@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -176,7 +177,8 @@ class _ChatHook(_QueueHook):
 
 
 def _words(text: str) -> str:
-    return " ".join(text.split())
+    """The words of ``text`` (punctuation and brackets a parser trims do not count)."""
+    return " " + " ".join(re.findall(r"\w+", text)) + " "
 
 
 class ChatStream:
@@ -213,7 +215,8 @@ class ChatStream:
 
     def finish(self, reply: Reply) -> list[bytes]:
         """The rest of the checked answer, its citations and verdict, the stop and [DONE]."""
-        if self.draft and _words(reply.answer) and _words(reply.answer) in _words(self.draft):
+        if self.draft and _words(reply.answer).strip() and \
+                _words(reply.answer) in _words(self.draft):
             rest = reply.footer
         else:
             rest = ("\n\n" if self.draft else "") + reply.content

@@ -4,6 +4,8 @@ the history input, and the same key, Host, body and queue rules as ``/run``."""
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from collections.abc import Iterator
 
@@ -161,3 +163,20 @@ def test_a_full_queue_is_busy_like_run(client, served):
     assert ran.status_code == 503  # one queue for both protocols
     worker.join(60)
     assert finished == ["done"]
+
+
+def test_a_draft_the_parser_trimmed_is_not_sent_twice():
+    from modrag_studio.server.openai_compat import ChatStream, Reply
+
+    def streamed_text(draft: str, answer: str) -> str:
+        out = ChatStream("chatcmpl-x", MODEL)
+        parts = [out.token(word) for word in re.findall(r"\S+\s*", draft)]
+        parts += out.finish(Reply(answer, "\n\n[2] a.md", [], None))
+        deltas = [json.loads(p[6:]) for p in parts if p != b"data: [DONE]\n\n"]
+        return "".join(d["choices"][0]["delta"].get("content") or "" for d in deltas)
+
+    trimmed = "LP-07 is serviced every 500 operating hours. [2]"
+    assert streamed_text(f"<{trimmed[:-4]} > [2]", trimmed) == \
+        f"<{trimmed[:-4]} > [2]\n\n[2] a.md"
+    assert streamed_text("LP-07 is serviced every 5 months [2]", trimmed) == \
+        f"LP-07 is serviced every 5 months [2]\n\n{trimmed}\n\n[2] a.md"
