@@ -297,6 +297,8 @@ class MainWindow(QMainWindow):
         self.actions["redo"].setText(f"&Redo {self.editor.redo_label()}".rstrip())
         if change.kind in ("undo", "redo"):
             self.show_message(f"{change.kind}: {change.label}")
+            if not self.editor.dirty:  # back to the saved graph: nothing left to restore
+                files.discard_autosave(self.editor.path)
 
     def _update_title(self) -> None:
         name = self.editor.path.name if self.editor.path else "untitled"
