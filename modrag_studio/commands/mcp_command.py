@@ -25,7 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "the tool's input schema) over stdio or streamable HTTP (at /mcp). The rules of "
         "'modrag serve' hold: clients choose only text inputs unless a path input is exposed "
         "with --expose-input under --data-root; stores are indexed at start-up and calls "
-        "never change them. Needs the 'mcp' extra.")
+        "never change them. A graph from elsewhere that reaches outside its folder needs --trust. "
+        "Needs the 'mcp' extra.")
     mcp.add_argument("graphs", nargs="+", metavar="GRAPH", help="graph JSON file(s)")
     mcp.add_argument("--transport", choices=("stdio", "http"), default="stdio",
                      help="stdio (default: a desktop agent starts this command) or http")
