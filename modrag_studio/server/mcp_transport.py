@@ -5,6 +5,7 @@ is imported here only, when a server is built."""
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from typing import Any
 
@@ -84,11 +85,60 @@ def build_server(tools: list[GraphTool]) -> Any:
 
 
 async def serve_stdio(server: Any) -> None:
-    """Serve one client over this process's stdin and stdout until it closes them."""
+    """Serve one client over this process's stdin and stdout until it closes them; a line
+    the SDK cannot read is answered with a JSON-RPC error (``unreadable_reply``)."""
+    import anyio
     from mcp.server.stdio import stdio_server
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared.message import SessionMessage
 
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        readable_in, readable = create_context_streams[SessionMessage | Exception](0)
+
+        async def answer_unreadable() -> None:
+            async with readable_in:
+                async for item in read_stream:
+                    if isinstance(item, Exception) and (reply := unreadable_reply(item)):
+                        await write_stream.send(SessionMessage(reply))
+                    else:
+                        await readable_in.send(item)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(answer_unreadable)
+            await server.run(readable, write_stream, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+
+def unreadable_reply(exc: Exception) -> Any:
+    """The JSON-RPC error answering a message the SDK could not parse (a lone surrogate
+    ``\\ud800``, which Python's JSON reads but the SDK's does not, or text that is not JSON):
+    with the request's id when Python's JSON finds one, else id null (JSON-RPC's parse
+    error). None when the failure is not about the message's text."""
+    import mcp_types as types
+
+    try:
+        raw = exc.errors()[0]["input"]  # type: ignore[attr-defined]
+    except Exception:
+        return None
+    if not isinstance(raw, str | bytes):
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None
+    if data is not None and _has_lone_surrogate(data):
+        code, message = types.INVALID_PARAMS, ("the request holds a lone surrogate (a "
+                                               "\\ud800-\\udfff escape without its pair): "
+                                               "not Unicode text; send valid UTF-8")
+    elif data is not None:
+        code, message = types.INVALID_REQUEST, "not a valid JSON-RPC message"
+    else:
+        code, message = types.PARSE_ERROR, "the message is not valid JSON"
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=code, message=message))
 
 
 def http_app(server: Any, settings: ServerSettings) -> Any:
@@ -107,3 +157,8 @@ def http_app(server: Any, settings: ServerSettings) -> Any:
         else bound_host_names(settings.host)
     return GuardMiddleware(app, api_key=settings.api_key, max_body_bytes=settings.max_body_bytes,
                            allowed_hosts=allowed)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    text = json.dumps(value, ensure_ascii=False)
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
