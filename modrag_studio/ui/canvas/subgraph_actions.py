@@ -167,11 +167,16 @@ class SubgraphActions(QObject):
         return self.expand(sub_id) if sub_id else []
 
     def expand(self, sub_id: str) -> list[str]:
+        spec = self._spec(sub_id)
+        inner = [n.id for n in spec.subgraph.graph.nodes] if spec and spec.subgraph else []
         try:
             ids = subgraphs.expand_subgraph(self.editor, sub_id)
         except SubgraphError as exc:
             self.window.show_message(str(exc))
             return []
+        # the last run knew them as ``sub_id/inner``: they keep their "done", "from cache"
+        self.run.mirror.show_moved({f"{sub_id}/{old}": new
+                                    for old, new in zip(inner, ids, strict=False)})
         self.canvas.select_nodes(ids)
         return ids
 

@@ -398,6 +398,14 @@ class EvalSetPanel(QWidget):
             self._thread.join(timeout)
         return not self.busy
 
+    def clear_results(self) -> None:
+        had = self.report is not None or self.results.rowCount() > 0
+        self.report = None
+        self.results.setRowCount(0)
+        self.progress.reset()
+        self.summary.setText("Another graph is open: Run set to score it." if had else "")
+        self.tabs.setCurrentIndex(0)
+
     def _set_busy(self, busy: bool) -> None:
         self.run_button.setEnabled(not busy)
         self.cancel_button.setEnabled(busy)
@@ -480,6 +488,13 @@ class EvaluationSets:
         menu.addAction("Add to evaluation set…", self.add_last_run)
         menu.addAction("Evaluation set panel", self.show)
         menu.addAction("Open evaluation set…", lambda: (self.show(), panel.open_dialog()))
+        window.editor.subscribe(self._on_change)
+
+    def _on_change(self, change: Any) -> None:
+        """Another graph opened: the set stays (it can be run on this graph too), the
+        results of the other graph's run go."""
+        if getattr(change, "kind", "") == "reset" and not self.panel.busy:
+            self.panel.clear_results()
 
     def add_last_run(self) -> None:
         dialog = add_last_run_dialog(self.window, self.panel)

@@ -195,6 +195,8 @@ class EvidenceDebugger(QObject):
         self._graph_key = self._key()
         self.clear()
         self.counterfactual = None
+        self.dock.first_answer.clear()  # the answers were another graph's
+        self.dock.forced_answer.clear()
         self.dock.specs.setText(self._specs_by_graph.get(self._graph_key, ""))
         self.dock.verdict.setText("")
 
@@ -377,6 +379,7 @@ class EvidenceDebugger(QObject):
             self._say(str(exc))
             return False
         doc, inputs = self.features.document(), dict(controller.last_request.inputs)
+        self._forced_for = self._graph_key  # an answer that comes back after another graph
         self.busy = True
         self.dock.force_button.setEnabled(False)
         self._say("Running again with the expected evidence forced into the prompt…")
@@ -395,6 +398,8 @@ class EvidenceDebugger(QObject):
 
     def _forced(self, outcome: Counterfactual) -> None:
         self._done()
+        if getattr(self, "_forced_for", self._graph_key) != self._graph_key:
+            return  # the re-run of a graph no longer open is not shown on this one
         self.counterfactual = outcome
         self.dock.first_answer.setHtml(_answer_html("First answer", outcome.first))
         self.dock.forced_answer.setHtml(_answer_html(

@@ -329,6 +329,14 @@ class Inspector(QDockWidget):
                 why = v.cache_reason or v.skip_reason or (v.error.message if v.error else "")
                 lines.append(f"run {trace.run_id}  iter {v.iteration + 1}  {v.status:<9}"
                              f" {when}  {why}")
+        if self.live_run:  # the run going now comes first
+            visit = self.live_visits.get(node_id)
+            now = ("running…" if node_id in self.live_started else "waiting to run"
+                   if node_id in self.live_queued else "not in this run")
+            if visit is not None:
+                now = f"{visit.status} in {visit.duration_s:.3f} s  " + (
+                    visit.cache_reason or visit.skip_reason)
+            lines.insert(0, f"this run (going now): {now}".rstrip())
         return "\n".join(lines) or "No runs in this session yet."
 
     def clear_source(self) -> None:

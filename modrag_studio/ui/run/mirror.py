@@ -87,6 +87,20 @@ class RunMirror:
         self.inspector.show_node(None)
         self.timeline.set_trace(None)
 
+    def show_moved(self, moved: dict[str, str]) -> None:
+        """Nodes now on the canvas under new ids (an expanded subgraph's inner nodes, whose
+        run visits were ``sub/inner``) show the last run's state and caption again."""
+        result = self.controller.last_result
+        if result is None:
+            return
+        for old, new in moved.items():
+            visit = result.trace.last_visit(old)
+            if visit is None:
+                continue
+            self._state(new, visit.status, visit.cache_reason or visit.skip_reason or "")
+            self.captions.set_run(new, duration(visit.duration_s) if visit.status == "done"
+                                  else CAPTIONS.get(visit.status, visit.status))
+
     def _state(self, node_id: str, state: str, tooltip: str = "") -> None:
         if state in CANVAS_STATES:
             self.canvas.set_node_state(node_id, state, tooltip)
