@@ -148,16 +148,27 @@ class SpanBuilder:
         trace_id = random.getrandbits(128) or 1
         root = SpanContext(trace_id, _span_id(), is_remote=False, trace_flags=_SAMPLED)
         made = []
+        run_texts = () if self.content else content_texts(record.inputs)
+        failed_texts: tuple[str, ...] = ()
         for item in record.visits():
             visit = item.visit
+            hide = _Hider(())  # a warning or error may quote the question: hidden
+            if not self.content and (visit.warnings or visit.error is not None):
+                hide = _Hider(run_texts + content_texts(item.inputs))
+                if visit.error is not None:
+                    failed_texts += hide.texts
             context = SpanContext(trace_id, _span_id(), is_remote=False, trace_flags=_SAMPLED)
             status, events = Status(StatusCode.UNSET), ()
             if visit.error is not None:
-                status = Status(StatusCode.ERROR, visit.error.message[:1000])
+                message = hide(visit.error.message)
+                status = Status(StatusCode.ERROR, message[:1000])
                 events = (Event("exception", {"exception.type": visit.error.type,
-                                              "exception.message": visit.error.message},
+                                              "exception.message": message},
                                 timestamp=item.end_ns),)
             attributes, shared = self._visit_attributes(item)
+            if hide.texts and "modrag.warnings" in attributes:
+                attributes = {**attributes, "modrag.warnings": [
+                    hide(w) for w in attributes["modrag.warnings"]]}
             made.append(RecordedSpan(
                 f"{visit.node_id} #{visit.iteration + 1}" if visit.iteration else visit.node_id,
                 context=context, parent=root, resource=self.resource,
@@ -167,7 +178,8 @@ class SpanBuilder:
         made.insert(0, RecordedSpan(
             record.graph_name or "graph run", context=root, resource=self.resource,
             attributes=self._run_attributes(record),
-            status=(Status(StatusCode.ERROR, record.failure) if record.status == "failed"
+            status=(Status(StatusCode.ERROR, _Hider(run_texts + failed_texts)(record.failure))
+                    if record.status == "failed"
                     else Status(StatusCode.UNSET)),
             start_time=record.start_ns,
             end_time=record.start_ns + int(record.duration_s * 1e9),
@@ -222,6 +234,41 @@ class SpanBuilder:
             attrs["modrag.run.problems"] = [str(p) for p in problems]
         attrs.update(record.extra)
         return attrs
+
+
+HIDDEN = "<content not exported>"
+
+
+def content_texts(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """The texts among ``values`` (a run's or a node's inputs): strings and the ``text``
+    of objects such as a query or a chunk, in lists too."""
+    found: list[str] = []
+
+    def add(value: Any, depth: int) -> None:
+        text = value if isinstance(value, str) else getattr(value, "text", None)
+        if isinstance(text, str):
+            found.append(text)
+        elif isinstance(value, list | tuple) and depth < 2:
+            for item in value[:1000]:
+                add(item, depth + 1)
+
+    for value in values.values():
+        add(value, 0)
+    return tuple(found)
+
+
+class _Hider:
+    """Replaces the given texts (as written and as ``repr`` quotes them) in a message."""
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self.texts = tuple(sorted({t for t in texts if t.strip()}, key=len, reverse=True))
+
+    def __call__(self, message: str) -> str:
+        for text in self.texts:
+            message = message.replace(repr(text), HIDDEN)
+            if len(text) >= 3:
+                message = message.replace(text, HIDDEN)
+        return message
 
 
 def _span_id() -> int:
