@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTableWidget,
@@ -480,7 +481,11 @@ class EvaluationSets:
         self.panel = panel = EvalSetPanel(window, run)
         self.dock = dock = QDockWidget("Evaluation set", qt_window)
         dock.setObjectName("dock_evaluation_set")
-        dock.setWidget(panel)
+        room = QScrollArea()  # its buttons, tables and editor scroll in a short window
+        room.setWidgetResizable(True)  # rather than growing the window past the screen
+        room.setFrameShape(QScrollArea.Shape.NoFrame)
+        room.setWidget(panel)
+        dock.setWidget(room)
         qt_window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         qt_window.tabifyDockWidget(window.docks["problems"], dock)
         dock.hide()

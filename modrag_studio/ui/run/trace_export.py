@@ -100,7 +100,10 @@ class TraceExportDialog(QDialog):
         for edit in (self.endpoint, self.headers):
             edit.textChanged.connect(lambda _text: self.problem.setText(""))
         self._enable(enabled)
-        self.resize(560, 0)
+        # tall enough for the wrapped note at this width (a height of 0 squeezed every field)
+        height = max(self.sizeHint().height(), self.layout().heightForWidth(560))
+        self.setMinimumSize(560, height)
+        self.resize(560, height)
 
     def values(self) -> tuple[bool, ExportSettings]:
         return (self.enabled.isChecked(),
