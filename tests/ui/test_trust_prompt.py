@@ -65,3 +65,36 @@ def test_the_prompt_names_the_environment_variable_a_graph_reads(main_window, qt
     monkeypatch.setattr(prompt, "ask", refuse)
     assert main_window.features.run.controller.run(main_window.editor.document()) is False
     assert "reads environment variable MY_TEAM_KEY  (llm.api_key_env)" in shown[0]
+
+
+def test_the_prompt_shows_escape_sequences_and_markup_as_text(main_window, tmp_path,
+                                                              monkeypatch):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel
+
+    from tests.engine.test_trust_display import ERASE, RLO, faking_graph
+
+    monkeypatch.setenv("MODRAG_CONFIG_DIR", str(tmp_path / "config"))
+    secret = tmp_path / "home" / ".ssh" / "id_rsa"
+    path = tmp_path / "downloads" / "<b>fake<i>.json"
+    save(faking_graph(str(secret)), path)
+    assert main_window.open_path(path, offer_restore=False)
+    prompt = main_window.features.trust_prompt
+    boxes = []
+
+    def refuse(graph_path, found):
+        boxes.append(prompt.message_box(graph_path, found))
+        return False
+
+    monkeypatch.setattr(prompt, "ask", refuse)
+    assert main_window.features.run.controller.run(main_window.editor.document()) is False
+    box = boxes[0]
+    shown = box.informativeText()
+    assert f"reads {secret}  (prompt.template_file)" in shown
+    assert "\x1b" not in shown and RLO not in shown and "\\x1b[1A" in shown
+    assert ERASE not in shown
+    labels = [label for label in box.findChildren(QLabel)
+              if "<b>fake<i>.json" in label.text() or "reads" in label.text()]
+    assert len(labels) == 2  # the name and the list, shown as text, never as markup
+    assert all(label.textFormat() == Qt.TextFormat.PlainText for label in labels)
+    box.close()
