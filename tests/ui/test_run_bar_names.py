@@ -100,11 +100,12 @@ def test_studio_runs_a_sample_opened_from_another_folder(qtbot, window, tmp_path
 
 
 def test_unsaved_graph_says_where_relative_paths_go(qtbot, window):
-    _build_from_palette(window.editor)
+    source = _build_from_palette(window.editor)
+    window.editor.set_param(source, "name", "folder")  # a path input given a relative path
     features = window.features.run
     bar = features.run_bar
-    qtbot.waitUntil(lambda: len(bar.fields) == 1)
-    qtbot.keyClicks(next(iter(bar.fields.values())), "x")
+    qtbot.waitUntil(lambda: list(bar.fields) == ["folder"])
+    qtbot.keyClicks(bar.fields["folder"], "docs")
     assert features.run()
     qtbot.waitUntil(lambda: features.controller.last_result is not None
                     and not features.controller.busy, timeout=20_000)

@@ -44,3 +44,26 @@ def template_copy(doc: GraphDocument, template: str | Path,
                 node.params[name] = _absolute(node.params[name], folder)
     copy._source_path = None
     return copy
+
+
+def _relative(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip()) and "\n" not in value \
+        and not Path(os.path.expanduser(value)).is_absolute()
+
+
+def relative_paths(doc: GraphDocument, registry: NodeRegistry,
+                   inputs: dict[str, Any] | None = None) -> list[str]:
+    """The relative paths ``doc`` names (path params, path inputs' defaults or the run's
+    ``inputs``): what a never-saved graph resolves against the working directory."""
+    found = []
+    for node in doc.nodes:
+        if node.type == "graph.input":
+            name = str(node.params.get("name", ""))
+            value = (inputs or {}).get(name, node.params.get("default"))
+            if PATH_WORDS.search(name) and _relative(value):
+                found.append(str(value))
+        elif node.type in registry:
+            for param in path_params(getattr(registry.get(node.type), "Params", None)):
+                if _relative(node.params.get(param)):
+                    found.append(str(node.params[param]))
+    return found

@@ -32,7 +32,8 @@ class DeleteGuard:
         doc = allow_deletes_once(request.doc, [v.node_id for v in stopped])
         QTimer.singleShot(0, lambda: self.controller.run(
             doc, request.inputs, target=request.target, rerun=request.rerun,
-            start_from=request.start_from))
+            start_from=request.start_from, base_dir=request.base_dir,
+            pins_graph=request.pins_graph))
 
     def message_box(self, message: str) -> QMessageBox:
         return delete_question(self.window, message, "run")

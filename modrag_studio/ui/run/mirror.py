@@ -13,6 +13,7 @@ from typing import Any
 from modrag_studio.engine.core.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.core.formatting import duration, failure
 from modrag_studio.engine.core.graph_io import role_of
+from modrag_studio.engine.edit.copies import relative_paths
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import VISIT_STATES, NodeVisit
 from modrag_studio.ui.inspection.inspector import Inspector
@@ -179,10 +180,20 @@ class RunMirror:
             if visit is not None and visit.error is not None \
                     and visit.error.type == "MissingRunInput":
                 text += ": type it in the run bar above the canvas"
-        notes = [p["message"] for p in trace.problems if p.get("severity") == "warning"]
+        notes = [p["message"] for p in trace.problems if p.get("severity") == "warning"
+                 and (p.get("code") != "unsaved-graph" or self._names_relative_paths())]
         if notes:
             text += f" ({'; '.join(notes)})"
         self.status(text)
+
+    def _names_relative_paths(self) -> bool:
+        """Whether the run named a relative path (a sample's untitled copy names none: the
+        "working directory" note would be a false alarm for it)."""
+        request = self.controller.last_request
+        if request is None:
+            return True
+        return bool(relative_paths(request.doc, self.controller.registry,
+                                   dict(request.inputs)))  # as typed, before resolving
 
     def run_error(self, message: str) -> None:
         self.last_error = message
