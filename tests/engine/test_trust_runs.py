@@ -86,7 +86,8 @@ def test_a_command_line_change_is_decided_on_the_graph_it_makes(received, capsys
     save(variant_graph().model_copy(update={"variants": None}), path)
     for command in (["run", str(path), "--set", "prompt.template_file=../secret/key.txt",
                      "--no-cache"],
-                    ["compare", str(path), "--variant", "x:prompt.template_file=../secret/key.txt"]):
+                    ["compare", str(path), "--variant",
+                     "x:prompt.template_file=../secret/key.txt"]):
         assert main([*command, "--input", "question=hi"]) == 2, command
         err = capsys.readouterr().err
         assert "was not made or run here" in err and str(secret) in err, command
