@@ -156,3 +156,17 @@ def test_the_executed_documents_are_all_decided_on(received):
     found = disclosure([plain, changed], default_registry(), path)
     assert [file for _, file in found.files] == [str(secret)]
     assert Path(path).is_file()
+
+
+def test_compare_decides_on_its_second_graph_too(received, capsys):
+    stored, secret = received
+    plain, other = stored.with_name("plain.json"), stored.with_name("other.json")
+    doc = variant_graph().model_copy(update={"variants": None})
+    save(doc, plain)
+    changed = doc.model_copy(deep=True)
+    changed.node("prompt").params["template_file"] = "../secret/key.txt"
+    save(changed, other)
+    assert main(["compare", str(plain), str(other), "--input", "question=hi"]) == 2
+    err = capsys.readouterr().err
+    assert "other.json was not made or run here" in err and str(secret) in err
+    assert "plain.json" not in err
