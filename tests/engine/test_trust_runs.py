@@ -94,6 +94,9 @@ def test_a_command_line_change_is_decided_on_the_graph_it_makes(received, capsys
     assert main(["tune", str(path), "--dataset", str(path.parent), "--output", "out.value",
                  "--space", "llm.host=http://127.0.0.1:9,http://tuned.example:1"]) == 2
     assert "contacts tuned.example" in capsys.readouterr().err
+    assert main(["eval", str(path), "--dataset", str(path.parent), "--output", "out.value",
+                 "--grid", "llm.host=http://127.0.0.1:9,http://grid.example:1"]) == 2
+    assert "contacts grid.example" in capsys.readouterr().err
 
 
 def test_a_component_link_naming_any_file_is_listed(tmp_path):
