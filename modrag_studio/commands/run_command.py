@@ -43,6 +43,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="override a node param for this run (JSON values are parsed)")
     run.add_argument("--trace-out", metavar="FILE", help="write the run trace as JSON")
     run.add_argument("--json", action="store_true", help="print outputs as JSON")
+    run.add_argument("--report-html", metavar="FILE",
+                     help="write the run as one self-contained HTML page anyone can open: the "
+                          "question, the answer and its sources, the steps, the evidence, the "
+                          "grounding verdict (and with --expect, where the evidence was lost)")
     run.add_argument("--to", metavar="NODE", help="run only this node and what it needs")
     run.add_argument("--rerun", action="append", default=[], metavar="NODE",
                      help="execute this node even when its result is cached")
@@ -188,6 +192,8 @@ def run_graph(args: argparse.Namespace) -> int:
         record_run(args, doc, inputs, result)
     if args.trace_out and not write_trace(Path(args.trace_out), result.trace.to_json()):
         return EXIT_INVALID
+    if args.report_html and not write_report(Path(args.report_html), doc, result, evidence):
+        return EXIT_INVALID
     return EXIT_OK if result.ok else EXIT_RUN_FAILED
 
 
@@ -216,6 +222,20 @@ def load_pins(graph_path: str) -> dict[str, Any]:
     named = ", ".join(sorted(pins)) or "none"
     print(f"--use-pins: pinned outputs used for: {named}", file=sys.stderr)
     return pins
+
+
+def write_report(path: Path, doc: Any, result: Any, evidence: Any) -> bool:
+    """Write the run report (``--report-html``); a clear error instead of a traceback."""
+    from modrag_studio.reporting.run_report import write_run_report
+
+    try:
+        write_run_report(path, doc, result, attribution=evidence)
+    except OSError as exc:
+        print(f"error: --report-html {path}: cannot write the report: {exc.strerror or exc}",
+              file=sys.stderr)
+        return False
+    print(f"run report written to {path}", file=sys.stderr)
+    return True
 
 
 def write_trace(path: Path, text: str) -> bool:

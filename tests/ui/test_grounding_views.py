@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from modrag_studio.engine.core.datatypes import Answer, Claim
 from modrag_studio.engine.run.trace import NodeVisit
+from modrag_studio.reporting.narrate import describe_visit
 from modrag_studio.ui.inspection.card_content import DOWN, answer_content
 from modrag_studio.ui.inspection.grounding_marks import marked_html, ungrounded_spans
-from modrag_studio.ui.present.narrate import describe_visit
 
 TEXT = "PR-300 is rated at 15,000 psi [1]."
 CLAIMS = [Claim(text="PR-300", kind="identifier", start=0, end=6, verdict="cited", block=1),

@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import QRectF, Qt
 
 from modrag_studio.engine.run.trace import NodeVisit, Trace, ValueSummary
-from modrag_studio.ui.present.narrate import story
+from modrag_studio.reporting.narrate import story
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 

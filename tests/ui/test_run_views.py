@@ -8,11 +8,11 @@ import pytest
 
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk, SourceRank
 from modrag_studio.engine.run.trace import NodeVisit, summarize
+from modrag_studio.reporting.narrate import describe_visit
 from modrag_studio.ui.evaluate.metrics import node_metrics
 from modrag_studio.ui.inspection.card_content import content_for, rank_move
 from modrag_studio.ui.inspection.overlays import OverlayCard
 from modrag_studio.ui.inspection.views import RecordTable, view_for
-from modrag_studio.ui.present.narrate import describe_visit
 
 pytestmark = pytest.mark.ui
 
@@ -93,7 +93,7 @@ def test_reads_the_evaluation_command_report(tmp_path):
 
 def test_a_yes_no_output_is_told_in_words_not_as_true() -> None:
     from modrag_studio.engine.run.trace import NodeVisit, ValueSummary
-    from modrag_studio.ui.present.narrate import describe_visit
+    from modrag_studio.reporting.narrate import describe_visit
 
     visit = NodeVisit(node_id="rerank", type_id="rerank.embedding", status="done",
                       outputs={"reranked": ValueSummary(type="bool", preview=["True"]),

@@ -23,14 +23,13 @@ from modrag_studio.engine.core.ports import type_name
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.edit.editor import Change, GraphEditor
 from modrag_studio.engine.layout.render import type_color
+from modrag_studio.engine.layout.titles import graph_titles, node_title
 from modrag_studio.ui.canvas.decor import LayoutItems, NodeDecorations
 from modrag_studio.ui.canvas.gestures import CanvasGestures
 from modrag_studio.ui.canvas.items import (
     LOD_SCALE,
     category_color,
-    graph_titles,
     label_output_ports,
-    node_title,
     port_labels,
 )
 from modrag_studio.ui.canvas.param_rows import NodeParamRows, RowsInNode

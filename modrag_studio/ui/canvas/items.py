@@ -17,10 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from modrag_studio.engine.core.graph_io import port_of_node
 from modrag_studio.engine.layout.render import type_color
 
-NAMED_ENDS = {"input": "Input", "output": "Output"}  # by NodeType.graph_role
 _CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
 
 
@@ -46,41 +44,6 @@ STATE_COLORS: dict[str, tuple[int, int, int]] = {
 }
 
 
-# Types whose role is one param: the node is titled by its value ("Rewrite", "Decompose").
-ROLE_PARAMS = {"query.transform": "mode"}
-ROLE_WORDS = {"hyde": "HyDE", "passthrough": "Pass-through"}
-
-
-def role_title(spec: Any) -> str | None:
-    """The title saying a node's role, from its role param (see ``ROLE_PARAMS``)."""
-    param = ROLE_PARAMS.get(spec.type)
-    value = spec.params.get(param) if param else None
-    if not isinstance(value, str) or not value:
-        return None
-    return ROLE_WORDS.get(value, value.replace("_", " ").capitalize())
-
-
-def graph_titles(doc: Any, type_of: Callable[[str], Any]) -> dict[str, str]:
-    """Every node's drawn title; nodes that would share one also name their id.
-
-    ``type_of(node_id)`` gives the node's type (None when unknown).
-    """
-    titles = {}
-    for spec in doc.nodes:
-        node_type = type_of(spec.id)
-        titles[spec.id] = node_title(spec, node_type) if node_type is not None \
-            else spec.title or f"? {spec.type}"
-    seen: dict[str, int] = {}
-    for title in titles.values():
-        seen[title] = seen.get(title, 0) + 1
-    for spec in doc.nodes:
-        title = titles[spec.id]
-        label = spec.id.replace("_", " ")
-        if seen[title] > 1 and not spec.title and label.lower() != title.lower():
-            titles[spec.id] = f"{title} · {label}"
-    return titles
-
-
 def port_labels(spec: Any, node_type: Any = None) -> dict[str, str]:
     """Output port name -> label for routers: ``route_N`` by its route's name, ``default`` by
     ``default_route`` (the ports are static; the ``routes`` param names them)."""
@@ -103,20 +66,6 @@ def port_labels(spec: Any, node_type: Any = None) -> dict[str, str]:
     if isinstance(default, str) and default and default != "default":
         labels["default"] = f"{default} (default)"
     return labels
-
-
-def node_title(spec: Any, node_type: Any = None) -> str:
-    """The title drawn on a node: the user's title, else "Input: question" for a graph input
-    or output (its ``name``), else its role (``role_title``), else the type's title."""
-    if spec.title:
-        return spec.title
-    role = role_title(spec)
-    if role is not None:
-        return role
-    port = port_of_node(spec, node_type) if node_type is not None else None
-    if port is not None and port.name:
-        return f"{NAMED_ENDS[port.role]}: {port.name}"
-    return node_type.display_title() if node_type is not None else spec.type
 
 
 class LayoutItem(QGraphicsRectItem):

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.evidence.narration import LOST_HERE
 from modrag_studio.engine.run.trace import Trace
-from modrag_studio.ui.present.narrate import story, story_steps
+from modrag_studio.reporting.narrate import story, story_steps
 
 STATUS_WORDS = {"done": "done", "cached": "reused", "skipped": "skipped", "failed": "failed",
                 "cancelled": "stopped", "bypassed": "bypassed", "pinned": "pinned"}

@@ -9,21 +9,28 @@ from typing import Any
 from PySide6.QtWidgets import QFileDialog
 
 from modrag_studio.engine.core.datatypes import Answer
+from modrag_studio.engine.evidence.attribution import Attribution
+from modrag_studio.engine.layout.titles import node_title
 from modrag_studio.engine.run.trace import Trace
-from modrag_studio.ui.canvas.items import node_title
+from modrag_studio.reporting.run_report import write_run_report
 from modrag_studio.ui.present.presentation import PresentationWindow
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.protocols import StudioWindow
 
 
 class TraceExport:
-    """Export the last run's trace (File menu, Run menu)."""
+    """Export the last run's trace, or its report as one HTML page (File menu, Run menu).
+
+    ``attributions`` (run id -> where the expected evidence went, or None) are asked in
+    order for the report's "where the evidence was lost" (the evidence debugger registers one).
+    """
 
     def __init__(self, window: StudioWindow, controller: RunController,
                  status: Callable[[str, int], None]) -> None:
         self.window = window
         self.controller = controller
         self.status = status
+        self.attributions: list[Callable[[str], Attribution | None]] = []
 
     def last_trace(self) -> Trace | None:
         result = self.controller.last_result
@@ -48,6 +55,38 @@ class TraceExport:
                                               "Trace JSON (*.json)")
         if path:
             self.export(path)
+
+
+    def export_report(self, path: str | Path) -> Path:
+        """The last run as a self-contained HTML page (``reporting.run_report``)."""
+        result = self.controller.last_result
+        if result is None:
+            raise ValueError("no run to report yet: run the graph first")
+        run_id = result.trace.run_id
+        attribution = next((found for source in self.attributions
+                            if (found := source(run_id)) is not None), None)
+        registry = self.window.registry
+        doc = self.window.editor.document()
+        titles = {node.id: node_title(node, registry.get(node.type))
+                  for node in doc.nodes if node.type in registry}
+        path = write_run_report(path, doc, result, registry=registry,
+                                attribution=attribution, titles=titles)
+        self.status(f"Run report saved to {path}", 5000)
+        return path
+
+    def export_report_dialog(self) -> None:
+        result = self.controller.last_result
+        if result is None:
+            self.status("Run the graph first; there is no run to report.", 5000)
+            return
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export run report",  # type: ignore[arg-type]
+                                              f"{result.trace.graph_name}-report.html",
+                                              "Web page (*.html)")
+        if path:
+            try:
+                self.export_report(path)
+            except OSError as exc:
+                self.status(f"Could not save the run report: {exc.strerror or exc}", 8000)
 
 
 Narrator = Callable[[str | None], str]

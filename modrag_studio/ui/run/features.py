@@ -84,6 +84,10 @@ class RunFeatures(QObject):
         w, a = self.window, make_action
         self.export_action = a(w, "Export run trace…", self.traces.export_dialog, None,
                                "Save the last run's trace as JSON", "exportTraceAction")
+        self.report_action = a(w, "Export Run Report…", self.traces.export_report_dialog, None,
+                               "Save the last run as one web page anyone can open: the "
+                               "question, the answer and its sources, the steps, the evidence",
+                               "exportRunReportAction")
         self.eval_action = a(w, "Show evaluation report…", self.evaluation.open_dialog, None,
                              "Show an evaluation report's metrics on the nodes", "evalAction")
         self.clear_eval_action = a(w, "Clear evaluation metrics", self.evaluation.clear, None,
@@ -109,7 +113,8 @@ class RunFeatures(QObject):
             for action in self.actions.actions:
                 menus["Run"].addAction(action)
             menus["Run"].addSeparator()
-            for action in (self.export_action, self.eval_action, self.clear_eval_action):
+            for action in (self.export_action, self.report_action, self.eval_action,
+                           self.clear_eval_action):
                 menus["Run"].addAction(action)
         if "View" in menus:
             view = menus["View"]
@@ -124,10 +129,10 @@ class RunFeatures(QObject):
             actions = menus["File"].actions()
             last = actions[-1] if actions else None
             if last is not None and "quit" in last.text().lower():
-                menus["File"].insertAction(last, self.export_action)
+                menus["File"].insertActions(last, [self.export_action, self.report_action])
                 menus["File"].insertSeparator(last)
             else:
-                menus["File"].addAction(self.export_action)
+                menus["File"].addActions([self.export_action, self.report_action])
 
     def _status(self, text: str, ms: int = 0) -> None:
         self.window.statusBar().showMessage(text, ms)

@@ -116,6 +116,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     run = RunFeatures(shell, window.controller)
     evidence_debugger = EvidenceDebugger(shell, run)
     run.presenter.narrators.append(evidence_debugger.narrator)
+    run.traces.attributions.append(evidence_debugger.attribution_for)
     preflight = Preflight(shell)
     cache_status = CacheSizeLabel(window)
     trust_prompt = TrustPrompt(shell)
