@@ -4,6 +4,7 @@ folder or the data root, other absolute paths shortened to their file name)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,19 @@ class ClientView:
     roots: tuple[Path, ...] = ()
 
     @classmethod
-    def of(cls, doc: GraphDocument, data_root: Path | None = None) -> ClientView:
+    def of(cls, doc: GraphDocument, data_root: Path | None = None,
+           fixed: Mapping[str, Any] | None = None) -> ClientView:
+        """Paths shown relative to the data root, else to the folder a path input names
+        (the operator's ``fixed`` values and the graph's defaults: a cited chunk's
+        ``source`` reads ``maint.md``, not ``/srv/corpus/maint.md``), else to the graph's
+        folder."""
         roots = [data_root] if data_root is not None else []
+        defaults = [spec.params.get("default") for spec in doc.nodes
+                    if spec.type == "graph.input"]
+        for value in [*(fixed or {}).values(), *defaults]:
+            if isinstance(value, str) and value.startswith("/") and Path(value).is_dir() \
+                    and (data_root is None or not Path(value).is_relative_to(data_root)):
+                roots.append(Path(value))  # under the data root: relative to the root
         if doc.source_path is not None:
             roots.append(doc.source_path.parent)
         return cls(tuple(Path(r) for r in roots))

@@ -110,7 +110,7 @@ def result_body(result: RunResult, *, with_trace: bool, timed_out: bool,
     body: dict[str, Any] = {
         "run_id": result.trace.run_id,
         "status": result.status,
-        "outputs": to_jsonable(result.outputs),
+        "outputs": view.value(to_jsonable(result.outputs)),  # no server paths, no keys
         "errors": errors,
     }
     if with_trace:

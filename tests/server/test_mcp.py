@@ -123,7 +123,8 @@ def modrag_run_outputs(faq: Path, folder: Path, capsys) -> dict:
                  "--cache-dir", str(folder / "run-cache")])
     out, err = capsys.readouterr()
     assert code == 0, err
-    return json.loads(out)["outputs"]
+    # a client reads a chunk's source relative to the corpus folder, not the server's path
+    return json.loads(out.replace(f"{folder / 'corpus'}/", ""))["outputs"]
 
 
 async def check_tools_and_answer(session: ClientSession, expected_outputs: dict) -> None:
