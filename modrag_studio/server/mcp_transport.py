@@ -141,10 +141,16 @@ def unreadable_reply(exc: Exception) -> Any:
                               error=types.ErrorData(code=code, message=message))
 
 
-def http_app(server: Any, settings: ServerSettings) -> Any:
+MAX_SESSIONS = 256  # open HTTP sessions; at the limit the longest idle one makes room
+
+
+def http_app(server: Any, settings: ServerSettings, *, max_sessions: int = MAX_SESSIONS
+             ) -> Any:
     """The streamable HTTP app (at ``/mcp``) behind the same guard as ``modrag serve``: the
     Host header must name the bound address (DNS rebinding), the API key when one is set,
-    the body size limit."""
+    the body size limit. At most ``max_sessions`` sessions are open: a new client takes the
+    place of the session idle longest (clients that opened one and went away never lock
+    others out); only when every session is serving a request is a new one refused."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     security = None
@@ -152,7 +158,9 @@ def http_app(server: Any, settings: ServerSettings) -> Any:
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=settings.host,
                                      transport_security=security,
-                                     max_request_body_size=settings.max_body_bytes)
+                                     max_request_body_size=settings.max_body_bytes,
+                                     max_sessions=max_sessions)
+    evict_idle_sessions(server.session_manager)
     allowed = set(settings.allowed_hosts) if settings.allowed_hosts \
         else bound_host_names(settings.host)
     return GuardMiddleware(app, api_key=settings.api_key, max_body_bytes=settings.max_body_bytes,
@@ -162,3 +170,25 @@ def http_app(server: Any, settings: ServerSettings) -> Any:
 def _has_lone_surrogate(value: Any) -> bool:
     text = json.dumps(value, ensure_ascii=False)
     return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def evict_idle_sessions(manager: Any) -> None:
+    """Make ``manager`` (the SDK's session manager) admit a new session at its limit by
+    ending the session idle longest (no request in flight, the earliest idle deadline)."""
+    admit = manager._admit_session
+
+    def admit_or_evict(requestor: Any) -> Any:
+        sessions = manager._server_instances
+        if manager.max_sessions is not None and len(sessions) >= manager.max_sessions:
+            idle = [(transport.idle_scope.deadline, session_id)
+                    for session_id, transport in sessions.items()
+                    if transport.idle_scope is not None and not transport._requests_in_flight]
+            if idle:
+                _, session_id = min(idle)
+                transport = sessions.pop(session_id)  # answers 404 from now on
+                manager._session_owners.pop(session_id, None)
+                transport.idle_scope.cancel()  # its server task ends and terminates it
+                log.info("MCP session %s closed to make room (idle longest)", session_id[:12])
+        return admit(requestor)
+
+    manager._admit_session = admit_or_evict

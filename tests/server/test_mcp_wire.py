@@ -71,3 +71,60 @@ def test_a_call_with_a_lone_surrogate_is_answered_with_an_error(tmp_path):
         assert garbage["error"]["code"] == -32700
     finally:
         wire.close()
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}})
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_idle_http_sessions_never_lock_out_a_new_client(tmp_path):
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+
+    from modrag_studio.engine.core.document import load
+    from modrag_studio.server import ServerSettings
+    from modrag_studio.server.mcp_tools import plan_tools
+    from modrag_studio.server.mcp_transport import build_server, http_app
+    from tests.server.conftest import free_port
+
+    _faq, shout = write_graphs(tmp_path)
+    settings = ServerSettings(cache_dir=tmp_path / "c")
+    app = http_app(build_server(plan_tools([load(shout)], settings)), settings, max_sessions=5)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning", timeout_graceful_shutdown=2))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.time() + 20
+        while not server.started:
+            assert time.time() < deadline
+            time.sleep(0.05)
+        with httpx.Client(timeout=20) as http:
+            opened = []
+            for _ in range(5):  # clients that open a session and go away without closing it
+                response = http.post(url, headers=HEADERS, content=INITIALIZE)
+                assert response.status_code == 200
+                opened.append(response.headers["mcp-session-id"])
+                time.sleep(0.05)
+            newcomer = http.post(url, headers=HEADERS, content=INITIALIZE)
+            assert newcomer.status_code == 200, newcomer.text  # not 503 "too many sessions"
+            oldest = http.post(url, headers={**HEADERS, "mcp-session-id": opened[0],
+                                             "mcp-protocol-version": "2025-06-18"},
+                               content=json.dumps({"jsonrpc": "2.0", "id": 2,
+                                                   "method": "tools/list"}))
+            assert oldest.status_code == 404  # the longest idle session made room
+            newest = http.post(url, headers={**HEADERS, "mcp-session-id": opened[-1],
+                                             "mcp-protocol-version": "2025-06-18"},
+                               content=json.dumps({"jsonrpc": "2.0", "id": 2,
+                                                   "method": "tools/list"}))
+            assert newest.status_code == 200  # the others stay
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
