@@ -61,7 +61,8 @@ def describe_output(visit: NodeVisit, summary: ValueSummary) -> str:
             phrase = f"found {_plural(count, 'passage')}"
         return phrase + (f"; the best is {_quote(first, 70, strip_id=True)}" if first else "")
     if item:
-        return f"produced a list of {_plural(count, item.lower() or 'item')}"
+        noun = "item" if item in ("Any", "object") else item.lower()
+        return f"produced a list of {_plural(count, noun)}"
     if summary.type == "Answer":
         match = _CITES.search(first)
         cites = int(match.group(1)) if match else 0

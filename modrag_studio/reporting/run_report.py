@@ -118,7 +118,8 @@ def _grounding_html(verdict: GroundingVerdict | None) -> Html:
     if verdict.claims:
         rows = [(c.get("claim", ""), c.get("kind", ""), c.get("where", c.get("verdict", "")))
                 for c in verdict.claims]
-        tones = ["lost" if c.get("verdict") == "missing" else None for c in verdict.claims]
+        tones = ["lost" if c.get("verdict") in ("missing", "mismatch") else None
+                 for c in verdict.claims]
         parts.append(table(["what the answer states", "kind", "where the evidence says it"],
                            rows, row_classes=tones))
     return join(parts)

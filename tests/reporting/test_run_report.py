@@ -129,3 +129,12 @@ def test_modrag_run_writes_the_report(graph, tmp_path, capsys):
     assert f"error: --report-html {folder}: cannot write the report" in \
         capsys.readouterr().err
 
+
+
+def test_a_list_of_untyped_values_is_told_as_items():
+    from modrag_studio.engine.run.trace import NodeVisit, ValueSummary
+    from modrag_studio.reporting.narrate import describe_output
+
+    visit = NodeVisit(node_id="graph", type_id="kg.search")
+    assert describe_output(visit, ValueSummary(type="list[Any]", count=0)) == \
+        "produced a list of 0 items"
