@@ -3,8 +3,6 @@ off the GUI thread, the held-out verdict, "Apply as variant" (undoable), and Can
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from modrag_studio.composition import default_registry
@@ -19,7 +17,6 @@ from tests.evaluation.tune_helpers import (
 )
 
 pytestmark = pytest.mark.ui
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def test_suggestions_cover_numbers_choices_types_and_bypass():
@@ -47,7 +44,8 @@ def _dialog(qtbot, tmp_path, applied: list) -> TuneDialog:
     return dialog
 
 
-def test_tune_dialog_runs_trials_shows_the_verdict_and_applies_the_winner(qtbot, tmp_path):
+def test_tune_dialog_runs_trials_shows_the_verdict_and_applies_the_winner(qtbot, tmp_path,
+                                                                         shots):
     applied: list = []
     dialog = _dialog(qtbot, tmp_path, applied)
     rows = [dialog.space.item(r, 0).text() for r in range(dialog.space.rowCount())]
@@ -64,7 +62,7 @@ def test_tune_dialog_runs_trials_shows_the_verdict_and_applies_the_winner(qtbot,
     assert "significantly better" in dialog.status.text()
     assert "index.stemmer=english" in dialog.status.text()
     assert dialog.apply_button.isEnabled()
-    dialog.grab().save(str(SHOTS / "tune-dialog.png"))
+    dialog.grab().save(str(shots / "tune-dialog.png"))
     variant = dialog.apply()
     assert applied == [variant] and variant.name == "tuned"
     assert variant.params["index"] == {"stemmer": "english"}
@@ -74,7 +72,7 @@ def test_tune_dialog_runs_trials_shows_the_verdict_and_applies_the_winner(qtbot,
 def test_a_bad_space_is_said_in_the_dialog_and_cancel_stops_the_tune(qtbot, tmp_path):
     dialog = _dialog(qtbot, tmp_path, [])
     assert not dialog.start()
-    assert "give at least one --space" in dialog.status.text()
+    assert "tick at least one row of the search space" in dialog.status.text()
     dialog.check("bm25.top_k", "5,0")
     assert not dialog.start()
     assert "bm25.top_k=0" in dialog.status.text()

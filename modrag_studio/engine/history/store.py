@@ -33,7 +33,7 @@ from modrag_studio.engine.cache.node_cache import TEMP_SUFFIX, allocated, approx
 from modrag_studio.engine.cache.signing import dump_signed, load_signed
 from modrag_studio.engine.core.document import GraphDocument, from_json_dict, to_json_dict
 from modrag_studio.engine.core.errors import ModragError
-from modrag_studio.engine.core.paths import cache_home
+from modrag_studio.engine.core.paths import PATH_WORDS, cache_home
 from modrag_studio.engine.history import disk
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import Trace
@@ -112,12 +112,18 @@ def graph_hash(doc: GraphDocument) -> str:
     return stable_hash({k: v for k, v in data.items() if k not in ("layout", "metadata")})[:16]
 
 
-def question_of(inputs: Mapping[str, Any]) -> str:
-    """The run's question: the input named question/query/..., else the first text input."""
-    for name in QUESTION_NAMES:
-        if isinstance(inputs.get(name), str):
-            return inputs[name]
-    return next((v for v in inputs.values() if isinstance(v, str)), "")
+def question_of(inputs: Mapping[str, Any], doc: GraphDocument | None = None) -> str:
+    """The run's question: the input named question/query/... as given, else its default in
+    ``doc`` (a run on the default question), else the first text input that is not a path."""
+    defaults = {str(n.params.get("name", "")): n.params.get("default")
+                for n in (doc.nodes if doc is not None else []) if n.type == "graph.input"}
+    for source in (inputs, defaults):
+        for name in QUESTION_NAMES:
+            if isinstance(source.get(name), str) and source[name].strip():
+                return source[name]
+    merged = {**defaults, **{k: v for k, v in inputs.items() if v not in ("", None)}}
+    return next((v for k, v in merged.items()
+                 if isinstance(v, str) and v.strip() and not PATH_WORDS.search(k)), "")
 
 
 def answer_of(outputs: Mapping[str, Any]) -> str:
@@ -200,7 +206,7 @@ class RunHistory:
                    "node_inputs": {k: _kept(v) for k, v in result.node_inputs.items()}}
         size = self._write(run_id, payload)
         record = RunRecord(run_id, graph, trace.started_at or time.time(), trace.duration_s,
-                           trace.status, question_of(inputs), variant or "", graph_hash(doc),
+                           trace.status, question_of(inputs, doc), variant or "", graph_hash(doc),
                            answer_of(result.shared_outputs), plain_inputs, conversation, turn,
                            origin, size)
         try:

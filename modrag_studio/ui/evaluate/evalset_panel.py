@@ -50,6 +50,7 @@ from modrag_studio.evaluation.evalset import (
     question_from_dict,
     save_evalset,
 )
+from modrag_studio.ui.evaluate.wording import in_studio_words
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
@@ -430,7 +431,7 @@ class EvalSetPanel(QWidget):
         self._set_busy(False)
         self.report = report
         if report is None:
-            self.summary.setText(f"The run failed: {error}")
+            self.summary.setText(f"The run failed: {in_studio_words(error)}")
             return
         answers = report.answers_summary()
         self.summary.setText("  ".join(f"{k} {'-' if v is None else f'{v:.3f}'}"

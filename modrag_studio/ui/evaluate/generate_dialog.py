@@ -41,6 +41,7 @@ from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
+from modrag_studio.ui.evaluate.wording import in_studio_words
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
 DEFAULT_ON = ("single", "multi", "unanswerable", "paraphrase")
@@ -235,7 +236,7 @@ class GenerateDialog(QDialog):
             self.originals = {q.id: q for q in reword or []}
             config.check()
         except Exception as exc:  # a bad form: said in the dialog
-            self.status.setText(f"Cannot start: {exc}")
+            self.status.setText(f"Cannot start: {in_studio_words(exc)}")
             return False
         inputs = dict(self.inputs)
         if self.corpus_name and self.corpus.text().strip():

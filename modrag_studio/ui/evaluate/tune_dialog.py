@@ -37,6 +37,7 @@ from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
+from modrag_studio.ui.evaluate.wording import in_studio_words
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
 TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
@@ -208,7 +209,7 @@ class TuneDialog(QDialog):
                                            corpus or ".")
             split_questions(dataset.evaluated_query_ids(), self.held_out.value(), 0)
         except Exception as exc:  # a bad space or set: said in the dialog
-            self.status.setText(f"Cannot start: {exc}")
+            self.status.setText(f"Cannot start: {in_studio_words(exc)}")
             return False
         if self.guard is not None and not self.guard(self.doc, self.inputs):
             self.status.setText("Not started: the run was not allowed.")

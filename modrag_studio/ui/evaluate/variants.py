@@ -49,6 +49,7 @@ from modrag_studio.ui.evaluate.compare_view import (
 )
 from modrag_studio.ui.evaluate.grid_table import GridDialog
 from modrag_studio.ui.evaluate.variant_form import VariantForm
+from modrag_studio.ui.evaluate.wording import in_studio_words
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
@@ -245,7 +246,7 @@ class VariantsController(QObject):
         try:
             self.new_variant(name, changes)
         except (ModragError, ValueError) as exc:
-            QMessageBox.warning(self.window, "Open as variant", str(exc))
+            QMessageBox.warning(self.window, "Open as variant", in_studio_words(exc))
 
     def _clear(self, badges: dict[str, DiffBadge]) -> None:
         for badge in badges.values():
@@ -320,7 +321,7 @@ class VariantsController(QObject):
         try:
             return base_of(self.document()), self.applied()
         except ModragError as exc:
-            self.window.statusBar().showMessage(str(exc), 8000)
+            self.window.statusBar().showMessage(in_studio_words(exc), 8000)
             return None
 
     def compare_on_evalset_dialog(self) -> None:

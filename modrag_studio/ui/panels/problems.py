@@ -1,5 +1,7 @@
-"""The problems panel: ``validate(doc, registry)`` after each edit (debounced), plus the
-pre-flight result (nodes whose model, store or server is not usable on this machine)."""
+"""The problems panel: ``validate(doc, registry)`` after each edit (debounced), the params
+that must be filled in before a run (the ones the Properties panel marks, e.g. an empty
+path), plus the pre-flight result (nodes whose model, store or server is not usable on this
+machine)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,13 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from modrag_studio.engine.compose.check import validate_graph as validate
+from modrag_studio.engine.compose.ports import type_of
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.edit.editor import Change, GraphEditor
+from modrag_studio.ui.panels.properties import missing_values
 
 DEBOUNCE_MS = 250
 
@@ -50,7 +57,9 @@ class ProblemsPanel(QWidget):
     def refresh(self) -> None:
         """Validate now and show the result."""
         self._timer.stop()
-        self.problems = validate(self.editor.document(), self.editor.registry)
+        doc = self.editor.document()
+        self.problems = validate(doc, self.editor.registry)
+        self.problems += empty_required(doc, self.editor.registry, self.problems)
         self.tree.clear()
         for problem in self.problems:
             item = QTreeWidgetItem([
@@ -93,6 +102,23 @@ class ProblemsPanel(QWidget):
         if node_id:
             for callback in list(self.on_select_node):
                 callback(node_id)
+
+
+def empty_required(doc: GraphDocument, registry: NodeRegistry,
+                   known: list[Problem]) -> list[Problem]:
+    """The params a run needs that are empty (as the Properties panel marks them), for those
+    ``known`` does not name already."""
+    named = {(p.node_id, p.field) for p in known}
+    found = []
+    for spec in doc.nodes:
+        try:
+            node_type = type_of(spec, registry)
+        except ModragError:
+            continue
+        for name, why in missing_values(node_type, spec, doc).items():
+            if (spec.id, name) not in named:
+                found.append(Problem("empty-param", why, spec.id, name, severity="warning"))
+    return found
 
 
 def _shown(node_id: str | None) -> str | None:
