@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QSettings
 
@@ -14,6 +17,16 @@ from tests.ui.test_run_features import make_window  # noqa: F401 (windows on the
 def _no_blocking_close_prompt(monkeypatch):
     """Closing a window with unsaved changes would open a modal question: answer "discard"."""
     monkeypatch.setattr(MainWindow, "ask_unsaved", lambda self: True)
+
+
+@pytest.fixture
+def shots(tmp_path) -> Path:
+    """Where a test saves its screenshots: ``$MODRAG_SCREENSHOT_DIR`` when set (to refresh
+    the pictures of the docs on purpose), else the test's own folder; never the tracked
+    ``docs/screenshots/`` by just running the tests."""
+    folder = Path(os.environ.get("MODRAG_SCREENSHOT_DIR") or tmp_path / "shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture

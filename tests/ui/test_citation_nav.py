@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -19,8 +18,6 @@ from tests.ingest.helpers import write_pdf
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 
 pytestmark = pytest.mark.ui
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / \
-    "evidence-citation.png"
 PAGES = ["Safety rules for the press line.\nWear gloves near the press.",
          "Maintenance.\nThe lubrication pump LP-07 is serviced every 500 operating hours."]
 
@@ -52,7 +49,7 @@ def _answer_view(inspector) -> AnswerView:
     return next(v for v in views if isinstance(v, AnswerView))
 
 
-def test_citation_leads_to_the_chunk_row_the_document_and_the_pdf_page(qtbot, window,
+def test_citation_leads_to_the_chunk_row_the_document_and_the_pdf_page(qtbot, window, shots,
                                                                         monkeypatch) -> None:
     win, pdf = window
     inspector = win.features.run.inspector
@@ -88,11 +85,10 @@ def test_citation_leads_to_the_chunk_row_the_document_and_the_pdf_page(qtbot, wi
     button = navigator.open_pdf_button
     assert button.isVisible() and button.text() == "Open PDF at page 2"
     assert "page 2" in win.statusBar().currentMessage()
-    if os.environ.get("MODRAG_SCREENSHOTS", "1") == "1":
-        win.resizeDocks([inspector], [620], Qt.Orientation.Horizontal)
-        qtbot.waitUntil(lambda: inspector.width() >= 560)
-        win.canvas.center_on(["bm25"])
-        win.grab().save(str(SCREENSHOT))
+    win.resizeDocks([inspector], [620], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: inspector.width() >= 560)
+    win.canvas.center_on(["bm25"])
+    win.grab().save(str(shots / "evidence-citation.png"))
     opened: list[QUrl] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", staticmethod(opened.append))
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)

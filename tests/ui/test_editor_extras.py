@@ -178,9 +178,8 @@ def test_the_bottom_panels_fold_away_for_room_and_come_back(main_window, qtbot):
     assert len(open_before) >= 2  # problems, timeline, evidence...
     canvas_height = main_window.canvas.view.height()
     main_window.actions["bottom_panels"].trigger()  # Ctrl+J
-    qtbot.wait(50)
-    assert not any(d.isVisible() for d in bottom())
-    assert main_window.canvas.view.height() > canvas_height + 100  # the room went to the canvas
+    qtbot.waitUntil(lambda: not any(d.isVisible() for d in bottom()))
+    # the room went to the canvas
+    qtbot.waitUntil(lambda: main_window.canvas.view.height() > canvas_height + 100)
     main_window.actions["bottom_panels"].trigger()
-    qtbot.wait(50)
-    assert {d.objectName() for d in bottom() if d.isVisible()} == open_before
+    qtbot.waitUntil(lambda: {d.objectName() for d in bottom() if d.isVisible()} == open_before)

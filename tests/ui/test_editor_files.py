@@ -192,7 +192,8 @@ def test_window_and_dock_sizes_are_remembered(qtbot, studio_settings):
     first.resize(760, 560)
     first.resizeDocks([first.docks["properties"]], [400], Qt.Orientation.Horizontal)
     first.docks["problems"].hide()
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: first.docks["problems"].isHidden()  # laid out as asked
+                    and abs(first.docks["properties"].width() - 400) <= 4)
     width, size = first.docks["properties"].width(), (first.width(), first.height())
     assert size != (1400, 900)
     first.close()  # closing remembers the layout
@@ -200,7 +201,6 @@ def test_window_and_dock_sizes_are_remembered(qtbot, studio_settings):
     second = MainWindow(default_registry(), settings=studio_settings, offer_restore=False)
     qtbot.addWidget(second)
     second.show()
-    qtbot.wait(50)
-    assert (second.width(), second.height()) == size
+    qtbot.waitUntil(lambda: (second.width(), second.height()) == size)
     assert abs(second.docks["properties"].width() - width) <= 4
     assert second.docks["problems"].isHidden()

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import Qt
 
@@ -18,8 +15,7 @@ from tests.generation.test_counterfactual import DOCS, _graph, _reply
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 
 pytestmark = pytest.mark.ui
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / \
-    "evidence-presentation.png"
+SCREENSHOT_NAME = "evidence-presentation.png"
 
 
 class LongestFirstRerank(EmbeddingRerank):
@@ -45,7 +41,8 @@ def window(qtbot, tmp_path, monkeypatch):
         yield win
 
 
-def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, window) -> None:
+def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, window,
+                                                                     shots) -> None:
     win = window
     features = win.features.run
     run_id = features.controller.last_result.trace.run_id
@@ -88,8 +85,7 @@ def test_presentation_narrates_the_evidence_per_step_and_the_verdict(qtbot, wind
     assert "#ff8a7a" in shown.evidence_label.text()  # the losing step is drawn in red
     label, bar = shown.evidence_label.geometry(), shown.counter.geometry()
     assert label.bottom() <= bar.top() and label.height() >= 2 * shown.counter.height()
-    if os.environ.get("MODRAG_SCREENSHOTS", "1") == "1":
-        shown.grab().save(str(SCREENSHOT))
+    shown.grab().save(str(shots / SCREENSHOT_NAME))
     shown.close()
     # the inspector shows the reranker's whole ranking before the cut as a score table
     inspector = features.inspector

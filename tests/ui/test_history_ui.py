@@ -17,7 +17,6 @@ from tests.tiny_rag import tiny_rag_graph
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 
 pytestmark = pytest.mark.ui
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PROMPTS: list[list[ChatMessage]] = []
 
 
@@ -48,7 +47,7 @@ def recorded(qtbot, win, count: int) -> None:
 
 
 def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
-        qtbot, tmp_path, monkeypatch):
+        qtbot, tmp_path, monkeypatch, shots):
     with evidence_window(qtbot, tmp_path, monkeypatch, graph(tmp_path), reply) as win:
         history = win.features.history
         assert history.panel.graph is None  # not read at start-up: the dock is behind a tab
@@ -76,15 +75,14 @@ def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
         view.inspector.show_node("parse")
         assert view.inspector.result is view.stored.result
         assert view.inspector.node_id == "parse"
-        qtbot.wait(50)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        view.grab().save(str(SHOTS / "history_run_view_changed.png"))
+        qtbot.waitUntil(view.isVisible)
+        view.grab().save(str(shots / "history_run_view_changed.png"))
         view.close()
         qtbot.waitUntil(lambda: not history.views, timeout=5_000)  # closed: freed
 
 
 def test_two_runs_compared_baseline_deltas_and_add_to_evaluation_set(
-        qtbot, tmp_path, monkeypatch):
+        qtbot, tmp_path, monkeypatch, shots):
     with evidence_window(qtbot, tmp_path, monkeypatch, graph(tmp_path), reply) as win:
         history = win.features.history
         history.show()
@@ -117,12 +115,11 @@ def test_two_runs_compared_baseline_deltas_and_add_to_evaluation_set(
         panel.resize(1100, 420)
         win.resize(1500, 900)
         history.show()
-        qtbot.wait(50)
+        qtbot.waitUntil(lambda: win.width() == 1500 and history.dock.isVisible())
         view.resize(1200, 700)
-        qtbot.wait(50)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        win.grab().save(str(SHOTS / "history_panel_compare.png"))
-        view.grab().save(str(SHOTS / "history_run_view_compare.png"))
+        qtbot.waitUntil(lambda: view.width() == 1200)
+        win.grab().save(str(shots / "history_panel_compare.png"))
+        view.grab().save(str(shots / "history_run_view_compare.png"))
         dialog.close()
         add = history.add_to_evaluation_set(first.run_id)
         assert add is not None
@@ -157,7 +154,8 @@ def test_compare_with_current_runs_the_current_graph_on_the_runs_question(
             open_view.close()
 
 
-def test_playground_follow_up_question_sees_the_earlier_turn(qtbot, tmp_path, monkeypatch):
+def test_playground_follow_up_question_sees_the_earlier_turn(qtbot, tmp_path, monkeypatch,
+                                                             shots):
     PROMPTS.clear()
     with evidence_window(qtbot, tmp_path, monkeypatch, graph(tmp_path), reply) as win:
         playground = win.features.playground.panel
@@ -182,9 +180,8 @@ def test_playground_follow_up_question_sees_the_earlier_turn(qtbot, tmp_path, mo
         assert playground.open_link(__import__("PySide6.QtCore").QtCore.QUrl("cite:1:0"))
         assert "maint.md" in win.features.run.inspector.source_label.text()
         win.resize(1500, 900)
-        qtbot.wait(50)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        win.grab().save(str(SHOTS / "playground_follow_up.png"))
+        qtbot.waitUntil(lambda: win.width() == 1500)
+        win.grab().save(str(shots / "playground_follow_up.png"))
         saved = playground.conversation
         playground.new_conversation()
         assert playground.turns == []

@@ -35,13 +35,18 @@ def test_a_slip_in_the_index_dialog_asks_before_deleting(qtbot, tmp_path, monkey
     monkeypatch.setattr(dialog, "ask_delete", lambda message: asked.append(message)
                         or answers.pop(0))
 
+    starts: list[bool] = []  # every start, the one "Delete and index" makes itself too
+    first_start = dialog.start
+    monkeypatch.setattr(dialog, "start", lambda allow_delete=False: starts.append(
+        allow_delete) or first_start(allow_delete))
+
     def index(path, *, rounds: int = 1) -> None:
         dialog.corpus.setText(str(path))
+        before = len(starts)
         assert dialog.start()
-        for _ in range(rounds):
-            qtbot.waitUntil(lambda: not dialog.busy, timeout=60_000)
-            qtbot.wait(50)  # a "Delete and index" starts on the next turn of the event loop
-        qtbot.waitUntil(lambda: not dialog.busy, timeout=60_000)
+        # a "Delete and index" starts again on the next turn of the event loop
+        qtbot.waitUntil(lambda: len(starts) == before + rounds and not dialog.busy,
+                        timeout=60_000)
 
     def count() -> int:
         cs.forget_clients()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QImage, QPainter
@@ -20,7 +19,6 @@ pytestmark = pytest.mark.ui
 #: machine); waitUntil returns as soon as the list is there.
 LIST_WAIT_MS = 60_000
 DEAD_URL = "http://127.0.0.1:9/v1"  # the discard port: nothing listens on loopback here
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "model-picker.png"
 
 
 def chat_node(window, **params) -> tuple[str, object]:
@@ -140,7 +138,7 @@ def panel_image(main_window, qtbot, node: str, *, popup: bool) -> QImage:
     return image
 
 
-def test_screenshot_of_the_model_picker(main_window, qtbot):
+def test_screenshot_of_the_model_picker(main_window, qtbot, shots):
     """Two panels side by side: Ollama answering with its models, a server that does not."""
     editor = main_window.editor
     with OllamaFixtureServer(models=["llama3.2:3b", "qwen2.5:7b", "nomic-embed-text"]) as server:
@@ -160,6 +158,5 @@ def test_screenshot_of_the_model_picker(main_window, qtbot):
     painter.drawImage(0, 0, images[0])
     painter.drawImage(images[0].width() + 12, 0, images[1])
     painter.end()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    assert canvas.save(str(SCREENSHOT))
-    assert SCREENSHOT.stat().st_size > 10_000
+    assert canvas.save(str(shots / "model-picker.png"))
+    assert (shots / "model-picker.png").stat().st_size > 10_000

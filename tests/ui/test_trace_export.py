@@ -5,7 +5,6 @@ receiver on 127.0.0.1)."""
 from __future__ import annotations
 
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from tests.engine.helpers import edge, graph, node  # noqa: E402
 
 pytestmark = pytest.mark.ui
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -59,7 +57,8 @@ def make(qtbot, path: Path) -> MainWindow:
     return window
 
 
-def test_the_dialog_checks_remembers_and_applies_the_setting(qtbot, tmp_path, monkeypatch):
+def test_the_dialog_checks_remembers_and_applies_the_setting(qtbot, tmp_path, monkeypatch,
+                                                             shots):
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     window = make(qtbot, tmp_path / "studio.ini")
     feature = window.features.trace_export
@@ -80,7 +79,7 @@ def test_the_dialog_checks_remembers_and_applies_the_setting(qtbot, tmp_path, mo
     dialog.headers.setText("x-api-key=secret%20key")
     assert dialog.problem.text() == ""  # an edit clears it
     dialog.resize(600, dialog.sizeHint().height())
-    dialog.grab().save(str(SHOTS / "trace-export-dialog.png"))
+    dialog.grab().save(str(shots / "trace-export-dialog.png"))
     dialog.accept()
     assert not dialog.isVisible()
     assert window.controller.trace_export == ExportSettings(
@@ -117,10 +116,7 @@ def test_runs_of_the_run_process_are_exported_with_the_headers(qtbot, tmp_path, 
         window.features.run.run()
         qtbot.waitUntil(lambda: not controller.busy, timeout=120_000)
         assert controller.last_result.ok
-        deadline = time.monotonic() + 30
-        while not Receiver.got and time.monotonic() < deadline:
-            qtbot.wait(100)
-        assert Receiver.got, "no spans reached the receiver"
+        qtbot.waitUntil(lambda: bool(Receiver.got), timeout=30_000)  # spans reached it
         headers, body = Receiver.got[0]
         assert headers["x-api-key"] == "k=1"
         request = ExportTraceServiceRequest.FromString(body)
