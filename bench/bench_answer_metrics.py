@@ -77,6 +77,12 @@ def run(evalset: EvalSet, graphs: list[str], out: Path, limit: int | None, seed:
                                 for v in visits if v.duration_s >= 1},
                "routes": {v.node_id: v.details["route"] for v in visits
                           if v.details.get("route")}}
+        generators = {n.id for n in docs[name].nodes if n.type == "llm.generate"}
+        row["raw_answers"] = [  # the model's own replies, attempt by attempt (for replays)
+            outputs["answer"].text for (node, _), outputs in sorted(
+                (result.node_outputs if result is not None else {}).items(),
+                key=lambda kv: kv[0][1])
+            if node in generators and isinstance(outputs.get("answer"), Answer)]
         answer = result.shared_outputs.get("answer") if result is not None else None
         if isinstance(answer, Answer):
             row.update(row_extras(answer, question.question))

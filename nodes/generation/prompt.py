@@ -321,7 +321,7 @@ def _language(text: str) -> str:
 
 
 def _feedback(instruction: str, feedback: Answer) -> str:
-    named = [c.text for c in feedback.claims if c.verdict == "missing"] or [
+    named = [c.text for c in feedback.claims if c.verdict in ("missing", "mismatch")] or [
         c.text for c in feedback.claims if c.verdict == "evidence"]
     named += [f"“{t}”" for t in feedback.absent_terms]
     return (instruction.replace("{feedback}", feedback.text)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
+from modrag_nodes.grounding.alignment import Mismatch, document_words, misaligned
 from modrag_nodes.grounding.claims import (
     Block,
     absent_terms,
@@ -53,6 +54,7 @@ from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 ClaimKind = Literal["quantity", "number", "date", "identifier", "name"]
+NO_CITATION = "the answer cites no evidence block"
 ALL_KINDS: list[ClaimKind] = ["quantity", "number", "date", "identifier", "name"]
 
 
@@ -82,7 +84,8 @@ class GroundingParams(BaseModel):
     fix_citations: bool = Field(
         True, description="Re-point a [n] citation whose sentence's claims are all in one "
                           "other evidence block to that block (small models often cite a "
-                          "neighbouring block)")
+                          "neighbouring block); an answer that cites nothing gets [n] after "
+                          "each sentence whose claims block n states (noted as added)")
     check_language: bool = Field(
         True, description="On the first attempt, an answer not in the question's language "
                           "(English for Chinese, or the reverse) is ungrounded")
@@ -95,6 +98,15 @@ class GroundingParams(BaseModel):
         True, description="With a corpus dictionary (aliases_file): an answer that names, "
                           "instead of an entity the question names, another entity of its "
                           "type (another plant, service, machine) goes to 'absent'")
+    alignment: bool = Field(
+        True, description="A claim must be stated beside a subject of the question (its "
+                          "identifiers and names, a dictionary entity, a word naming a "
+                          "document) in one evidence sentence, or in sentences joined by a "
+                          "shared name; a value written only beside other subjects is a "
+                          "mismatch ('block [2] names X beside Y, not beside Z')")
+    require_citation: bool = Field(
+        True, description="An answer that states something and cites no evidence block "
+                          "(no valid [n]) is ungrounded: it is never shown as grounded")
     asked_value: bool = Field(
         True, description="A question that asks for a price, a count or a date, answered "
                           "with no number or date that could be one, is ungrounded (the "
@@ -104,6 +116,7 @@ class GroundingParams(BaseModel):
 class GroundingCheck(NodeType):
     type_id = "check.grounding"
     key_params = ("scope", "absent_terms")
+    corpus_params = ("aliases_file",)
     evidence_role = EvidenceRole("passes", inputs=("answer",))
     title = "Grounding check"
     category = "Checks"
@@ -154,6 +167,15 @@ class GroundingCheck(NodeType):
         claims = [c for c in extract_claims(answer.text) if c.kind in params.kinds]
         claims = locate(claims, blocks, cited, question, aliases)
         derived = {n for n, item in enumerate(items, start=1) if item.chunk.metadata.get("derived")}
+        if params.fix_citations and not cited and claims and not is_refusal(answer):
+            fixed, added = cite_uncited(answer.text, claims, blocks, aliases, derived)
+            if added:
+                answer = answer.model_copy(update={
+                    "text": fixed, "citations": extract_citations(fixed, items)})
+                ctx.note(citations_added=added)
+                cited = cited_blocks(answer, items)
+                claims = locate(extract_claims_of(fixed, params.kinds), blocks, cited,
+                                question, aliases)
         if params.fix_citations and (any(c.verdict == "evidence" for c in claims)
                                      or cited and cited <= derived):
             fixed, moves = repoint_citations(answer.text, claims, blocks, aliases, derived)
@@ -164,20 +186,27 @@ class GroundingCheck(NodeType):
                 cited = cited_blocks(answer, items)
                 claims = locate(extract_claims_of(fixed, params.kinds), blocks, cited,
                                 question, aliases)
-        if params.scope == "evidence":
-            missing = [c for c in claims if c.verdict == "missing"]
-        else:
-            missing = [c for c in claims if c.verdict in ("missing", "evidence")]
         refused = is_refusal(answer)
+        mismatches = (misaligned(claims, question, items, aliases, answer.text)
+                      if params.alignment and question and not refused else [])
+        claims = _mark_mismatches(claims, mismatches)
+        if params.scope == "evidence":
+            missing = [c for c in claims if c.verdict in ("missing", "mismatch")]
+        else:
+            missing = [c for c in claims if c.verdict in ("missing", "evidence", "mismatch")]
+        uncited = (params.require_citation and not refused and bool(items)
+                   and not any(c.valid for c in answer.citations))
         stop_words = [*params.stop_words, *type_words(entries)]
-        absent = (absent_terms(question, blocks, raw_blocks, aliases, stop_words)
+        # a document's file name and headings say what its text is about ("bcrypt.md")
+        named = blocks + [Block.of(" ".join(sorted(document_words(item)))) for item in items]
+        absent = (absent_terms(question, named, raw_blocks, aliases, stop_words)
                   if params.absent_terms != "off" and question else [])
         blocking = absent if params.absent_terms == "all" else [
             t for t in absent if is_identifier(t)]
         asking = (params.absent_terms == "ask" and attempt == 1 and not refused
                   and bool(absent) and not blocking)
         restated = (restated_terms(absent, answer.text, question,
-                                   lambda t: term_present(t, blocks, aliases))
+                                   lambda t: term_present(t, named, aliases))
                     if params.restated_terms and not refused and not asking else [])
         entities = typed_entities(entries) if params.subject_check else []
         swapped = (swapped_subjects(question, answer.text, entities, stop_words)
@@ -193,11 +222,15 @@ class GroundingCheck(NodeType):
                    if params.asked_value and question and not refused else "")
         if (blocking or swapped) and not refused:
             port = "absent"
-        elif missing and not refused or wrong_language or asking or echoed or unasked:
+        elif (missing and not refused or wrong_language or asking or echoed or unasked
+              or uncited):
             port = "ungrounded"
         else:
             port = "grounded"
-        reason = ("the answer repeats the question" if echoed and port == "ungrounded"
+        reason = ("; ".join(m.describe() for m in mismatches)
+                  if mismatches and port == "ungrounded"
+                  else NO_CITATION if uncited and port == "ungrounded" and not missing
+                  else "the answer repeats the question" if echoed and port == "ungrounded"
                   else f"the question asks for {unasked}; the answer states none"
                   if unasked and port == "ungrounded" and not missing
                   else narrate(claims, missing, absent if asking and not missing else
@@ -211,8 +244,18 @@ class GroundingCheck(NodeType):
         ctx.note(attempt=attempt, route=port, verdict=port, reason=reason,
                  claims=[_claim_row(c) for c in claims], absent_terms=absent,
                  ungrounded=[c.text for c in missing], language=language,
-                 restated=restated, swapped=[list(pair) for pair in swapped])
+                 restated=restated, swapped=[list(pair) for pair in swapped],
+                 mismatches=[m.describe() for m in mismatches])
         return {port: checked}
+
+
+def _mark_mismatches(claims: list[Claim], mismatches: list[Mismatch]) -> list[Claim]:
+    """``claims`` with each misaligned one's verdict set to ``mismatch`` (its block kept) and
+    the question's subject it is not stated beside in ``about``."""
+    by_start = {m.claim.start: m for m in mismatches}
+    return [c.model_copy(update={"verdict": "mismatch", "block": by_start[c.start].block,
+                                 "about": by_start[c.start].asked})
+            if c.start in by_start else c for c in claims]
 
 
 def extract_claims_of(text: str, kinds: list[str]) -> list[Claim]:
@@ -257,6 +300,33 @@ def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
     return "".join(out), moves
 
 
+def cite_uncited(text: str, claims: list[Claim], blocks: list[Block],
+                 aliases: list[set[str]], derived: set[int] | None = None
+                 ) -> tuple[str, list[str]]:
+    """``text`` (which cites nothing) with ``[n]`` after each sentence whose claims are all
+    written in block n (the first such text block; else up to three blocks that state them
+    between them): the check cites what it verified, and says so. Nothing is added unless
+    every sentence with claims gets its blocks."""
+    derived = derived or set()
+    inserts: list[tuple[int, str]] = []
+    for match in _SENTENCE.finditer(text):
+        start, end = match.span()
+        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
+        if not mine:
+            continue
+        holders = [n for n, block in enumerate(blocks, start=1) if n not in derived
+                   and all(claim_found(c, block, aliases) for c in mine)]
+        targets = holders[:1] or _covering_blocks(mine, blocks, aliases, derived)
+        if not targets:
+            return text, []
+        at = len(text[:end].rstrip())
+        inserts.append((at, " " + "".join(f"[{n}]" for n in targets)))
+    out = text
+    for at, cite in reversed(inserts):
+        out = out[:at] + cite + out[at:]
+    return out, [cite.strip() for _, cite in inserts]
+
+
 def _covering_blocks(claims: list[Claim], blocks: list[Block], aliases: list[set[str]],
                      derived: set[int], most: int = 3) -> list[int]:
     """At most ``most`` text blocks (not ``derived``) that state all ``claims`` between them,
@@ -284,6 +354,8 @@ def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:
 def _claim_row(claim: Claim) -> dict[str, Any]:
     where = {"cited": f"found in block [{claim.block}]",
              "evidence": f"found elsewhere in the evidence, block [{claim.block}]",
+             "mismatch": f"block [{claim.block}] states it about something else, "
+                         f"not {claim.about}",
              "question": "only in the question", "missing": "not found"}[claim.verdict]
     return {"claim": claim.text, "kind": claim.kind, "verdict": claim.verdict,
             "block": claim.block, "where": where}
@@ -321,13 +393,19 @@ REFUSE_PLAIN_EN = "The documents do not answer this question."
 REFUSE_PLAIN_ZH = "文档中没有这个问题的答案。"
 
 
-def _named(answer: Answer) -> list[str]:
-    """What the refusal names: absent identifiers, else the claims no block states, else the
-    absent words of the question (quoted), else the claims only uncited blocks state (the
-    documents do say those, so they come last)."""
+def _named(answer: Answer, zh: bool = False) -> list[str]:
+    """What the refusal names: absent identifiers, else the claims no block states about the
+    question's subject ("Baltic Bearing Supply in connection with HS-40"), else the claims
+    no block states, else the absent words of the question (quoted), else the claims only
+    uncited blocks state (the documents do say those, so they come last)."""
     identifiers = [t for t in answer.absent_terms if is_identifier(t)]
     if identifiers:
         return identifiers
+    mismatched = [c for c in answer.claims if c.verdict == "mismatch"]
+    if mismatched:
+        return list(dict.fromkeys(
+            f"{c.about}与{c.text}的关系" if zh else f"{c.text} in connection with {c.about}"
+            for c in mismatched))
     missing = list(dict.fromkeys(c.text for c in answer.claims if c.verdict == "missing"))
     if missing or answer.absent_terms:
         return missing or [f"“{t}”" for t in answer.absent_terms]
@@ -372,8 +450,8 @@ class RefuseAnswer(NodeType):
 
     def run(self, ctx: NodeContext, params: RefuseParams, answer: list[Answer]) -> dict[str, Any]:
         source = answer[0]
-        named = _named(source)
         zh = question_language(source.query) == "zh"
+        named = _named(source, zh)
         if named:
             joined = ("、" if zh else ", ").join(dict.fromkeys(named))
             text = (params.message_zh if zh else params.message_en).replace("{missing}", joined)

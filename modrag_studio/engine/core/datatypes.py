@@ -149,7 +149,8 @@ class Citation(Contract):
 class Claim(Contract):
     """One checkable statement of an answer (a number, date, identifier or name) and where
     the evidence states it: ``cited`` (a block the answer cites), ``evidence`` (another
-    block), ``question`` (only the question says it) or ``missing``."""
+    block), ``question`` (only the question says it), ``mismatch`` (a block states it, but
+    only beside other subjects than ``about``, the question's) or ``missing``."""
 
     text: str
     kind: str
@@ -157,6 +158,7 @@ class Claim(Contract):
     end: int = 0
     verdict: str = "missing"
     block: int | None = None
+    about: str = ""
 
 
 class Answer(Contract):

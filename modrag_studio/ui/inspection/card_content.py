@@ -145,7 +145,7 @@ def answer_content(answer: Answer | str, streaming: bool = False) -> CardContent
         return out
     title = "Answer (streaming…)" if streaming else (
         f"Answer · {len(cites)} citation{'s' if len(cites) != 1 else ''}")
-    ungrounded = [c for c in claims if c.verdict == "missing"]
+    ungrounded = [c for c in claims if c.verdict in ("missing", "mismatch")]
     if ungrounded:
         title += f" · {len(ungrounded)} ungrounded"
     body = _short(text, 600) or "…"
@@ -157,8 +157,10 @@ def answer_content(answer: Answer | str, streaming: bool = False) -> CardContent
 def claim_row(claim: Claim) -> list[Cell]:
     """One claim of a grounding check: ✓ where the evidence says it, ✗ not found."""
     where = {"cited": f"block [{claim.block}]", "evidence": f"uncited block [{claim.block}]",
-             "question": "only in the question", "missing": "in no document"}[claim.verdict]
-    bad = claim.verdict == "missing"
+             "question": "only in the question", "missing": "in no document",
+             "mismatch": f"block [{claim.block}], not about {claim.about}"}.get(
+                 claim.verdict, claim.verdict)
+    bad = claim.verdict in ("missing", "mismatch")
     return [Cell("✗" if bad else "✓", 34, DOWN if bad else UP, bold=True),
             Cell(_short(f"{claim.text} · {where}", 40), 206, DOWN if bad else MUTED)]
 

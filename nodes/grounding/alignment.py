@@ -1,0 +1,275 @@
+"""Claim alignment: whether the evidence states an answer's value *about* what was asked.
+
+A name or number written somewhere in a cited block is not yet evidence for the answer: block
+[2] of a contract register names both suppliers, and "The seal kit HS-40 is supplied by Baltic
+Bearing Supply" states a pairing the block never makes. Alignment asks, for each value of the
+answer (a claim that is not itself a subject of the question), whether one evidence sentence
+states it together with a subject of the question. A sentence stands for more than its words:
+
+- its **context**: the document's file name and the headings above it ("bcrypt.md",
+  "## Parts supply"), so a README's sentences are about its package;
+- its **antecedents**: a sentence that does not open on a name of its own ("It employs about
+  640 people …", "It is signed with Baltic Bearing Supply …": no identifier or name in its
+  first three words) continues the one before it;
+- its **bridges**: a sentence shares an identifier or name with another sentence of its block
+  ("HT-2024-1107 covers HS-40." and "HT-2024-1107 is signed with Kestrel Hydraulics."): the two
+  state one pairing between them, as a knowledge graph's hops do (at most ``BRIDGE_HOPS``).
+
+The subjects of a question are its identifiers and proper names, the corpus dictionary's
+entities it names, and the words that name a document of the evidence (its file name or
+title). A value whose every sentence speaks of other subjects, while a subject of the question
+is written in the evidence, is a **mismatch**, named with what its sentence is about instead.
+A question with no subject the evidence writes is not judged here (``absent_terms`` is).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from modrag_nodes.grounding.claims import (
+    Block,
+    _contains,
+    claim_found,
+    extract_claims,
+    flat,
+    key_terms,
+)
+from modrag_nodes.ingest.spans import sentence_spans
+from modrag_studio.engine.core.datatypes import Claim, ScoredChunk
+
+ENTITY_KINDS = ("identifier", "name")
+CARRY_BACK = 3  # sentences a value's sentence may continue (antecedents)
+BRIDGE_HOPS = 2  # shared names a pairing may pass through within a block
+LEAD_WORDS = 3  # a sentence whose first name starts within this many words is about it
+_LEAD_TOKEN = re.compile(r"[A-Za-z0-9_'\-]+|[\u3400-\u9fff]{1,2}")
+_LINES = re.compile(r"[^\n]+")
+# a line that stands alone: a table row, a list item, a heading
+_OWN_LINE = re.compile(r"^\s*(?:\||[-*+] |\d{1,3}[.)] |#)", re.MULTILINE)
+
+
+@dataclass
+class EvidenceSentence:
+    """One sentence of an evidence block, normalised, with what it names."""
+
+    block: int
+    text: str
+    entities: set[str]
+    context: set[str] = field(default_factory=set)
+    spelt: dict[str, str] = field(default_factory=dict)  # entity -> as the block writes it
+    lead_of: dict[str, int] = field(default_factory=dict)  # entity -> where it starts
+    parsed: Block | None = None
+
+    def states(self, claim: Claim, aliases: list[set[str]]) -> bool:
+        if self.parsed is None:
+            self.parsed = Block.of(self.text)
+        return claim_found(claim, self.parsed, aliases)
+
+    def names(self, spellings: set[str]) -> bool:
+        return any(s in self.context or _contains(self.text, s) for s in spellings)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A value the evidence states only about other subjects."""
+
+    claim: Claim
+    block: int
+    asked: str          # a subject of the question, as the question spells it
+    instead: list[str]  # what the value's sentence speaks of
+
+    def describe(self) -> str:
+        beside = " and ".join(self.instead[:3]) or "other things"
+        return (f"block [{self.block}] names {self.claim.text} beside {beside}, "
+                f"not beside {self.asked}")
+
+
+def _entities(text: str, aliases: list[set[str]]) -> dict[str, tuple[str, int]]:
+    """The identifiers, names and dictionary entities of ``text``: normalised -> (as written,
+    where it starts in ``flat(text)``), in reading order."""
+    norm = flat(text)
+    found = {}
+    for claim in extract_claims(text):
+        if claim.kind in ENTITY_KINDS:
+            key = flat(claim.text)
+            found[key] = (claim.text, max(0, norm.find(key)))
+    for group in aliases:
+        written = [s for s in group if _contains(norm, s)]
+        if written and not any(s in found for s in group):
+            first = min(written, key=norm.find)
+            found[min(group, key=len)] = (max(written, key=len), norm.find(first))
+    return dict(sorted(found.items(), key=lambda kv: kv[1][1]))
+
+
+def _opens_on_name(sentence: EvidenceSentence, value: set[str]) -> bool:
+    """Whether a name other than the value starts within the sentence's first words."""
+    starts = [sentence.lead_of[e] for e in sentence.entities - value if e in sentence.lead_of]
+    if not starts:
+        return False
+    return len(_LEAD_TOKEN.findall(sentence.text[:min(starts)])) < LEAD_WORDS
+
+
+def document_words(item: ScoredChunk) -> set[str]:
+    """What names a chunk's document: its file name (stem) and its headings, normalised."""
+    words = set()
+    for name in (item.chunk.doc_id, item.chunk.source):
+        stem = PurePath(name or "").stem
+        if stem:
+            words.add(flat(stem))
+    for heading in item.chunk.metadata.get("heading_path") or []:
+        if isinstance(heading, str) and heading.strip():
+            words.add(flat(heading.strip("# ")))
+    return words
+
+
+def evidence_sentences(items: list[ScoredChunk],
+                       aliases: list[set[str]]) -> list[EvidenceSentence]:
+    """The sentences (and table or list lines) of every evidence block, in order."""
+    out = []
+    for n, item in enumerate(items, start=1):
+        context = set(document_words(item))
+        text = item.chunk.text
+        for start, end in sentence_spans(text):
+            sentence = text[start:end]
+            lines = ([m.group(0) for m in _LINES.finditer(sentence)]
+                     if _OWN_LINE.search(sentence) else [" ".join(sentence.split())])
+            for line in lines:
+                piece = line.strip()
+                if piece.startswith("#"):  # a heading: what the sentences after it are about
+                    context = context | {flat(piece.strip("# "))}
+                elif piece:
+                    named = _entities(piece, aliases)
+                    out.append(EvidenceSentence(
+                        n, flat(piece), set(named), context,
+                        {k: v for k, (v, _) in named.items()},
+                        {k: at for k, (_, at) in named.items()}))
+    return out
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A subject of the question: as the question spells it, its spellings, its kind."""
+
+    name: str
+    spellings: frozenset[str]
+    kind: str  # identifier, name or document
+
+
+def question_subjects(question: str, items: list[ScoredChunk],
+                      aliases: list[set[str]]) -> list[Subject]:
+    """The question's subjects: its identifiers and names, the dictionary entities it names,
+    and its words that name a document of the evidence."""
+    subjects: dict[str, Subject] = {}
+    for claim in extract_claims(question):
+        if claim.kind in ENTITY_KINDS:
+            key = flat(claim.text)
+            subjects[claim.text] = Subject(claim.text, frozenset(_with_aliases(key, aliases)),
+                                           claim.kind)
+    norm = flat(question)
+    for group in aliases:
+        named = [s for s in group if _contains(norm, s)]
+        if named and not any(s in subject.spellings for subject in subjects.values()
+                             for s in named):
+            name = max(named, key=len)
+            subjects[name] = Subject(name, frozenset(group), "name")
+    documents = set().union(*(document_words(item) for item in items)) if items else set()
+    for term in key_terms(question):
+        if term in documents and not any(term in s.spellings for s in subjects.values()):
+            subjects[term] = Subject(term, frozenset({term}), "document")
+    return list(subjects.values())
+
+
+def _with_aliases(key: str, aliases: list[set[str]]) -> set[str]:
+    spellings = {key}
+    for group in aliases:
+        if key in group:
+            spellings |= group
+    return spellings
+
+
+def _linked(index: int, sentences: list[EvidenceSentence],
+            value: set[str]) -> list[EvidenceSentence]:
+    """The sentence at ``index`` with its antecedents and bridges (see the module doc)."""
+    own = sentences[index]
+    linked = [own]
+    at = index
+    while (at > 0 and len(linked) <= CARRY_BACK and not _opens_on_name(sentences[at], value)
+           and sentences[at - 1].block == own.block):
+        at -= 1
+        linked.append(sentences[at])
+    crossed: set[str] = set(value)
+    for _ in range(BRIDGE_HOPS):
+        bridges = set().union(*(s.entities for s in linked)) - crossed
+        if not bridges:
+            break
+        crossed |= bridges
+        linked.extend(s for s in sentences if s.block == own.block and s not in linked
+                      and s.entities & bridges)
+    return linked
+
+
+def answer_sentence_of(answer: str) -> Callable[[int], int]:
+    """A function from a character offset of ``answer`` to the index of its sentence (or
+    list line)."""
+    cuts = sorted({end for _, end in sentence_spans(answer)}
+                  | {m.end() for m in re.finditer(r"\n", answer)})
+    return lambda offset: bisect.bisect_right(cuts, offset)
+
+
+def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
+               aliases: list[set[str]], answer: str = "") -> list[Mismatch]:
+    """The located ``claims`` (found in the evidence) that no evidence sentence states about
+    a subject of ``question``, nor beside a claim of the same answer sentence that is so
+    stated ("Planning Service (depends on … the Telemetry Hub)": the hub is stated beside
+    the service, the service beside the question's Warehouse DB). Empty when the question
+    names no subject the evidence writes."""
+    if not question or not items:
+        return []
+    subjects = question_subjects(question, items, aliases)
+    if not subjects:
+        return []
+    sentences = evidence_sentences(items, aliases)
+    written = [subject for subject in subjects
+               if any(s.names(set(subject.spellings)) for s in sentences)]
+    if not written:
+        return []
+    every_spelling = set().union(*(s.spellings for s in written))
+    sentence_of = answer_sentence_of(answer)
+    values: list[tuple[Claim, set[str], list[list[EvidenceSentence]]]] = []
+    for claim in claims:
+        if claim.verdict not in ("cited", "evidence"):
+            continue
+        key = flat(claim.text)
+        value = _with_aliases(key, aliases)
+        if value & every_spelling or any(key in s or s in key for s in every_spelling):
+            continue  # the claim is a subject itself
+        holding = [i for i, s in enumerate(sentences) if s.states(claim, aliases)]
+        if holding:  # else stated only across sentences' words (a quantity split): not judged
+            values.append((claim, value, [_linked(i, sentences, value) for i in holding]))
+    aligned: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for n, (claim, _, linked) in enumerate(values):
+            if n in aligned:
+                continue
+            beside = set(every_spelling)
+            for m in aligned:
+                if sentence_of(values[m][0].start) == sentence_of(claim.start):
+                    beside |= values[m][1]
+            if any(s.names(beside) for group in linked for s in group):
+                aligned.add(n)
+                grew = True
+    found: list[Mismatch] = []
+    for n, (claim, value, linked) in enumerate(values):
+        if n in aligned:
+            continue
+        first = linked[0][0]
+        instead = list(dict.fromkeys(
+            s.spelt[e] for s in linked[0] for e in s.spelt if e not in value)
+        ) or sorted(first.context)[:1]
+        found.append(Mismatch(claim, first.block, written[0].name, instead))
+    return found

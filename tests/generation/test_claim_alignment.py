@@ -1,0 +1,127 @@
+"""Claim alignment in the grounding check: a value written in a cited block, but only beside
+another subject than the question's, is a mismatch (English and Chinese); correct answers in
+other words pass; an answer that cites nothing is never grounded."""
+
+from __future__ import annotations
+
+from modrag_nodes.grounding.alignment import misaligned, question_subjects
+from modrag_nodes.grounding.check import NO_CITATION, GroundingCheck, RefuseAnswer
+from modrag_nodes.grounding.claims import extract_claims
+
+from .conftest import cited_answer as _answer
+from .conftest import scored
+
+REGISTER = (
+    "## Parts supply\n\n"
+    "The contract HT-2024-0892 covers the spindle bearing SKF-6205. The contract HT-2024-0892 "
+    "is signed\nwith Baltic Bearing Supply. It fixes the unit price for two years.\n\n"
+    "The contract HT-2024-1107 covers the seal kit HS-40. The contract HT-2024-1107 is signed "
+    "with\nKestrel Hydraulics. The seal kits are kept in the Hillcrest store, six at a time.")
+PRESSES_ZH = ("液压机 PR-300 配有液压泵 HP-03 和密封件 HS-40。"
+              "液压机 PR-200 配有液压泵 HP-05 和密封件 HS-50。更换密封件需要停机约四个小时。")
+
+
+def _check(run_node, question: str, text: str, evidence, **params):
+    out = run_node(GroundingCheck, params, answer=_answer(text, evidence, question))
+    return out, run_node.ctx.details
+
+
+def test_a_supplier_named_beside_another_part_is_a_mismatch(run_node) -> None:
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    question = "Which company supplies the seal kit HS-40?"
+    out, details = _check(run_node, question,
+                          "The seal kit HS-40 is supplied by Baltic Bearing Supply. [1]", evidence)
+    assert list(out) == ["ungrounded"]
+    assert details["mismatches"] == [
+        "block [1] names Baltic Bearing Supply beside HT-2024-0892 and SKF-6205, "
+        "not beside HS-40"]
+    claim = next(c for c in out["ungrounded"].claims if c.text == "Baltic Bearing Supply")
+    assert (claim.verdict, claim.block, claim.about) == ("mismatch", 1, "HS-40")
+    refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
+    assert refusal.text == ("The documents do not mention Baltic Bearing Supply in connection "
+                            "with HS-40.")
+    # the same check with alignment off lets the answer out: every name is in block [1]
+    off, _ = _check(run_node, question,
+                    "The seal kit HS-40 is supplied by Baltic Bearing Supply. [1]", evidence,
+                    alignment=False)
+    assert list(off) == ["grounded"]
+
+
+def test_a_list_that_adds_another_suppliers_part_is_a_mismatch(run_node) -> None:
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    out, details = _check(run_node, "What does Kestrel Hydraulics supply?",
+                          "HS-40 seal kit and SKF-6205 spindle bearing. [1]", evidence)
+    assert list(out) == ["ungrounded"]
+    assert [c.text for c in out["ungrounded"].claims if c.verdict == "mismatch"] == ["SKF-6205"]
+    assert "not beside Kestrel Hydraulics" in details["reason"]
+
+
+def test_a_chinese_part_of_another_press_is_a_mismatch(run_node) -> None:
+    evidence = [scored("press", 0.9, text=PRESSES_ZH)]
+    question = "液压机 PR-300 配有哪个密封件？"
+    out, details = _check(run_node, question, "液压机 PR-300 配有密封件 HS-50。[1]", evidence)
+    assert list(out) == ["ungrounded"]
+    assert details["mismatches"] == ["block [1] names HS-50 beside PR-200 and HP-05, "
+                                     "not beside PR-300"]
+    refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
+    assert refusal.text == "文档中没有提到PR-300与HS-50的关系。"
+    right, _ = _check(run_node, question, "液压机 PR-300 配有密封件 HS-40。[1]", evidence)
+    assert list(right) == ["grounded"]
+
+
+def test_right_answers_in_other_words_pass(run_node) -> None:
+    """The pairing may span two sentences joined by a contract number, or continue a
+    sentence through "It"; the answer's verbs need not be the evidence's."""
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    for question, text in [
+        ("Which company supplies the seal kit HS-40?",
+         "Kestrel Hydraulics provides the HS-40 seal kits [1]."),
+        ("Which contract covers the seal kit HS-40, and who signed it?",
+         "HT-2024-1107, concluded with Kestrel Hydraulics [1]."),
+        ("What does Kestrel Hydraulics supply?", "The seal kit HS-40 [1]."),
+        ("For how long does the contract covering SKF-6205 hold?",
+         "SKF-6205's contract holds for 2 years [1]."),
+    ]:
+        out, details = _check(run_node, question, text, evidence)
+        assert list(out) == ["grounded"], (question, details["reason"])
+
+
+def test_a_readme_value_must_come_from_the_package_asked_about(run_node) -> None:
+    """Words that name a document (its file name) are the question's subject: a value
+    from another package's README is a mismatch, the package's own passes."""
+    evidence = [scored("bcrypt", 0.9, text="The default number of rounds is 12."),
+                scored("passlib", 0.8, text="Changelog: rounds now default to 14.")]
+    question = "How many rounds does bcrypt use by default?"
+    assert [s.name for s in question_subjects(question, evidence, [])] == ["bcrypt"]
+    wrong, details = _check(run_node, question, "bcrypt uses 14 rounds by default [2].",
+                            evidence)
+    assert list(wrong) == ["ungrounded"]
+    assert details["mismatches"] == ["block [2] names 14 beside passlib, not beside bcrypt"]
+    right, _ = _check(run_node, question, "It uses 12 rounds by default [1].", evidence)
+    assert list(right) == ["grounded"]
+
+
+def test_no_subject_in_the_evidence_is_not_judged_here() -> None:
+    """The question names HS-99, which no block writes: absent_terms decides, not alignment."""
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    located = [c.model_copy(update={"verdict": "cited", "block": 1})
+               for c in extract_claims("The seal kit is supplied by Baltic Bearing Supply [1].")]
+    assert misaligned(located, "Who supplies HS-99?", evidence, []) == []
+    assert misaligned(located, "Who supplies HS-40?", evidence, []) != []
+
+
+def test_an_answer_citing_nothing_is_never_grounded(run_node) -> None:
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    question = "Which company supplies the seal kit HS-40?"
+    out, details = _check(run_node, question,
+                          "The seal kit HS-40 is supplied by Kestrel Hydraulics.", evidence)
+    assert list(out) == ["ungrounded"] and details["reason"] == NO_CITATION
+    # a wrong citation number is no citation either
+    bad, _ = _check(run_node, question, "Kestrel Hydraulics supplies it [7].", evidence)
+    assert list(bad) == ["ungrounded"]
+    refused, _ = _check(run_node, question, "The documents do not say.", evidence)
+    assert list(refused) == ["grounded"]
+    allowed, _ = _check(run_node, question,
+                        "The seal kit HS-40 is supplied by Kestrel Hydraulics.", evidence,
+                        require_citation=False)
+    assert list(allowed) == ["grounded"]
