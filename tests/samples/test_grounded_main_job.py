@@ -27,6 +27,7 @@ class Canned:
     def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
         self.prompts.append(messages[-1].content)
         text = self.replies.pop(0)
+        text = text(messages[-1].content) if callable(text) else text
         return ChatResult(text=text, model="canned", prompt_tokens=1, completion_tokens=1,
                           duration_s=time.perf_counter() * 0)
 
@@ -130,3 +131,59 @@ def test_an_unusable_translation_is_sent_back_as_before(executor, canned) -> Non
         "the question is in Chinese, the answer is not")
     assert "It was sent back because the question is in Chinese" in canned.prompts[2]
     assert answer.text == "空压机 AC-05 每个月保养一次 [2]。" and not answer.fallback
+
+
+def _citing_block_with(text: str, template: str):
+    """A reply that cites the prompt's evidence block holding ``text`` ({n} in ``template``)."""
+    import re
+
+    def reply(prompt: str) -> str:
+        blocks = re.split(r"(?m)^\[(\d{1,2})\]", prompt)
+        number = next(blocks[i] for i in range(1, len(blocks), 2) if text in blocks[i + 1])
+        return template.format(n=number)
+    return reply
+
+
+def test_a_supplier_of_another_part_is_refused_and_the_funnel_names_generate(
+        executor, canned) -> None:
+    """The contract register names both suppliers in one block: "HS-40 is supplied by Baltic
+    Bearing Supply" passed the check when it looked names up block by block. Now it is sent
+    back, then refused naming the pairing, and attribution says the cited evidence was
+    contradicted at generate, never that it reached the answer."""
+    from modrag_studio.engine.evidence.attribution import attribute
+    from modrag_studio.engine.evidence.expected import ExpectedEvidence
+
+    wrong = _citing_block_with("HT-2024-1107 covers the seal kit HS-40",
+                               "The seal kit HS-40 is supplied by Baltic Bearing Supply. [{n}]")
+    canned.replies = [wrong, wrong]
+    result, answer = _run(executor, "Which company supplies the seal kit HS-40?")
+    assert answer.fallback and len(canned.prompts) == 2
+    assert answer.text == ("The documents do not mention Baltic Bearing Supply in connection "
+                           "with HS-40.")
+    assert "not beside HS-40" in canned.prompts[1]
+    doc = load(ROOT / "sample_graphs" / "basic_rag.json")
+    found = attribute(result, doc, ExpectedEvidence.parse(
+        ["text:The contract HT-2024-1107 covers the seal kit HS-40"]))
+    assert found.first_loss == "ground"
+    assert found.verdict.startswith("The expected evidence reached the prompt, and was ignored "
+                                    "or contradicted at generate (generate): block [")
+    assert "reaches the answer" not in found.verdict
+
+
+def test_a_list_with_another_suppliers_part_is_refused(executor, canned) -> None:
+    wrong = _citing_block_with("HT-2024-1107 covers the seal kit HS-40",
+                               "HS-40 seal kit and SKF-6205 spindle bearing. [{n}]")
+    canned.replies = [wrong, wrong]
+    _, answer = _run(executor, "What does Kestrel Hydraulics supply?")
+    assert answer.fallback
+    assert "SKF-6205 in connection with Kestrel Hydraulics" in answer.text
+
+
+def test_the_right_supplier_passes(executor, canned) -> None:
+    """(The first attempt is asked again: no block writes the question's word "company".)"""
+    canned.replies = [_citing_block_with(
+        "HT-2024-1107 covers the seal kit HS-40",
+        "The seal kit HS-40 is supplied by Kestrel Hydraulics. [{n}]")] * 2
+    result, answer = _run(executor, "Which company supplies the seal kit HS-40?")
+    assert not answer.fallback and "Kestrel Hydraulics" in answer.text
+    assert result.trace.last_visit("ground").details["route"] == "grounded"

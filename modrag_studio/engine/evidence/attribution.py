@@ -121,6 +121,7 @@ class Attribution:
     resolutions: list[str] = field(default_factory=list)
     first_loss: str | None = None
     verdict: str = ""
+    generator: str = ""  # the node that wrote the answer from the prompt, when one ran
 
     @property
     def narration(self) -> str:
@@ -227,6 +228,7 @@ def attribute(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence,
     ins, outs = last_inputs(result), last_outputs(result)
     states: dict[str, NodeEvidence] = {}
     resolutions: list[str] = []
+    generator = ""
     for node_id in order:
         spec = doc.node(node_id)
         if spec.type not in registry or not outs.get(node_id):
@@ -245,6 +247,8 @@ def attribute(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence,
         ctx = _Context(expected, finder, node_id, role, params, ins.get(node_id, {}),
                        outs[node_id], upstream, role.in_ports(node_type),
                        role.out_ports(node_type), explain)
+        if role.kind == "passes" and "prompt" in role.inputs:
+            generator = node_id
         state = _KINDS[role.kind](ctx)
         state.node_id, state.type_id, state.kind = node_id, spec.type, role.kind
         state.noun = role.noun or NOUNS[role.kind]
@@ -252,7 +256,7 @@ def attribute(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence,
         if role.kind == "splits" and explain:
             resolutions.extend(_resolutions(ctx))
     nodes = list(states.values())
-    attribution = Attribution(expected.specs, nodes, resolutions)
+    attribution = Attribution(expected.specs, nodes, resolutions, generator=generator)
     attribution.first_loss = _first_loss(nodes, topology, wanted)
     attribution.verdict = _verdict(attribution)
     return attribution
@@ -430,8 +434,28 @@ def _prompt(ctx: _Context) -> NodeEvidence:
     return _state(arrived, False, "not in the prompt", "not in the prompt", found, count)
 
 
+UNSUPPORTED = ("missing", "mismatch")  # claim verdicts of a check that the evidence does not back
+CONTRADICTED = "ignored or contradicted"
+
+
+def _unsupported(answers: list[Answer]) -> str:
+    """Why a checked answer does not say what its evidence says ("" when it does, or when
+    no check has looked at it): the check's reason, its claims that no block states about
+    the question's subject."""
+    for answer in answers:
+        bad = [c for c in answer.claims if c.verdict in UNSUPPORTED]
+        if bad:
+            return answer.check_reason or ", ".join(c.text for c in bad)
+    return ""
+
+
 def _passes(ctx: _Context) -> NodeEvidence:
     found, count, before, arrived = ctx.flow()
+    answers = [v for v in ctx.out_values() if isinstance(v, Answer)]
+    reason = _unsupported(answers) if found and ctx.upstream_reached and answers else ""
+    if reason:  # the evidence reached the prompt and was cited, but the answer says otherwise
+        return _state(arrived, False, f"reached the prompt, {CONTRADICTED} at generate: "
+                      f"{reason}", CONTRADICTED, found, count)
     if found and ctx.upstream_reached is False and all(
             isinstance(v, Answer) for v in ctx.out_values()):
         # an answer carries the evidence it was given; what counts is whether it was cited
@@ -506,6 +530,10 @@ def _verdict(attribution: Attribution) -> str:
             return f"The expected evidence reaches the answer: {last.text} ({last.node_id})."
         last = reached[-1]
         return f"The expected evidence reaches {last.node_id}: {last.text}."
+    if loss.short == CONTRADICTED:
+        at = f"generate ({attribution.generator})" if attribution.generator else "generate"
+        return (f"The expected evidence reached the prompt, and was {CONTRADICTED} at {at}: "
+                f"{loss.text.split(': ', 1)[-1]} ({loss.node_id}).")
     if loss.kind == "merges" and loss.clause:
         return f"Lost at {loss.node_id}: {loss.clause}."
     before = _last_reached_before(nodes, loss)
