@@ -1,7 +1,8 @@
 """Plain-words sentences about what each node did, generated from a trace's value summaries.
 
 Used by presentation mode ("found 20 passages; kept the best 5"). Works from a trace alone,
-so a recorded run (trace JSON) can be replayed without its full values.
+so a recorded run (trace JSON) can be replayed without its full values. ``plain`` tells it to
+someone who does not know the engine: no model names, an embedding said as what it does.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def _scored_inputs(visit: NodeVisit) -> list[ValueSummary]:
     return [s for s in visit.inputs.values() if "ScoredChunk" in s.type or s.type == "list[list]"]
 
 
-def describe_output(visit: NodeVisit, summary: ValueSummary) -> str:
-    """One phrase for one output summary."""
+def describe_output(visit: NodeVisit, summary: ValueSummary, plain: bool = False) -> str:
+    """One phrase for one output summary (``plain``: without the engine's words)."""
     item, count = _item_type(summary), summary.count or 0
     first = summary.preview[0] if summary.preview else ""
     if item == "Document":
@@ -58,16 +59,19 @@ def describe_output(visit: NodeVisit, summary: ValueSummary) -> str:
             phrase = (f"looked again at {_plural(before, 'passage')} and kept the best {count}"
                       if count < before else f"re-scored {_plural(count, 'passage')}")
         else:
-            phrase = f"found {_plural(count, 'passage')}"
+            phrase = f"found {_plural(count, 'passage')}" if count else "found no passage"
         return phrase + (f"; the best is {_quote(first, 70, strip_id=True)}" if first else "")
     if item:
         noun = "item" if item in ("Any", "object") else item.lower()
+        if plain and not count:
+            return "passed on nothing"
         return f"produced a list of {_plural(count, noun)}"
     if summary.type == "Answer":
         match = _CITES.search(first)
         cites = int(match.group(1)) if match else 0
         text = _CITES.sub("", first).strip()
-        tail = f", citing {_plural(cites, 'source')}" if cites else ""
+        tail = (f", citing {_plural(cites, 'source')}" if cites else
+                "; it cites no source, so nothing shows that the documents back it")
         return f"wrote the answer {_quote(text, 140)}{tail}"
     if summary.type == "Prompt":
         match = re.search(r"(\d+) evidence", first)
@@ -81,7 +85,7 @@ def describe_output(visit: NodeVisit, summary: ValueSummary) -> str:
         return f"produced {first}"
     if summary.type == "dict":
         return f"produced a record with {_plural(count, 'field')}"
-    told = _told(summary, first, count)
+    told = _told(summary, first, count, plain)
     return told if told is not None else f"produced {_noun(summary.type)}"
 
 
@@ -89,10 +93,20 @@ def _after_colon(text: str) -> str:
     return text.split(":", 1)[1] if ":" in text else text
 
 
-def _told(summary: ValueSummary, first: str, count: int) -> str | None:
+PLAIN = {  # the same steps for someone who has never heard of an embedding
+    "EmbedderSpec": "chose the model that compares meanings (it turns text into numbers)",
+    "LLMSpec": "chose the language model that writes the answer",
+    "VectorIndex": "stored {n} so they can be searched by meaning",
+    "EmbeddedChunks": "turned {n} into numbers that capture their meaning",
+}
+
+
+def _told(summary: ValueSummary, first: str, count: int, plain: bool = False) -> str | None:
     """The value types of the node library that have their own words (a model's settings,
     an index, a report); None for the others."""
     kind = summary.type
+    if plain and kind in PLAIN:
+        return PLAIN[kind].format(n=_plural(count, "passage") if count else "the passages")
     if kind == "EmbedderSpec":
         return f"chose the embedding model {_after_colon(first)}" if first else \
             "chose the embedding model"
@@ -131,8 +145,10 @@ def _noun(type_name: str) -> str:
     return ("an " if words[0] in "aeiou" else "a ") + words
 
 
-def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | None = None) -> str:
-    """A sentence for one visit: what the node did, in plain words."""
+def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | None = None,
+                   plain: bool = False) -> str:
+    """A sentence for one visit: what the node did, in plain words (``plain``: without model
+    names or the words of how text is compared)."""
     name = title or visit.node_id
     if visit.status == "skipped":
         return f"{name} was skipped ({visit.skip_reason or 'its branch was not taken'})."
@@ -147,10 +163,10 @@ def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | N
         return f"{name}: the run was given {shown}."
     if role == "output":
         value = next(iter(visit.outputs.values()), None)
-        phrase = describe_output(visit, value) if value else "returned nothing"
+        phrase = describe_output(visit, value, plain) if value else "returned nothing"
         return f"{name}: the result of the run. It {phrase.replace('produced', 'holds', 1)}."
     uncut = _uncut_port(visit.type_id, registry)  # repeats "results": not told twice
-    phrases = [_flag(p, s) if s.type == "bool" else describe_output(visit, s)
+    phrases = [_flag(p, s) if s.type == "bool" else describe_output(visit, s, plain)
                for p, s in visit.outputs.items() if p != uncut]
     phrase = "; ".join(phrases) if phrases else "finished without output"
     claims = visit.details.get("claims")
@@ -216,9 +232,14 @@ def _title(node_id: str, titles: dict[str, str]) -> str:
     return titles.get(node_id) or node_id
 
 
+_ASKED = re.compile(r"question|query", re.IGNORECASE)
+
+
 def story(trace: Trace, titles: dict[str, str] | None = None,
-          registry: NodeRegistry | None = None) -> list[tuple[NodeVisit, str]]:
-    """The replay steps of a run: each visit that started, with its sentence."""
+          registry: NodeRegistry | None = None, *,
+          plain: bool = False) -> list[tuple[NodeVisit, str]]:
+    """The replay steps of a run: each visit that started, with its sentence. The question
+    of a run given earlier turns is told as a follow-up question."""
     titles = titles or {}
     steps = []
     for visit in trace.visits:
@@ -226,9 +247,28 @@ def story(trace: Trace, titles: dict[str, str] | None = None,
             continue
         name = titles.get(visit.node_id, "")
         sentence = skipped_sentence(visit, name or visit.node_id, trace, titles) \
-            if visit.status == "skipped" else describe_visit(visit, name, registry)
+            if visit.status == "skipped" else \
+            _asked(trace, visit, plain) or describe_visit(visit, name, registry, plain)
         steps.append((visit, sentence))
     return steps
+
+
+def _asked(trace: Trace, visit: NodeVisit, plain: bool) -> str:
+    """The question input's sentence: a follow-up after earlier turns, the question asked in
+    ``plain`` words; "" for other steps."""
+    value = next(iter(visit.outputs.values()), None)
+    if visit.status not in ("done", "cached") or visit.type_id != "graph.input" \
+            or value is None or not value.preview:
+        return ""
+    shown = value.preview[0].rstrip("…")
+    questions = [str(v) for k, v in (trace.inputs or {}).items() if _ASKED.search(k)]
+    if not _ASKED.search(visit.node_id) and not any(q.startswith(shown) for q in questions):
+        return ""
+    earlier = str((trace.inputs or {}).get("history") or "").strip()
+    if earlier:
+        return (f"A follow-up question: {_quote(value.preview[0])}, asked after the earlier "
+                "turn of the conversation, which the answer may draw on.")
+    return f"The question asked: {_quote(value.preview[0])}." if plain else ""
 
 
 def _produces(visit: NodeVisit, kind: str) -> bool:

@@ -49,7 +49,7 @@ def test_step_one_frames_the_whole_graph_once_the_window_has_its_size(qtbot, win
     qtbot.addWidget(shown)
     shown.resize(1600, 1000)  # as full screen does, after the first step was drawn
     qtbot.waitUntil(lambda: shown.view.viewport().width() > 1400)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: shown.view.transform().m11() > 0.5)  # refitted to that size
     viewport = QRectF(shown.view.viewport().rect())
     canvas = window.canvas
     graph = QRectF()
@@ -57,7 +57,9 @@ def test_step_one_frames_the_whole_graph_once_the_window_has_its_size(qtbot, win
         graph = graph.united(_mapped(shown, canvas.node_scene_rect(node_id)))
     assert viewport.contains(graph.adjusted(2, 2, -2, -2))  # every node in the picture
     assert graph.width() >= 0.8 * viewport.width() or graph.height() >= 0.8 * viewport.height()
-    # the description is there in full (wrapped, scrolled when taller than its share)
+    # the description is there in full on demand (wrapped, scrolled when taller than its share)
+    assert not shown.description_area.isVisible()
+    qtbot.keyClick(shown, Qt.Key.Key_D)
     label = shown.description
     assert label.text().endswith("THE END.") and label.isVisible()
     assert label.height() >= label.heightForWidth(label.width())  # not cut off

@@ -2,8 +2,11 @@
 
 A run of more than ``STORY_MAX`` steps opens as its short story (the question, what was
 found, what was kept, the answer with the passage it cites, the check, the result); ``A``
-switches to the replay of every step and back. The first step frames the whole graph, fitted
-again whenever the view changes size (the window reaches full screen after it is built).
+switches to the replay of every step and back. It speaks to someone who does not know the
+engine: no type ids, model names or the graph's technical description until ``D`` (Details)
+shows them. Closing gives the canvas back its own level of detail. The first step frames the
+whole graph, fitted again whenever the view changes size (the window reaches full screen
+after it is built).
 When the expected evidence is declared for the replayed run's question, each step also says
 in plain words what that node did with the right passage, and the last step gives the overall
 verdict (``evidence_debugger.evidence_narrator``; the words come from ``engine.attribution``).
@@ -43,6 +46,7 @@ NEXT_KEYS = (Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key
 MIN_SCALE = 0.45  # a step never draws its node smaller than this
 PREVIOUS_KEYS = (Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace)
 ALL_STEPS_KEY = Qt.Key.Key_A  # the short story <-> every step
+DETAILS_KEY = Qt.Key.Key_D  # plain words <-> the engine's words and the description
 STORY_MAX = 8  # a run of more steps opens as its short story
 SOURCE = "#9ecbff"  # the passage the answer cites
 
@@ -94,10 +98,9 @@ class PresentationWindow(QWidget):
         self.evidence_text = ""
         self.sources = sources
         self.titles = titles or {}
-        is_dot = getattr(canvas, "is_reroute", lambda _node_id: False)
-        self.all_steps = [s for s in story(trace, titles, registry)
-                          if not is_dot(s[0].node_id)]  # no reroute dots
-        self.short_story = [self.all_steps[i] for i in story_steps(self.all_steps, registry)]
+        self.registry = registry
+        self.details = False  # plain words until D asks for the engine's
+        self._build_steps()
         self.story_mode = len(self.all_steps) > STORY_MAX \
             and len(self.short_story) < len(self.all_steps)
         self.steps = self.short_story if self.story_mode else self.all_steps
@@ -114,6 +117,12 @@ class PresentationWindow(QWidget):
         self.heading.setObjectName("presentationHeading")
         self.heading.setFont(_font(26, bold=True))
         layout.addWidget(self.heading)
+        self.intro = QLabel(intro(trace), self)
+        self.intro.setObjectName("presentationIntro")
+        self.intro.setWordWrap(True)
+        self.intro.setFont(_font(17))
+        self.intro.setStyleSheet("color: #aab3c5;")
+        layout.addWidget(self.intro)
         self.description = QLabel(graph_description(canvas))
         self.description.setObjectName("presentationDescription")
         self.description.setWordWrap(True)
@@ -133,7 +142,7 @@ class PresentationWindow(QWidget):
             " QScrollBar::handle:vertical { background: #4a5263; border-radius: 5px;"
             " min-height: 24px; } QScrollBar::add-line, QScrollBar::sub-line { height: 0; }")
         self.description_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-        self.description_area.setVisible(bool(self.description.text()))
+        self.description_area.setVisible(False)  # the engine's words: on demand (D)
         layout.addWidget(self.description_area)
         self.view: QGraphicsView | None = None
         if canvas is not None and getattr(canvas, "scene", None) is not None:
@@ -179,12 +188,19 @@ class PresentationWindow(QWidget):
         self.close_button = QPushButton("Close (Esc)", self)
         self.mode_button = QPushButton(self)
         self.mode_button.setVisible(len(self.short_story) < len(self.all_steps))
+        self.details_button = QPushButton("Details (D)", self)
+        self.details_button.setObjectName("presentationDetails")
+        self.details_button.setCheckable(True)
+        self.details_button.setToolTip("Show the engine's words: node types, model names and "
+                                       "the graph's description")
+        self.details_button.toggled.connect(self.show_details)
         self.prev_button.clicked.connect(self.previous)
         self.next_button.clicked.connect(self.next)
         self.close_button.clicked.connect(self.close)
         self.mode_button.clicked.connect(self.toggle_story)
         bar.addWidget(self.counter, 1)
-        for button in (self.mode_button, self.prev_button, self.next_button, self.close_button):
+        for button in (self.details_button, self.mode_button, self.prev_button,
+                       self.next_button, self.close_button):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)
             bar.addWidget(button)
         layout.addLayout(bar)
@@ -203,7 +219,8 @@ class PresentationWindow(QWidget):
         self.index = index
         visit, sentence = self.steps[index]
         name = self.titles.get(visit.node_id) or visit.node_id
-        self.heading.setText(f"Step {index + 1}: {name}"
+        engine = f" ({visit.type_id})" if self.details else ""
+        self.heading.setText(f"Step {index + 1}: {name}{engine}"
                              f"  ·  {STATUS_WORDS.get(visit.status, visit.status)}")
         self.sentence.setText(sentence)
         self._show_evidence(visit.node_id, last=index == len(self.steps) - 1)
@@ -220,6 +237,28 @@ class PresentationWindow(QWidget):
 
     def next(self) -> None:
         self.go(self.index + 1)
+
+    def _build_steps(self) -> None:
+        is_dot = getattr(self.canvas, "is_reroute", lambda _node_id: False)
+        self.all_steps = [s for s in story(self.trace, self.titles, self.registry,
+                                           plain=not self.details)
+                          if not is_dot(s[0].node_id)]  # no reroute dots
+        self.short_story = [self.all_steps[i]
+                            for i in story_steps(self.all_steps, self.registry)]
+
+    def show_details(self, shown: bool) -> None:
+        """The engine's words (type ids, model names, the graph's description) or plain
+        words, on the same step."""
+        if shown == self.details:
+            return
+        self.details = shown
+        self.details_button.setChecked(shown)
+        self._build_steps()
+        self.steps = self.short_story if self.story_mode else self.all_steps
+        self.description_area.setVisible(shown and bool(self.description.text()))
+        self._fit_description()
+        if self.steps:
+            self.go(self.index)
 
     def toggle_story(self) -> None:
         """The short story <-> every step, staying on the current step's node (or the story
@@ -346,6 +385,8 @@ class PresentationWindow(QWidget):
             self.close()
         elif key == ALL_STEPS_KEY:
             self.toggle_story()
+        elif key == DETAILS_KEY:
+            self.show_details(not self.details)
         else:
             return False
         return True
@@ -378,8 +419,26 @@ class PresentationWindow(QWidget):
         if self.highlight is not None and self.highlight.scene() is not None:
             self.highlight.scene().removeItem(self.highlight)
         self.highlight = None
+        if self.view is not None:  # its zoom no longer sets the nodes' level of detail:
+            self.view.hide()       # the nodes take the canvas's again (no paint asks them)
+            editor = getattr(self.canvas, "editor", None)
+            for node_id in editor.document().node_ids() if editor is not None else []:
+                item = self.canvas.node_item(node_id)
+                if item is not None and hasattr(item, "auto_switch_mode"):
+                    item.auto_switch_mode()
         self.closed.emit()
         super().closeEvent(event)
+
+
+def intro(trace: Trace) -> str:
+    """One plain line under the heading: what the replay tells."""
+    asked = next((str(v) for k, v in (trace.inputs or {}).items()
+                  if k in ("question", "query") and str(v).strip()), "")
+    quoted = " ".join(asked.split())
+    if len(quoted) > 120:
+        quoted = quoted[:119] + "…"
+    return (f"How the answer to “{quoted}” was found, step by step." if quoted else
+            "What this run did, step by step.")
 
 
 def _font(points: int, bold: bool = False) -> QFont:
