@@ -15,6 +15,7 @@ from modrag_studio.engine.core.ports import check_types
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.edit.editor import CLIPBOARD_KIND
 from modrag_studio.ui.canvas.view import ZOOM_STEP, Minimap, ZoomControls, zoom_by
+from modrag_studio.ui.canvas.wire_ranks import ranked_for_wire
 from modrag_studio.ui.panels.palette import is_developer
 
 if TYPE_CHECKING:
@@ -195,6 +196,8 @@ class EditorExtras:
             return
         choices = compatible_types(window.registry, port_type, kind,
                                    window.palette.show_developer)
+        dropped = window.editor.document().node(node_id).type
+        choices = ranked_for_wire(window.registry, choices, dropped, port, kind, port_type)
         self.pending_wire = (node_id, port, kind, scene_pos)
         popup = window.search_popup
         popup.allowed = {type_id: p for type_id, p in choices}

@@ -277,9 +277,12 @@ class NodeSearchPopup(QFrame):
     def _filter(self, text: str) -> None:
         self.results.clear()
         allowed = self.allowed
-        for node_type in ranked(self.registry, text, self.show_developer or bool(allowed)):
-            if allowed is not None and node_type.type_id not in allowed:
-                continue
+        shown = ranked(self.registry, text, self.show_developer or bool(allowed))
+        if allowed is not None:  # a dropped wire's choices, in the order they were ranked
+            order = {type_id: i for i, type_id in enumerate(allowed)}
+            shown = sorted((t for t in shown if t.type_id in order),
+                           key=lambda t: (rank(t, text), order[t.type_id]))
+        for node_type in shown:
             item = QListWidgetItem(f"{node_type.display_title()}   · {shown_category(node_type)}")
             item.setData(TYPE_ROLE, node_type.type_id)
             item.setToolTip(_tooltip(node_type))
