@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from modrag_studio.engine.compose.components import link_problem
+from modrag_studio.engine.compose.flatten import MAX_ID_PARTS, NestedTooDeep, flatten, too_deep
 from modrag_studio.engine.compose.inline import SubgraphError, inline
 from modrag_studio.engine.compose.ports import is_subgraph
 from modrag_studio.engine.core.document import GraphDocument
@@ -72,6 +73,20 @@ def _inlined(doc: GraphDocument) -> Expanded:
     problems = [Problem("reserved-id", f"node id '{n.id}' holds '/', which names nodes inside "
                         "subgraphs; rename the node", node_id=n.id, field="id")
                 for n in doc.nodes if "/" in n.id]
+    if not _any_origin(doc.nodes):  # one pass, linear (instances of components, ...)
+        nodes, edges, flat_problems = flatten(doc)
+        current = doc.model_copy(update={"nodes": nodes, "edges": edges})
+        problems += flat_problems
+    else:  # a collapsed subgraph puts its nodes back where they sat (``origin``)
+        current = inlined_one_at_a_time(doc, problems)
+    current._source_path = doc.source_path
+    owners = {n.id: owner_of(n.id) for n in current.nodes if "/" in n.id}
+    return Expanded(current, problems, owners)
+
+
+def inlined_one_at_a_time(doc: GraphDocument, problems: list[Problem]) -> GraphDocument:
+    """``inline(..., prefix=True)`` on the first subgraph node until none is left (each
+    step rebuilds the document: quadratic, kept for subgraphs with an ``origin``)."""
     current = doc
     while True:
         pending = [n for n in current.nodes if is_subgraph(n)]
@@ -85,13 +100,20 @@ def _inlined(doc: GraphDocument) -> Expanded:
                 "nodes": [n for n in current.nodes if n.id != spec.id]})
             continue
         try:
+            if spec.id.count("/") + 1 >= MAX_ID_PARTS:
+                raise NestedTooDeep(too_deep(spec.id))
             current = inline(current, spec.id, prefix=True)
         except SubgraphError as exc:
-            problems.append(Problem("subgraph-port", str(exc), node_id=owner_of(spec.id)))
+            code = "subgraph-depth" if isinstance(exc, NestedTooDeep) else "subgraph-port"
+            problems.append(Problem(code, str(exc), node_id=owner_of(spec.id)))
             current = current.model_copy(update={
                 "nodes": [n for n in current.nodes if n.id != spec.id],
                 "edges": [e for e in current.edges
                           if spec.id not in (e.source_node, e.target_node)]})
-    current._source_path = doc.source_path
-    owners = {n.id: owner_of(n.id) for n in current.nodes if "/" in n.id}
-    return Expanded(current, problems, owners)
+    return current
+
+
+def _any_origin(specs: list) -> bool:
+    return any(spec.subgraph is not None and (spec.subgraph.origin is not None
+                                              or _any_origin(spec.subgraph.graph.nodes))
+               for spec in specs if is_subgraph(spec))
