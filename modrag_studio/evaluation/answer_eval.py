@@ -32,6 +32,7 @@ from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet
 from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
 from modrag_studio.evaluation.report import (
     JUDGE_METRICS,
+    WITH_APPENDED,
     EvalReport,
     EvalsetSource,
     QuestionResult,
@@ -76,9 +77,12 @@ def score_question(question: EvalQuestion, answer: Answer | None, result: RunRes
         return row
     row.answer = answer.text
     row.refused = is_refusal(answer)
-    facts, row.missed_facts = fact_recall(question.expected_facts, answer.text)
+    # the headline is the model's own words; what the pipeline appended (quotes) is apart
+    facts, row.missed_facts = fact_recall(question.expected_facts, answer.own_text)
+    quoted = (fact_recall(question.expected_facts, answer.text)[0]
+              if answer.appended else None)
     if not question.answerable:
-        facts = None
+        facts = quoted = None
     cites = citation_scores(answer, question.expected_evidence)
     row.citations, row.invalid_citations = cites.cited, cites.invalid
     row.metrics = {
@@ -91,6 +95,8 @@ def score_question(question: EvalQuestion, answer: Answer | None, result: RunRes
         "latency_s": round(seconds, 3),
         "tokens": float(tokens_used(v.details for v in result.trace.visits)) if result else None,
     }
+    if answer.appended:
+        row.metrics[WITH_APPENDED] = quoted
     judgement = _graph_judgement(result) or (judge(question.question, answer) if judge else None)
     if judgement is not None:
         row.judge = judgement

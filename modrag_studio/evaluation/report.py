@@ -34,6 +34,8 @@ from modrag_studio.evaluation.answer_metrics import mean
 ANSWER_METRICS = ("fact_recall", "citation_precision", "citation_recall", "citation_validity",
                   "refusal_accuracy")
 JUDGE_METRICS = ("faithfulness", "answer_relevance")
+#: fact recall counting the text the pipeline appended (quotes): reported apart, when any
+WITH_APPENDED = "fact_recall_with_quotes"
 COST_METRICS = ("answer_length", "latency_s", "tokens")
 
 #: The fields of an evaluation-set row, in the order of its JSON (the judge's, when there is
@@ -183,6 +185,8 @@ class EvalReport:
     def answers_summary(self) -> dict[str, float | None]:
         """The mean of each answer metric (and of each judge's, when a judge is configured)."""
         names = [*ANSWER_METRICS, *(JUDGE_METRICS if self.judge_configured else ())]
+        if any(WITH_APPENDED in r.metrics for r in self.results):
+            names.insert(1, WITH_APPENDED)
         summary = {n: _round(mean(r.metrics.get(n) for r in self.results)) for n in names}
         for name in COST_METRICS:
             summary[f"mean_{name}"] = _round(mean(r.metrics.get(name) for r in self.results))

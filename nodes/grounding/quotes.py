@@ -150,5 +150,6 @@ class SupportingQuotes(NodeType):
             return {"answer": answer}
         lines = [params.quote_format.format(quote=" ".join(q.text.split()), block=q.block)
                  for q in quotes]
-        text = answer.text.rstrip() + "\n\n" + "\n".join(lines)
-        return {"answer": answer.model_copy(update={"text": text})}
+        added = "\n\n" + "\n".join(lines)
+        return {"answer": answer.model_copy(update={
+            "text": answer.text.rstrip() + added, "appended": [*answer.appended, added]})}

@@ -71,3 +71,23 @@ def test_the_question_port_and_the_quote_format(run_node) -> None:
                    query=Query(text="How often is LP-07 serviced?"))["answer"]
     assert out.text.endswith(
         "\n\n[1] The lubrication pump LP-07 is serviced every 500 operating hours.")
+
+
+def test_a_quote_is_marked_as_appended_so_metrics_read_the_models_own_words(run_node) -> None:
+    """The headline reads the model's words: a wrong answer whose quote holds the gold span
+    scores 0 in its own words and 1 only with the quote, reported apart."""
+    from modrag_studio.evaluation.answer_eval import score_question
+    from modrag_studio.evaluation.evalset import EvalQuestion
+
+    evidence = [scored("other", 0.9, text="与本题无关的段落。"), scored("tree", 0.8, text=TREE)]
+    asked = "纽西兰鸡毛松有多高？"
+    wrong = _answer("纽西兰鸡毛松的树干直径达1米，高度55厘米。[2]", evidence, asked)
+    out = run_node(SupportingQuotes, {}, answer=wrong)["answer"]
+    assert out.appended and out.own_text == wrong.text
+    assert out.text == wrong.text + out.appended[0]
+    question = EvalQuestion(id="t", question=asked, expected_facts=[["树高可达55米"]])
+    row = score_question(question, out, None, 1.0)
+    assert row.metrics["fact_recall"] == 0.0
+    assert row.metrics["fact_recall_with_quotes"] == 1.0
+    unquoted = score_question(question, wrong, None, 1.0)
+    assert "fact_recall_with_quotes" not in unquoted.metrics

@@ -175,6 +175,18 @@ class Answer(Contract):
     claims: list[Claim] = Field(default_factory=list)
     absent_terms: list[str] = Field(default_factory=list)
     check_reason: str = ""  # why a check sent it back or refused it, in plain words
+    #: Text the pipeline appended to the model's answer (supporting quotes), in order: not
+    #: the model's words, so answer metrics read ``own_text`` first and these apart.
+    appended: list[str] = Field(default_factory=list)
+
+    @property
+    def own_text(self) -> str:
+        """The answer without what the pipeline appended to it."""
+        text = self.text
+        for piece in reversed(self.appended):
+            if piece and text.endswith(piece):
+                text = text[: -len(piece)]
+        return text.rstrip()
 
     def preview(self) -> str:
         cites = f" [{len(self.citations)} citations]" if self.citations else ""
