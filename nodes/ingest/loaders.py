@@ -8,10 +8,12 @@ corpus lines. In ``pdf_mode="file"`` a PDF is one document whose metadata carrie
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -66,6 +68,11 @@ class LoadParams(BaseModel):
         64.0, ge=0, description="Text, Markdown and HTML files larger than this are not read "
                                 "(reported as unreadable); 0: no limit. BEIR .jsonl corpora "
                                 "and PDFs are not limited")
+    max_total_mb: float = Field(
+        128.0, ge=0, description="Refuse a corpus whose text, Markdown and HTML files take "
+                                 "more than this together: a run holds them in memory with "
+                                 "their chunks and index (about 20 times their size); 0: no "
+                                 "limit")
 
 
 def resolve_path(params: LoadParams, path_input: str | None) -> Path:
@@ -241,6 +248,27 @@ def check_size(path: Path, params: LoadParams, warn: Callable[[str], None] | Non
         warn(f"large file {rel} ({megabytes:.1f} MB): reading and splitting it takes a while")
 
 
+def check_total(files: list[Path], params: LoadParams) -> None:
+    """Refuse, before reading any, files whose text (the types ``max_file_mb`` caps, those it
+    lets through) takes more than ``max_total_mb`` together: the cap per file let three
+    59 MB files take 3.7 GB."""
+    if not params.max_total_mb:
+        return
+    cap = params.max_file_mb * (1 << 20) if params.max_file_mb else math.inf
+    total = 0
+    for path in files:
+        if path.suffix.lower() in _SIZE_CAPPED:
+            with contextlib.suppress(OSError):
+                if (size := path.stat().st_size) <= cap:
+                    total += size
+    if total > params.max_total_mb * (1 << 20):
+        raise NodeConfigError(
+            f"load.files: the text files to load take {total / (1 << 20):.1f} MB together, "
+            f"more than max_total_mb ({params.max_total_mb:g} MB): a run holds them in "
+            "memory with their chunks and index (about 20 times their size); raise the "
+            "param (0: no limit) or load fewer files (glob, exclude)")
+
+
 def load_file(root: Path, path: Path, params: LoadParams) -> list[Document]:
     """The documents of one file; raises UnreadableFile with the reason."""
     rel = _rel(root, path)
@@ -359,6 +387,7 @@ def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = Non
                    ) -> tuple[list[Document], LoadReport]:
     """Load every matched file; unreadable files go to the report and the rest continue."""
     files, skipped = match_files(root, params, _stopper(ctx))
+    check_total(files, params)
     report = LoadReport(path=str(root), glob=params.glob, files_matched=len(files),
                         skipped=skipped)
     documents: list[Document] = []
