@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPointF, Qt
+from PySide6.QtCore import Qt
 
 from modrag_studio.engine.core.document import save
 from tests.evaluation.compare_helpers import two_bm25_graph, write_dataset
@@ -44,7 +44,8 @@ def test_variant_diff_badges_and_side_by_side(main_window, qtbot, tmp_path):
 
     badge = variants.diff_badges["plain"]
     view = main_window.canvas.view
-    point = view.mapFromScene(badge.mapToScene(QPointF(4, 4)))
+    point = badge.deviceTransform(view.viewportTransform()).map(
+        badge.rect().center()).toPoint()  # drawn at screen size
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=point)
     qtbot.waitUntil(lambda: variants.dialog is not None and variants.dialog.isVisible())
     assert variants.dialog.windowTitle() == "plain: base vs few"

@@ -73,7 +73,7 @@ def _made_type(spec: NodeSpec, inner: GraphDocument, registry: NodeRegistry) -> 
     title = spec.title or inner.metadata.name
     return type(f"Subgraph[{spec.id}]", (NodeType,), {
         "type_id": SUBGRAPH_TYPE, "category": SUBGRAPH_CATEGORY, "title": title,
-        "description": inner.metadata.description or "A subgraph: its nodes run in its place",
+        "description": inner.metadata.description or "A subgraph: its nodes run in its place.",
         "inputs": tuple(inputs), "outputs": tuple(outputs), "__module__": __name__,
     })
 

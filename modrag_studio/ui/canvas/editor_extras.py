@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 from modrag_studio.engine.core.ports import check_types
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.edit.editor import CLIPBOARD_KIND
+from modrag_studio.ui.canvas.empty_hint import EmptyCanvasHint
 from modrag_studio.ui.canvas.view import ZOOM_STEP, Minimap, ZoomControls, zoom_by
 from modrag_studio.ui.canvas.wire_ranks import ranked_for_wire
 from modrag_studio.ui.panels.palette import is_developer
@@ -85,6 +86,7 @@ class EditorExtras:
         canvas = window.canvas
         self.minimap = Minimap(canvas)
         self.zoom_controls = ZoomControls(canvas)
+        self.empty_hint = EmptyCanvasHint(canvas.view, window.editor)
         self._view_actions()
         self.pending_wire: tuple[str, str, str, QPointF] | None = None
         canvas.on_wire_dropped.append(self.wire_dropped)

@@ -35,7 +35,11 @@ BADGE_COLORS = {
 
 
 class DiffBadge(QGraphicsRectItem):
-    """A small rounded label above a node; clicking it calls ``on_click``."""
+    """A small label above a node (or under it); clicking it calls ``on_click``.
+
+    It keeps its screen size at every zoom (a badge drawn in scene units was 5 pixels tall
+    on a fitted graph): anchored at the node's top-right corner (``above``) or bottom-left.
+    """
 
     def __init__(self, parent: QGraphicsItem, text: str, kind: str, *, above: bool = True,
                  on_click: Callable[[], None] | None = None) -> None:
@@ -48,13 +52,15 @@ class DiffBadge(QGraphicsRectItem):
         self.label.setFont(font)
         self.label.setBrush(QBrush(QColor(255, 255, 255)))
         box = self.label.boundingRect().adjusted(-5, -2, 5, 2)
-        self.setRect(QRectF(0, 0, box.width(), box.height()))
-        self.label.setPos(5, 2)
+        w, h = box.width(), box.height()
+        left, top = (-w, -h - 2) if above else (0.0, 2.0)
+        self.setRect(QRectF(left, top, w, h))
+        self.label.setPos(left + 5, top + 2)
         self.setBrush(QBrush(BADGE_COLORS.get(kind, BADGE_COLORS["changed"])))
         self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
         node_rect = parent.boundingRect()
-        y = node_rect.top() - box.height() - 2 if above else node_rect.bottom() + 2
-        self.setPos(node_rect.right() - box.width() if above else node_rect.left(), y)
+        self.setPos(node_rect.topRight() if above else node_rect.bottomLeft())
         self.setZValue(10)
         if on_click is not None:
             self.setCursor(Qt.CursorShape.PointingHandCursor)

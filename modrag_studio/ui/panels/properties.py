@@ -307,10 +307,12 @@ class PropertiesPanel(QWidget):
             self.header.setText(f"<b>{node_id}</b><br/>{exc}")
             self.title_edit.hide()
             return
-        desc = (node_type.description or "") + subgraph_note(spec)
+        desc, note = (node_type.description or "").rstrip(), subgraph_note(spec)
+        if desc and note and not desc.endswith((".", "!", "?", ":")):
+            desc += "."  # "... runs in its place. Holds 3 nodes"
         self.header.setText(f"<b>{node_type.display_title()}</b> &nbsp;<code>{node_id}</code>"
                             f"<br/><small>{node_type.type_id} v{node_type.version} · "
-                            f"{node_type.category}</small><br/>{desc}")
+                            f"{node_type.category}</small><br/>{desc}{note}")
         self.title_edit.show()
         self.title_edit.setText(spec.title or "")
         schema = node_type.Params.model_json_schema()
