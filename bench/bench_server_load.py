@@ -4,7 +4,10 @@ The served graph: question input -> upper-case -> a streaming echo node standing
 LLM backend -> concat -> output. Prints requests per second, p50/p95 latency, errors, and the
 server's overhead over the engine's own run time (from the trace).
 
-Run: .venv/bin/python bench/bench_server_load.py [--clients 1 50] [--seconds 30]
+Run: .venv/bin/python bench/bench_server_load.py [--clients 1 50] [--seconds 30] [--record]
+(``--record``: the operator allows recording (``allow_record``) and every request asks for it
+(``?record=true``); the user's own run history beside the server's cache holds runs of its own
+before the load, and must hold exactly those after it)
 (several counts run one after the other on one server; the server's CPU time per request is
 the figure a loaded machine does not distort: the client shares the machine)
 Loopback only; bounded in time and count.
@@ -18,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,26 +30,29 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = """
 import sys, uvicorn
+from pathlib import Path
 sys.path.insert(0, {root!r})
 from modrag_studio.server import ServerSettings, create_app
 from modrag_studio.server.protocol import HeaderTimeoutProtocol
 from tests.server.conftest import echo_graph, make_registry
-app = create_app(echo_graph(), ServerSettings(cache_dir=None, max_concurrent_runs=16,
-                                             max_queued_runs=64), registry=make_registry())
+app = create_app(echo_graph(), ServerSettings(cache_dir=Path({cache_dir!r}), max_concurrent_runs=16,
+                                             max_queued_runs=64, allow_record={record!r}),
+                 registry=make_registry())
 uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", http=HeaderTimeoutProtocol)
 """
 
 
 async def client_loop(http: httpx.AsyncClient, stop_at: float, index: int,
-                      latencies: list[float], overheads: list[float], errors: list[str]) -> None:
+                      latencies: list[float], overheads: list[float], errors: list[str],
+                      record: bool = False) -> None:
     n = 0
+    params = {"trace": "true", **({"record": "true"} if record else {})}
     while time.perf_counter() < stop_at:
         n += 1
         question = f"client {index} question {n}"
         started = time.perf_counter()
         try:
-            response = await http.post("/run", params={"trace": "true"},
-                                       json={"question": question})
+            response = await http.post("/run", params=params, json={"question": question})
             elapsed = time.perf_counter() - started
             body = response.json()
             if response.status_code != 200 or body["status"] != "ok":
@@ -53,6 +60,9 @@ async def client_loop(http: httpx.AsyncClient, stop_at: float, index: int,
                 continue
             if body["outputs"]["answer"] != f"{question.upper()} / calm":
                 errors.append("answer belongs to another request")
+                continue
+            if record and not body.get("recorded"):
+                errors.append("asked to record, not recorded")
                 continue
             latencies.append(elapsed)
             overheads.append(elapsed - body["trace"]["duration_s"])
@@ -66,7 +76,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def load(url: str, clients: int, seconds: float, pid: int | None = None) -> dict:
+async def load(url: str, clients: int, seconds: float, pid: int | None = None,
+               record: bool = False) -> dict:
     latencies: list[float] = []
     overheads: list[float] = []
     errors: list[str] = []
@@ -76,8 +87,8 @@ async def load(url: str, clients: int, seconds: float, pid: int | None = None) -
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         started = time.perf_counter()
         stop_at = started + seconds
-        await asyncio.gather(*(client_loop(http, stop_at, i, latencies, overheads, errors)
-                               for i in range(clients)))
+        await asyncio.gather(*(client_loop(http, stop_at, i, latencies, overheads, errors,
+                                           record) for i in range(clients)))
         wall = time.perf_counter() - started
     server_cpu = cpu_seconds(pid) - cpu_before if pid else 0.0
     client_cpu = time.process_time() - client_before
@@ -118,14 +129,57 @@ def summary(rows: list[dict]) -> None:
                   f"{row['errors']} errors in {row['requests']} requests")
 
 
+def users_history(cache_dir: Path) -> tuple[list[str], list[str]]:
+    """The user's own history beside the server's cache: 5 CLI runs of another graph;
+    (their run ids, the run files)."""
+    from modrag_studio.engine.core.document import from_json_dict
+    from modrag_studio.engine.history.store import RunHistory
+    from modrag_studio.engine.run.executor import RunResult
+    from modrag_studio.engine.run.trace import Trace
+
+    history = RunHistory(cache_dir / "history")
+    doc = from_json_dict({"schema_version": 1, "nodes": [], "edges": []})
+    for i in range(5):
+        result = RunResult(trace=Trace(run_id=f"mine{i}", graph_name="notes",
+                                       started_at=time.time(), duration_s=0.1))
+        result.outputs = {"answer": f"my answer {i}"}
+        history.record("/home/me/notes.json", doc, {"question": f"mine {i}"}, result,
+                       origin="cli")
+    return history_state(cache_dir)
+
+
+def history_state(cache_dir: Path) -> tuple[list[str], list[str]]:
+    from modrag_studio.engine.history.store import RunHistory
+
+    runs = [r.run_id for r in RunHistory(cache_dir / "history").runs()]
+    files = sorted(p.name for p in (cache_dir / "history" / "runs").iterdir())
+    return runs, files
+
+
+def check_histories(cache_dir: Path, before: tuple[list[str], list[str]]) -> None:
+    from modrag_studio.engine.history.store import RunHistory
+
+    after = history_state(cache_dir)
+    served = RunHistory(cache_dir / "served-history").runs()
+    print(f"user's history: {len(before[0])} runs before, {len(after[0])} after, "
+          f"unchanged: {after == before}")
+    print(f"served history: {len(served)} runs kept (the client's budget: 100), origins "
+          f"{sorted({r.origin for r in served})}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, nargs="+", default=[50],
                         help="one run per count, one after the other on the same server")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--record", action="store_true",
+                        help="the operator allows recording and every request asks for it")
     args = parser.parse_args()
-    code = SERVER.format(root=str(ROOT), port=args.port)
+    cache_dir = Path(tempfile.mkdtemp(prefix="bench-serve-")) / "cache"
+    users = users_history(cache_dir) if args.record else None
+    code = SERVER.format(root=str(ROOT), port=args.port, cache_dir=str(cache_dir),
+                         record=args.record)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     server = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT)
     url = f"http://127.0.0.1:{args.port}"
@@ -139,9 +193,11 @@ def main() -> None:
                 if time.time() > deadline or server.poll() is not None:
                     raise SystemExit("server did not start") from None
                 time.sleep(0.2)
-        rows = [asyncio.run(load(url, clients, min(args.seconds, 300), server.pid))
-                for clients in args.clients]
+        rows = [asyncio.run(load(url, clients, min(args.seconds, 300), server.pid,
+                                 args.record)) for clients in args.clients]
         summary(rows)
+        if users is not None:
+            check_histories(cache_dir, users)
     finally:
         server.terminate()
         server.wait(timeout=20)
