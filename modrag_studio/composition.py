@@ -10,6 +10,12 @@ from __future__ import annotations
 import threading
 
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.evidence.safety import SafetyRecipe
+
+#: What "make answers safe" inserts after an unchecked answer: the grounding check (no model
+#: call), the refusal that names what no document states, and the selector between them.
+SAFE_ANSWERS = SafetyRecipe(check="check.grounding", refuse="answer.refuse",
+                            select="answer.select")
 
 _default: NodeRegistry | None = None
 _default_lock = threading.Lock()

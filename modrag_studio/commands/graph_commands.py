@@ -46,10 +46,13 @@ def run_validate(args: argparse.Namespace) -> int:
     doc = load_or_exit(args.graph)
     if doc is None:
         return EXIT_INVALID
+    from modrag_studio.engine.evidence.safety import unchecked_answers
+
     registry = default_registry()
     problems = validate(doc, registry)
+    unsafe = unchecked_answers(doc, registry)  # warnings: the graph runs, its answers unchecked
     if args.json:
-        print(json.dumps([p.to_dict() for p in problems], indent=2))
+        print(json.dumps([p.to_dict() for p in [*problems, *unsafe]], indent=2))
     elif problems:
         for problem in problems:
             print(visible(problem))
@@ -61,6 +64,8 @@ def run_validate(args: argparse.Namespace) -> int:
         print(visible(f"inputs: {inputs or 'none'}; outputs: "
                       f"{', '.join(interface.output_names) or 'none'}"))
     if not args.json:
+        for problem in unsafe:
+            print(visible(problem))
         print_reach(doc, args.graph)
     return EXIT_INVALID if errors_only(problems) else EXIT_OK
 

@@ -55,7 +55,7 @@ class CheckParams(BaseModel):
 class SupportCheck(SamplingAware, NodeType):
     type_id = "check.support"
     key_params = ("check_against",)
-    evidence_role = EvidenceRole("passes", inputs=("answer",))
+    evidence_role = EvidenceRole("passes", inputs=("answer",), checks_answer=True)
     title = "Self-check"
     category = "Checks"
     description = (

@@ -117,7 +117,7 @@ class GroundingCheck(NodeType):
     type_id = "check.grounding"
     key_params = ("scope", "absent_terms")
     corpus_params = ("aliases_file",)
-    evidence_role = EvidenceRole("passes", inputs=("answer",))
+    evidence_role = EvidenceRole("passes", inputs=("answer",), checks_answer=True)
     title = "Grounding check"
     category = "Checks"
     description = (

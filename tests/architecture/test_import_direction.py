@@ -32,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "engine": {"engine.core", "engine.compose", "engine.trust", "engine.cache",
                "engine.run"},  # the facade
     "nodes": ENGINE_BELOW_RUN | {"engine.run", "engine.evidence"},
-    "composition": {"engine.core", "nodes"},
+    "composition": {"engine.core", "engine.evidence", "nodes"},
     "evaluation": {"engine.*", "nodes", "composition"},
     "run_tracing": {"engine.*"},
     "reporting": {"engine.*", "composition"},

@@ -54,7 +54,9 @@ class EvidenceRole:
     ``top_param`` is the param that cuts the output ranking (``top_k``, ``top_n``);
     ``uncut_port`` the output with the whole ranking before that cut (optional); ``noun``
     what the node is in plain words for narration ("keyword search"; default by kind);
-    ``judges`` whether a ``filters`` node judges relevance (a grader) or cuts by a rule.
+    ``judges`` whether a ``filters`` node judges relevance (a grader) or cuts by a rule;
+    ``checks_answer`` whether a ``passes`` node checks an answer against its evidence and
+    routes an unsupported one away (a grounding or support check; see ``safety``).
     """
 
     kind: RoleKind
@@ -66,6 +68,7 @@ class EvidenceRole:
     uncut_port: str | None = None
     noun: str = ""
     judges: bool = True
+    checks_answer: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ROLE_KINDS:
