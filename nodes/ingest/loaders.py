@@ -53,6 +53,9 @@ class LoadParams(BaseModel):
     path: AnyPath = Field("", description="A file or a folder (the 'path' input overrides it)")
     glob: str = Field("*", description="Filter on file names, or on relative paths when it "
                                        "contains '/' (e.g. '*.html', 'docs/**/*.md')")
+    exclude: list[str] = Field(
+        default_factory=list, description="Names (or relative paths with '/') left out even "
+                                          "when the glob matches them, e.g. 'README.md'")
     recursive: bool = Field(True, description="Descend into sub-folders")
     extensions: list[str] = Field(default_factory=lambda: list(SUPPORTED),
                                   description="File types to load")
@@ -86,12 +89,17 @@ def resolve_path(params: LoadParams, path_input: str | None) -> Path:
     return path
 
 
-def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] | None = None
-                ) -> tuple[list[Path], list[FileProblem]]:
-    """Files under ``root`` that pass the glob and extension filters (sorted), and the files
-    skipped: type not loaded, a name that is not UTF-8, a symlink leaving the folder.
-    ``should_stop`` is asked while walking (a huge tree stops when the run is cancelled)."""
+def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] | None = None,
+                counts: dict[str, int] | None = None) -> tuple[list[Path], list[FileProblem]]:
+    """Files under ``root`` that pass the glob, exclude and extension filters (sorted), and the
+    files skipped: type not loaded, a name that is not UTF-8, a symlink leaving the folder.
+    ``should_stop`` is asked while walking (a huge tree stops when the run is cancelled).
+    ``counts`` (when given) receives ``files_in_folder``, ``not_matched`` (files of a loaded
+    type the glob left out) and ``excluded``."""
+    tally = counts if counts is not None else {}
+    tally.update(files_in_folder=0, not_matched=0, excluded=0)
     if root.is_file():
+        tally["files_in_folder"] = 1
         return [root], []
     if root.exists() and not root.is_dir():
         raise NodeConfigError(f"load.files: path '{root}' is {_kind(root)}, not a file or a "
@@ -121,6 +129,12 @@ def match_files(root: Path, params: LoadParams, should_stop: Callable[[], bool] 
             rel = _shown(root, path)
             if params.skip_hidden and any(p.startswith(".") for p in rel.split("/")):
                 continue
+            tally["files_in_folder"] += 1
+            if any(_glob_ok(rel, pattern) for pattern in params.exclude if pattern):
+                tally["excluded"] += 1
+                continue
+            if not _glob_ok(rel, params.glob) and path.suffix.lower() in exts:
+                tally["not_matched"] += 1
             if not _utf8(name):
                 skipped.append(FileProblem(file=rel, reason="file name is not valid UTF-8 "
                                                             "(rename the file)"))
@@ -386,10 +400,11 @@ def beir_documents(lines: Iterable[tuple[int, str]], rel: str, source: str,
 def load_documents(root: Path, params: LoadParams, ctx: NodeContext | None = None
                    ) -> tuple[list[Document], LoadReport]:
     """Load every matched file; unreadable files go to the report and the rest continue."""
-    files, skipped = match_files(root, params, _stopper(ctx))
+    counts: dict[str, int] = {}
+    files, skipped = match_files(root, params, _stopper(ctx), counts)
     check_total(files, params)
     report = LoadReport(path=str(root), glob=params.glob, files_matched=len(files),
-                        skipped=skipped)
+                        skipped=skipped, **counts)
     documents: list[Document] = []
     seen: set[str] = set()
     for number, path in enumerate(files):
@@ -475,6 +490,7 @@ def _unique_ids(docs: list[Document], seen: set[str], rel: str,
 class LoadFiles(NodeType):
     type_id = "load.files"
     key_params = ("glob",)
+    corpus_params = ("glob", "exclude")
     evidence_role = EvidenceRole("source")
     version = 1
     category = "Loading"
@@ -504,8 +520,13 @@ class LoadFiles(NodeType):
         ctx.note(files_matched=report.files_matched, files_loaded=report.files_loaded,
                  documents=report.documents, unreadable=len(report.unreadable),
                  skipped=len(report.skipped))
+        if report.excluded:
+            ctx.note(excluded=report.excluded)
         if report.skipped:
             ctx.note(skipped_files=skipped_summary(report.skipped))
+        if left_out := report.left_out():
+            ctx.warn(f"{left_out} ({report.not_matched} of a loaded type do not match the "
+                     "glob; set param 'glob' to '*' to load every file)")
         if not documents:
             problems = report.unreadable + [p for p in report.skipped
                                             if p.file not in {u.file for u in report.unreadable}]
@@ -514,5 +535,6 @@ class LoadFiles(NodeType):
                    if problems else "")
             raise NodeConfigError(f"load.files: no documents loaded from path '{root}' with "
                                   f"glob '{params.glob}' (extensions "
-                                  f"{', '.join(params.extensions)}){why}")
+                                  f"{', '.join(params.extensions)}){why}"
+                                  + (f"; {report.left_out()}" if report.not_matched else ""))
         return {"documents": documents, "report": report}

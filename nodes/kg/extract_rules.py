@@ -378,6 +378,7 @@ def build_extractor(params: RuleParams) -> tuple[RuleExtractor, str]:
 
 class ExtractRules(NodeType):
     type_id = "kg.extract_rules"
+    corpus_params = ("dictionary",)
     title = "Extract entities (rules)"
     category = "Knowledge graph"
     description = ("Finds entities (dictionary, identifier patterns, intervals) and relations "

@@ -78,6 +78,7 @@ def location(params: ChromaParams, work_dir: Path | None = None) -> tuple[Any, .
 class ChromaStore(sync.StoreNode):
     type_id = TYPE_ID
     key_params = ("backend", "collection")
+    corpus_params = ("collection",)
     title = "Chroma vector store"
     description = (
         "Indexes chunks in a Chroma collection (a local folder or a Chroma server), embedding "

@@ -60,6 +60,7 @@ def location(params: LanceParams, work_dir: Path | None = None) -> tuple[str, st
 class LanceDBStore(sync.StoreNode):
     type_id = TYPE_ID
     key_params = ("collection",)
+    corpus_params = ("collection",)
     title = "LanceDB vector store"
     description = (
         "Indexes chunks in a LanceDB table (embedded, in a local folder), embedding only new "

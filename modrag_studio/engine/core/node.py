@@ -126,6 +126,9 @@ class NodeType:
     evidence_role: ClassVar[Any] = None
     #: The one to three params the canvas shows on the node and edits in place.
     key_params: ClassVar[tuple[str, ...]] = ()
+    #: Params written for one corpus (a loader's glob, a dictionary, a collection name): a
+    #: run whose corpus input differs from the graph's default is warned about each one set.
+    corpus_params: ClassVar[tuple[str, ...]] = ()
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError

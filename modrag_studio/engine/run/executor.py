@@ -43,6 +43,7 @@ from modrag_studio.engine.run.hooks import HookSet, RunHook
 from modrag_studio.engine.run.inputs import EdgeDelivery, Gathered, gather_inputs
 from modrag_studio.engine.run.isolation import isolate
 from modrag_studio.engine.run.pins import Pin
+from modrag_studio.engine.run.run_notes import run_notes
 from modrag_studio.engine.run.run_state import NodeState, RunState
 from modrag_studio.engine.run.trace import ErrorInfo, NodeVisit, Trace, summarize
 from modrag_studio.engine.trust.reach import absolute_path_inputs
@@ -557,8 +558,7 @@ class Executor:
             active &= (needed_nodes(topology, set(run.pins)) if target is None else set().union(
                 *(needed_nodes(topology, set(run.pins), t) for t in _members(expanded, target))))
         folder = graph_base_dir(doc, base_dir)
-        if folder is None:
-            run.result.trace.problems.append(unsaved_graph_note())
+        run.result.trace.problems.extend(run_notes(doc, self.registry, inputs, folder))
         with (using_work_dir(self.work_dir), using_graph_folder(folder),
               using_resources(self.resources)):
             return run.execute(active, forced, cached_only)
@@ -593,8 +593,3 @@ def needed_nodes(topology: Topology, pinned: set[str], target: str | None = None
                 needed.add(edge.source_node)
                 queue.append(edge.source_node)
     return needed
-
-
-def unsaved_graph_note() -> dict[str, Any]:
-    return Problem("unsaved-graph", "the graph has never been saved: relative paths resolve "
-                   f"against the working directory {Path.cwd()}", severity="warning").to_dict()

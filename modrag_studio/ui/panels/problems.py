@@ -31,6 +31,7 @@ class ProblemsPanel(QWidget):
         self.editor = editor
         self.problems: list[Problem] = []
         self.environment: dict[str, str] = {}  # node id -> why it is not usable here
+        self.run_problems: list[Problem] = []  # warnings of the last run(s), on their nodes
         self.on_select_node: list[Callable[[str], None]] = []
         self.on_problems: list[Callable[[list[Problem]], None]] = []
         self.tree = QTreeWidget()
@@ -77,12 +78,25 @@ class ProblemsPanel(QWidget):
             item.setToolTip(3, detail)
             item.setData(0, Qt.ItemDataRole.UserRole, _shown(node_id))
             self.tree.addTopLevelItem(item)
+        for problem in self.run_problems:
+            item = QTreeWidgetItem(["warning", problem.node_id or "(graph)",
+                                    problem.field or "last run", problem.message])
+            item.setForeground(0, QBrush(QColor(240, 190, 90)))
+            item.setToolTip(3, problem.message)
+            item.setData(0, Qt.ItemDataRole.UserRole, _shown(problem.node_id))
+            self.tree.addTopLevelItem(item)
         for callback in list(self.on_problems):
             callback(self.problems)
 
     def set_environment(self, not_ready: dict[str, str]) -> None:
         """Show the pre-flight result: nodes whose model, store or server is not usable."""
         self.environment = dict(not_ready)
+        self.refresh()
+
+    def set_run_problems(self, problems: list[Problem]) -> None:
+        """Show what the last runs warned about (a glob that left files out, chunks longer
+        than the embedder reads, params written for another corpus)."""
+        self.run_problems = list(problems)
         self.refresh()
 
     def by_node(self) -> dict[str, list[str]]:
@@ -95,6 +109,11 @@ class ProblemsPanel(QWidget):
                 grouped.setdefault(_shown(problem.node_id), []).append(where + problem.message)
         for node_id, detail in self.environment.items():
             grouped.setdefault(_shown(node_id), []).append(f"not ready here: {detail}")
+        for problem in self.run_problems:
+            if problem.node_id:
+                where = f"{problem.field}: " if problem.field else ""
+                grouped.setdefault(_shown(problem.node_id), []).append(
+                    f"last run: {where}{problem.message}")
         return grouped
 
     def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:

@@ -35,7 +35,10 @@ The order is the order things appear in the menus, toolbars and docks:
     Components, their adder ``window.adders["component"]``, Save as / Update from / Detach),
     the node menu's subgraph entries, a collapsed node's state during a run (needs 1 and 13);
 20. ``trace_export``: Run > Trace Export…, the OTLP setting the run controller gives to
-    every run.
+    every run;
+21. ``run_problems``: what each run warned about, as Problems entries and node badges;
+22. ``new_from_folder``: File > New Graph from Folder… and the start page's button (needs
+    10 and 14).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -73,9 +76,11 @@ from modrag_studio.ui.run.live import LiveRun
 from modrag_studio.ui.run.model_memory import ModelMemory
 from modrag_studio.ui.run.preflight import Preflight
 from modrag_studio.ui.run.protocols import StudioShell, require
+from modrag_studio.ui.run.run_problems import RunProblems
 from modrag_studio.ui.run.trace_export import TraceExport
 from modrag_studio.ui.run.trust_prompt import TrustPrompt
 from modrag_studio.ui.shell.cache_status import CacheSizeLabel
+from modrag_studio.ui.shell.new_from_folder import NewFromFolder
 from modrag_studio.ui.shell.studio_ux import StudioUX
 
 if TYPE_CHECKING:
@@ -107,6 +112,8 @@ class StudioFeatures:
     playground: PlaygroundDock
     subgraphs: SubgraphActions
     trace_export: TraceExport
+    run_problems: RunProblems
+    new_from_folder: NewFromFolder
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -142,7 +149,10 @@ def compose(window: MainWindow) -> StudioFeatures:
     editor_extras.node_menu_items.append(subgraphs.menu_items)
     window.adders[PALETTE_PREFIX] = subgraphs.add_at
     trace_export = TraceExport(shell, window.controller)
+    run_problems = RunProblems(shell, window.controller)
+    new_from_folder = NewFromFolder(shell, studio_ux, index)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
                           studio_ux, live_run, node_flags, editor_extras, index, model_memory,
-                          node_details, history, playground, subgraphs, trace_export)
+                          node_details, history, playground, subgraphs, trace_export,
+                          run_problems, new_from_folder)

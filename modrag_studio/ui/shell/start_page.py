@@ -112,6 +112,7 @@ class StartPage(QScrollArea):
     """Guided first steps, drawn over the canvas while the graph is empty."""
 
     new_requested = Signal()
+    folder_requested = Signal()  # New graph from folder…: the recommended pipeline on it
     open_requested = Signal()
     path_chosen = Signal(Path)  # a recent graph: opened itself
     sample_chosen = Signal(Path)  # a sample: opened as an untitled copy
@@ -150,10 +151,16 @@ class StartPage(QScrollArea):
         outer.addWidget(intro)
         buttons = QHBoxLayout()
         self.new_button = QPushButton("New graph", content)
+        self.folder_button = QPushButton("New graph from folder…", content)
+        self.folder_button.setToolTip(
+            "The recommended pipeline (hybrid retrieval, evidence focus, grounding check) on "
+            "a folder of your documents, indexed right away")
         self.open_button = QPushButton("Open…", content)
         self.new_button.clicked.connect(self.new_requested)
+        self.folder_button.clicked.connect(self.folder_requested)
         self.open_button.clicked.connect(self.open_requested)
         buttons.addWidget(self.new_button)
+        buttons.addWidget(self.folder_button)
         buttons.addWidget(self.open_button)
         buttons.addStretch(1)
         outer.addLayout(buttons)
