@@ -52,6 +52,9 @@ def test_a_variant_made_in_the_form_is_what_the_canvas_and_properties_show(
     form = _form(main_window, qtbot)
     row = form.rows[0]
     assert row.node_id() == "plain"  # the selected node comes first
+    assert row.node.currentText().endswith("(plain)")
+    assert row.node.currentText() != "plain  (plain)"  # named as the canvas names it
+    assert row.param_name() == "top_k"  # the param shown on the node comes first
     _type_into(qtbot, form.name, "few")
     row.param.setCurrentIndex(row.param.findData("top_k"))
     spin = row.field.widget

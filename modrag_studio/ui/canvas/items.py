@@ -239,10 +239,11 @@ class DetailLabel(QGraphicsTextItem):
             html += (f"<div style='font-size:{LOD_STATE_PX}px; color:{color}'>"
                      f"{_html(status)}</div>")
         rows = getattr(self.node_item, "param_rows", None)  # the node's key params
-        params = rows.row_texts(self.node_item.studio_id) if rows is not None else []
-        for param in params:  # one block each: a click finds its param by block
-            html += (f"<div style='font-size:{LOD_PARAM_PX}px; color:#c8d0dc'>"
-                     f"{_html(param).replace('  ', '&nbsp;', 1)}</div>")
+        shown = rows.rows.get(self.node_item.studio_id, []) if rows is not None else []
+        for row in shown:  # one block each: a click finds its param by block
+            colour = row.brush().color().name()  # a variant's value keeps its colour
+            html += (f"<div style='font-size:{LOD_PARAM_PX}px; color:{colour}'>"
+                     f"{_html(row.text()).replace('  ', '&nbsp;', 1)}</div>")
         outputs = getattr(self.node_item, "outputs", None) or []
         room = (max(min(p.pos().x() for p in outputs) - rect.left() - 6, 40.0) if outputs
                 else max(rect.width() - 8, LOD_MIN_WIDTH))

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +35,7 @@ from modrag_studio.engine.core.document import _ID_PATTERN, GraphDocument, Varia
 from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.layout.titles import graph_titles
 from modrag_studio.ui.panels.properties import ParamField, resolve
 
 LONG_TEXT = 60  # a text param longer than this (or on several lines) gets a text box
@@ -53,9 +55,10 @@ class ChangeRow(QWidget):
         self.doc, self.registry = doc, registry
         self.node = QComboBox()
         self.node.setObjectName("variant_node")
+        titles = graph_titles(doc, self._type)  # as the canvas draws them
         for spec in doc.nodes:
             if self._params_of(spec.id):
-                self.node.addItem(f"{spec.title or spec.id}  ({spec.id})", spec.id)
+                self.node.addItem(f"{titles.get(spec.id, spec.id)}  ({spec.id})", spec.id)
         self.param = QComboBox()
         self.param.setObjectName("variant_param")
         self.field: ParamField | None = None
@@ -117,6 +120,9 @@ class ChangeRow(QWidget):
         schema = self._params_of(self.node_id())
         for name, raw in schema.items():
             self.param.addItem(raw.get("title", name) if "title" in raw else name, name)
+        node_type = self._type(self.node_id())
+        key = next(iter(node_type.key_params), None) if node_type is not None else None
+        self.param.setCurrentIndex(max(self.param.findData(key), 0))  # the one shown on it
         self.param.blockSignals(False)
         self._param_chosen()
 
@@ -207,7 +213,14 @@ class VariantForm(QDialog):
         form.addRow("Name", self.name)
         form.addRow("", self.name_error)
         form.addRow("Description", self.description)
-        self.rows_box = QVBoxLayout()
+        rows_host = QWidget()
+        self.rows_box = QVBoxLayout(rows_host)
+        self.rows_box.setContentsMargins(0, 0, 0, 0)
+        self.rows_box.addStretch(1)
+        rows_area = QScrollArea()  # many changes scroll; none is squeezed
+        rows_area.setWidgetResizable(True)
+        rows_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        rows_area.setWidget(rows_host)
         self.rows: list[ChangeRow] = []
         add = QPushButton("Add change")
         add.setObjectName("variant_add_change")
@@ -223,10 +236,9 @@ class VariantForm(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(QLabel("<b>Changes</b> (each param as this variant runs it)"))
-        layout.addLayout(self.rows_box)
+        layout.addWidget(rows_area, 1)
         layout.addWidget(add)
         layout.addWidget(self.kept)
-        layout.addStretch(1)
         layout.addWidget(self.buttons)
         if existing is not None and existing.params:
             for changed_node, params in existing.params.items():
@@ -250,7 +262,7 @@ class VariantForm(QDialog):
         elif row.node.count():
             row.choose(row.node.currentData())
         self.rows.append(row)
-        self.rows_box.addWidget(row)
+        self.rows_box.insertWidget(self.rows_box.count() - 1, row)  # above the stretch
         return row
 
     def _remove_row(self, row: ChangeRow) -> None:
