@@ -137,8 +137,22 @@ def ensure_auth_token(env: dict[str, str]) -> None:
         fh.write(secrets.token_hex(32))
 
 
+def require_token_auth() -> None:
+    """Ray 2.60's GCS server and raylet listen on every interface (``--node-ip-address
+    127.0.0.1`` only sets the address they advertise; no option binds them to loopback):
+    a head node started here runs with Ray's token authentication, and RayUnavailable says
+    so when ``RAY_AUTH_MODE`` asks for anything else (unset: set to ``token``)."""
+    mode = os.environ.setdefault("RAY_AUTH_MODE", "token")
+    if mode.strip().lower() != "token":
+        raise RayUnavailable(
+            f"RAY_AUTH_MODE={mode!r}: a local Ray head node listens on every interface (Ray "
+            "has no option to bind it to 127.0.0.1), so it runs only with token "
+            "authentication; unset RAY_AUTH_MODE or set it to 'token'")
+
+
 def _start_head_once(num_cpus: int | None, log_dir: Path | None, timeout: float,
                      should_stop: Callable[[], bool] | None) -> LocalCluster:
+    require_token_auth()
     require_ray()
     port, grpc, export, listen, runtime_env, client = free_ports(6)
     ray_cli = Path(sys.executable).with_name("ray")
