@@ -91,7 +91,7 @@ def unchecked_answers(doc: GraphDocument, registry: NodeRegistry) -> list[Proble
                 UNCHECKED,
                 f"the answer reaches the output '{path[-1]}' with no grounding check: a "
                 "wrong answer is shown as it is, and nothing refuses a question the "
-                "documents do not answer (Graph > Make Answers Safe adds a grounding "
+                "documents do not answer (Edit > Make Answers Safe adds a grounding "
                 "check and a refusal)",
                 node_id=spec.id, severity="warning"))
     return problems

@@ -1,7 +1,7 @@
 """The problems panel: ``validate(doc, registry)`` after each edit (debounced), the params
 that must be filled in before a run (the ones the Properties panel marks, e.g. an empty
-path), plus the pre-flight result (nodes whose model, store or server is not usable on this
-machine)."""
+path), answers that reach an output with no check (Edit > Make Answers Safe), plus the
+pre-flight result (nodes whose model, store or server is not usable on this machine)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.edit.editor import Change, GraphEditor
+from modrag_studio.engine.evidence.safety import unchecked_answers
 from modrag_studio.ui.panels.properties import missing_values
 
 DEBOUNCE_MS = 250
@@ -61,6 +62,7 @@ class ProblemsPanel(QWidget):
         doc = self.editor.document()
         self.problems = validate(doc, self.editor.registry)
         self.problems += empty_required(doc, self.editor.registry, self.problems)
+        self.problems += unchecked_answers(doc, self.editor.registry)
         self.tree.clear()
         for problem in self.problems:
             item = QTreeWidgetItem([

@@ -38,7 +38,9 @@ The order is the order things appear in the menus, toolbars and docks:
     every run;
 21. ``run_problems``: what each run warned about, as Problems entries and node badges;
 22. ``new_from_folder``: File > New Graph from Folder… and the start page's button (needs
-    10 and 14).
+    10 and 14);
+23. ``answer_safety``: Edit > Make Answers Safe (a grounding check and a refusal after an
+    answer the problems panel lists as unchecked).
 
 What will run is computed in one place: ``variants.applied`` (the active variant applied to
 the base), handed to ``run`` here; Run, Run to node, Re-run, Run set, Index and the window
@@ -79,6 +81,7 @@ from modrag_studio.ui.run.protocols import StudioShell, require
 from modrag_studio.ui.run.run_problems import RunProblems
 from modrag_studio.ui.run.trace_export import TraceExport
 from modrag_studio.ui.run.trust_prompt import TrustPrompt
+from modrag_studio.ui.shell.answer_safety import AnswerSafety
 from modrag_studio.ui.shell.cache_status import CacheSizeLabel
 from modrag_studio.ui.shell.new_from_folder import NewFromFolder
 from modrag_studio.ui.shell.studio_ux import StudioUX
@@ -114,6 +117,7 @@ class StudioFeatures:
     trace_export: TraceExport
     run_problems: RunProblems
     new_from_folder: NewFromFolder
+    answer_safety: AnswerSafety
 
 
 def compose(window: MainWindow) -> StudioFeatures:
@@ -151,8 +155,9 @@ def compose(window: MainWindow) -> StudioFeatures:
     trace_export = TraceExport(shell, window.controller)
     run_problems = RunProblems(shell, window.controller)
     new_from_folder = NewFromFolder(shell, studio_ux, index)
+    answer_safety = AnswerSafety(shell)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
                           studio_ux, live_run, node_flags, editor_extras, index, model_memory,
                           node_details, history, playground, subgraphs, trace_export,
-                          run_problems, new_from_folder)
+                          run_problems, new_from_folder, answer_safety)
