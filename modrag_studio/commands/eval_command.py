@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio import run_tracing
-from modrag_studio.commands import evalset_command
+from modrag_studio.commands import evalset_command, recorded_calls
 from modrag_studio.commands.attribution_cli import (
     EvalAttribution,
     add_attribute_option,
@@ -72,7 +72,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ev.add_argument("--ray-actors", type=int, default=2, metavar="N",
                     help="Ray actors holding the graph's query side (default 2)")
     run_tracing.add_arguments(ev)
-    ev.set_defaults(func=traced(run_eval))
+    recorded_calls.add_arguments(ev)
+    ev.set_defaults(func=traced(recorded_calls.with_recorded_calls(run_eval)))
 
 
 def _executed(args: argparse.Namespace) -> list[Any] | None:

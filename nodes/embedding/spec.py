@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from modrag_nodes.calls import cassette
 from modrag_nodes.embedding.models import DEFAULT_MODEL, embed
 from modrag_studio.engine.core.datatypes import Contract
 from modrag_studio.engine.core.node import NodeContext
@@ -61,5 +62,9 @@ def embed_texts(
     """Embed ``texts`` as a float32 numpy array of shape (len(texts), dim).
 
     Batched; reports progress and checks cancellation between batches through ``ctx``.
+    While a cassette recording embedder calls is active, the call is recorded or replayed.
     """
+    if (tape := cassette.active("embed")) is not None:
+        return tape.embed(spec, texts, role, lambda: embed(spec, texts, role=role, ctx=ctx),
+                          node=ctx.node_id if ctx is not None else "")
     return embed(spec, texts, role=role, ctx=ctx)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from modrag_nodes.calls import cassette
 from modrag_nodes.llm.chat_types import ChatBackend, ChatResult, LLMSpec
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
@@ -59,17 +60,26 @@ def chat(
 ) -> ChatResult:
     """Run one chat completion; streamed tokens go to ``ctx.stream`` when ``stream``.
 
-    ``spec.system`` is put first as a system message when ``messages`` have none. Backends stop
+    ``spec.system`` is put first as a system message when ``messages`` have none. While a
+    cassette is active (``modrag_nodes.calls.cassette``) the call is recorded, or answered
+    from the file without building the backend. Backends stop
     between tokens when the run is cancelled and return ``stopped="cancelled"``; ``chat`` then
     raises ``RunCancelled`` (the executor marks the node cancelled) unless ``raise_on_cancel``
     is False, in which case the partial result is returned.
     """
-    backend = get_backend(spec.backend)
     on_token = ctx.stream if (ctx is not None and stream) else None
     cancel = ctx.cancel if ctx is not None else CancelToken()
+    sent = with_system(spec, messages)
+
+    def live() -> ChatResult:
+        return get_backend(spec.backend).chat(spec, sent, on_token=on_token, cancel=cancel)
+
     try:
-        result = backend.chat(spec, with_system(spec, messages), on_token=on_token,
-                              cancel=cancel)
+        if (tape := cassette.active("chat")) is not None:  # the backend is built only
+            node = ctx.node_id if ctx is not None else ""  # when the call is made live
+            result = tape.chat(spec, sent, live, node=node, on_token=on_token)
+        else:
+            result = live()
     except Exception as exc:
         partial = getattr(exc, "partial_text", "")
         if partial and ctx is not None:  # what streamed before the failure stays in the trace
