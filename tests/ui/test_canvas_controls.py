@@ -91,6 +91,7 @@ def test_zoomed_out_titles_leave_output_ports_in_sight(main_window, qtbot):
             assert not label.sceneBoundingRect().contains(centre), key
             assert port.zValue() > label.zValue()
         assert label.sceneBoundingRect().right() <= item.sceneBoundingRect().right() + 1
+        assert label.sceneBoundingRect().bottom() <= item.sceneBoundingRect().bottom() + 1
 
 
 def test_a_param_is_edited_from_the_zoomed_out_face(main_window, qtbot):

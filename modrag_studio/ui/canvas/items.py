@@ -250,9 +250,10 @@ class DetailLabel(QGraphicsTextItem):
         self.setScale(1.0)
         self.setTextWidth(room)
         self.setHtml(html)
-        widest = self.document().idealWidth()
-        if outputs and widest > room:  # a word wider than the room: smaller type, not wider
-            self.setScale(room / widest)
+        widest, tallest = self.document().idealWidth(), self.document().size().height()
+        if outputs:  # inside the node: smaller type rather than over its ports or badges
+            self.setScale(min(1.0, room / max(widest, 1.0),
+                              (rect.height() - 4) / max(tallest, 1.0)))
         self.setPos(rect.left() + 4, rect.top() + 2)
 
     def param_at(self, pos: QPointF) -> str | None:
