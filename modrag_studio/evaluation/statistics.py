@@ -9,6 +9,7 @@ always gives the same numbers.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -110,3 +111,109 @@ def wins_losses_ties(a: Sequence[float], b: Sequence[float]) -> dict[str, int]:
     wins = int((d > TIE_TOLERANCE).sum())
     losses = int((d < -TIE_TOLERANCE).sum())
     return {"wins": wins, "losses": losses, "ties": int(d.size) - wins - losses}
+
+
+CORRECTED_TEST_NAME = ("corrected resampled t-test over repeated k-fold (Nadeau & Bengio "
+                       "2003, Bouckaert & Frank 2004; two-sided)")
+
+
+@dataclass(frozen=True)
+class ResampledResult:
+    """The mean out-of-fold delta over ``splits`` train/test splits, tested with the
+    variance inflated for the overlap of their training parts."""
+
+    a: float
+    b: float
+    delta: float
+    ci95: tuple[float, float]
+    p_value: float
+    n: int
+    splits: int
+    test_train_ratio: float
+
+    def to_dict(self, digits: int = 4) -> dict[str, object]:
+        return {"a": round(self.a, digits), "b": round(self.b, digits),
+                "delta": round(self.delta, digits),
+                "ci95": [round(self.ci95[0], digits), round(self.ci95[1], digits)],
+                "p_value": round(self.p_value, digits), "n": self.n, "splits": self.splits,
+                "test_train_ratio": round(self.test_train_ratio, digits), "exact": False}
+
+
+def corrected_resampled_t(folds: Sequence[tuple[Sequence[float], Sequence[float]]],
+                          train_sizes: Sequence[int]) -> ResampledResult:
+    """Nadeau and Bengio's corrected resampled t-test of "B gains nothing over A".
+
+    ``folds`` holds, per train/test split, A's and B's scores on that split's test
+    questions; ``train_sizes`` the size of each split's training part. The variance of the
+    per-split mean deltas is inflated by ``n_test / n_train`` (the splits' training parts
+    overlap, so their deltas are correlated): ``t = mean / sqrt((1/J + n2/n1) * s^2)`` with
+    ``J - 1`` degrees of freedom. The CI95 is the matching t interval.
+    """
+    if len(folds) != len(train_sizes) or len(folds) < 2:
+        raise ValueError("the corrected resampled t-test needs at least two splits")
+    means = np.array([float(np.mean(_deltas(a, b))) for a, b in folds])
+    tests = float(np.mean([len(a) for a, _b in folds]))
+    ratio = tests / float(np.mean(train_sizes))
+    splits = len(folds)
+    delta = float(means.mean())
+    variance = float(means.var(ddof=1)) * (1.0 / splits + ratio)
+    df = splits - 1
+    if variance <= TIE_TOLERANCE ** 2:
+        p_value = 1.0 if abs(delta) <= TIE_TOLERANCE else 0.0
+        half = 0.0
+    else:
+        se = variance ** 0.5
+        p_value = student_t_two_sided(delta / se, df)
+        half = student_t_quantile(0.975, df) * se
+    all_a = np.concatenate([np.asarray(a, dtype=float) for a, _b in folds])
+    all_b = np.concatenate([np.asarray(b, dtype=float) for _a, b in folds])
+    return ResampledResult(float(all_a.mean()), float(all_b.mean()), delta,
+                           (delta - half, delta + half), p_value, int(all_a.size), splits,
+                           ratio)
+
+
+def student_t_two_sided(t: float, df: float) -> float:
+    """``P(|T| >= |t|)`` for Student's t with ``df`` degrees of freedom."""
+    x = df / (df + t * t)
+    return min(1.0, max(0.0, _betainc(df / 2.0, 0.5, x)))
+
+
+def student_t_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile (0.5 < q < 1) of Student's t, by bisection on the tail."""
+    low, high = 0.0, 1.0
+    while student_t_two_sided(high, df) / 2 > 1 - q:
+        high *= 2
+    for _ in range(100):
+        mid = (low + high) / 2
+        if student_t_two_sided(mid, df) / 2 > 1 - q:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b) (continued fraction, Lentz)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= d * c
+        if abs(d * c - 1.0) < 1e-12:
+            break
+    return front * result / a

@@ -182,7 +182,8 @@ def test_tune_command_on_an_evaluation_set_saves_the_winner_as_a_variant(tmp_pat
     before = load(graph)
     args = ["tune", str(graph), "--evalset", str(evalset), "--input", f"corpus={corpus}",
             "--output", "rerank.results", "--space", "index.stemmer=none,english",
-            "--held-out", "0.4", "--cache-dir", str(tmp_path / "c"), "--report",
+            "--held-out", "0.4", "--method", "held-out", "--cache-dir", str(tmp_path / "c"),
+            "--report",
             str(tmp_path / "r.json")]
     assert main(args) == 0
     out = capsys.readouterr().out
@@ -206,7 +207,7 @@ def test_tune_command_errors_name_the_cause_and_change_nothing(tmp_path, capsys)
     save(bm25_graph(), graph)
     text = graph.read_text()
     base = ["tune", str(graph), "--dataset", str(data), "--output", "rerank.results",
-            "--cache-dir", str(tmp_path / "c")]
+            "--method", "held-out", "--cache-dir", str(tmp_path / "c")]
     cases = [(["--space", "bm25.topk=1,2"], "no param 'topk'"),
              (["--space", "bm25.top_k=1,2"], "held-out part would have 6 question"),
              (["--space", "bm25.top_k=1,2", "--held-out", "0.5", "--min-held-out", "5",

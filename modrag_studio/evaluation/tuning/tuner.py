@@ -1,11 +1,14 @@
-"""The tuner: search a space of graph changes on the tuning questions, then test the best
-one against the base on held-out questions with the paired test ``modrag compare`` uses.
+"""The tuner: search a space of graph changes on the tuning questions, then test the choice
+against the base on questions the search never saw: a held-out part (the paired test
+``modrag compare`` uses) or, on small sets, repeated k-fold cross-validation of the choice
+(``crossval``).
 
 Every trial runs on one executor, so what trials share upstream (a chunking, an index) is
 computed once and re-used from the node cache. A trial that changes what a vector store
 indexes writes to a collection of its own (the base collection's name plus a hash of what
 feeds the store), so trials never re-index or delete each other's chunks and a second tune
-re-uses them. The winner is called better only when its held-out gain has p < 0.05.
+re-uses them. The winner is called better only when its tested gain has p < 0.05, and
+worse when its tested loss has.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
-from modrag_studio.engine.core.errors import ModragError, RunCancelled
+from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.topology import Topology
@@ -26,14 +29,19 @@ from modrag_studio.engine.edit.variants import VariantError, apply_variant
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.compare import compare_rows, compared_metrics
-from modrag_studio.evaluation.report import EvalReport
-from modrag_studio.evaluation.runner import evaluate_graph
+from modrag_studio.evaluation.statistics import TEST_NAME
+from modrag_studio.evaluation.tuning.crossval import check_cv, cross_validate, spread
+from modrag_studio.evaluation.tuning.power import (
+    DEFAULT_FOLDS,
+    DEFAULT_REPEATS,
+    choose_method,
+)
 from modrag_studio.evaluation.tuning.questions import (
     MIN_HELD_OUT,
     QuestionSplit,
     split_questions,
-    subset,
 )
+from modrag_studio.evaluation.tuning.scoring import GraphScorer, Scored, Scorer
 from modrag_studio.evaluation.tuning.search import Sampler, make_proposer, take
 from modrag_studio.evaluation.tuning.space import SearchSpace, variant_key
 
@@ -74,71 +82,80 @@ class TuneResult:
     metric: str
     space: list[str]
     sampler: str
-    split: QuestionSplit
+    split: QuestionSplit | None  # the held-out method's split (None: cross-validation)
     base: Trial
     trials: list[Trial] = field(default_factory=list)
     best: Trial | None = None
+    #: The held-out method's test (its ``metrics``); {} under cross-validation.
     held_out: dict[str, Any] = field(default_factory=dict)
     verdict: str = ""
     seconds: float = 0.0
+    method: str = "held-out"
+    #: The test the verdict rests on, either method: ``metrics`` (per metric: a, b, delta,
+    #: ci95, p_value, n), the test's name and its questions.
+    test: dict[str, Any] = field(default_factory=dict)
 
     @property
     def better(self) -> bool:
         return self.verdict == "better"
 
+    @property
+    def questions(self) -> int:
+        """The questions the choice was made on (the tuning part, or all of them)."""
+        return len(self.split.tuning) if self.split is not None else self.test.get(
+            "questions", 0)
+
     def to_dict(self) -> dict[str, Any]:
+        split = None if self.split is None else {
+            "seed": self.split.seed, "tuning": len(self.split.tuning),
+            "held_out": len(self.split.held_out)}
         return {"output": self.output, "metric": self.metric, "space": self.space,
-                "sampler": self.sampler,
-                "split": {"seed": self.split.seed, "tuning": len(self.split.tuning),
-                          "held_out": len(self.split.held_out)},
+                "sampler": self.sampler, "method": self.method, "split": split,
                 "base": self.base.to_dict(), "trials": [t.to_dict() for t in self.trials],
                 "best": self.best.to_dict() if self.best else None,
-                "held_out": self.held_out, "verdict": self.verdict,
+                "held_out": self.held_out, "test": self.test, "verdict": self.verdict,
                 "significance": SIGNIFICANCE, "seconds": round(self.seconds, 2)}
 
 
 OnTrial = Callable[[Trial, int, int], None]
+OnFold = Callable[[int, int], None]
 
 
-def tune(doc: GraphDocument, dataset: BeirDataset, output: str, space: SearchSpace, *,
-         executor: Executor, budget: int = 12, metric: str = "ndcg@10", seed: int = 0,
-         held_out: float = 0.3, min_held_out: int = MIN_HELD_OUT, sampler: Sampler = "auto",
-         cancel: CancelToken | None = None, on_trial: OnTrial | None = None,
-         **eval_kwargs: Any) -> TuneResult:
-    """Tune ``doc``'s ``output`` (``node.port``) on ``dataset``; ``eval_kwargs`` go to each
-    ``evaluate_graph`` (query/corpus inputs, extra inputs, hit_k, setup hooks, progress)."""
-    if budget < 1:
-        raise TuneError(f"--budget {budget}: at least one trial")
-    registry = executor.registry
-    query_ids = dataset.evaluated_query_ids()
-    split = split_questions(query_ids, held_out, seed, min_held_out)
-    tuning, holdout = subset(dataset, split.tuning), subset(dataset, split.held_out)
+@dataclass
+class Search:
+    """One search of the space on some questions: the base, the trials, the best."""
+
+    base: Trial
+    trials: list[Trial]
+    best: Trial | None
+    sampler: str
+
+
+def search(doc: GraphDocument, query_ids: list[str], space: SearchSpace, *, scorer: Scorer,
+           registry: NodeRegistry, budget: int, metric: str, seed: int, sampler: Sampler,
+           split: int = -1, on_trial: OnTrial | None = None) -> Search:
+    """The base and up to ``budget`` trials scored on ``query_ids`` only (stage
+    ``search``); the best trial above the base, or None."""
     proposer = make_proposer(space, budget, seed, sampler)
-    started = time.perf_counter()
 
-    def evaluate(graph: GraphDocument, questions: BeirDataset) -> EvalReport:
-        if cancel is not None and cancel.cancelled:
-            raise RunCancelled("tuning cancelled")
-        report = evaluate_graph(graph, questions, [output], executor=executor, cancel=cancel,
-                                **eval_kwargs)
-        if cancel is not None and cancel.cancelled:
-            raise RunCancelled("tuning cancelled")
-        return report
+    def score(trial: Trial, graph: GraphDocument) -> None:
+        t0 = time.perf_counter()
+        _score(trial, scorer(graph, query_ids, stage="search", split=split), metric)
+        trial.seconds = time.perf_counter() - t0
 
     base = Trial(0, {}, VariantSpec(name="base"))
-    _score(base, evaluate(doc, tuning), output, metric)
-    base.seconds = time.perf_counter() - started
-    if base.failures and base.failures == len(split.tuning):
-        raise TuneError(f"the base graph produced '{output}' for none of the tuning "
+    score(base, doc)
+    if base.failures and base.failures == len(query_ids):
+        raise TuneError("the base graph produced the tuned output for none of the tuning "
                         "questions; fix the base first (modrag eval shows why)")
     total = min(budget, space.size)
     if on_trial is not None:
         on_trial(base, 0, total)
-    result = TuneResult(output, metric, space.names(), proposer.name, split, base)
+    trials: list[Trial] = []
     seen: dict[str, Trial] = {variant_key(base.variant): base}
     for values in take(proposer, budget):
-        trial = Trial(len(result.trials) + 1, space.settings(values),
-                      space.variant(values, f"trial-{len(result.trials) + 1}", registry, doc))
+        trial = Trial(len(trials) + 1, space.settings(values),
+                      space.variant(values, f"trial-{len(trials) + 1}", registry, doc))
         same = seen.get(variant_key(trial.variant))
         if same is not None:  # the same graph as an earlier trial (e.g. a param of no effect)
             trial.score, trial.metrics = same.score, dict(same.metrics)
@@ -150,57 +167,102 @@ def tune(doc: GraphDocument, dataset: BeirDataset, output: str, space: SearchSpa
             except VariantError as exc:
                 trial.error = str(exc)
             else:
-                t0 = time.perf_counter()
-                _score(trial, evaluate(graph, tuning), output, metric)
-                trial.seconds = time.perf_counter() - t0
+                score(trial, graph)
         proposer.tell(values, trial.score)
-        result.trials.append(trial)
+        trials.append(trial)
         if on_trial is not None:
             on_trial(trial, trial.number, total)
-    result.best = best_trial(result)
-    if result.best is not None:
-        result.held_out = _held_out(doc, result.best, holdout, output, metric, registry,
-                                    evaluate)
-        result.verdict = verdict(result.held_out["metrics"][metric])
+    return Search(base, trials, best_trial(base, trials), proposer.name)
+
+
+def tune(doc: GraphDocument, dataset: BeirDataset, output: str, space: SearchSpace, *,
+         executor: Executor, budget: int = 12, metric: str = "ndcg@10", seed: int = 0,
+         held_out: float = 0.3, min_held_out: int = MIN_HELD_OUT, sampler: Sampler = "auto",
+         method: str = "held-out", folds: int = DEFAULT_FOLDS,
+         repeats: int = DEFAULT_REPEATS, cancel: CancelToken | None = None,
+         on_trial: OnTrial | None = None, on_fold: OnFold | None = None,
+         scorer: Scorer | None = None, **eval_kwargs: Any) -> TuneResult:
+    """Tune ``doc``'s ``output`` (``node.port``) on ``dataset``; ``eval_kwargs`` go to each
+    ``evaluate_graph`` (query/corpus inputs, extra inputs, hit_k, setup hooks, progress).
+
+    ``method``: ``held-out`` (search on a seeded tuning part, test on the rest),
+    ``cross-validation`` (the choice on every question; the search itself tested by
+    repeated k-fold, see ``crossval``) or ``auto`` (``power.choose_method``)."""
+    if budget < 1:
+        raise TuneError(f"--budget {budget}: at least one trial")
+    registry = executor.registry
+    query_ids = dataset.evaluated_query_ids()
+    try:
+        method = choose_method(len(query_ids), held_out, method, min_held_out)
+    except ValueError as exc:
+        raise TuneError(str(exc)) from exc
+    scorer = scorer or GraphScorer(dataset, output, executor=executor, cancel=cancel,
+                                   **eval_kwargs)
+    names = list(dict.fromkeys([metric, *compared_metrics(eval_kwargs.get("hit_k", 10))]))
+    started = time.perf_counter()
+    options = {"scorer": scorer, "registry": registry, "budget": budget, "metric": metric,
+               "sampler": sampler}
+    if method == "cross-validation":
+        check_cv(len(query_ids), folds, repeats)
+        found = search(doc, query_ids, space, seed=seed, on_trial=on_trial, **options)
+
+        def choose(train: list[str], split: int, fold_seed: int) -> GraphDocument | None:
+            best = search(doc, train, space, seed=fold_seed, split=split, **options).best
+            return None if best is None else trial_graph(doc, best.variant, registry)
+
+        test = cross_validate(doc, query_ids, choose, scorer, names, folds=folds,
+                              repeats=repeats, seed=seed, on_fold=on_fold)
+        result = TuneResult(output, metric, space.names(), found.sampler, None, found.base,
+                            found.trials, found.best, method=method, test=test)
     else:
+        split = split_questions(query_ids, held_out, seed, min_held_out)
+        found = search(doc, split.tuning, space, seed=seed, on_trial=on_trial, **options)
+        result = TuneResult(output, metric, space.names(), found.sampler, split, found.base,
+                            found.trials, found.best, method=method)
+        if found.best is not None:
+            result.held_out = _held_out(doc, found.best, split.held_out, scorer, names,
+                                        metric, registry)
+            result.test = {**result.held_out, "method": method, "test": TEST_NAME}
+    if result.best is None:
         result.verdict = "base is best"
+    else:
+        result.verdict = verdict(result.test["metrics"][metric])
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _score(trial: Trial, report: EvalReport, output: str, metric: str) -> None:
-    metrics = report.outputs.get(output, {})
-    if metric not in metrics:
-        known = ", ".join(sorted(metrics)) or "none: the output was not produced"
-        raise TuneError(f"--metric {metric}: not a metric of '{output}' (metrics: {known})")
-    trial.metrics = dict(metrics)
-    trial.score = metrics[metric]
-    trial.failures = len(report.failures)
+def _score(trial: Trial, scored: Scored, metric: str) -> None:
+    if metric not in scored.known_metrics:
+        known = ", ".join(sorted(scored.known_metrics)) or "none: the output was not produced"
+        raise TuneError(f"--metric {metric}: not a metric of the tuned output (metrics: "
+                        f"{known})")
+    trial.metrics = scored.means()
+    trial.score = scored.mean(metric)
+    trial.failures = scored.failures
 
 
-def best_trial(result: TuneResult) -> Trial | None:
+def best_trial(base: Trial, trials: list[Trial]) -> Trial | None:
     """The best-scoring trial above the base (ties: the earlier, i.e. the smaller change
     under the grid's order); None when no trial beats the base on the tuning part."""
-    scored = [t for t in result.trials if t.score is not None and not t.error]
+    scored = [t for t in trials if t.score is not None and not t.error]
     top = max(scored, key=lambda t: (t.score, -t.number), default=None)
-    if top is None or result.base.score is None or top.score <= result.base.score:
+    if top is None or base.score is None or top.score <= base.score:
         return None
     return top
 
 
-def _held_out(doc: GraphDocument, best: Trial, holdout: BeirDataset, output: str,
-              metric: str, registry: NodeRegistry,
-              evaluate: Callable[[GraphDocument, BeirDataset], EvalReport]) -> dict[str, Any]:
-    base_report = evaluate(doc, holdout)
-    best_report = evaluate(trial_graph(doc, best.variant, registry), holdout)
-    rows_a = {r["query_id"]: r for r in base_report.per_query.get(output, [])}
-    rows_b = {r["query_id"]: r for r in best_report.per_query.get(output, [])}
-    pairs = [(rows_a[q], rows_b[q]) for q in holdout.queries if q in rows_a and q in rows_b]
-    names = list(dict.fromkeys([metric, *compared_metrics(base_report.hit_k)]))
+def _held_out(doc: GraphDocument, best: Trial, held: list[str], scorer: Scorer,
+              names: list[str], metric: str, registry: NodeRegistry) -> dict[str, Any]:
+    base_rows = scorer(doc, held, stage="test", split=-1).rows
+    best_rows = scorer(trial_graph(doc, best.variant, registry), held, stage="test",
+                       split=-1).rows
+    pairs = [(base_rows[q] or {}, best_rows[q] or {}) for q in held]
     compared = compare_rows(pairs, names, metric, missing=0.0)
-    compared["questions"] = len(holdout.queries)
-    compared["failures"] = {"base": len(base_report.failures),
-                            "best": len(best_report.failures)}
+    compared["questions"] = len(held)
+    compared["spread"] = spread([(a.get(metric) or 0.0, b.get(metric) or 0.0)
+                                 for a, b in pairs])
+    compared["failures"] = {"base": sum(r is None for r in base_rows.values()),
+                            "best": sum(r is None for r in best_rows.values())}
     return compared
 
 
