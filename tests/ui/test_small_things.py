@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QLabel, QWidget
 
 from modrag_studio.engine.core.document import save
 from tests.evaluation.compare_helpers import two_bm25_graph
@@ -57,3 +58,27 @@ def test_an_empty_canvas_says_what_to_do_first(main_window, qtbot):
     main_window.actions["undo"].trigger()
     qtbot.waitUntil(hint.isVisible)
     assert hint.testAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+
+
+def _purple_pixels(image) -> int:
+    purple = QColor(150, 90, 210).rgb()
+    return sum(image.pixel(x, y) == purple for x in range(0, image.width(), 2)
+               for y in range(0, image.height(), 2))
+
+
+def test_badges_stay_off_the_minimap(main_window, qtbot, tmp_path):
+    path = tmp_path / "g.json"
+    save(two_bm25_graph(), path)
+    assert main_window.open_path(path, offer_restore=False)
+    main_window.features.variants.new_variant("few", ["plain.top_k=2"])
+    canvas = main_window.canvas
+    canvas.center_on(["plain"])
+    zoom_in = canvas.view.findChild(QWidget, "zoomControls").buttons["in"]
+    minimap = canvas.view.findChild(QWidget, "minimap")
+    for _ in range(4):
+        qtbot.mouseClick(zoom_in, Qt.MouseButton.LeftButton)
+    minimap.sync_visibility()
+    qtbot.waitUntil(minimap.isVisible)
+    minimap.refit()
+    assert _purple_pixels(canvas.view.viewport().grab().toImage()) > 0  # on the canvas
+    assert _purple_pixels(minimap.viewport().grab().toImage()) == 0  # not over the map

@@ -6,14 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QGraphicsItem,
     QGraphicsRectItem,
     QGraphicsSceneMouseEvent,
-    QGraphicsSimpleTextItem,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -45,17 +44,14 @@ class DiffBadge(QGraphicsRectItem):
                  on_click: Callable[[], None] | None = None) -> None:
         super().__init__(parent)
         self.kind, self.on_click = kind, on_click
-        self.label = QGraphicsSimpleTextItem(text, self)
-        font = QFont()
-        font.setPointSizeF(8.5)
-        font.setBold(True)
-        self.label.setFont(font)
-        self.label.setBrush(QBrush(QColor(255, 255, 255)))
-        box = self.label.boundingRect().adjusted(-5, -2, 5, 2)
+        self.font = QFont()
+        self.font.setPointSizeF(8.5)
+        self.font.setBold(True)
+        self._text = text
+        box = QRectF(QFontMetricsF(self.font).boundingRect(text)).adjusted(-5, -2, 5, 2)
         w, h = box.width(), box.height()
         left, top = (-w, -h - 2) if above else (0.0, 2.0)
         self.setRect(QRectF(left, top, w, h))
-        self.label.setPos(left + 5, top + 2)
         self.setBrush(QBrush(BADGE_COLORS.get(kind, BADGE_COLORS["changed"])))
         self.setPen(QPen(Qt.PenStyle.NoPen))
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIgnoresTransformations)
@@ -68,7 +64,16 @@ class DiffBadge(QGraphicsRectItem):
 
     @property
     def text(self) -> str:
-        return self.label.text()
+        return self._text
+
+    def paint(self, painter: QPainter, option: Any, widget: QWidget | None = None) -> None:
+        view = widget.parent() if widget is not None else None
+        if getattr(view, "sets_detail", True) is False:
+            return  # the minimap: a screen-sized badge would cover its little graph
+        super().paint(painter, option, widget)
+        painter.setFont(self.font)
+        painter.setPen(QColor(255, 255, 255))
+        painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self._text)
 
     def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         if self.on_click is not None:
