@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from modrag_studio.engine.core.document import save
+from tests.engine.helpers import edge, graph, node
 from tests.generation.test_counterfactual import DOCS, _graph, _reply
 from tests.ui.evidence_helpers import evidence_window, run_and_wait
 from tests.ui.run_helpers import rag_graph, slow_graph
@@ -76,3 +77,19 @@ def test_the_timing_tab_speaks_of_the_run_going_now(qtbot, make_window):
     assert text.startswith("this run (going now): running")
     run.cancel_action.trigger()
     qtbot.waitUntil(lambda: not run.controller.busy, timeout=10_000)
+
+
+def test_file_new_with_a_variant_active_leaves_no_old_run_inputs(main_window, qtbot, tmp_path):
+    doc = graph([node("q", "graph.input", name="question"),
+                 node("say", "debug.constant", value="base words"),
+                 node("out", "graph.output", name="text")],
+                [edge("say.value", "out.value")], name="shout")
+    path = tmp_path / "shout.json"
+    save(doc, path)
+    assert main_window.open_path(path, offer_restore=False)
+    main_window.features.variants.new_variant("loud", ["say.value=variant words"])
+    bar = main_window.features.run.run_bar
+    qtbot.waitUntil(lambda: list(bar.fields) == ["question"])
+    main_window.actions["new"].trigger()  # File > New (the unsaved variant: discarded)
+    qtbot.waitUntil(lambda: not bar.fields)  # the old graph's inputs are gone
+    assert main_window.features.variants.active is None

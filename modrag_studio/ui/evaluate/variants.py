@@ -146,8 +146,9 @@ class VariantsController(QObject):
     def applied(self) -> GraphDocument:
         """The graph the active variant runs (the base when none is active)."""
         doc = self.document()
-        return apply_variant(doc, self.active, self.editor.registry) if self.active else \
-            base_of(doc)
+        if self.active not in variant_names(doc):  # none, or another graph just opened
+            return base_of(doc)
+        return apply_variant(doc, self.active, self.editor.registry)
 
     def new_variant(self, name: str, changes: list[str]) -> VariantSpec:
         """Store a variant of the current graph (``node.param=value`` etc.) and show it."""
