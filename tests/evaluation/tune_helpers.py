@@ -1,14 +1,17 @@
 """A corpus where stemming decides retrieval, as a BEIR dataset, a folder and an evaluation
-set, and the BM25 graph the tuner tests tune (no models)."""
+set, the BM25 graph the tuner tests tune (no models), and scripted scorers whose search
+and test stages disagree."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
-from modrag_studio.engine.core.document import from_json_dict
+from modrag_studio.engine.core.document import GraphDocument, from_json_dict
 from modrag_studio.engine.evidence.expected import ExpectedEvidence
 from modrag_studio.evaluation.evalset import EvalQuestion
+from modrag_studio.evaluation.tuning.scoring import Scored, Stage
 
 WORDS = ["harvest", "glacier", "lantern", "meadow", "compass", "harbor", "falcon", "orchard",
          "canyon", "thunder", "ember", "willow", "quartz", "violet", "timber", "saddle",
@@ -73,3 +76,30 @@ def write_stemming_evalset(path: Path, count: int = 60) -> Path:
     questions.append(EvalQuestion(id="u1", question="who owns the moon", answerable=False))
     path.write_text("".join(q.to_json_line() + "\n" for q in questions), encoding="utf-8")
     return path
+
+
+class ScriptedScorer:
+    """Scores by the graph's stemmer and the stage: what the search sees and what the test
+    finds can be set apart (a winner that overfits its tuning questions)."""
+
+    def __init__(self, search: dict[str, float], test: dict[str, float],
+                 noise: float = 0.02) -> None:
+        self.levels = {"search": search, "test": test}
+        self.noise = noise
+
+    def __call__(self, graph: GraphDocument, query_ids: Sequence[str], *, stage: Stage,
+                 split: int) -> Scored:
+        stemmer = graph.node("index").params.get("stemmer", "none")
+        level = self.levels[stage][stemmer]
+        rows = {}
+        for q in query_ids:
+            i = int(q.lstrip("qg"))
+            jitter = self.noise * ((i * (7 if stemmer == "none" else 3)) % 5 - 2)
+            rows[q] = {"query_id": q, "ndcg@10": min(1.0, max(0.0, level + jitter))}
+        return Scored(rows, ["ndcg@10"])
+
+
+OVERFITS = ScriptedScorer(search={"none": 0.5, "english": 0.8},
+                          test={"none": 0.8, "english": 0.3})
+TIES = ScriptedScorer(search={"none": 0.5, "english": 0.8},
+                      test={"none": 0.5, "english": 0.5}, noise=0.2)

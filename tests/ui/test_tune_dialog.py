@@ -77,6 +77,7 @@ def test_a_bad_space_is_said_in_the_dialog_and_cancel_stops_the_tune(qtbot, tmp_
     assert not dialog.start()
     assert "bm25.top_k=0" in dialog.status.text()
     dialog.check("bm25.top_k", "3,4,5,6,7,8,9,10")
+    dialog.method.setCurrentIndex(dialog.method.findData("held-out"))
     assert not dialog.start()  # 30 % of 60 questions is too few to test on
     assert "held-out part would have 18 question(s)" in dialog.status.text()
     dialog.held_out.setValue(0.4)
@@ -115,3 +116,40 @@ def test_the_evaluation_menu_opens_the_tuner_and_applying_is_undoable(qtbot, tmp
     main_window.editor.undo()
     assert not main_window.editor.document().variants
     dialog.close()
+
+
+@pytest.mark.parametrize("scorer_name, word", [("OVERFITS", "significantly worse"),
+                                               ("TIES", "not significantly different")])
+def test_apply_is_offered_only_for_a_significant_gain(qtbot, tmp_path, monkeypatch,
+                                                      scorer_name, word):
+    import functools
+
+    from modrag_studio.evaluation.tuning import tune
+    from tests.evaluation import tune_helpers
+
+    monkeypatch.setattr("modrag_studio.evaluation.tuning.tune",
+                        functools.partial(tune, scorer=getattr(tune_helpers, scorer_name)))
+    applied: list = []
+    dialog = _dialog(qtbot, tmp_path, applied)
+    assert "60 question(s): cross-validation (5 folds x 3 repeats)" in dialog.plan_label.text()
+    dialog.check("index.stemmer", "none,english")
+    assert dialog.start()
+    qtbot.waitUntil(lambda: dialog.result is not None, timeout=60_000)
+    assert dialog.result.best.settings == {"index.stemmer": "english"}
+    assert word in dialog.status.text() and "Method: cross-validation" in dialog.status.text()
+    assert not dialog.apply_button.isEnabled()
+    assert dialog.apply() is None or not applied  # nothing stored by a stray call either
+
+
+def test_the_plan_is_said_before_start_and_follows_the_fields(qtbot, tmp_path):
+    dialog = _dialog(qtbot, tmp_path, [])
+    text = dialog.plan_label.text()
+    assert text.startswith("60 question(s): cross-validation") and "Generate or write" in text
+    dialog.method.setCurrentIndex(dialog.method.findData("held-out"))
+    dialog.held_out.setValue(0.4)
+    assert "a held-out test on 24 question(s)" in dialog.plan_label.text()
+    dialog.effect.setValue(0.3)
+    assert "Generate or write" not in dialog.plan_label.text()
+    dialog.evalset.setText(str(tmp_path / "missing.jsonl"))
+    assert "Choose an evaluation set" in dialog.plan_label.text()
+    assert "needs" in dialog.plan_label.text()

@@ -1,11 +1,13 @@
 """Evaluation > Tune…: search changes to the selected nodes on an evaluation set.
 
 The space table lists what the selected nodes can change (numbers, choices, swappable
-types, bypass), with values to start from; ticked rows form the space. The tune runs in a
-worker thread with a cancel token (the thread never touches a widget: it emits signals),
-the trial table fills as trials finish, and the held-out test of the best trial against
-the base ends it. "Apply as variant" stores the winner as a variant of the graph (one undo
-step; the base is never changed).
+types, bypass), with values to start from; ticked rows form the space. Before Start, the
+plan line says what the chosen set can show (the gain it finds, the questions a given gain
+needs, and the method: a held-out test, or cross-validation on a small set). The tune runs
+in a worker thread with a cancel token (the thread never touches a widget: it emits
+signals), the trial table fills as trials finish, and the test of the choice on questions
+its search never saw ends it. "Apply as variant" stores the winner as a variant of the
+graph (one undo step; the base is never changed), only when that test found it better.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.tuning.power import (
+    DEFAULT_FOLDS,
+    DEFAULT_REPEATS,
+    DEFAULT_SPREAD,
+    Plan,
+    plan,
+)
 from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
 
@@ -43,8 +52,13 @@ METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
 TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
 
 
+METHOD_LABELS = {"auto": "Auto (cross-validation on a small set)", "held-out": "Held-out",
+                 "cross-validation": "Cross-validation"}
+
+
 class _Bridge(QObject):
     trial = Signal(object, int, int)  # Trial, done, total (from the worker)
+    fold = Signal(int, int)  # cross-validation folds done, total (from the worker)
     finished = Signal(object, str)  # TuneResult or None, error text
 
 
@@ -81,6 +95,7 @@ class TuneDialog(QDialog):
         self.suggestions: list[Any] = []  # evaluation.tuning.suggest.Suggestion
         self.bridge = _Bridge()
         self.bridge.trial.connect(self._on_trial)
+        self.bridge.fold.connect(self._on_fold)
         self.bridge.finished.connect(self._on_finished)
 
         layout = QVBoxLayout(self)
@@ -112,7 +127,36 @@ class TuneDialog(QDialog):
             knobs.addWidget(widget)
         knobs.addStretch(1)
         form.addRow("Search", knobs)
+        test = QHBoxLayout()
+        self.method = QComboBox()
+        for key, label in METHOD_LABELS.items():
+            self.method.addItem(label, key)
+        self.folds = QSpinBox(minimum=2, maximum=20, value=DEFAULT_FOLDS)
+        self.repeats = QSpinBox(minimum=1, maximum=20, value=DEFAULT_REPEATS)
+        self.effect = QDoubleSpinBox(minimum=0.005, maximum=0.5, singleStep=0.01,
+                                     decimals=3, value=0.05)
+        self.spread = QDoubleSpinBox(minimum=0.01, maximum=1.0, singleStep=0.01, decimals=3,
+                                     value=DEFAULT_SPREAD)
+        self.spread.setToolTip("Standard deviation of the per-question differences; a "
+                               "finished tune sets it to the one it measured")
+        for label, widget in (("Method", self.method), ("Folds", self.folds),
+                              ("Repeats", self.repeats), ("Gain to find", self.effect),
+                              ("Spread", self.spread)):
+            test.addWidget(QLabel(label))
+            test.addWidget(widget)
+        test.addStretch(1)
+        form.addRow("Test", test)
         layout.addLayout(form)
+        self.plan_label = QLabel()
+        self.plan_label.setWordWrap(True)
+        self.plan_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.plan_label)
+        self._questions: tuple[str, int | None] = ("", None)  # (set path, its count)
+        for signal in (self.evalset.textChanged, self.held_out.valueChanged,
+                       self.method.currentIndexChanged, self.folds.valueChanged,
+                       self.repeats.valueChanged, self.effect.valueChanged,
+                       self.spread.valueChanged, self.metric_box.currentTextChanged):
+            signal.connect(lambda *_a: self.update_plan())
 
         layout.addWidget(QLabel("Space: tick what to try; edit the values (comma-separated)"))
         self.space = QTableWidget(0, 3)
@@ -142,6 +186,7 @@ class TuneDialog(QDialog):
             buttons.addWidget(button)
         layout.addLayout(buttons)
         self._fill_space()
+        self.update_plan()
 
     # the space ---------------------------------------------------------------------------
     def _browse(self) -> None:
@@ -183,6 +228,37 @@ class TuneDialog(QDialog):
                 for r in range(self.space.rowCount())
                 if self.space.item(r, 0).checkState() == Qt.CheckState.Checked]
 
+    # the plan ----------------------------------------------------------------------------
+    def question_count(self) -> int | None:
+        """The answerable questions with expected evidence in the chosen set (None: the
+        set cannot be read); read again only when the path changes."""
+        from modrag_studio.evaluation.evalset import load_evalset
+        from modrag_studio.evaluation.tuning import dataset_from_evalset
+
+        path = self.evalset.text().strip()
+        if path != self._questions[0]:
+            try:
+                count = len(dataset_from_evalset(load_evalset(path), ".").queries)
+            except Exception:  # no set yet, or not one: the plan says what a gain needs
+                count = None
+            self._questions = (path, count)
+        return self._questions[1]
+
+    def plan(self) -> Plan:
+        return plan(self.question_count() or 0, effect=self.effect.value(),
+                    spread=self.spread.value(), held_out_fraction=self.held_out.value(),
+                    method=self.method.currentData(), folds=self.folds.value(),
+                    repeats=self.repeats.value(), metric=self.metric_box.currentText())
+
+    def update_plan(self) -> None:
+        """Say, before Start, what the set can show and how many questions a gain needs."""
+        estimate = self.plan()
+        if self.question_count() is None:
+            self.plan_label.setText(f"{estimate.need_text()} Choose an evaluation set to "
+                                    "see what it can show.")
+        else:
+            self.plan_label.setText(estimate.text())
+
     # running -----------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
@@ -197,6 +273,7 @@ class TuneDialog(QDialog):
             split_questions,
             tune,
         )
+        from modrag_studio.evaluation.tuning.crossval import check_cv
 
         if self.busy:
             return False
@@ -207,7 +284,12 @@ class TuneDialog(QDialog):
                                                                           corpus_name)
             dataset = dataset_from_evalset(load_evalset(self.evalset.text().strip()),
                                            corpus or ".")
-            split_questions(dataset.evaluated_query_ids(), self.held_out.value(), 0)
+            estimate = self.plan()
+            count = len(dataset.evaluated_query_ids())
+            if estimate.method == "held-out":
+                split_questions(dataset.evaluated_query_ids(), self.held_out.value(), 0)
+            else:
+                check_cv(count, self.folds.value(), self.repeats.value())
         except Exception as exc:  # a bad space or set: said in the dialog
             self.status.setText(f"Cannot start: {in_studio_words(exc)}")
             return False
@@ -216,18 +298,23 @@ class TuneDialog(QDialog):
             return False
         doc, output, metric = self.doc, self.output.currentText(), self.metric_box.currentText()
         budget, held, seed = self.budget.value(), self.held_out.value(), self.seed.value()
+        method, folds, repeats = estimate.method, self.folds.value(), self.repeats.value()
         extra = {k: v for k, v in self.inputs.items() if k != query}
         bridge, executor = self.bridge, self.executor
         self.trials.setRowCount(0)
         self.result = None
         self._set_busy(True)
+        how = ("cross-validated" if method == "cross-validation"
+               else "tested on held-out questions")
         self.status.setText(f"Tuning {output} by {metric} over {space.size} combination(s) "
-                            f"of {', '.join(space.names())}…")
+                            f"of {', '.join(space.names())}, {how}…")
 
         def compute(cancel: CancelToken) -> Any:
             return tune(doc, dataset, output, space, executor=executor, budget=budget,
-                        metric=metric, seed=seed, held_out=held, cancel=cancel,
+                        metric=metric, seed=seed, held_out=held, method=method, folds=folds,
+                        repeats=repeats, cancel=cancel,
                         on_trial=lambda t, d, n: bridge.trial.emit(t, d, n),
+                        on_fold=lambda d, n: bridge.fold.emit(d, n),
                         query_input=query, extra_inputs=extra)
 
         self.job.start(compute, bridge.finished.emit)
@@ -255,6 +342,10 @@ class TuneDialog(QDialog):
         self.trials.resizeColumnsToContents()
         self.status.setText(f"{done}/{total} trials; last: {settings} {score}")
 
+    def _on_fold(self, done: int, total: int) -> None:
+        self.status.setText(f"Cross-validating the search: {done}/{total} folds (each "
+                            "searched on the other questions, tested on its own)")
+
     def _on_finished(self, result: Any, error: str) -> None:
         self._set_busy(False)
         self.result = result
@@ -263,16 +354,20 @@ class TuneDialog(QDialog):
                                 else f"The tune failed: {error}")
             return
         self.status.setText(summary(result))
-        self.apply_button.setEnabled(result.best is not None)
+        self.apply_button.setEnabled(result.better)  # never a loss, nor a tie kept as a gain
+        measured = result.test.get("spread")
+        if measured:
+            self.spread.setValue(measured)  # the plan now speaks of this set's own spread
         if result.best is not None:
             self.trials.selectRow(result.best.number)
 
     def apply(self) -> VariantSpec | None:
-        """Store the best trial as a variant (with its held-out figures)."""
+        """Store the best trial as a variant (with the figures of its test), only when that
+        test found it significantly better."""
         from modrag_studio.engine.edit.variants import variant_names
         from modrag_studio.evaluation.tuning import winner_variant
 
-        if self.result is None or self.result.best is None:
+        if self.result is None or self.result.best is None or not self.result.better:
             return None
         taken = set(variant_names(self.doc))
         name = next(n for n in ("tuned", *(f"tuned_{i}" for i in range(2, 1000)))
@@ -286,19 +381,28 @@ class TuneDialog(QDialog):
 
 
 def summary(result: Any) -> str:
-    """The held-out verdict in one paragraph."""
+    """The verdict in one paragraph, naming the method of the test."""
     if result.best is None:
-        return (f"No trial beat the base on the {len(result.split.tuning)} tuning questions "
+        return (f"No trial beat the base on the {result.questions} tuning questions "
                 f"(base {result.metric} {result.base.score:.4f}); nothing to apply.")
-    stats = result.held_out["metrics"][result.metric]
+    stats = result.test["metrics"][result.metric]
     lo, hi = stats["ci95"]
     settings = ", ".join(f"{k}={v}" for k, v in result.best.settings.items())
-    word = {"better": "significantly better", "worse": "significantly worse"}.get(
+    word = {"better": "significantly better",
+            "worse": "significantly worse: keep the base"}.get(
         result.verdict, "not significantly different (p >= 0.05): keep the base")
-    return (f"Best on {len(result.split.tuning)} tuning questions: trial {result.best.number} "
-            f"({settings}). On {stats['n']} held-out questions: {result.metric} "
-            f"{stats['a']:.4f} -> {stats['b']:.4f}, delta {stats['delta']:+.4f}, CI95 "
-            f"[{lo:+.4f}, {hi:+.4f}], p = {stats['p_value']:.4f}: {word}.")
+    figures = (f"{result.metric} {stats['a']:.4f} -> {stats['b']:.4f}, delta "
+               f"{stats['delta']:+.4f}, CI95 [{lo:+.4f}, {hi:+.4f}], p = "
+               f"{stats['p_value']:.4f}: {word}.")
+    if result.method == "cross-validation":
+        test = result.test
+        return (f"Best on all {result.questions} questions: trial {result.best.number} "
+                f"({settings}). Method: cross-validation ({test['folds']} folds x "
+                f"{test['repeats']} repeats; each fold searched without its questions, "
+                f"corrected resampled t-test). Out of fold: {figures}")
+    return (f"Best on {result.questions} tuning questions: trial {result.best.number} "
+            f"({settings}). Method: held-out test. On {stats['n']} held-out questions: "
+            f"{figures}")
 
 
 class Tuning:
