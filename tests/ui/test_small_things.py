@@ -82,3 +82,13 @@ def test_badges_stay_off_the_minimap(main_window, qtbot, tmp_path):
     minimap.refit()
     assert _purple_pixels(canvas.view.viewport().grab().toImage()) > 0  # on the canvas
     assert _purple_pixels(minimap.viewport().grab().toImage()) == 0  # not over the map
+
+
+def test_a_long_model_name_shows_its_start(main_window, qtbot):
+    node = main_window.editor.add_node("llm.model", (0, 0),
+                                       params={"model": "qwen2.5-coder-1.5b-instruct"})
+    main_window.canvas.select_nodes([node])
+    panel = main_window.properties
+    qtbot.waitUntil(lambda: panel.node_id == node)
+    line = panel.pickers["model"].combo.lineEdit()
+    assert line.text() == "qwen2.5-coder-1.5b-instruct" and line.cursorPosition() == 0

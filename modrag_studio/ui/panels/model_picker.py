@@ -75,6 +75,8 @@ class ModelPicker(QWidget):
         self.combo.blockSignals(True)
         try:
             self.combo.setEditText(value)
+            if self.combo.lineEdit() is not None:  # a long name shows its start, not its end
+                self.combo.lineEdit().setCursorPosition(0)
         finally:
             self.combo.blockSignals(False)
 
