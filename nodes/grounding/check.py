@@ -31,10 +31,13 @@ from modrag_nodes.grounding.claims import (
     absent_terms,
     alias_groups,
     claim_found,
+    compound_terms,
     dictionary_entities,
     extract_claims,
     is_identifier,
+    is_plain_word,
     locate,
+    normalise,
     question_language,
     term_present,
 )
@@ -92,8 +95,13 @@ class GroundingParams(BaseModel):
     restated_terms: bool = Field(
         True, description="An answer that states an absent key term of the question in its "
                           "own words ('the head of purchasing is …' when no block says "
-                          "'purchasing') goes to 'absent' (with absent_terms 'ask': after "
-                          "the retry)")
+                          "'head of purchasing') goes to 'absent' (with absent_terms 'ask': "
+                          "after the retry); terms are phrases, identifiers and Chinese "
+                          "words, single English words only with restated_words")
+    restated_words: bool = Field(
+        False, description="Single English words count as restated terms too "
+                           "(a question asked in other words than the documents' has many "
+                           "such absent words, and an answer echoing it restates them)")
     subject_check: bool = Field(
         True, description="With a corpus dictionary (aliases_file): an answer that names, "
                           "instead of an entity the question names, another entity of its "
@@ -205,7 +213,8 @@ class GroundingCheck(NodeType):
             t for t in absent if is_identifier(t)]
         asking = (params.absent_terms == "ask" and attempt == 1 and not refused
                   and bool(absent) and not blocking)
-        restated = (restated_terms(absent, answer.text, question,
+        restated = (restated_terms(restatable(absent, question, params.restated_words),
+                                   answer.text, question,
                                    lambda t: term_present(t, named, aliases))
                     if params.restated_terms and not refused and not asking else [])
         entities = typed_entities(entries) if params.subject_check else []
@@ -256,6 +265,17 @@ def _mark_mismatches(claims: list[Claim], mismatches: list[Mismatch]) -> list[Cl
     return [c.model_copy(update={"verdict": "mismatch", "block": by_start[c.start].block,
                                  "about": by_start[c.start].asked})
             if c.start in by_start else c for c in claims]
+
+
+def restatable(absent: list[str], question: str, words: bool) -> list[str]:
+    """The absent terms an answer may not restate: phrases, identifiers and Chinese words,
+    and for an absent English word the question's "<noun> of <noun>" phrase holding it (a
+    role such as "head of purchasing"); every absent word with ``words``."""
+    if words:
+        return absent
+    plain = {normalise(t) for t in absent if is_plain_word(t)}
+    phrases = [p for p in compound_terms(question) if set(p.split(" of ")) & plain]
+    return [t for t in absent if not is_plain_word(t)] + phrases
 
 
 def extract_claims_of(text: str, kinds: list[str]) -> list[Claim]:

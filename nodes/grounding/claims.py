@@ -319,6 +319,13 @@ def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+def is_plain_word(term: str) -> bool:
+    """Whether a key term is one English word (not a phrase, an identifier or a Chinese
+    word)."""
+    term = term.strip()
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z\-']*", term)) and not is_identifier(term)
+
+
 def is_identifier(term: str) -> bool:
     """Whether a key term is an identifier (a part number, host name, contract id)."""
     return bool(_IDENTIFIER.fullmatch(normalise(term)))

@@ -111,17 +111,23 @@ def test_no_subject_in_the_evidence_is_not_judged_here() -> None:
 
 
 def test_an_answer_citing_nothing_is_never_grounded(run_node) -> None:
-    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    """The check cites the blocks it verified (noted as added); what it cannot place, or an
+    answer with nothing to verify, is sent back."""
+    evidence = [scored("other", 0.9, text="The canteen opens at noon."),
+                scored("contracts", 0.8, text=REGISTER)]
     question = "Which company supplies the seal kit HS-40?"
     out, details = _check(run_node, question,
                           "The seal kit HS-40 is supplied by Kestrel Hydraulics.", evidence)
-    assert list(out) == ["ungrounded"] and details["reason"] == NO_CITATION
+    assert list(out) == ["grounded"] and details["citations_added"] == ["[2]"]
+    assert out["grounded"].text == "The seal kit HS-40 is supplied by Kestrel Hydraulics. [2]"
+    assert [c.ref for c in out["grounded"].citations] == ["2"]
+    vague, details = _check(run_node, question, "A hydraulics firm supplies it.", evidence)
+    assert list(vague) == ["ungrounded"] and details["reason"] == NO_CITATION
     # a wrong citation number is no citation either
-    bad, _ = _check(run_node, question, "Kestrel Hydraulics supplies it [7].", evidence)
+    bad, _ = _check(run_node, question, "A hydraulics firm supplies it [7].", evidence)
     assert list(bad) == ["ungrounded"]
     refused, _ = _check(run_node, question, "The documents do not say.", evidence)
     assert list(refused) == ["grounded"]
-    allowed, _ = _check(run_node, question,
-                        "The seal kit HS-40 is supplied by Kestrel Hydraulics.", evidence,
+    allowed, _ = _check(run_node, question, "A hydraulics firm supplies it.", evidence,
                         require_citation=False)
     assert list(allowed) == ["grounded"]
