@@ -69,7 +69,18 @@ class EvidenceSentence:
         return claim_found(claim, self.parsed, aliases)
 
     def names(self, spellings: set[str]) -> bool:
-        return any(s in self.context or _contains(self.text, s) for s in spellings)
+        return any(_contains(self.text, s) or any(_names_document(s, w) for w in self.context)
+                   for s in spellings)
+
+
+def _names_document(subject: str, word: str) -> bool:
+    """Whether ``subject`` names what a document word (file name, heading) is about: the same,
+    or one the start of the other ("chroma" and "chromadb.md", "requests" and "requests-oauth")
+    when both have four letters or more."""
+    if subject == word:
+        return True
+    short, long = sorted((subject, word), key=len)
+    return len(short) >= 4 and long.startswith(short)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ other words pass; an answer that cites nothing is never grounded."""
 
 from __future__ import annotations
 
-from modrag_nodes.grounding.alignment import misaligned, question_subjects
+from modrag_nodes.grounding.alignment import _names_document, misaligned, question_subjects
 from modrag_nodes.grounding.check import NO_CITATION, GroundingCheck, RefuseAnswer
 from modrag_nodes.grounding.claims import extract_claims
 
@@ -99,6 +99,16 @@ def test_a_readme_value_must_come_from_the_package_asked_about(run_node) -> None
     assert details["mismatches"] == ["block [2] names 14 beside passlib, not beside bcrypt"]
     right, _ = _check(run_node, question, "It uses 12 rounds by default [1].", evidence)
     assert list(right) == ["grounded"]
+
+
+def test_a_document_named_after_its_subject_speaks_of_it(run_node) -> None:
+    """"Chroma" is what chromadb.md is about: its sentences need not repeat the name."""
+    evidence = [scored("chromadb", 0.9, text="## Release Cadence\n\nWe release on Mondays."),
+                scored("other", 0.8, text="Chroma is an embedding database.")]
+    out, _ = _check(run_node, "On which weekday does Chroma release new versions?",
+                    "Chroma releases on Mondays [1].", evidence)
+    assert list(out) == ["grounded"]
+    assert not _names_document("ch", "chromadb") and _names_document("chroma", "chromadb")
 
 
 def test_no_subject_in_the_evidence_is_not_judged_here() -> None:
