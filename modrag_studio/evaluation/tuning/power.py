@@ -21,8 +21,9 @@ from modrag_studio.evaluation.statistics import student_t_quantile
 from modrag_studio.evaluation.tuning.questions import MIN_HELD_OUT
 
 #: The spread (standard deviation) of per-question nDCG@10 differences between two
-#: retrieval graphs on SciFact train (0.13 for convex vs RRF fusion, 0.16 for a chunk size;
-#: the hybrid vs BM25 alone differences spread wider): used when the set has no figure yet.
+#: retrieval graphs, used when the set has no figure yet: about 0.13 for convex vs RRF
+#: fusion on 243 SciFact train claims (from that tune's bootstrap CI), wider between graphs
+#: that differ more (bench/results/tune_small_scifact.json measures hybrid vs BM25 alone).
 DEFAULT_SPREAD = 0.15
 DEFAULT_POWER = 0.8
 ALPHA = 0.05
