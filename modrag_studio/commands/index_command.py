@@ -217,7 +217,19 @@ def graph_from_folder(folder: Path) -> tuple[Any, FolderSurvey]:
     if not survey.files:
         raise NodeConfigError(f"--from-folder: no .md, .txt, .html, .pdf or .jsonl file in "
                               f"'{folder}'")
-    return GraphDocument.model_validate(pipeline(folder, survey)), survey
+    doc = GraphDocument.model_validate(pipeline(folder, survey))
+    return laid_out(doc), survey
+
+
+def laid_out(doc: Any) -> Any:
+    """``doc`` with the canvas positions of the studio's auto layout."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.document import Layout, NodeLayout
+    from modrag_studio.engine.layout.auto_layout import auto_layout
+
+    positions = auto_layout(doc, default_registry())
+    nodes = {node_id: NodeLayout(x=float(x), y=float(y)) for node_id, (x, y) in positions.items()}
+    return doc.model_copy(update={"layout": Layout(nodes=nodes)})
 
 
 def survey_folder(folder: Path) -> FolderSurvey:

@@ -26,10 +26,13 @@ class StageState:
     total_blocks: int | None = None
     total_rows: int | None = None
     fraction: float | None = None  # a running local node's own estimate
+    message: str = ""  # and its words ("embedded 512/1,004 chunks (3.1/s, 2 min left)")
     done: bool = False
     note: str = ""  # e.g. "cached"
 
     def text(self) -> str:
+        if self.message and not self.done:
+            return self.message
         rows = f"{self.rows} / {self.total_rows}" if self.total_rows else f"{self.rows}"
         blocks = f"{self.blocks} / {self.total_blocks}" if self.total_blocks else f"{self.blocks}"
         extra = f" ({self.note})" if self.note else ""
@@ -39,6 +42,8 @@ class StageState:
         """Done so far as a fraction of the whole stage (None when unknown)."""
         if self.done:
             return 1.0
+        if self.fraction is not None and not self.blocks:
+            return self.fraction
         if self.total_rows:
             return min(1.0, self.rows / self.total_rows)
         if self.total_blocks:
@@ -99,7 +104,7 @@ class LocalProgress(RunHook):
                          message: str = "", **kwargs: Any) -> None:
         stage = self.progress.stages.get(node_id)
         if stage is not None and fraction is not None:
-            stage.fraction = fraction
+            stage.fraction, stage.message = fraction, message
             self.emit(self.progress)
 
     def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict,

@@ -35,6 +35,7 @@ from modrag_studio.engine.evidence.lineage import EvidenceRole
 from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
 
 DEFAULT_DELETE_SHARE = 0.5
+FLUSH_CHUNKS = 256  # chunks embedded between two writes: an interruption loses at most these
 Plan = dict[str, list[str]]
 
 
@@ -254,9 +255,75 @@ def embed_missing(ctx: NodeContext, spec: EmbedderSpec, chunks: list[Chunk],
         return {chunk_id: given.vectors[rows[chunk_id]] for chunk_id in ids}
     by_id = {c.chunk_id: c for c in chunks}
     texts = [by_id[i].text for i in ids]
-    warn_over_window(ctx, spec, texts)
     matrix = embed_texts(spec, texts, role="passage", ctx=ctx)
     return dict(zip(ids, matrix, strict=True))
+
+
+class EmbedProgress:
+    """The node's context for one part of the chunks to embed: progress counts every chunk
+    of the synchronisation, with the rate and the time left, and the chunks already stored
+    (a resumed index says how many it keeps)."""
+
+    def __init__(self, ctx: NodeContext, total: int, stored: int) -> None:
+        self._ctx = ctx
+        self.total, self.stored = total, stored
+        self.before = 0  # chunks of the earlier parts
+        self.started = time.perf_counter()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def progress(self, done: float, total: float | None = None, message: str = "") -> None:
+        from modrag_studio.engine.core.formatting import duration
+
+        count = self.before + int(done if total else done * (total or 0))
+        elapsed = time.perf_counter() - self.started
+        rate = count / elapsed if elapsed > 0 else 0.0
+        left = f", {duration((self.total - count) / rate)} left" if rate else ""
+        kept = f"; {self.stored:,} already stored" if self.stored else ""
+        self._ctx.progress(count, self.total, f"embedded {count:,}/{self.total:,} chunks "
+                                              f"({rate:.1f}/s{left}){kept}")
+
+
+class Uncancelled:
+    """The node's context for writing a part already embedded: a cancel stops the index
+    after the part is stored (the work is paid for), at the next part's first batch."""
+
+    def __init__(self, ctx: NodeContext) -> None:
+        self._ctx = ctx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def check_cancelled(self) -> None:
+        return None
+
+
+def embed_and_write(ctx: NodeContext, spec: EmbedderSpec, chunks: list[Chunk],
+                    given: EmbeddedChunks | None, planned: Plan, target: SyncTarget,
+                    stored_dim: Any) -> int | None:
+    """Embed the added and updated chunks in parts of ``FLUSH_CHUNKS`` (longest first, so a
+    part pads little) and write each part as soon as it is embedded, under the "being
+    written" mark: a cancelled, failed or killed index keeps what it embedded, and the next
+    one embeds only the rest. Returns the vectors' dimension (None: nothing embedded)."""
+    by_id = {c.chunk_id: c for c in chunks}
+    ordered = sorted(planned["added"] + planned["updated"], key=lambda i: -len(by_id[i].text))
+    if given is None:
+        warn_over_window(ctx, spec, [by_id[i].text for i in ordered])
+    added = set(planned["added"])
+    progress = EmbedProgress(ctx, len(ordered), len(planned["unchanged"]))
+    dim = None
+    for start in range(0, len(ordered), FLUSH_CHUNKS):
+        part = ordered[start:start + FLUSH_CHUNKS]
+        progress.before = start
+        vectors = embed_missing(progress, spec, chunks, given, part)  # type: ignore[arg-type]
+        if dim is None:
+            dim = check_dim(target.name, stored_dim, spec, vectors, given)
+            target.set_metadata(rec.embedder_metadata(spec, dim, "", rec.WRITING))
+        target.write(Uncancelled(ctx), chunks, {"added": [i for i in part if i in added],
+                                   "updated": [i for i in part if i not in added],
+                                   "relabelled": [], "unchanged": [], "deleted": []}, vectors)
+    return dim
 
 
 # The synchronisation -------------------------------------------------------------------------
@@ -275,18 +342,25 @@ def synchronise(ctx: NodeContext, params: SyncParams, target: SyncTarget, chunks
     check_delete_share(params, len(planned["deleted"]), len(stored), type_id)
 
     to_embed = planned["added"] + planned["updated"]
+    resumed = target.metadata().get(rec.META_SYNCED_FROM) == rec.WRITING
+    if resumed and to_embed:
+        ctx.progress(0.0, None, f"resuming an interrupted index: {len(planned['unchanged']):,} "
+                                f"chunks already embedded are kept, {len(to_embed):,} to embed")
     started = time.perf_counter()
-    vectors = embed_missing(ctx, spec, chunks, given, to_embed)
+    stored_dim = target.metadata().get(rec.META_DIM)
+    dim = embed_and_write(ctx, spec, chunks, given, planned, target, stored_dim)
     embed_s = time.perf_counter() - started
-    dim = check_dim(target.name, target.metadata().get(rec.META_DIM), spec, vectors, given)
+    if dim is None:
+        dim = check_dim(target.name, stored_dim, spec, {}, given)
 
     synced_from = rec.input_stamp(chunks, spec.model_id, params.delete_missing)
     changed = bool(to_embed or planned["relabelled"] or planned["deleted"])
     if changed:
         # Mark the collection as being written: a cancelled or failed write leaves it
-        # matching no inputs, so the next run synchronises again.
+        # matching no inputs, so the next run synchronises again (and embeds only what
+        # embed_and_write did not store yet).
         target.set_metadata(rec.embedder_metadata(spec, dim, "", rec.WRITING))
-        target.write(ctx, chunks, planned, vectors)
+        target.write(ctx, chunks, {**planned, "added": [], "updated": []}, {})
         final = target.stored_state()  # what is there now, not what was planned
     else:
         final = final_state(stored, chunks, planned)
@@ -299,7 +373,8 @@ def synchronise(ctx: NodeContext, params: SyncParams, target: SyncTarget, chunks
              dim=dim, added=len(planned["added"]), updated=len(planned["updated"]),
              relabelled=len(planned["relabelled"]), deleted=len(planned["deleted"]),
              unchanged=len(planned["unchanged"]), embedded=len(to_embed),
-             kept_unreadable=kept, embed_seconds=round(embed_s, 3), count=count)
+             kept_unreadable=kept, embed_seconds=round(embed_s, 3), count=count,
+             resumed_with=len(planned["unchanged"]) if resumed else 0)
     return Synced(dim=dim, count=count, stamp=stamp)
 
 
