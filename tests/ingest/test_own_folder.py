@@ -164,3 +164,14 @@ def test_new_from_folder_lowers_the_chunk_size_until_every_chunk_fits(tmp_path):
     doc, survey = graph_from_folder(folder)
     size = next(n.params["chunk_size"] for n in doc.nodes if n.id == "split")
     assert size < CHUNK_SIZES[0] and survey.longest_chunk_tokens <= survey.window == 512
+
+
+def test_modrag_index_of_a_new_graph_shows_the_store_progress_with_its_rate(tmp_path, capsys):
+    folder = _folder(tmp_path / "plant")
+    graph = tmp_path / "plant.json"
+    assert main(["new", "--from-folder", str(folder), "--out", str(graph)]) == 0
+    capsys.readouterr()
+    assert main(["index", str(graph), "--cache-dir", str(tmp_path / "cache")]) == 0
+    err = capsys.readouterr().err
+    assert "store: embedded 5/5 chunks (" in err and "/s" in err
+    assert "done      store (store.chroma)" in err
