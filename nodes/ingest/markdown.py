@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from modrag_nodes.ingest.spans import Span, recursive_spans, trim
@@ -30,10 +31,9 @@ def headings(text: str) -> list[tuple[int, int, str]]:
     found: list[tuple[int, int, str]] = []
     in_fence = False
     offset = 0
-    lines = text.split("\n")
     previous = ""
     previous_offset = 0
-    for line in lines:
+    for line in _lines(text):
         if _FENCE.match(line):
             in_fence = not in_fence
         elif not in_fence:
@@ -51,6 +51,15 @@ def headings(text: str) -> list[tuple[int, int, str]]:
         previous, previous_offset = line, offset
         offset += len(line) + 1
     return found
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.split("\\n")`` one line at a time (a large file is never a list of lines)."""
+    offset = 0
+    while (cut := text.find("\n", offset)) >= 0:
+        yield text[offset:cut]
+        offset = cut + 1
+    yield text[offset:]
 
 
 def sections(text: str) -> list[Section]:

@@ -7,8 +7,9 @@ A span is ``(start, end)`` into the document text; chunk text is always ``text[s
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from modrag_studio.engine.core.datatypes import Chunk, Document
@@ -74,10 +75,10 @@ def token_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]
 
 
 # pieces and merging ------------------------------------------------------------
-def cut_pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[Span]:
+def cut_pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> Iterator[Span]:
     """Cut ``text[start:end]`` after each match of ``pattern`` (the separator stays with the
-    piece before it); the pieces cover the range exactly."""
-    pieces: list[Span] = []
+    piece before it); the pieces cover the range exactly. Pieces come one at a time: a long
+    document without paragraphs is never held as a list of its words."""
     cursor = start
     for number, match in enumerate(pattern.finditer(text, start, end)):
         if number % CHECK_EVERY == 0:  # one huge document is not split past a time limit
@@ -87,13 +88,12 @@ def cut_pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> lis
         if pattern is SENTENCE and match.group().startswith(".") and \
                 _is_abbreviation(text, match.start()):
             continue
-        pieces.append((cursor, match.end()))
+        yield cursor, match.end()
         cursor = match.end()
-    pieces.append((cursor, end))
-    return pieces
+    yield cursor, end
 
 
-def merge_pieces(text: str, pieces: Sequence[Span], size: int, overlap: int) -> list[Span]:
+def merge_pieces(text: str, pieces: Iterable[Span], size: int, overlap: int) -> list[Span]:
     """Greedily join consecutive pieces into spans of at most ``size`` characters; each new
     span starts with trailing pieces of the previous one totalling at most ``overlap``."""
     chunks: list[Span] = []
@@ -171,15 +171,22 @@ def recursive_spans(text: str, size: int, overlap: int, start: int = 0, end: int
                 fixed_char_spans(text[span[0]:span[1]], size, overlap)]
     pattern, rest = LEVELS[levels[0]], levels[1:]
     pieces = cut_pieces(text, span[0], span[1], pattern)
-    if len(pieces) == 1:
+    first = next(pieces)
+    second = next(pieces, None)
+    if second is None:
         return recursive_spans(text, size, overlap, span[0], span[1], rest)
-    fitted: list[Span] = []
+    fitted = _fitted(text, size, overlap, itertools.chain((first, second), pieces), rest)
+    return merge_pieces(text, fitted, size, overlap)
+
+
+def _fitted(text: str, size: int, overlap: int, pieces: Iterable[Span],
+            levels: Sequence[str]) -> Iterator[Span]:
+    """The pieces, each longer than ``size`` cut further at the next levels."""
     for piece in pieces:
         if piece[1] - piece[0] > size:
-            fitted.extend(recursive_spans(text, size, overlap, piece[0], piece[1], rest))
+            yield from recursive_spans(text, size, overlap, piece[0], piece[1], levels)
         else:
-            fitted.append(piece)
-    return merge_pieces(text, fitted, size, overlap)
+            yield piece
 
 
 # chunks ---------------------------------------------------------------------------
@@ -203,6 +210,7 @@ def make_chunks(doc: Document, spans: Sequence[Span],
     base = {k: v for k, v in doc.metadata.items() if k != "page_offsets"}
     if doc.title and "title" not in base:
         base["title"] = doc.title
+    fields = set(Chunk.model_fields)  # one set for all: a set per chunk weighs 700 bytes
     chunks = []
     for index, (start, end) in enumerate(spans):
         if index % CHECK_EVERY == 0:
@@ -218,7 +226,9 @@ def make_chunks(doc: Document, spans: Sequence[Span],
                 metadata["page_end"] = last
         if extra is not None:
             metadata.update(extra(index, (start, end)))
-        chunks.append(Chunk(chunk_id=f"{doc.doc_id}#{index}", doc_id=doc.doc_id,
-                            text=doc.text[start:end], start=start, end=end, index=index,
-                            source=doc.source, metadata=metadata))
+        chunk = Chunk(chunk_id=f"{doc.doc_id}#{index}", doc_id=doc.doc_id,
+                      text=doc.text[start:end], start=start, end=end, index=index,
+                      source=doc.source, metadata=metadata)
+        object.__setattr__(chunk, "__pydantic_fields_set__", fields)  # the same names
+        chunks.append(chunk)
     return chunks

@@ -92,10 +92,13 @@ def split_sentences(doc: Document, size: int, overlap: int = 0, max_sentences: i
 def split_markdown(doc: Document, size: int, overlap: int, min_section: int = 50
                    ) -> list[Chunk]:
     pairs = markdown_spans(doc.text, size, overlap, min_section)
+    shared: dict[int, dict[str, Any]] = {}  # a section's chunks share its path and name
 
     def extra(index: int, span: Span) -> dict[str, Any]:
         path = pairs[index][1]
-        return {"heading_path": list(path), "section": " > ".join(path)}
+        if id(path) not in shared:
+            shared[id(path)] = {"heading_path": list(path), "section": " > ".join(path)}
+        return shared[id(path)]
 
     return make_chunks(doc, [p[0] for p in pairs], extra, splitter="markdown")
 
