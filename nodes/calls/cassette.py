@@ -71,6 +71,7 @@ class Cassette:
     drift: list[Drift] = field(default_factory=list)
     new: list[str] = field(default_factory=list)  # live-check: requests the file lacks
     live_calls: int = 0
+    missed: int = 0  # replay: calls the file lacks (each failed its node)
     _cursor: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -170,6 +171,7 @@ class Cassette:
         with self._lock:
             matches = [c for c in self.calls if c["key"] == key]
             if not matches:
+                self.missed += 1
                 raise CallNotRecorded(self._miss(request, node))
             position = self._cursor.get(key, 0)
             self._cursor[key] = position + 1
@@ -207,7 +209,9 @@ class Cassette:
             told = ", ".join(f"{n} {k}" for k, n in kinds.items())
             return f"recorded {len(self.calls)} model calls ({told}) to {self.path}"
         if self.mode == "replay":
-            return f"replayed {self.replayed} model calls from {self.path} (no model loaded)"
+            missed = f"; {self.missed} not in the file" if self.missed else ""
+            return (f"replayed {self.replayed} model calls from {self.path} (no model "
+                    f"loaded){missed}")
         changed = len(self.drift)
         return (f"live check of {self.path}: {self.live_calls} calls made, {changed} "
                 f"changed, {len(self.new)} not in the file")

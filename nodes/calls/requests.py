@@ -12,9 +12,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])(?=\S)")
 #: ``LLMSpec.extra`` keys that do not change an answer: where the key is read, CPU threads.
 MACHINE_ONLY_EXTRA = frozenset({"api_key_env", "api_key_file", "threads"})
 
@@ -50,13 +52,16 @@ def request_key(request: dict[str, Any]) -> str:
 
 def request_lines(request: dict[str, Any]) -> list[str]:
     """The request as lines a person can diff: the model and options, then each message (or
-    text) with its role, its content on lines of its own."""
+    text) with its role, its content one sentence a line (a changed word marks its sentence,
+    not a whole paragraph)."""
     lines = [f"kind: {request.get('kind')}",
              f"model: {json.dumps(request.get('model'), sort_keys=True)}",
              f"options: {json.dumps(request.get('options'), sort_keys=True)}"]
     for number, message in enumerate(request.get("messages", []), 1):
         lines.append(f"--- message {number} ({message.get('role')}) ---")
-        lines.extend(str(message.get("content", "")).splitlines() or [""])
+        content = str(message.get("content", ""))
+        lines.extend(part for line in content.splitlines() or [""]
+                     for part in _SENTENCE_END.split(line))
     for number, text in enumerate(request.get("texts", []), 1):
         lines.append(f"text {number}: {text}")
     return lines

@@ -174,7 +174,8 @@ def test_unreadable_or_foreign_files_are_refused_by_name(tmp_path) -> None:
 
 def test_cli_refuses_record_with_replay_and_live_check_alone(tmp_path, capsys) -> None:
     graph = str(Path(__file__).resolve().parents[2] / "sample_graphs" / "basic_rag.json")
-    assert main(["run", graph, "--record-calls", "a.json", "--replay-calls", "b.json"]) == 2
+    assert main(["run", graph, "--record-calls", str(tmp_path / "a.json"),
+                 "--replay-calls", str(tmp_path / "b.json")]) == 2
     assert "give one of them" in capsys.readouterr().err
     assert main(["run", graph, "--live-check"]) == 2
     assert "--live-check needs --replay-calls FILE" in capsys.readouterr().err

@@ -111,17 +111,17 @@ def test_self_check_rag_replays_qwens_rewrite_answer_and_two_verdicts(executor) 
 
 def test_a_changed_prompt_fails_naming_the_node_with_a_readable_diff(executor) -> None:
     changed = SMALL_SYSTEM.replace("Write a short answer", "Write a brief answer")
-    result, _ = replay(executor, "basic_rag.json", LP07, "basic_rag_lp07.json",
-                       prompt__system=changed)
-    assert not result.ok
+    result, tape = replay(executor, "basic_rag.json", LP07, "basic_rag_lp07.json",
+                          prompt__system=changed)
+    assert not result.ok and tape.summary().endswith("(no model loaded); 1 not in the file")
     error = result.trace.last_visit("generate").error
     assert error.type == CallNotRecorded.__name__
     assert "chat call of node generate is not in the recorded calls" in error.message
     assert "closest recorded request (call 1 of 1, node generate) differs" in error.message
-    assert "\n-Answer the question from the numbered evidence. Write a short answer" in \
-        error.message
-    assert "\n+Answer the question from the numbered evidence. Write a brief answer" in \
-        error.message
+    # one sentence a line: the diff marks the sentence that changed, not the whole message
+    assert "\n-Write a short answer that states the facts the evidence gives" in error.message
+    assert "\n+Write a brief answer that states the facts the evidence gives" in error.message
+    assert "\n Answer the question from the numbered evidence.\n" in error.message
 
 
 def test_evalset_scores_qwens_recorded_answers(tmp_path, capsys) -> None:

@@ -1,4 +1,5 @@
-"""The run actions (Run, Run to node, Re-run node, Cancel) and the run bar that feeds them."""
+"""The run actions (Run, Run to node, Re-run node, Cancel, Replay Recorded Calls) and the run
+bar that feeds them."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.topology import Topology
@@ -51,6 +53,11 @@ class RunActions:
         self.cancel_action = a(window, "Cancel", self.cancel, "Ctrl+.",
                                "Stop the run at the next batch boundary", "cancelAction")
         self.cancel_action.setEnabled(False)
+        self.replay_calls_action = a(
+            window, "Replay Recorded Calls…", self.replay_calls, None,
+            "Run the graph answering its model calls from a file written by modrag run "
+            "--record-calls: no model is loaded, the recorded answers come back at once",
+            "replayCallsAction")
         controller.busy_changed.connect(self._busy)
         self.run_bar.submitted.connect(self.run)
 
@@ -75,19 +82,32 @@ class RunActions:
 
     # actions ------------------------------------------------------------------------------
     def run(self, *, target: str | None = None, rerun: list[str] | None = None,
-            start_from: str | None = None) -> bool:
+            start_from: str | None = None, replay_calls: str | None = None) -> bool:
         if self.controller.busy:
             self.status("A run is already going; cancel it first.", 4000)
             return False
         doc = self.refresh_inputs()
         self.run_bar.remember()
         self.mirror.last_error = ""
-        self.status("Running…", 0)
+        self.status(f"Replaying the calls of {Path(replay_calls).name}…" if replay_calls
+                    else "Running…", 0)
         path = self.window.editor.path
         return self.controller.run(doc, self.run_bar.values(), target=target,
                                    rerun=rerun or [], start_from=start_from,
                                    base_dir=Path(path).parent if path else None,
-                                   pins_graph=graph_key(doc, path))
+                                   pins_graph=graph_key(doc, path), replay_calls=replay_calls)
+
+    def replay_calls(self) -> bool:
+        """Run the graph with the run bar's values, its model calls answered from a chosen
+        recorded-calls file; a call the file lacks fails its node with a diff of the request."""
+        chosen = self.choose_calls_file()
+        return bool(chosen) and self.run(replay_calls=chosen)
+
+    def choose_calls_file(self) -> str:
+        """The recorded-calls file to replay ('' when the dialog was cancelled)."""
+        chosen, _ = QFileDialog.getOpenFileName(self.window, "Replay Recorded Calls",
+                                                "", "Recorded calls (*.json);;All files (*)")
+        return chosen
 
     def _selected(self) -> str | None:
         ids = self.window.canvas.selected_node_ids()
@@ -117,5 +137,6 @@ class RunActions:
 
     def _busy(self, busy: bool) -> None:
         self.cancel_action.setEnabled(busy)
-        for action in (self.run_action, self.run_to_action, self.rerun_action):
+        for action in (self.run_action, self.run_to_action, self.rerun_action,
+                       self.replay_calls_action):
             action.setEnabled(not busy)

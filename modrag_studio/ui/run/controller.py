@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 
+from modrag_nodes.calls.cassette import replaying
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import GraphDocument
@@ -107,6 +108,8 @@ class RunRequest:
     #: what the caller attaches for those who watch the run (the playground: origin,
     #: conversation and turn, which the run history records)
     context: dict[str, Any] = field(default_factory=dict)
+    #: answer the run's model calls from this recorded-calls file (no model loaded)
+    replay_calls: str | None = None
 
 
 def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:
@@ -186,10 +189,10 @@ class RunController(QObject):
     def run(self, doc: GraphDocument, inputs: Mapping[str, Any] | None = None, *,
             target: str | None = None, rerun: Iterable[str] = (),
             start_from: str | None = None, base_dir: Path | None = None,
-            pins_graph: str | None = None) -> bool:
+            pins_graph: str | None = None, replay_calls: str | None = None) -> bool:
         label = ("Run to node" if target else "Re-run node" if start_from or rerun else "Run")
         request = RunRequest(doc, dict(inputs or {}), target, list(rerun), start_from, label,
-                             base_dir, pins_graph)
+                             base_dir, pins_graph, replay_calls=replay_calls)
         if not self.guards_allow(request):
             return False
         return self.start(request)
@@ -233,13 +236,16 @@ class RunController(QObject):
                     request.doc, request.inputs, hook, cancel, target=request.target,
                     rerun=request.rerun, start_from=request.start_from,
                     base_dir=request.base_dir, pins_graph=request.pins_graph,
-                    trace=self.trace_export.to_dict() if self.trace_export else None)
+                    trace=self.trace_export.to_dict() if self.trace_export else None,
+                    replay_calls=request.replay_calls)
             else:
-                result = self.executor.run(
-                    request.doc, request.inputs,
-                    hooks=[hook, *self._tracing.hooks(self.trace_export)], cancel=cancel,
-                    target=request.target, rerun=request.rerun, start_from=request.start_from,
-                    base_dir=request.base_dir, pins=pins_of(request.pins_graph))
+                with replaying(request.replay_calls):
+                    result = self.executor.run(
+                        request.doc, request.inputs,
+                        hooks=[hook, *self._tracing.hooks(self.trace_export)], cancel=cancel,
+                        target=request.target, rerun=request.rerun,
+                        start_from=request.start_from, base_dir=request.base_dir,
+                        pins=pins_of(request.pins_graph))
         except Exception as exc:  # invalid graph, bad input, or an engine crash
             self._bridge.run_error.emit(str(exc) or type(exc).__name__)
             return

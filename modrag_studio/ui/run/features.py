@@ -112,6 +112,7 @@ class RunFeatures(QObject):
         if "Run" in menus:
             for action in self.actions.actions:
                 menus["Run"].addAction(action)
+            menus["Run"].addAction(self.actions.replay_calls_action)
             menus["Run"].addSeparator()
             for action in (self.export_action, self.report_action, self.eval_action,
                            self.clear_eval_action):

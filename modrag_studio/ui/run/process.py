@@ -16,6 +16,7 @@ import queue
 import time
 from typing import Any
 
+from modrag_nodes.calls.cassette import replaying
 from modrag_studio.engine.core.document import GraphDocument, from_json_dict, to_json_dict
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import RunResult
@@ -106,12 +107,13 @@ def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
             continue
         try:
             traced = tracing.hooks(ExportSettings.from_dict(request.get("trace")))
-            result = executor.run(
-                from_json_dict(request["doc"]), request["inputs"],
-                hooks=[_QueueHook(events), *traced],
-                cancel=_SharedCancel(cancel_event), target=request["target"],
-                rerun=request["rerun"], start_from=request["start_from"],
-                base_dir=request.get("base_dir"), pins=pins_of(request.get("pins_graph")))
+            with replaying(request.get("replay_calls")):
+                result = executor.run(
+                    from_json_dict(request["doc"]), request["inputs"],
+                    hooks=[_QueueHook(events), *traced],
+                    cancel=_SharedCancel(cancel_event), target=request["target"],
+                    rerun=request["rerun"], start_from=request["start_from"],
+                    base_dir=request.get("base_dir"), pins=pins_of(request.get("pins_graph")))
         except Exception as exc:
             _send(events, ("error", str(exc) or type(exc).__name__))
             continue
@@ -166,14 +168,17 @@ class ProcessRunner:
     def run(self, doc: GraphDocument, inputs: dict[str, Any], hook: RunHook,
             cancel: CancelToken, *, target: str | None = None, rerun: list[str] | None = None,
             start_from: str | None = None, base_dir: Any = None,
-            pins_graph: str | None = None, trace: dict[str, Any] | None = None) -> RunResult:
-        """Run in the worker; ``trace``: the trace export setting (``ExportSettings``)."""
+            pins_graph: str | None = None, trace: dict[str, Any] | None = None,
+            replay_calls: str | None = None) -> RunResult:
+        """Run in the worker; ``trace``: the trace export setting (``ExportSettings``);
+        ``replay_calls``: a recorded-calls file answering the model calls."""
         self.start()
         self._cancel.clear()
         self._requests.put({"doc": to_json_dict(doc), "inputs": dict(inputs), "target": target,
                             "rerun": list(rerun or []), "start_from": start_from,
                             "base_dir": str(base_dir) if base_dir is not None else None,
-                            "pins_graph": pins_graph, "trace": trace})
+                            "pins_graph": pins_graph, "trace": trace,
+                            "replay_calls": replay_calls})
         cancelled_at: float | None = None
         while True:
             if cancel.cancelled and cancelled_at is None:
