@@ -2,8 +2,8 @@
 
 A command wrapped by ``with_recorded_calls`` runs with a cassette active
 (``modrag_nodes.calls.cassette``). Such a run reads no node results cached by earlier runs
-(a fresh cache folder for the run): every model call of the run is made, so every one is
-recorded, replayed or checked.
+(``run``: a memory-only cache; ``eval``: a fresh cache folder): every model call of the run is
+made, so every one is recorded, replayed or checked.
 """
 
 from __future__ import annotations
@@ -64,7 +64,10 @@ def with_recorded_calls(
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_INVALID
         scratch = tempfile.mkdtemp(prefix="modrag-calls-")
-        args.cache_dir, args.no_cache = scratch, False  # a fresh cache: every call is made
+        if hasattr(args, "no_cache"):  # run: a memory-only cache (--record's history stays)
+            args.no_cache = True
+        else:  # eval: a fresh cache folder; either way every call of the run is made
+            args.cache_dir = scratch
         try:
             with using(tape):
                 code = command(args)
