@@ -179,3 +179,32 @@ def test_cli_refuses_record_with_replay_and_live_check_alone(tmp_path, capsys) -
     assert "give one of them" in capsys.readouterr().err
     assert main(["run", graph, "--live-check"]) == 2
     assert "--live-check needs --replay-calls FILE" in capsys.readouterr().err
+
+
+def chat_graph(path: Path) -> str:
+    graph = {"schema_version": 1, "metadata": {"name": "tape chat"},
+             "nodes": [{"id": "text", "type": "graph.input", "params": {"name": "text"}},
+                       {"id": "llm", "type": "llm.model",
+                        "params": {"backend": BACKEND, "model": "m1"}},
+                       {"id": "chat", "type": "llm.chat", "params": {}},
+                       {"id": "out", "type": "graph.output", "params": {"name": "reply"}}],
+             "edges": [{"from": "text.value", "to": "chat.text"},
+                       {"from": "llm.llm", "to": "chat.llm"},
+                       {"from": "chat.text", "to": "out.value"}]}
+    path.write_text(json.dumps(graph), encoding="utf-8")
+    return str(path)
+
+
+def test_cli_recording_makes_every_call_even_when_the_disk_cache_holds_it(
+        tmp_path, echo, capsys) -> None:
+    graph = chat_graph(tmp_path / "chat.json")
+    common = ["run", graph, "-q", "-i", "text=hello", "--cache-dir", str(tmp_path / "cache")]
+    assert main(common) == 0 and echo.calls == 1  # the answer is now in the disk cache
+    assert main([*common, "--record-calls", str(tmp_path / "calls.json")]) == 0
+    assert echo.calls == 2 and "recorded 1 model calls (1 chat, 0 embed)" in \
+        capsys.readouterr().err
+    calls = json.loads((tmp_path / "calls.json").read_text(encoding="utf-8"))["calls"]
+    assert [c["response"]["text"] for c in calls] == ["echo: hello"]
+    assert main([*common, "--replay-calls", str(tmp_path / "calls.json")]) == 0
+    out = capsys.readouterr()
+    assert echo.calls == 2 and "echo: hello" in out.out and "replayed 1 model calls" in out.err
