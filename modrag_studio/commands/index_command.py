@@ -333,7 +333,7 @@ def pipeline(folder: Path, survey: FolderSurvey) -> dict[str, Any]:
         node("generate", "llm.generate"),
         node("parse", "parse.answer"),
         node("translate", "answer.translate"),
-        node("ground", "check.grounding", scope="evidence", absent_terms="ask"),
+        node("ground", "check.grounding", scope="evidence"),
         node("refuse", "answer.refuse"),
         node("select", "answer.select"),
         node("answer", "graph.output", name="answer"),
