@@ -308,8 +308,6 @@ def embed_and_write(ctx: NodeContext, spec: EmbedderSpec, chunks: list[Chunk],
     one embeds only the rest. Returns the vectors' dimension (None: nothing embedded)."""
     by_id = {c.chunk_id: c for c in chunks}
     ordered = sorted(planned["added"] + planned["updated"], key=lambda i: -len(by_id[i].text))
-    if given is None:
-        warn_over_window(ctx, spec, [by_id[i].text for i in ordered])
     added = set(planned["added"])
     progress = EmbedProgress(ctx, len(ordered), len(planned["unchanged"]))
     dim = None
@@ -346,6 +344,8 @@ def synchronise(ctx: NodeContext, params: SyncParams, target: SyncTarget, chunks
     if resumed and to_embed:
         ctx.progress(0.0, None, f"resuming an interrupted index: {len(planned['unchanged']):,} "
                                 f"chunks already embedded are kept, {len(to_embed):,} to embed")
+    if given is None:
+        warn_over_window(ctx, spec, [c.text for c in chunks])  # every chunk: the same count
     started = time.perf_counter()
     stored_dim = target.metadata().get(rec.META_DIM)
     dim = embed_and_write(ctx, spec, chunks, given, planned, target, stored_dim)

