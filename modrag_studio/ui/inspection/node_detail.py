@@ -112,9 +112,10 @@ class NodeDetails:
     """Opens :class:`NodeDetailDialog` from the canvas (double-click, or Enter on a node)."""
 
     def __init__(self, window: StudioShell, editor: GraphEditor, inspector: Inspector,
-                 opened: list[Callable[[str], None]], selected: Callable[[], list[str]]
-                 ) -> None:
+                 opened: list[Callable[[str], None]], selected: Callable[[], list[str]],
+                 variant: Any = None) -> None:
         self.window = window
+        self.variant = variant  # the active variant's values (the canvas's overlay)
         self.editor = editor
         self.inspector = inspector
         self.selected = selected
@@ -136,7 +137,7 @@ class NodeDetails:
             self.dialog.close()
         dialog = NodeDetailDialog(node_id, self.editor, self.inspector,
                                   self.window,  # type: ignore[arg-type]
-                                  getattr(self.window.canvas, "variant", None))
+                                  self.variant)
         dialog.destroyed.connect(lambda *_: self._forget(dialog))
         self.dialog = dialog
         dialog.show()

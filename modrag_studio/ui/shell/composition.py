@@ -146,7 +146,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     index = IndexAction(shell, run)
     model_memory = ModelMemory(shell, window.controller)
     node_details = NodeDetails(shell, window.editor, run.inspector, window.canvas.on_node_opened,
-                               window.canvas.selected_node_ids)
+                               window.canvas.selected_node_ids, window.canvas.variant)
     history = RunHistoryFeature(shell, run, variants, evaluation_sets)
     playground = PlaygroundDock(shell, run, history)
     subgraphs = SubgraphActions(shell, run)
