@@ -1,6 +1,7 @@
 """The FastAPI application serving one graph."""
 
 import contextlib
+import html
 import json
 import logging
 import math
@@ -27,12 +28,30 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.health import HealthReport, check_health
 from modrag_studio.server.disclosure import ClientView
 from modrag_studio.server.exposure import Exposure, PathOutsideRoot
+from modrag_studio.server.openai_compat import add_openai_routes
 from modrag_studio.server.recording import RECORDING_OFF, SERVED_HISTORY, ServedHistory
 from modrag_studio.server.runs import QueueFull, RunManager, result_body, stream_run
 from modrag_studio.server.schemas import request_model, response_model
 from modrag_studio.server.security import GuardMiddleware, bound_host_names, is_loopback
 
 log = logging.getLogger(__name__)
+
+
+def add_docs_pages(app: FastAPI) -> None:
+    """/docs (Swagger UI) and /redoc with the graph's name escaped in their HTML."""
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+
+    title = html.escape(app.title)
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> Response:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
+                                   title=f"{title} - Swagger UI")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> Response:
+        return get_redoc_html(openapi_url=app.openapi_url or "/openapi.json",
+                              title=f"{title} - ReDoc")
 
 
 class SafeJSONResponse(JSONResponse):
@@ -120,7 +139,9 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         version="1",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
+        docs_url=None, redoc_url=None,  # FastAPI's own put the title into HTML unescaped
     )
+    add_docs_pages(app)
     app.state.manager = manager
     app.state.executor = executor
     app.state.exposure = exposure
@@ -148,6 +169,13 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         # FastAPI's own handler fails (500) on a body that is not UTF-8: decode it leniently.
         detail = jsonable_encoder(exc.errors(), custom_encoder={
             bytes: lambda raw: raw.decode("utf-8", "replace")})
+        if request.url.path.startswith("/v1/"):  # OpenAI clients read {"error": {...}}
+            first = detail[0] if detail else {}
+            where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+            return SafeJSONResponse(status_code=400, content={"error": {
+                "message": f"{where or 'body'}: {first.get('msg', 'invalid request')}",
+                "type": "invalid_request_error", "param": where or None,
+                "code": "invalid_request", "detail": detail}})
         return SafeJSONResponse(status_code=422, content={"detail": detail})
 
     @app.exception_handler(Exception)
@@ -198,6 +226,11 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
         return StreamingResponse(stream_run(manager, inputs, trace, keep),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
+
+    add_openai_routes(app, doc=doc, registry=registry, manager=manager, exposure=exposure,
+                      inputs_model=inputs_model, view=view,
+                      run_timeout_s=settings.run_timeout_s,
+                      run_until_disconnect=run_until_disconnect)
 
     @app.get("/graph", summary="The graph document (JSON)")
     async def graph() -> dict[str, Any]:
