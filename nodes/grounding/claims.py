@@ -79,7 +79,7 @@ _QUESTION_WORDS_EN = frozenset((
     "kind", "type", "exactly", "currently", "usually", "also", "still", "other", "any",
     "go", "goes", "went", "gone", "use", "uses", "used", "using", "get", "gets", "make",
     "makes", "made", "take", "takes", "need", "needs", "happen", "happens", "know",
-    "describe", "described", "describes", "called", "known",
+    "describe", "described", "describes", "called", "known", "instead",
     # the direction of a chain of relations, asked of it more than written in documents
     "upstream", "downstream", "direct", "indirect", "transitive",
 ))

@@ -109,6 +109,8 @@ def test_a_document_named_after_its_subject_speaks_of_it(run_node) -> None:
                     "Chroma releases on Mondays [1].", evidence)
     assert list(out) == ["grounded"]
     assert not _names_document("ch", "chromadb") and _names_document("chroma", "chromadb")
+    assert _names_document("hugging face transformers", "transformers")
+    assert not _names_document("hugging face transformers", "tokenizers")
 
 
 def test_no_subject_in_the_evidence_is_not_judged_here() -> None:
