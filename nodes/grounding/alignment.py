@@ -76,13 +76,13 @@ class EvidenceSentence:
 def _names_document(subject: str, word: str) -> bool:
     """Whether ``subject`` names what a document word (file name, heading) is about: the same,
     or one the start of the other ("chroma" and "chromadb.md", "requests" and "requests-oauth")
-    when both have four letters or more; a subject of several words by one of them
-    ("hugging face transformers" and "transformers.md")."""
+    when both have four letters or more, or its end ("pytorch" and "torch.md"); a subject of
+    several words by one of them ("hugging face transformers" and "transformers.md")."""
     if subject == word:
         return True
     for part in {subject, *subject.split()}:
         short, long = sorted((part, word), key=len)
-        if len(short) >= 4 and long.startswith(short):
+        if len(short) >= 4 and (long.startswith(short) or long.endswith(short)):
             return True
     return False
 

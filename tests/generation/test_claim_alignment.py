@@ -111,6 +111,7 @@ def test_a_document_named_after_its_subject_speaks_of_it(run_node) -> None:
     assert not _names_document("ch", "chromadb") and _names_document("chroma", "chromadb")
     assert _names_document("hugging face transformers", "transformers")
     assert not _names_document("hugging face transformers", "tokenizers")
+    assert _names_document("pytorch", "torch") and not _names_document("pytorch", "tor")
 
 
 def test_no_subject_in_the_evidence_is_not_judged_here() -> None:
