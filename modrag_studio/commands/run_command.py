@@ -129,7 +129,7 @@ def render_output(value: Any) -> str:
 
 def run_graph(args: argparse.Namespace) -> int:
     from modrag_studio.engine.cache.node_cache import NodeCache
-    from modrag_studio.engine.core.errors import GraphInvalid, ModragError
+    from modrag_studio.engine.core.errors import ModragError
     from modrag_studio.engine.core.node import CancelToken
     from modrag_studio.engine.core.paths import cache_home
     from modrag_studio.engine.run.executor import Executor
@@ -157,10 +157,7 @@ def run_graph(args: argparse.Namespace) -> int:
         with allow_large_deletes(args.allow_delete):
             result = executor.run(doc, inputs, hooks=hooks, cancel=cancel, target=args.to,
                                   rerun=args.rerun, pins=pins)
-    except GraphInvalid as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    except ModragError as exc:
+    except ModragError as exc:  # an invalid graph (GraphInvalid) among them
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     evidence = run_evidence(result, doc, expected) if expected else None

@@ -20,6 +20,7 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.evidence.lineage import last_outputs
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.answer_metrics import (
@@ -109,12 +110,9 @@ def ranked_outputs(result: RunResult, question: EvalQuestion) -> dict[str, dict[
     """Ranking metrics at every node output that is a list of scored chunks."""
     if not question.expected_evidence or not question.answerable:
         return {}
-    last: dict[str, int] = {}
-    for node_id, iteration in result.node_outputs:
-        last[node_id] = max(iteration, last.get(node_id, iteration))
     out: dict[str, dict[str, float]] = {}
-    for node_id, iteration in last.items():
-        for port, value in result.node_outputs[(node_id, iteration)].items():
+    for node_id, outputs in last_outputs(result).items():
+        for port, value in outputs.items():
             if (isinstance(value, list) and value
                     and all(isinstance(v, ScoredChunk) for v in value)):
                 out[f"{node_id}.{port}"] = evidence_ranking(value, question.expected_evidence)

@@ -12,6 +12,7 @@ from typing import Any
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.evidence.lineage import last_outputs
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import NodeVisit
 
@@ -49,8 +50,7 @@ def _tokens(visit: NodeVisit | None) -> dict[str, Any]:
 
 
 def _outputs(result: RunResult, node_id: str) -> dict[str, Any] | None:
-    keys = [k for k in result.node_outputs if k[0] == node_id]
-    return result.node_outputs[max(keys, key=lambda k: k[1])] if keys else None
+    return last_outputs(result).get(node_id)
 
 
 def _same(x: Any, y: Any) -> bool:

@@ -142,13 +142,15 @@ class _QueueHook(RunHook):
     def _put(self, event: str, data: dict[str, Any]) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, (event, data))
 
-    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int) -> None:
+    def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int,
+                      **kwargs: Any) -> None:
         self._put("node_started", {"node_id": node_id, "type": type_id, "iteration": iteration})
 
-    def on_node_stream(self, *, run_id: str, node_id: str, text: str) -> None:
+    def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
         self._put("token", {"node_id": node_id, "text": text})
 
-    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict) -> None:
+    def on_node_end(self, *, run_id: str, visit: Any, inputs: dict, outputs: dict,
+                    **kwargs: Any) -> None:
         self._put("node_finished", {
             "node_id": visit.node_id, "type": visit.type_id, "iteration": visit.iteration,
             "status": visit.status, "duration_s": visit.duration_s, "cached": visit.cached,

@@ -80,7 +80,7 @@ def explain_change(old: dict[str, Any] | None, new: dict[str, Any]) -> str:
     return "; ".join(reasons) if reasons else "no cached result (evicted or never stored)"
 
 
-def _limit_from_env(name: str, default_mb: float) -> int:
+def limit_from_env(name: str, default_mb: float) -> int:
     """A byte limit from ``$name`` (in MB), or ``default_mb``; InvalidSetting naming the
     variable for ``inf``, a negative number or text."""
     return int(env_limit(name, default_mb, "MB") * 1024 * 1024)
@@ -100,8 +100,8 @@ DEFAULT_MEMORY_MB, DEFAULT_DISK_MB = 1024, 4096
 def check_limits() -> None:
     """Raise InvalidSetting when ``$MODRAG_CACHE_MEMORY_MB`` or ``$MODRAG_CACHE_DISK_MB``
     cannot be used (front ends check at start, before anything is cached)."""
-    _limit_from_env(MEMORY_ENV, DEFAULT_MEMORY_MB)
-    _limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
+    limit_from_env(MEMORY_ENV, DEFAULT_MEMORY_MB)
+    limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
 
 
 def approx_size(value: Any, *, sample: int = 4) -> int:
@@ -165,9 +165,9 @@ class NodeCache:
         self.disk_dir = Path(disk_dir) if disk_dir is not None else None
         self.memory_items = memory_items
         self.memory_bytes = memory_bytes if memory_bytes is not None \
-            else _limit_from_env(MEMORY_ENV, DEFAULT_MEMORY_MB)
+            else limit_from_env(MEMORY_ENV, DEFAULT_MEMORY_MB)
         self.disk_bytes = disk_bytes if disk_bytes is not None \
-            else _limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
+            else limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
         self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._sizes: dict[str, int] = {}
         self.memory_used = 0

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QLabel, QMainWindow
 from modrag_studio.engine.cache.node_cache import (
     DEFAULT_DISK_MB,
     DISK_ENV,
-    _limit_from_env,
     disk_usage,
+    limit_from_env,
 )
 from modrag_studio.engine.core.paths import cache_home
 
@@ -27,7 +27,7 @@ class CacheSizeLabel(QLabel):
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self.setObjectName("cacheSize")
-        self.limit = _limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
+        self.limit = limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
         self.setText("Cache …")
         self.measured.connect(self._show)
         self._busy = False
