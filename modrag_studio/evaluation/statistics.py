@@ -37,10 +37,15 @@ class PairedResult:
     exact: bool
 
     def to_dict(self, digits: int = 4) -> dict[str, object]:
-        return {"a": round(self.a, digits), "b": round(self.b, digits),
-                "delta": round(self.delta, digits),
-                "ci95": [round(self.ci95[0], digits), round(self.ci95[1], digits)],
-                "p_value": round(self.p_value, digits), "n": self.n, "exact": self.exact}
+        return {**_rounded(self, digits), "exact": self.exact}
+
+
+def _rounded(result: PairedResult | ResampledResult, digits: int) -> dict[str, object]:
+    """The figures a paired and a resampled result share, rounded."""
+    return {"a": round(result.a, digits), "b": round(result.b, digits),
+            "delta": round(result.delta, digits),
+            "ci95": [round(result.ci95[0], digits), round(result.ci95[1], digits)],
+            "p_value": round(result.p_value, digits), "n": result.n}
 
 
 def _deltas(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
@@ -132,10 +137,7 @@ class ResampledResult:
     test_train_ratio: float
 
     def to_dict(self, digits: int = 4) -> dict[str, object]:
-        return {"a": round(self.a, digits), "b": round(self.b, digits),
-                "delta": round(self.delta, digits),
-                "ci95": [round(self.ci95[0], digits), round(self.ci95[1], digits)],
-                "p_value": round(self.p_value, digits), "n": self.n, "splits": self.splits,
+        return {**_rounded(self, digits), "splits": self.splits,
                 "test_train_ratio": round(self.test_train_ratio, digits), "exact": False}
 
 

@@ -37,6 +37,7 @@ from modrag_nodes.grounding.claims import (
     extract_claims,
     flat,
     key_terms,
+    spellings,
 )
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_studio.engine.core.datatypes import Claim, ScoredChunk
@@ -181,7 +182,7 @@ def question_subjects(question: str, items: list[ScoredChunk],
     for claim in extract_claims(question):
         if claim.kind in ENTITY_KINDS:
             key = flat(claim.text)
-            subjects[claim.text] = Subject(claim.text, frozenset(_with_aliases(key, aliases)),
+            subjects[claim.text] = Subject(claim.text, frozenset(spellings(key, aliases)),
                                            claim.kind)
     norm = flat(question)
     for group in aliases:
@@ -195,14 +196,6 @@ def question_subjects(question: str, items: list[ScoredChunk],
         if term in documents and not any(term in s.spellings for s in subjects.values()):
             subjects[term] = Subject(term, frozenset({term}), "document")
     return list(subjects.values())
-
-
-def _with_aliases(key: str, aliases: list[set[str]]) -> set[str]:
-    spellings = {key}
-    for group in aliases:
-        if key in group:
-            spellings |= group
-    return spellings
 
 
 def _linked(index: int, sentences: list[EvidenceSentence],
@@ -241,7 +234,8 @@ def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
     stated ("Planning Service (depends on … the Telemetry Hub)": the hub is stated beside
     the service, the service beside the question's Warehouse DB). Empty when the question
     names no subject the evidence writes."""
-    if not question or not items:
+    if not question or not items or not any(c.verdict in ("cited", "evidence")
+                                             for c in claims):
         return []
     subjects = question_subjects(question, items, aliases)
     if not subjects:
@@ -258,7 +252,7 @@ def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
         if claim.verdict not in ("cited", "evidence"):
             continue
         key = flat(claim.text)
-        value = _with_aliases(key, aliases)
+        value = spellings(key, aliases)
         if value & every_spelling or any(key in s or s in key for s in every_spelling):
             continue  # the claim is a subject itself
         holding = [i for i, s in enumerate(sentences) if s.states(claim, aliases)]

@@ -175,25 +175,25 @@ class GroundingCheck(NodeType):
         claims = [c for c in extract_claims(answer.text) if c.kind in params.kinds]
         claims = locate(claims, blocks, cited, question, aliases)
         derived = {n for n, item in enumerate(items, start=1) if item.chunk.metadata.get("derived")}
+        def recited(text: str) -> tuple[Answer, set[int], list[Claim]]:
+            """The answer with its citations rewritten, what it cites, its claims again."""
+            changed = answer.model_copy(update={
+                "text": text, "citations": extract_citations(text, items)})
+            now = cited_blocks(changed, items)
+            return changed, now, locate(extract_claims_of(text, params.kinds), blocks, now,
+                                        question, aliases)
+
         if params.fix_citations and not cited and claims and not is_refusal(answer):
             fixed, added = cite_uncited(answer.text, claims, blocks, aliases, derived)
             if added:
-                answer = answer.model_copy(update={
-                    "text": fixed, "citations": extract_citations(fixed, items)})
                 ctx.note(citations_added=added)
-                cited = cited_blocks(answer, items)
-                claims = locate(extract_claims_of(fixed, params.kinds), blocks, cited,
-                                question, aliases)
+                answer, cited, claims = recited(fixed)
         if params.fix_citations and (any(c.verdict == "evidence" for c in claims)
                                      or cited and cited <= derived):
             fixed, moves = repoint_citations(answer.text, claims, blocks, aliases, derived)
             if moves:
-                answer = answer.model_copy(update={
-                    "text": fixed, "citations": extract_citations(fixed, items)})
                 ctx.note(citations_moved=moves)
-                cited = cited_blocks(answer, items)
-                claims = locate(extract_claims_of(fixed, params.kinds), blocks, cited,
-                                question, aliases)
+                answer, cited, claims = recited(fixed)
         refused = is_refusal(answer)
         mismatches = (misaligned(claims, question, items, aliases, answer.text)
                       if params.alignment and question and not refused else [])

@@ -176,7 +176,8 @@ def alias_groups(entries: list[tuple[str, str, set[str]]]) -> list[set[str]]:
     return [spellings for _, _, spellings in entries if len(spellings) > 1]
 
 
-def _spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:
+def spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:
+    """A normalised name with every alias of the dictionary entity it spells."""
     found = {claim_norm}
     for group in aliases:
         if claim_norm in group:
@@ -256,11 +257,11 @@ def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
         month = next((n for n, name in enumerate(_MONTHS, 1) if name[:3] in text), None)
         parts += [float(month)] if month else []
         return bool(parts) and all(p in block.numbers for p in parts)
-    if any(_contains(block.text, s) for s in _spellings(text, aliases)):
+    if any(_contains(block.text, s) for s in spellings(text, aliases)):
         return True
     if claim.kind == "name" and re.search(r"[a-z]{3}s$", text):  # "Reporting Services"
         singular = re.sub(r"(?:(?<=ss)es|(?<=[^s])s)$", "", text)
-        return any(_contains(block.text, s) for s in _spellings(singular, aliases))
+        return any(_contains(block.text, s) for s in spellings(singular, aliases))
     return False
 
 
@@ -346,9 +347,9 @@ def term_present(term: str, blocks: list[Block], aliases: list[set[str]]) -> boo
     """Whether some block contains ``term`` (an English word also by its first letters:
     "serviced" finds "service"; a Chinese word of three or more characters also when all
     but one of its two-character pieces appear)."""
-    spellings = _spellings(term, aliases)
+    written = spellings(term, aliases)
     for block in blocks:
-        if any(_contains(block.text, s) for s in spellings):
+        if any(_contains(block.text, s) for s in written):
             return True
         if re.fullmatch(r"[a-z][a-z\-']+", term):
             stem = term[: max(4, len(term) - 3)]
