@@ -176,6 +176,23 @@ INSIDE = {name: 0 for name in PLACES}
 OUTSIDE = {name: 1 for name in PLACES}
 
 
+def offline_resolver(monkeypatch) -> list[str]:
+    """Host names resolve on loopback only (others fail as offline); the names looked up
+    while the watch is on are collected in the list returned."""
+    resolved: list[str] = []
+    real_resolve = socket.getaddrinfo
+
+    def resolve(host, *args, **kwargs):
+        if _WATCH["on"]:
+            resolved.append(str(host))
+        if not is_loopback_host(str(host)):
+            raise OSError("offline: no resolver")
+        return real_resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    return resolved
+
+
 @example(parts={"load", "prompt", "llm"}, picks=INSIDE, variants=[OUTSIDE],
          entry="compare-stored", change=("load", 0))  # a stored variant reaching out (M1)
 @example(parts={"component", "code"}, picks={**OUTSIDE, "folder": 0}, variants=[INSIDE],
@@ -219,17 +236,7 @@ def test_what_a_run_touches_is_in_the_list_it_was_decided_on(sandbox, monkeypatc
     accept = gate.accept
     monkeypatch.setattr(gate, "accept", lambda p, found: (decided.append(found),
                                                           accept(p, found))[1])
-    resolved: list[str] = []
-    real_resolve = socket.getaddrinfo
-
-    def resolve(host, *args, **kwargs):
-        if _WATCH["on"]:
-            resolved.append(str(host))
-        if not is_loopback_host(str(host)):
-            raise OSError("offline: no resolver")
-        return real_resolve(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    resolved = offline_resolver(monkeypatch)
     _WATCH.update(on=True, paths=[], hosts=[])
     try:
         main([*command, "--trust", "--input", "question=hi", "--cache-dir",

@@ -9,7 +9,6 @@ score."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from tests.engine.test_trust_property import (
     _install_hook,
     build_graph,
     covered,
+    offline_resolver,
     picks_strategy,
     sandbox,
     untouchable,
@@ -132,17 +132,7 @@ def test_eval_tune_index_and_mcp_touch_only_what_they_listed(sandbox, monkeypatc
 
     if entry == "serve":
         monkeypatch.setattr(reach_module, "reach", reach_listed)
-    resolved: list[str] = []
-    real_resolve = socket.getaddrinfo
-
-    def resolve(host, *args, **kwargs):
-        if _WATCH["on"]:
-            resolved.append(str(host))
-        if not is_loopback_host(str(host)):
-            raise OSError("offline: no resolver")
-        return real_resolve(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    resolved = offline_resolver(monkeypatch)
     _WATCH.update(on=True, paths=[], hosts=[])
     try:
         code = main({"mcp": [*command, "--trust"], "serve": command}.get(
