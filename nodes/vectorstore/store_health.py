@@ -28,6 +28,8 @@ def folder_health(folder: Path, collection: str, label: str,
     if found is not None:
         raise NodeConfigError(f"{label} folder {folder}: {found}")
     holder = held_by(folder, collection)
+    if holder == f"PID {os.getpid()}":  # this process is indexing it: busy, not broken
+        return f"{describe()}; collection '{collection}' is being written by this process now"
     if holder is not None:
         raise NodeConfigError(f"{label} folder {folder}: collection '{collection}' is being "
                               f"written (locked by {holder}); a run now would wait for it")
