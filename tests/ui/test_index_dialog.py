@@ -3,6 +3,8 @@ the Ray choices disabled with the install command when Ray cannot be imported.""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from PySide6.QtCore import QSettings, Qt
 
@@ -106,3 +108,19 @@ def _cache_home():
     from modrag_studio.engine.core.paths import cache_home
 
     return cache_home()
+
+
+def test_close_hides_a_running_job_which_goes_on_in_the_status_bar(qtbot, window, tmp_path):
+    corpus = write_corpus(tmp_path / "beir") / "corpus.jsonl"
+    dialog = _open(window)
+    dialog.corpus.setText(str(corpus))
+    gate = threading.Event()
+    dialog._bridge.progress.connect(lambda _p: gate.wait(30), Qt.ConnectionType.DirectConnection)
+    assert dialog.start()
+    qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)  # the Close button
+    assert not dialog.isVisible() and dialog.busy and not dialog._cancel.cancelled
+    assert "goes on in the background" in window.statusBar().currentMessage()
+    gate.set()
+    qtbot.waitUntil(lambda: not dialog.busy, timeout=60_000)
+    assert not dialog.cancelled and dialog.summary is not None  # finished, not stopped
+    assert window.statusBar().currentMessage().startswith("Indexing done:")

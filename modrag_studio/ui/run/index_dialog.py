@@ -268,8 +268,16 @@ class IndexDialog(QDialog):
         return self._thread is None or not self._thread.is_alive()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
-        self.cancel()
+        """Closing hides a running job's dialog; the job goes on (Cancel job stops it), and
+        the status bar carries its progress until it ends."""
+        if self.busy:
+            self._tell("Indexing goes on in the background; Run > Index Corpus… shows it")
         super().closeEvent(event)
+
+    def _tell(self, text: str) -> None:
+        show = getattr(self.window, "show_message", None)
+        if show is not None:
+            show(text)
 
     def _set_busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy and self.plan is not None)
@@ -298,6 +306,8 @@ class IndexDialog(QDialog):
                 self.grid.addWidget(label, row, 2)
                 self._bars[name] = (bar, label)
             self.grid.setColumnStretch(1, 1)
+        if not self.isVisible():
+            self._tell(f"Indexing: {progress.line()}")
         for name, stage in progress.stages.items():
             bar, label = self._bars[name]
             ratio = stage.ratio()
@@ -329,10 +339,14 @@ class IndexDialog(QDialog):
                                 "completes it.")
         elif error:
             self.status.setText(error)
+            if not self.isVisible():
+                self._tell("Indexing failed (Run > Index Corpus… says why)")
             if MARKER in error and self.ask_delete(error):  # the store's delete guard
                 QTimer.singleShot(0, lambda: self.start(allow_delete=True))
         else:
             self.status.setText(describe_summary(summary))
+            if not self.isVisible():
+                self._tell(f"Indexing done: {describe_summary(summary)}")
             for bar, _ in self._bars.values():
                 bar.setRange(0, 1000)
                 bar.setValue(1000)
