@@ -294,10 +294,20 @@ def fitting_chunk_size(documents: list[Any]) -> tuple[int, int | None, int | Non
     return CHUNK_SIZES[-1], longest, window
 
 
+#: Folder names that say nothing of what is in them: the parent's name goes first.
+GENERIC_FOLDER_NAMES = frozenset({"content", "corpus", "data", "doc", "docs", "documents",
+                                  "files", "input", "markdown", "md", "pages", "source", "src",
+                                  "text", "texts"})
+
+
 def collection_name(folder: Path) -> str:
-    """A Chroma collection name from the folder's name (3-63 of A-Z a-z 0-9 . _ -, starting
-    and ending with a letter or digit)."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", folder.name).strip("._-")[:63].strip("._-")
+    """A Chroma collection name from the folder's name, its parent's first when the name is
+    generic (``pkgdocs-dev/docs`` -> ``pkgdocs-dev_docs``): 3-63 of A-Z a-z 0-9 . _ -,
+    starting and ending with a letter or digit."""
+    base = folder.name
+    if base.lower() in GENERIC_FOLDER_NAMES and folder.parent.name:
+        base = f"{folder.parent.name}_{base}"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")[:63].strip("._-")
     return name if len(name) >= 3 else f"{name or 'corpus'}_docs"
 
 

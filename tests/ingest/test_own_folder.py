@@ -128,7 +128,7 @@ def test_new_from_folder_writes_a_valid_graph_that_loads_every_file(tmp_path, ca
     assert main(["validate", str(out)]) == 0
     doc = load(out)
     params = {n.id: n.params for n in doc.nodes}
-    assert params["store"]["collection"] == "docs"
+    assert params["store"]["collection"] == "pkgdocs-dev_docs"  # "docs" alone says nothing
     assert params["load"]["glob"] == "*" and "dictionary" not in json.dumps(params)
     assert {n.type for n in doc.nodes} >= {"retrieve.bm25", "retrieve.vector", "fuse.rrf",
                                            "evidence.focus", "check.grounding", "answer.refuse"}
