@@ -24,6 +24,37 @@ def _running_app():
     return widgets.QApplication.instance() if widgets is not None else None
 
 
+def show_unexpected_errors(window) -> None:
+    """An exception that escapes a slot is shown in a dialog (the traceback under *Show
+    Details*) and on the status bar, not only on the terminal; the studio goes on."""
+    import threading
+    import traceback
+
+    from PySide6.QtWidgets import QMessageBox
+
+    previous = sys.excepthook
+    open_boxes: list[QMessageBox] = []
+
+    def hook(kind, value, trace) -> None:
+        previous(kind, value, trace)  # the terminal keeps the traceback
+        if threading.current_thread() is not threading.main_thread() or \
+                issubclass(kind, KeyboardInterrupt) or any(b.isVisible() for b in open_boxes):
+            return
+        summary = f"{kind.__name__}: {value}"
+        window.show_message(f"Unexpected error: {summary}")
+        box = QMessageBox(QMessageBox.Icon.Critical, "Unexpected error",
+                          f"The studio hit an error it did not expect, and goes on:\n\n"
+                          f"{summary}\n\nSave your work (File > Save As) before going on; Show "
+                          "Details has the traceback to report.",
+                          QMessageBox.StandardButton.Close, window)
+        box.setDetailedText("".join(traceback.format_exception(kind, value, trace)))
+        box.setModal(False)
+        open_boxes[:] = [box]
+        box.show()
+
+    sys.excepthook = hook
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from modrag_studio.ui.shell.platform_check import check_platform
@@ -49,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName(APP_NAME)
     app.setOrganizationName("modrag-studio")
     window = MainWindow(path=args.graph, offer_restore=not args.no_restore)
+    show_unexpected_errors(window)
     window.show()
     if args.screenshot is not None:
         from PySide6.QtCore import QTimer
