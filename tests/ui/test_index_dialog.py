@@ -55,6 +55,9 @@ def test_local_indexing_shows_each_node_and_fills_the_run_cache(qtbot, window, t
     assert dialog.stage_text("bm25_index") == f"1 / 1 blocks {chunks} rows"
     assert dialog.stage_value("bm25_index") == (1000, 1000)
     assert f"{chunks} chunks" in dialog.status.text()
+    captions = window.features.run.mirror.captions.run  # the nodes on the canvas say it too
+    assert captions["split"] == f"indexed: {chunks:,} rows"
+    assert captions["bm25_index"] == f"indexed: {chunks:,} rows"
     # The studio's runs share the node cache the job wrote: the index is not built again.
     run = Executor(default_registry(), cache=NodeCache(disk_dir=_cache_home())).run(
         window.editor.document(), {"corpus": str(corpus), "query": "coral"})

@@ -308,6 +308,8 @@ class IndexDialog(QDialog):
             self.grid.setColumnStretch(1, 1)
         if not self.isVisible():
             self._tell(f"Indexing: {progress.line()}")
+        if progress.mode == "local":
+            self._mirror_on_canvas(progress)
         for name, stage in progress.stages.items():
             bar, label = self._bars[name]
             ratio = stage.ratio()
@@ -317,6 +319,21 @@ class IndexDialog(QDialog):
                 bar.setRange(0, 1000)
                 bar.setValue(int(1000 * (ratio or 0.0)))
             label.setText(stage.text())
+
+    def _mirror_on_canvas(self, progress: IndexProgress) -> None:
+        """A local job's stages are the graph's nodes: each shows its bar and words (the
+        store's "embedded 512/1,004 chunks (3.1/s, 2 min left)") on the canvas too."""
+        mirror = self.run_features.mirror
+        known = {node.id for node in self.run_features.document().nodes}
+        for name, stage in progress.stages.items():
+            if name not in known:
+                continue
+            if stage.done:
+                mirror.canvas.set_node_progress(name, None)
+                cached = " (cached)" if stage.note == "cached" else ""
+                mirror.captions.set_run(name, f"indexed: {stage.rows:,} rows{cached}")
+            elif stage.note == "running" or stage.fraction is not None:
+                mirror.node_progress(name, stage.ratio(), stage.message or "indexing…")
 
     def stage_text(self, name: str) -> str:
         return self._bars[name][1].text()
