@@ -62,7 +62,7 @@ def embed(
     prefix = spec.query_prefix if role == "query" else spec.passage_prefix
     if prefix:
         texts = [prefix + t for t in texts]
-    encode = _encoder(spec, role)
+    encode = _encoder(spec, role, len(texts))
     # Longest first, as sentence-transformers does, so each batch pads little.
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     batch_size = max(1, spec.batch_size)
@@ -138,12 +138,13 @@ def parameter_bytes(model: Any) -> int | None:
         return None
 
 
-def _encoder(spec: EmbedderSpec, role: Role) -> Callable[[list[str]], Any]:
+def _encoder(spec: EmbedderSpec, role: Role, texts: int = 1) -> Callable[[list[str]], Any]:
     if spec.kind == "sentence-transformers":
         from modrag_nodes.embedding.numpy_bert import NumpyBert
+        from modrag_nodes.embedding.onnx_bert import OnnxBert
 
-        model = _sentence_transformer(spec)
-        if isinstance(model, NumpyBert):
+        model = _sentence_transformer(spec, texts)
+        if isinstance(model, NumpyBert | OnnxBert):
             return model.encode
         return lambda batch: model.encode(
             batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
@@ -182,17 +183,25 @@ def resolve_sentence_transformer(model: str) -> tuple[str, bool]:
     return name, False
 
 
-RUNTIMES = ("auto", "numpy", "torch")
+RUNTIMES = ("auto", "numpy", "torch", "onnx")
+#: From this many texts on, ``auto`` picks the fastest runtime rather than the quickest to
+#: start (bench/bench_embed_runtimes.py: for a few queries start-up is all that counts).
+BULK_TEXTS = 64
 
 
-def sentence_transformer_runtime(spec: EmbedderSpec, target: str, local: bool) -> str:
-    """``numpy`` or ``torch`` for a sentence-transformers model (param ``extra.runtime``).
+def sentence_transformer_runtime(spec: EmbedderSpec, target: str, local: bool,
+                                 texts: int = 1) -> str:
+    """``numpy``, ``onnx`` or ``torch`` for a sentence-transformers model embedding ``texts``
+    texts (param ``extra.runtime``).
 
-    ``auto`` (the default) runs a plain BERT model folder on the CPU with numpy
-    (``numpy_bert``: the same vectors to about 1e-6, without importing torch, which is most
-    of a process's start-up), anything else with sentence-transformers on torch.
+    ``auto`` (the default) runs a plain BERT model folder on the CPU without torch (the same
+    vectors to about 1e-6): ONNX Runtime once the model has been exported here, else numpy
+    (``numpy_bert``) for a few texts, which starts without importing torch (most of a
+    process's start-up); for ``BULK_TEXTS`` texts or more it exports the model when needed
+    (``onnx_bert``) and runs ONNX Runtime, about twice as fast as torch. Anything else, or
+    ONNX Runtime missing, runs sentence-transformers on torch.
     """
-    from modrag_nodes.embedding import numpy_bert
+    from modrag_nodes.embedding import numpy_bert, onnx_bert
 
     runtime = str(spec.extra.get("runtime", "auto"))
     if runtime not in RUNTIMES:
@@ -200,20 +209,39 @@ def sentence_transformer_runtime(spec: EmbedderSpec, target: str, local: bool) -
                               f"{', '.join(RUNTIMES)}")
     device = str(spec.extra.get("device", "cpu"))
     fits = local and device == "cpu" and numpy_bert.supported_folder(target)
-    if runtime == "numpy" and not fits:
+    if runtime in ("numpy", "onnx") and not fits:
         raise NodeConfigError(
-            f"embedder param 'runtime': 'numpy' runs a local BERT model folder with mean or "
-            f"CLS pooling on the CPU; '{spec.model}' on device '{device}' is not one; use "
+            f"embedder param 'runtime': '{runtime}' runs a local BERT model folder with mean "
+            f"or CLS pooling on the CPU; '{spec.model}' on device '{device}' is not one; use "
             f"'auto' or 'torch'")
-    return "numpy" if runtime == "numpy" or (runtime == "auto" and fits) else "torch"
+    if runtime == "onnx" and not (onnx_bert.runtime_installed() and (
+            onnx_bert.exporter_installed() or onnx_bert.exported(target))):
+        raise NodeConfigError(
+            "embedder param 'runtime': 'onnx' needs the packages onnxruntime and, to export "
+            "the model once, torch, transformers and onnx (pip install onnxruntime onnx)")
+    if runtime != "auto":
+        return runtime
+    if not fits:
+        return "torch"
+    if not onnx_bert.runtime_installed():
+        return "numpy" if texts < BULK_TEXTS else "torch"
+    if onnx_bert.exported(target):
+        return "onnx"
+    if texts < BULK_TEXTS:
+        return "numpy"
+    return "onnx" if onnx_bert.exporter_installed() else "torch"
 
 
-def _sentence_transformer(spec: EmbedderSpec) -> Any:
-    """The loaded model of a sentence-transformers spec: a ``NumpyBert`` or a
-    ``SentenceTransformer`` (see ``sentence_transformer_runtime``); both ``encode``."""
+def _sentence_transformer(spec: EmbedderSpec, texts: int = 1) -> Any:
+    """The loaded model of a sentence-transformers spec for ``texts`` texts: a ``NumpyBert``,
+    an ``OnnxBert`` or a ``SentenceTransformer`` (see ``sentence_transformer_runtime``); each
+    ``encode``s."""
     target, local = resolve_sentence_transformer(spec.model)
-    if sentence_transformer_runtime(spec, target, local) == "numpy":
+    runtime = sentence_transformer_runtime(spec, target, local, texts)
+    if runtime == "numpy":
         return _cached(("st-numpy", target), lambda: _load_numpy_bert(spec.model, target))
+    if runtime == "onnx":
+        return _cached(("st-onnx", target), lambda: _load_onnx_bert(spec.model, target))
     device = str(spec.extra.get("device", "cpu"))
     return _cached(("st", target, device), lambda: _load_sentence_transformer(spec.model, target,
                                                                                local, device))
@@ -227,6 +255,24 @@ def _load_numpy_bert(name: str, target: str) -> Any:
     except Exception as exc:
         raise NodeConfigError(f"embedding model '{name}' could not be read from folder "
                               f"{target} ({type(exc).__name__}: {exc})") from exc
+
+
+def _load_onnx_bert(name: str, target: str) -> Any:
+    from modrag_nodes.embedding import onnx_bert
+
+    try:
+        try:
+            return onnx_bert.OnnxBert(target)
+        except Exception:
+            stale = onnx_bert.exported(target)
+            if stale is None:
+                raise
+            stale.unlink(missing_ok=True)  # unreadable (another version wrote it): again
+            return onnx_bert.OnnxBert(target)
+    except Exception as exc:
+        raise NodeConfigError(f"embedding model '{name}' could not be run on ONNX Runtime "
+                              f"from folder {target} ({type(exc).__name__}: {exc}); set "
+                              f"param 'runtime' to 'torch' or 'numpy'") from exc
 
 
 def _load_sentence_transformer(name: str, target: str, local: bool, device: str) -> Any:

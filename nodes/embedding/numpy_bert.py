@@ -68,6 +68,59 @@ def supported_folder(folder: str) -> bool:
     return supported(folder)
 
 
+def model_head(folder: Path) -> tuple[str, bool, int]:
+    """(pooling mode, whether vectors are normalised, tokens read) of a supported folder."""
+    modules = _read_json(folder / "modules.json")
+    config = _read_json(folder / "config.json")
+    st_file = folder / "sentence_bert_config.json"
+    st_config = _read_json(st_file) if st_file.is_file() else {}
+    max_length = min(int(st_config.get("max_seq_length") or 512),
+                     int(config.get("max_position_embeddings", 512)))
+    return str(_pooling_mode(folder, modules)), len(modules) == 3, max_length
+
+
+def window_tokenizer(folder: Path, max_length: int) -> Any:
+    """The folder's fast tokenizer, truncating at ``max_length`` tokens, unpadded."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def padded_batch(tokenizer: Any, texts: list[str]) -> tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray]:
+    """(token ids, token type ids, attention mask), int64 (n, longest), zero-padded."""
+    import numpy as np
+
+    encodings = tokenizer.encode_batch(list(texts))
+    length = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(texts), length), dtype=np.int64)
+    types = np.zeros_like(ids)
+    mask = np.zeros_like(ids)
+    for row, enc in enumerate(encodings):
+        ids[row, :len(enc.ids)] = enc.ids
+        types[row, :len(enc.ids)] = enc.type_ids
+        mask[row, :len(enc.ids)] = 1
+    return ids, types, mask
+
+
+def pooled(x: np.ndarray, mask: np.ndarray, pooling: str, normalize: bool) -> np.ndarray:
+    """Sentence vectors from token states ``x`` (n, length, dim): mean over the mask or the
+    CLS token, L2-normalised when ``normalize``; float32 (n, dim)."""
+    import numpy as np
+
+    if pooling == "cls_token":
+        out = x[:, 0]
+    else:
+        weights = mask.astype(x.dtype)[..., None]
+        out = (x * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    if normalize:
+        out = out / np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+    return out.astype(np.float32)
+
+
 @dataclass
 class _Layer:
     qkv_w: np.ndarray  # (hidden, 3 * hidden): query, key and value in one product
@@ -88,19 +141,12 @@ class NumpyBert:
     def __init__(self, folder: str | Path) -> None:
         import numpy as np
         from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         folder = Path(folder)
-        modules = _read_json(folder / "modules.json")
         config = _read_json(folder / "config.json")
-        st_config = (_read_json(folder / "sentence_bert_config.json")
-                     if (folder / "sentence_bert_config.json").is_file() else {})
-        self.pooling = _pooling_mode(folder, modules)
-        self.normalize = len(modules) == 3
+        self.pooling, self.normalize, self.max_length = model_head(folder)
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
-        self.max_length = min(int(st_config.get("max_seq_length") or 512),
-                              int(config.get("max_position_embeddings", 512)))
         weights = load_file(str(folder / "model.safetensors"))
         prefix = "bert." if "bert.embeddings.word_embeddings.weight" in weights else ""
 
@@ -114,9 +160,7 @@ class NumpyBert:
         self.layers = [self._layer(w, f"encoder.layer.{i}.")
                        for i in range(int(config["num_hidden_layers"]))]
         self.dim = self.word.shape[1]
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(self.max_length)
-        self.tokenizer.no_padding()
+        self.tokenizer = window_tokenizer(folder, self.max_length)
 
     @staticmethod
     def _layer(w: Any, p: str) -> _Layer:
@@ -162,29 +206,15 @@ class NumpyBert:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(list(texts))
-        length = max(len(e.ids) for e in encodings)
-        ids = np.zeros((len(texts), length), dtype=np.int64)
-        types = np.zeros_like(ids)
-        mask = np.zeros((len(texts), length), dtype=np.float32)
-        for row, enc in enumerate(encodings):
-            ids[row, :len(enc.ids)] = enc.ids
-            types[row, :len(enc.ids)] = enc.type_ids
-            mask[row, :len(enc.ids)] = 1.0
+        ids, types, mask = padded_batch(self.tokenizer, texts)
+        length = ids.shape[1]
+        mask = mask.astype(np.float32)
         x = self.word[ids] + self.position[:length][None] + self.token_type[types]
         x = self._norm(x, self.embed_norm)
         bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
         for layer in self.layers:
             x = self._block(x, bias, layer)
-        if self.pooling == "cls_token":
-            pooled = x[:, 0]
-        else:
-            summed = (x * mask[..., None]).sum(axis=1)
-            pooled = summed / np.clip(mask.sum(axis=1, keepdims=True), 1e-9, None)
-        if self.normalize:
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            pooled = pooled / np.clip(norms, 1e-12, None)
-        return pooled.astype(np.float32)
+        return pooled(x, mask, self.pooling, self.normalize)
 
     def _block(self, x: np.ndarray, bias: np.ndarray, layer: _Layer) -> np.ndarray:
         import numpy as np

@@ -45,7 +45,8 @@ def test_numpy_vectors_match_sentence_transformers():
     assert got.shape == reference.shape == (len(TEXTS), 384)
     assert np.abs(got - reference).max() < 1e-5
     # through embed(): the torch runtime asked for explicitly gives the same vectors
-    numpy_spec, torch_spec = EmbedderSpec(), EmbedderSpec(extra={"runtime": "torch"})
+    numpy_spec = EmbedderSpec(extra={"runtime": "numpy"})
+    torch_spec = EmbedderSpec(extra={"runtime": "torch"})
     assert type(models._sentence_transformer(numpy_spec)).__name__ == "NumpyBert"
     assert type(models._sentence_transformer(torch_spec)).__name__ == "SentenceTransformer"
     assert np.abs(embed_texts(numpy_spec, TEXTS) - embed_texts(torch_spec, TEXTS)).max() < 1e-5
@@ -84,8 +85,8 @@ def test_only_the_shape_it_runs_exactly_is_supported(tmp_path):
     spec = EmbedderSpec(model=str(dense), extra={"runtime": "numpy"})
     with pytest.raises(NodeConfigError, match="runtime.*'numpy'.*is not one"):
         models._sentence_transformer(spec)
-    with pytest.raises(NodeConfigError, match="runtime.*'onnx' is not one of auto, numpy"):
-        models._sentence_transformer(EmbedderSpec(extra={"runtime": "onnx"}))
+    with pytest.raises(NodeConfigError, match="runtime.*'tensorrt' is not one of auto, numpy"):
+        models._sentence_transformer(EmbedderSpec(extra={"runtime": "tensorrt"}))
 
 
 def test_embedding_a_query_in_a_fresh_process_imports_no_torch():
