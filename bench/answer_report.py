@@ -27,8 +27,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from modrag_nodes.generation.fact_match import fact_recall, is_refusal, normalise
-from modrag_nodes.grounding.claims import Block, extract_claims, question_language
+from modrag_nodes.generation.fact_match import fact_recall, is_refusal
+from modrag_nodes.grounding.claims import Block, extract_claims
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.scripts import language_of
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMERIC = ("quantity", "number", "date")
@@ -52,8 +54,8 @@ def row_extras(answer, question: str) -> dict:
     refused = bool(answer.fallback) or is_refusal(answer.text)
     return {"evidence_docs": [item.doc_id for item in answer.evidence],
             "invented_numbers": [] if refused else invented_numbers(answer.text, blocks),
-            "answer_language": question_language(answer.text) if answer.text else "",
-            "question_language": question_language(question),
+            "answer_language": language_of(answer.text) if answer.text else "",
+            "question_language": language_of(question),
             "template_copied": bool(TEMPLATE.search(answer.text)),
             "fallback": bool(answer.fallback)}
 
@@ -146,7 +148,7 @@ def summarise(rows: list[dict], questions: dict[str, dict], corpus: list[str]) -
         else:
             invented.append(bool(invented_numbers(r.get("answer", ""), corpus)))
     wrong_language = [r for r in rows if not r.get("refused") and r.get("answer")
-                      and question_language(r["answer"]) != question_language(r["question"])]
+                      and language_of(r["answer"]) != language_of(r["question"])]
     seconds = [r["metrics"].get("latency_s") or 0 for r in rows]
     in_prompt = [r for r in answerable if _gold_in_prompt(r, questions[r["id"]])]
     return {

@@ -258,7 +258,7 @@ def laid_out(doc: Any) -> Any:
 def survey_folder(folder: Path) -> FolderSurvey:
     """Languages of the folder's files and the largest chunk size that fits the embedder."""
     from modrag_nodes.ingest.loaders import LoadParams, load_documents
-    from modrag_studio.evaluation.generation.terms import detect_language
+    from modrag_nodes.text.scripts import language_of
 
     documents, report = load_documents(folder, LoadParams())
     by_file: dict[str, str] = {}
@@ -267,7 +267,7 @@ def survey_folder(folder: Path) -> FolderSurvey:
         by_file.setdefault(key, "")
         if len(by_file[key]) < SAMPLE_CHARS:
             by_file[key] += doc.text[:SAMPLE_CHARS]
-    languages = Counter(detect_language(text) for text in by_file.values())
+    languages = Counter(language_of(text) for text in by_file.values())
     size, longest, window = fitting_chunk_size(documents)
     return FolderSurvey(folder, report.files_loaded, dict(languages), size, longest, window)
 

@@ -7,11 +7,11 @@ summary never holds NaN.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from modrag_nodes.text.words import token_count
 from modrag_studio.engine.core.datatypes import Answer, Chunk, ScoredChunk
 from modrag_studio.engine.evidence.expected import ExpectedEvidence
 
@@ -91,7 +91,7 @@ def evidence_ranking(value: Sequence[ScoredChunk], expected: ExpectedEvidence,
 
 def answer_length(text: str) -> int:
     """Words of Latin text plus CJK characters (a Chinese character counts as a word)."""
-    return len(re.findall(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+", text))
+    return token_count(text)
 
 
 def tokens_used(visit_details: Iterable[Mapping[str, Any]]) -> int:

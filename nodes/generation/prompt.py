@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.llm.client import LLMSpec
+from modrag_nodes.text.scripts import cjk_count, language_of
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -57,13 +58,12 @@ SMALL_FAMILIES = re.compile(
     r"smollm|qwen|phi|gemma|llama-?3\.2|tinyllama|(?<![0-9.])(0\.[0-9]+|[1-4](\.[0-9])?)b\b",
     re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 BUILTIN_VARIABLES = ("question", "evidence", "history", "citation_instruction", "original")
 
 
 def estimate_tokens(text: str) -> int:
     """A deterministic token estimate: CJK characters count one each, the rest one per 4."""
-    cjk = len(_CJK.findall(text))
+    cjk = cjk_count(text)
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 
@@ -280,7 +280,7 @@ class PromptBuilder(NodeType):
             if feedback is not None:
                 user += "\n\n" + _feedback(params.feedback_instruction, feedback)
             if params.answer_language == "question":
-                user += "\n\n" + LANGUAGE_LINES[_language(query.original or query.text)]
+                user += "\n\n" + LANGUAGE_LINES[language_of(query.original or query.text)]
             messages = [ChatMessage(role="system", content=system)] if system.strip() else []
             if turns and not inline_history:
                 messages.extend(turns)
@@ -313,11 +313,6 @@ class PromptBuilder(NodeType):
 
 
 LANGUAGE_LINES = {"en": "Answer in English.", "zh": "请用中文回答。"}
-
-
-def _language(text: str) -> str:
-    cjk = len(_CJK.findall(text))
-    return "zh" if cjk and cjk > len(re.findall(r"[A-Za-z]", text)) / 3 else "en"
 
 
 def _feedback(instruction: str, feedback: Answer) -> str:

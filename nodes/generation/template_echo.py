@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from modrag_nodes.text.scripts import HAN
 from modrag_studio.engine.core.datatypes import Prompt
 
 _ANGLE = re.compile(r"<\s*([^<>\n]{1,600}?)\s*>")
@@ -21,7 +22,7 @@ _WORD_BRACKET = re.compile(r"\[([A-Za-z]+ [A-Za-z ]{2,40})\]")
 _CITED = re.compile(r"\[\d{1,3}(?:\s*[,;]\s*\d{1,3})*\]|【\d{1,3}】")
 # "1. 44平方公里": a decimal point with a space after it, the digits run into a Chinese unit
 # (a list number or a sentence's end is followed by a space or a capital, not by that)
-_SPLIT_DECIMAL = re.compile(r"(?<![\d.])(\d{1,4})\. (\d+)(?=[\u3400-\u9fff%‰℃])")
+_SPLIT_DECIMAL = re.compile(rf"(?<![\d.])(\d{{1,4}})\. (\d+)(?=[{HAN}%‰℃])")
 # words that make what comes before a refusal an explanation of it, not an answer
 _NEGATION = re.compile(r"\b(?:not|no|never|none|neither|nor|cannot|unknown)\b|没有|并未|未提|"
                        r"不清楚|无法|未说明|未给出", re.IGNORECASE)
@@ -43,9 +44,9 @@ def _trails_an_answer(text: str, refusal: str) -> bool:
     if match is None:
         return False
     head = text[:match.start()]
-    letters = len(re.findall(r"[A-Za-z0-9\u3400-\u9fff]", head))
+    letters = len(re.findall(rf"[A-Za-z0-9{HAN}]", head))
     return letters >= MIN_ANSWER_CHARACTERS and not _NEGATION.search(head)
-_PROSE = re.compile(r"\w+\s+\w+\s+\w+|[\u3400-\u9fff]{2}")
+_PROSE = re.compile(rf"\w+\s+\w+\s+\w+|[{HAN}]{{2}}")
 
 
 def _fold(text: str) -> str:
@@ -114,7 +115,7 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
     if refusal and _fold(refusal) in _fold(text) and (_CITED.search(text)
                                                       or _trails_an_answer(text, refusal)):
         rest = _fold(text).replace(_fold(refusal), " ")
-        if re.search(r"[\w\u3400-\u9fff]{2,}", _CITED.sub(" ", rest)):
+        if re.search(rf"[\w{HAN}]{{2,}}", _CITED.sub(" ", rest)):
             text = re.sub(_refusal_pattern(refusal), " ", text, flags=re.IGNORECASE)
             removed.append(refusal)
     split = [m.group(0) for m in _SPLIT_DECIMAL.finditer(text)]

@@ -24,9 +24,9 @@ from modrag_nodes.grounding.claims import (
     Block,
     claim_found,
     extract_claims,
-    question_language,
 )
 from modrag_nodes.llm.client import LLMSpec
+from modrag_nodes.text.scripts import language_of
 from modrag_studio.engine.core.datatypes import Answer, Query
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
@@ -76,8 +76,8 @@ class TranslateAnswer(SamplingAware, NodeType):
         if answer.fallback or not question.strip() or not answer.text.strip():
             ctx.note(translated=False, reason="nothing to translate")
             return {"answer": answer}
-        language = question_language(question)
-        written_in = question_language(answer.text)
+        language = language_of(question)
+        written_in = language_of(answer.text)
         prompt = params.prompts.get(language, "")
         if written_in == language or not prompt.strip():
             ctx.note(translated=False, language=language,
@@ -103,7 +103,7 @@ def translation_problem(original: str, translated: str, language: str) -> str:
     or a block number, identifier or number lost or changed."""
     if not translated:
         return "the reply is empty"
-    if question_language(translated) != language:
+    if language_of(translated) != language:
         return f"the reply is not in {language}"
     if sorted(set(_BLOCK.findall(original))) != sorted(set(_BLOCK.findall(translated))):
         return "the block numbers changed"

@@ -35,18 +35,19 @@ from modrag_nodes.grounding.claims import (
     _contains,
     claim_found,
     extract_claims,
-    flat,
     key_terms,
     spellings,
 )
 from modrag_nodes.ingest.spans import sentence_spans
+from modrag_nodes.text.normalise import normalise as flat
+from modrag_nodes.text.scripts import HAN
 from modrag_studio.engine.core.datatypes import Claim, ScoredChunk
 
 ENTITY_KINDS = ("identifier", "name")
 CARRY_BACK = 3  # sentences a value's sentence may continue (antecedents)
 BRIDGE_HOPS = 2  # shared names a pairing may pass through within a block
 LEAD_WORDS = 3  # a sentence whose first name starts within this many words is about it
-_LEAD_TOKEN = re.compile(r"[A-Za-z0-9_'\-]+|[\u3400-\u9fff]{1,2}")
+_LEAD_TOKEN = re.compile(rf"[A-Za-z0-9_'\-]+|[{HAN}]{{1,2}}")  # two Chinese characters: a word
 _LINES = re.compile(r"[^\n]+")
 # a line that stands alone: a table row, a list item, a heading
 _OWN_LINE = re.compile(r"^\s*(?:\||[-*+] |\d{1,3}[.)] |#)", re.MULTILINE)

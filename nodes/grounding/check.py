@@ -37,8 +37,6 @@ from modrag_nodes.grounding.claims import (
     is_identifier,
     is_plain_word,
     locate,
-    normalise,
-    question_language,
     term_present,
 )
 from modrag_nodes.grounding.subjects import (
@@ -49,6 +47,8 @@ from modrag_nodes.grounding.subjects import (
     type_words,
     typed_entities,
 )
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.scripts import language_of
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -221,9 +221,9 @@ class GroundingCheck(NodeType):
         swapped = (swapped_subjects(question, answer.text, entities, stop_words)
                    if entities and question and not refused else [])
         blocking = list(dict.fromkeys([*blocking, *restated]))
-        language = question_language(question) if question else ""
+        language = language_of(question) if question else ""
         wrong_language = (params.check_language and attempt == 1 and bool(question)
-                          and not refused and question_language(answer.text) != language)
+                          and not refused and language_of(answer.text) != language)
         checked = answer.model_copy(update={"claims": claims, "absent_terms": absent,
                                             "evidence": items, "query": question})
         echoed = bool(question) and not refused and repeats_question(question, answer.text)
@@ -470,7 +470,7 @@ class RefuseAnswer(NodeType):
 
     def run(self, ctx: NodeContext, params: RefuseParams, answer: list[Answer]) -> dict[str, Any]:
         source = answer[0]
-        zh = question_language(source.query) == "zh"
+        zh = language_of(source.query) == "zh"
         named = _named(source, zh)
         if named:
             joined = ("、" if zh else ", ").join(dict.fromkeys(named))

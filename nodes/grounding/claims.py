@@ -15,21 +15,25 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
-from modrag_nodes.generation.fact_match import (
+from modrag_nodes.text.normalise import normalise as flat
+from modrag_nodes.text.normalise import normalise_map
+from modrag_nodes.text.numbers import (
+    DECIMAL,
     NUMBER,
     QUANTITY,
-    THOUSANDS_SEPARATOR,
+    STANDALONE_NUMBER,
     UNIT_GROUP,
     UNIT_OF,
     parse_number,
     quantities,
 )
+from modrag_nodes.text.scripts import HAN, is_han, language_of
+from modrag_nodes.text.stopwords import question_stop_words, word_list
+from modrag_nodes.text.words import bigrams
 from modrag_studio.engine.core.datatypes import Claim
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
@@ -52,17 +56,14 @@ _IDENTIFIER = re.compile(
     r"(?<![a-z0-9_\-.])(?=[a-z0-9_.\-]*[0-9])(?=[a-z0-9_.\-]*[a-z])"
     r"[a-z0-9]+(?:[\-_.][a-z0-9]+)+(?![a-z0-9_\-])"
     r"|(?<![a-z0-9_\-.])[a-z]{1,4}[0-9]{2,}(?![a-z0-9_\-])")
-_NUMBER = re.compile(r"(?<![a-z0-9.\-:])\d+(?:\.\d+)?(?![0-9a-z\-:])")
 # Evidence may put one word between a number and its unit ("500 operating hours", "500运行小时"):
 # the answer's "500 hours" is then stated there.
-_LENIENT_QUANTITY = re.compile(NUMBER + r"\s*(?:[a-z]+\s+|[\u3400-\u9fff]{1,2})?"
+_LENIENT_QUANTITY = re.compile(NUMBER + rf"\s*(?:[a-z]+\s+|[{HAN}]{{1,2}})?"
                                + UNIT_GROUP)
 _UNIT_WORD = re.compile(r" ?([a-z]{1,5}|%|°c?)(?![a-z])")
 _LIST_MARK = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
 _NAME = re.compile(r"(?<![\w'])[A-Z][A-Za-z]+(?:[ \-][A-Z][A-Za-z]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;。！？]|\n)\s*$")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_HERE = Path(__file__).resolve().parent
 # Words that start answers or name the prompt's parts, never a claim in themselves.
 _ANSWER_WORDS = frozenset((
     "evidence", "block", "blocks", "document", "documents", "answer", "question", "source",
@@ -71,64 +72,6 @@ _ANSWER_WORDS = frozenset((
     "they", "he", "she", "his", "her", "their", "the", "a", "an", "in", "on", "at", "if",
     "for", "from", "to", "of", "and", "or", "but", "as", "by", "with", "so", "then", "when",
 ))
-_QUESTION_WORDS_EN = frozenset((
-    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "often", "many",
-    "much", "long", "does", "did", "do", "is", "are", "was", "were", "has", "have", "had",
-    "can", "could", "would", "should", "will", "may", "might", "must", "shall", "tell",
-    "please", "name", "list", "give", "get", "there", "else", "including", "ones", "one",
-    "kind", "type", "exactly", "currently", "usually", "also", "still", "other", "any",
-    "go", "goes", "went", "gone", "use", "uses", "used", "using", "get", "gets", "make",
-    "makes", "made", "take", "takes", "need", "needs", "happen", "happens", "know",
-    "describe", "described", "describes", "called", "known", "instead",
-    # the direction of a chain of relations, asked of it more than written in documents
-    "upstream", "downstream", "direct", "indirect", "transitive",
-))
-_QUESTION_WORDS_ZH = frozenset((
-    "什么", "哪些", "哪个", "哪份", "哪台", "哪家", "哪里", "哪儿", "哪位", "多久", "多少",
-    "多长", "多长时间", "几点", "几个", "为什么", "怎么", "怎样", "如何", "是否", "是不是",
-    "是谁", "谁", "一次", "需要", "如果", "会", "有", "哪", "请问", "以及", "还有", "又",
-    "时间", "可以", "能", "是", "的", "吗", "呢", "了", "和", "与", "及", "或", "在", "由",
-    "被", "把", "对", "从", "到", "它", "他", "她", "其", "该", "这", "那", "之间", "一个",
-    "哪种", "哪一",
-    "通过", "使用",
-    "关于", "描述", "称为", "称之为", "叫做", "又称", "形容",  # how a question asks, not what
-    "上游", "下游", "直接", "间接", "最终",  # the direction of a chain of relations
-))
-
-
-@lru_cache(maxsize=1)
-def english_stop_words() -> frozenset[str]:
-    path = _HERE.parent / "retrieval" / "stopwords_en.txt"
-    words = path.read_text(encoding="utf-8").split() if path.is_file() else []
-    return frozenset(words) | _QUESTION_WORDS_EN
-
-
-def normalise_map(text: str) -> tuple[str, list[int]]:
-    """The answer metrics' normalisation of ``text`` and, for each character of it, the
-    index of the character of ``text`` it came from (so spans map back)."""
-    out: list[str] = []
-    index: list[int] = []
-    for i, char in enumerate(text):
-        for piece in unicodedata.normalize("NFKC", char).casefold():
-            out.append(piece)
-            index.append(i)
-    joined = "".join(out)
-    drop = {m.start() for m in THOUSANDS_SEPARATOR.finditer(joined)}
-    if drop:
-        out = [c for n, c in enumerate(out) if n not in drop]
-        index = [i for n, i in enumerate(index) if n not in drop]
-    return "".join(out), index
-
-
-def normalise(text: str) -> str:
-    return normalise_map(text)[0]
-
-
-def flat(text: str) -> str:
-    """``text`` normalised, its runs of whitespace one space (how blocks and terms compare)."""
-    return " ".join(normalise(text).split())
-
-
 def _contains(text: str, phrase: str) -> bool:
     """``phrase`` in ``text``, not inside a longer Latin word or number."""
     if not phrase:
@@ -152,8 +95,8 @@ class Block:
         found = set(quantities(raw)) | {
             (value, UNIT_OF[m.group("unit")]) for m in _LENIENT_QUANTITY.finditer(text)
             if (value := parse_number(m.group("num"))) is not None}
-        numbers = {float(n) for n in _NUMBER.findall(text)} | {v for v, _ in found}
-        numbers |= {float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)}
+        numbers = {float(n) for n in STANDALONE_NUMBER.findall(text)} | {v for v, _ in found}
+        numbers |= {float(n) for n in DECIMAL.findall(text)}
         return cls(text, numbers, found)
 
 
@@ -211,9 +154,9 @@ def extract_claims(answer: str) -> list[Claim]:
         add_norm("identifier", match)
     for match in QUANTITY.finditer(norm):
         add_norm("quantity", match)
-    for match in _NUMBER.finditer(norm):
+    for match in STANDALONE_NUMBER.finditer(norm):
         unit = _UNIT_WORD.match(norm, match.end())
-        if unit and unit.group(1) not in english_stop_words():
+        if unit and unit.group(1) not in question_stop_words():
             first = index[match.start()]
             add("number", first, index[unit.end() - 1] + 1)
         else:
@@ -287,23 +230,10 @@ def locate(claims: list[Claim], blocks: list[Block], cited: set[int], question: 
     return located
 
 
-def _script(text: str) -> str:
-    """``zh`` when Chinese characters outweigh English words (a word counting as one and a
-    half characters: "由 Kestrel Hydraulics 合同供应" is Chinese that names a company)."""
-    cjk = len(_CJK.findall(text))
-    latin_words = len(re.findall(r"[A-Za-z]+", text))
-    return "zh" if cjk > latin_words * 1.5 else "en"
-
-
-def question_language(text: str) -> str:
-    """``zh`` when the text is mostly Chinese, else ``en``."""
-    return "zh" if _CJK.search(text) and _script(text) == "zh" else "en"
-
-
 def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
     """The question's identifiers and content words, normalised, in order."""
     norm = flat(question)
-    stop = english_stop_words() | {normalise(w) for w in extra_stop_words}
+    stop = question_stop_words() | {flat(w) for w in extra_stop_words}
     terms: list[str] = []
     for match in _IDENTIFIER.finditer(norm):
         terms.append(match.group(0))
@@ -313,9 +243,9 @@ def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
         if len(word) < 3 or word in stop or word.endswith("ly"):
             continue
         terms.append(word)
-    chinese = "".join(ch if _CJK.match(ch) else " " for ch in rest)
+    chinese = "".join(ch if is_han(ch) else " " for ch in rest)
     for word in _cut_chinese(chinese):
-        if len(word) >= 2 and word not in _QUESTION_WORDS_ZH and word not in stop:
+        if len(word) >= 2 and word not in word_list("question_words_zh") and word not in stop:
             terms.append(word)
     return list(dict.fromkeys(terms))
 
@@ -329,7 +259,7 @@ def is_plain_word(term: str) -> bool:
 
 def is_identifier(term: str) -> bool:
     """Whether a key term is an identifier (a part number, host name, contract id)."""
-    return bool(_IDENTIFIER.fullmatch(normalise(term)))
+    return bool(_IDENTIFIER.fullmatch(flat(term)))
 
 
 def _cut_chinese(text: str) -> list[str]:
@@ -355,8 +285,8 @@ def term_present(term: str, blocks: list[Block], aliases: list[set[str]]) -> boo
             stem = term[: max(4, len(term) - 3)]
             if re.search(r"(?<![a-z])" + re.escape(stem), block.text):
                 return True
-        elif _CJK.match(term) and len(term) >= 3:
-            pieces = [term[i:i + 2] for i in range(len(term) - 1)]
+        elif is_han(term) and len(term) >= 3:
+            pieces = bigrams(term)
             if sum(p in block.text for p in pieces) >= len(pieces) - 1:
                 return True
     return False
@@ -367,12 +297,12 @@ def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
     """Key terms of ``question`` that no block contains, spelt as in the question. A word is
     judged only when every block is written in its script (an English word may be translated
     in a Chinese block); identifiers are judged always."""
-    scripts = {_script(text) for text in raw_blocks}
+    scripts = {language_of(text) for text in raw_blocks}
     norm, index = normalise_map(question)
     absent = []
     for term in key_terms(question, extra_stop_words):
         identifier = is_identifier(term)
-        script = "zh" if _CJK.match(term) else "en"
+        script = "zh" if is_han(term) else "en"
         if not identifier and scripts - {script}:
             continue
         if not term_present(term, blocks, aliases):
@@ -396,7 +326,7 @@ def compound_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[
     purchasing", not "price of the bearing"): a role or a measure that the evidence names as
     a whole; each of its two words may be written in the evidence apart ("the head of IT",
     "Purchasing keeps a register") while the phrase is not."""
-    stop = english_stop_words() | {normalise(w) for w in extra_stop_words}
+    stop = question_stop_words() | {flat(w) for w in extra_stop_words}
     norm = flat(question)
     return list(dict.fromkeys(
         match.group(0) for match in _COMPOUND.finditer(norm)

@@ -20,18 +20,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.generation.fact_match import is_refusal, normalise
+from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.grounding.check import cited_blocks
 from modrag_nodes.ingest.spans import sentence_spans
-from modrag_nodes.retrieval.tokenizers import english_stopwords
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.numbers import DECIMAL
+from modrag_nodes.text.stopwords import english_stopwords
+from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Answer, Query
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_LATIN = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[0-9]")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _MARKER = re.compile(r"\[\s*\d+(?:\s*[,，、]\s*\d+)*\s*\]")
 
 
@@ -59,12 +59,9 @@ class Quote:
 def tokens(text: str) -> set[str]:
     """Latin words (no stop words, case-folded), numbers, CJK bigrams (a lone CJK character
     as itself), of the normalised ``text`` without citation markers."""
-    norm = normalise(_MARKER.sub(" ", text))
     stop = english_stopwords()
-    found = {w for w in _LATIN.findall(_CJK_RUN.sub(" ", norm)) if w not in stop}
-    for run in _CJK_RUN.findall(norm):
-        found |= {run[i:i + 2] for i in range(len(run) - 1)} if len(run) > 1 else {run}
-    return found
+    return {w for w in words(_MARKER.sub(" ", text)) if w not in stop
+            and not (len(w) == 1 and w.isascii() and w.isalpha())}
 
 
 def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
@@ -78,7 +75,7 @@ def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
     if not own:
         return []
     answer_norm = normalise(answer_text)
-    numbers = set(_NUMBER.findall(normalise(_MARKER.sub(" ", answer_text))))
+    numbers = set(DECIMAL.findall(normalise(_MARKER.sub(" ", answer_text))))
     # (block, sentence index, start, end, the answer's own words it holds)
     candidates: list[tuple[int, int, int, int, set[str]]] = []
     for number, text in blocks.items():
@@ -86,7 +83,7 @@ def pick_quotes(answer_text: str, question: str, blocks: dict[int, str], *,
             sentence = normalise(text[start:end])
             if sentence in answer_norm:
                 continue  # the answer copies this sentence already
-            if numbers and not numbers & set(_NUMBER.findall(sentence)):
+            if numbers and not numbers & set(DECIMAL.findall(sentence)):
                 continue  # the answer's numbers are what a quote must show
             candidates.append((number, index, start, end, tokens(text[start:end]) & own))
     chosen: list[tuple[int, int, int, int]] = []

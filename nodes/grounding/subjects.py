@@ -24,14 +24,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from modrag_nodes.generation.fact_match import NUMBER, quantities
 from modrag_nodes.grounding.claims import (
     _contains,
     extract_claims,
-    flat,
     key_terms,
-    normalise,
 )
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.normalise import normalise as flat
+from modrag_nodes.text.numbers import NUMBER, quantities
+from modrag_nodes.text.scripts import is_han
 
 
 @dataclass(frozen=True)
@@ -75,14 +76,13 @@ def restated_terms(absent: list[str], answer: str, question: str = "",
         if key not in typed:
             if _contains(norm, key):
                 found.append(term)
-        elif _CJK.match(key) and len(key) >= 4 and present is not None:
+        elif is_han(key) and len(key) >= 4 and present is not None:
             modifier = key[:-2]
             if _contains(norm, modifier) and not present(modifier):
                 found.append(term)
     return found
 
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 _TYPE_AFTER_EN = re.compile(r"\b(?:which|what)\s+([a-z][a-z\-]+)")
 _TYPE_AFTER_ZH = ("哪家", "哪个", "哪台", "哪份", "哪位", "哪种", "哪一", "哪些", "什么")
 

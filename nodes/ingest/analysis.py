@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from modrag_nodes.ingest.contracts import STRATEGIES, DocumentAnalysis, IngestPlan, StrategyAttempt
 from modrag_nodes.ingest.markdown import headings
+from modrag_nodes.text.scripts import CJK, cjk_count
 from modrag_studio.engine.core.datatypes import Chunk
 
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+\u2022]|\d{1,3}[.)])\s+\S", re.MULTILINE)
@@ -29,9 +30,7 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^\t\n]+(?:\t[^\t\n]*){2,}$", re.MULTI
 _FENCE = re.compile(r"^ {0,3}(?:```|~~~)", re.MULTILINE)
 _WHITESPACE = re.compile(r"\s+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-_CONTENT = re.compile(r"[0-9A-Za-z\u00c0-\u024f\u0370-\u04ff\u3040-\u30ff\u3400-\u4dbf"
-                      r"\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CONTENT = re.compile(rf"[0-9A-Za-z\u00c0-\u024f\u0370-\u04ff{CJK}]")  # letters and digits
 
 
 def analyze_text(doc_id: str, text: str) -> DocumentAnalysis:
@@ -61,9 +60,8 @@ def analyze_text(doc_id: str, text: str) -> DocumentAnalysis:
 
 
 def _cjk_ratio(text: str) -> float:
-    if not _CJK.search(text):
-        return 0.0
-    return len(_CJK.findall(text)) / max(len(_WHITESPACE.sub("", text)), 1)
+    cjk = cjk_count(text)
+    return cjk / max(len(_WHITESPACE.sub("", text)), 1) if cjk else 0.0
 
 
 def combine(analyses: Sequence[DocumentAnalysis], doc_id: str = "*") -> DocumentAnalysis:

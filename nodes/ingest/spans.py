@@ -12,15 +12,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from modrag_nodes.text.words import TOKEN
 from modrag_studio.engine.core.datatypes import Chunk, Document
 from modrag_studio.engine.run.cancel_scope import check_cancelled
 
 Span = tuple[int, int]
 CHECK_EVERY = 2048  # pieces, windows or chunks between two looks at the run's cancel token
 
-CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-# a token: one CJK character, or a run of other non-space characters
-TOKEN_RE = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
 _ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "dr", "mr", "mrs", "ms", "prof", "fig",
                   "no", "al", "approx", "st", "jr", "sr", "inc", "ltd", "co", "eq"}
 _WORD_BEFORE = re.compile(r"([A-Za-z.]+)$")
@@ -71,7 +69,7 @@ def _is_abbreviation(text: str, dot: int) -> bool:
 def token_spans(text: str, start: int = 0, end: int | None = None) -> list[Span]:
     """Tokens: whitespace-separated words, each CJK character counting as one token."""
     end = len(text) if end is None else end
-    return [m.span() for m in TOKEN_RE.finditer(text, start, end)]
+    return [m.span() for m in TOKEN.finditer(text, start, end)]
 
 
 # pieces and merging ------------------------------------------------------------

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.kg.aliases import display, normalize
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
+from modrag_nodes.text.numbers import parse_number
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -60,8 +61,6 @@ _ZH_INTERVAL = re.compile(
     r"每\s*(\d+|[一二两三四五六七八九十]+)\s*(个月|月|周|天|年|运行小时|小时)")
 _ZH_UNITS = {"个月": "months", "月": "months", "周": "weeks", "天": "days", "年": "years",
              "运行小时": "operating hours", "小时": "hours"}
-_ZH_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
-              "九": 9}
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n\s*\n|\n(?=#)")
 _CLAUSE = re.compile(r"[,，:：(（]|\b(?:which|that|who|whose)\b", re.IGNORECASE)
 _ENUM_GAP = re.compile(
@@ -128,17 +127,6 @@ def _alternation(phrases: list[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{_phrase_pattern(p)})" for p in unique), re.IGNORECASE)
 
 
-def _zh_number(text: str) -> int:
-    if text.isdigit():
-        return int(text)
-    if text == "十":
-        return 10
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return _ZH_DIGITS.get(tens, 1) * 10 + _ZH_DIGITS.get(ones, 0)
-    return _ZH_DIGITS.get(text, 0)
-
-
 def interval_name(count: int, unit: str) -> str:
     unit = unit.lower()
     if count == 1 and unit.endswith("s"):
@@ -193,7 +181,7 @@ class RuleExtractor:
             for m in _EN_INTERVAL.finditer(text):
                 found.append((m.start(), m.end(), 1, interval_name(int(m[1]), m[2]), "Interval"))
             for m in _ZH_INTERVAL.finditer(text):
-                name = interval_name(_zh_number(m[1]), _ZH_UNITS[m[2]])
+                name = interval_name(int(parse_number(m[1]) or 0), _ZH_UNITS[m[2]])
                 found.append((m.start(), m.end(), 1, name, "Interval"))
         found.sort(key=lambda f: (f[0], -(f[1] - f[0]), f[2]))
         chosen: list[Mention] = []

@@ -21,6 +21,8 @@ from modrag_nodes.kg.aliases import display, normalize
 from modrag_nodes.kg.contracts import EntityLink, EntityLinks, KnowledgeGraph
 from modrag_nodes.kg.extract_rules import _alternation
 from modrag_nodes.kg.store import KGStore, load_store
+from modrag_nodes.text.scripts import HAN
+from modrag_nodes.text.stopwords import word_list
 from modrag_studio.engine.core.datatypes import Query
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -29,20 +31,14 @@ from modrag_studio.engine.core.ports import InputPort, OutputPort
 if TYPE_CHECKING:
     import numpy as np
 
-_STOP_TEXT = """
-a an the of to in on at by for from with and or not is are was were be been do does did
-what which who whom whose why how when where if then than this that these those it its
-his her their there here any all some other else more most does including ones through
-under via about into onto up down often long many much
-"""
 # English function and question words only: words of a corpus's own questions ("service",
 # "mentor", "upstream") go in the node's 'stop_words' param.
-STOP_WORDS = frozenset(_STOP_TEXT.split())
+STOP_WORDS = word_list("function_words_en")
 _WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _CAPITALISED = re.compile(r"\b[A-Z][\w\-]*(?:\s+(?:[A-Z][\w\-]*|of|de|von))*")
 _IDENTIFIER = re.compile(r"\b[A-Za-z]+[0-9]*(?:[-_.][A-Za-z0-9]+)+\b|\b[A-Z]+[0-9]+[A-Z0-9]*\b")
 _QUOTED = re.compile(r"[\"“'‘「『]([^\"”'’」』]{2,60})[\"”'’」』]")
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+_HAN_RUN = re.compile(f"[{HAN}]{{2,}}")
 
 
 class LinkParams(BaseModel):
@@ -85,7 +81,7 @@ def _ngrams(text: str, spans: list[tuple[int, int]], longest: int = 4,
                 continue
             start, end = group[0].start(), group[-1].end()
             grams.append((text[start:end], start, end))
-    for run in _CJK_RUN.finditer(text):
+    for run in _HAN_RUN.finditer(text):
         if not _covered(spans, run.start(), run.end()):
             grams.append((run.group(), run.start(), run.end()))
     return grams

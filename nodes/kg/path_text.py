@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.grounding.claims import question_language
 from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
 from modrag_nodes.retrieval.tokenizers import Tokenizer
+from modrag_nodes.text.scripts import language_of
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -66,7 +66,7 @@ def localised(result: GraphSearchResult, language: str,
         return result
     names = {}
     for node in result.nodes:
-        alias = next((a for a in node.get("aliases", []) if question_language(a) == "zh"),
+        alias = next((a for a in node.get("aliases", []) if language_of(a) == "zh"),
                      None)
         if alias:
             names[node["id"]] = alias
@@ -212,7 +212,7 @@ class PathText(NodeType):
 
     def run(self, ctx: NodeContext, params: PathTextParams, result: GraphSearchResult,
             evidence: list[ScoredChunk] | None = None) -> dict[str, Any]:
-        language = question_language(result.question) if result.question else "en"
+        language = language_of(result.question) if result.question else "en"
         if params.names == "question" and result.question:
             result = localised(result, language, params.relation_labels)
         if params.order == "question" and result.question:

@@ -9,8 +9,8 @@ chunks. Kinds:
 - ``bigram``: overlapping character bigrams over runs of CJK characters (a lone character
   stays a unigram); non-CJK text is split into regex words.
 
-Then, in this order: lower-casing, English stop-word removal (``stopwords_en.txt``, shipped with
-the package), and Snowball stemming through PyStemmer (Latin tokens only).
+Then, in this order: lower-casing, English stop-word removal (``modrag_nodes.text.stopwords``),
+and Snowball stemming through PyStemmer (Latin tokens only).
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import logging
 import re
 import threading
 from functools import cache
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
+from modrag_nodes.text.scripts import CJK_RUN
+from modrag_nodes.text.stopwords import english_stopwords
+from modrag_nodes.text.words import split
 from modrag_studio.engine.core.datatypes import Contract
 
 TokenizerKind = Literal["regex", "jieba", "bigram"]
@@ -31,9 +33,6 @@ StopWords = Literal["none", "english"]
 StemmerName = Literal["none", "english", "porter", "french", "german", "spanish", "italian",
                       "portuguese", "dutch", "russian", "swedish"]
 
-_CJK = (r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-        r"\U00020000-\U0002ffff")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
 _LATIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _lock = threading.Lock()
 
@@ -69,21 +68,13 @@ def tokenize(config: Tokenizer, text: str) -> list[str]:
     elif config.kind == "jieba":
         tokens = _jieba_tokens(text)
     else:
-        tokens = _bigram_tokens(text)
+        tokens = split(text, word=_LATIN_WORD, run=CJK_RUN)
     if config.stopwords == "english":
         stop = english_stopwords()
         tokens = [t for t in tokens if t not in stop]
     if config.stemmer != "none":
         tokens = _stemmer(config.stemmer).stemWords(tokens)
     return tokens
-
-
-@cache
-def english_stopwords() -> frozenset[str]:
-    """The shipped English stop-word list (lower case)."""
-    path = Path(__file__).with_name("stopwords_en.txt")
-    words = path.read_text(encoding="utf-8").split()
-    return frozenset(w.strip().lower() for w in words if w.strip())
 
 
 @cache
@@ -120,18 +111,3 @@ def loaded_jieba():  # noqa: ANN201 - jieba has no types
 def _jieba_tokens(text: str) -> list[str]:
     jieba = loaded_jieba()
     return [t for t in jieba.cut_for_search(text) if _LATIN_WORD.search(t)]
-
-
-def _bigram_tokens(text: str) -> list[str]:
-    tokens: list[str] = []
-    position = 0
-    for run in _CJK_RUN.finditer(text):
-        tokens.extend(_LATIN_WORD.findall(text[position:run.start()]))
-        chars = run.group()
-        if len(chars) == 1:
-            tokens.append(chars)
-        else:
-            tokens.extend(chars[i:i + 2] for i in range(len(chars) - 1))
-        position = run.end()
-    tokens.extend(_LATIN_WORD.findall(text[position:]))
-    return tokens

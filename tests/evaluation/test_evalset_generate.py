@@ -13,6 +13,8 @@ import pytest
 
 from modrag_nodes.generation.fact_match import fact_found
 from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
+from modrag_nodes.text.scripts import language_of
+from modrag_nodes.text.words import words
 from modrag_studio import cli
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.datatypes import Chunk
@@ -48,7 +50,7 @@ from modrag_studio.evaluation.generation.subjects import (
     named_subjects,
     parse_kind,
 )
-from modrag_studio.evaluation.generation.terms import detect_language, word_stems, words
+from modrag_studio.evaluation.generation.terms import word_stems
 from modrag_studio.evaluation.generation.verify import (
     WORD_CHECK_VOCABULARY,
     check_answerable,
@@ -773,8 +775,8 @@ def test_parse_reply_reads_small_model_formats():
     assert parse_reply("QUESTION: Why?\nANSWER: none").problem == "no answer in the reply"
     assert parse_reply("QUESTION: Why?\nANSWER: none", 0).problem == ""
     assert parse_reply("no idea").problem == "no question in the reply"
-    assert detect_language("空压机 AC-05 多久保养一次？") == "zh"
-    assert detect_language("How often is AC-05 serviced?") == "en"
+    assert language_of("空压机 AC-05 多久保养一次？") == "zh"
+    assert language_of("How often is AC-05 serviced?") == "en"
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -11,8 +11,8 @@ from modrag_nodes.grounding.claims import (
     extract_claims,
     key_terms,
     locate,
-    question_language,
 )
+from modrag_nodes.text.scripts import language_of
 from modrag_studio.engine.core.datatypes import Answer, Query
 
 from .conftest import cited_answer as _answer
@@ -190,9 +190,9 @@ def test_language_checked_on_the_first_attempt_only(run_node) -> None:
     assert list(run_node(GroundingCheck, {"check_language": False}, answer=answer)) == [
         "grounded"]
     # Chinese that names an English company twice is Chinese
-    assert question_language("密封件 HS-40 由 Kestrel Hydraulics 合同供应，供应商是 Kestrel "
-                             "Hydraulics。[1]") == "zh"
-    assert question_language("Ingrid Holm (英格丽·霍尔姆) is the mentor of Chen Hao.") == "en"
+    assert language_of("密封件 HS-40 由 Kestrel Hydraulics 合同供应，供应商是 Kestrel "
+                       "Hydraulics。[1]") == "zh"
+    assert language_of("Ingrid Holm (英格丽·霍尔姆) is the mentor of Chen Hao.") == "en"
 
 
 @pytest.mark.parametrize("question, text", [

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.llm.client import LLMSpec, chat
+from modrag_nodes.text.scripts import language_of
+from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
@@ -56,11 +58,9 @@ from modrag_studio.evaluation.generation.subjects import (
     parse_kind,
 )
 from modrag_studio.evaluation.generation.terms import (
-    detect_language,
     key_terms,
     overlap,
     word_stems,
-    words,
     words_to_replace,
 )
 from modrag_studio.evaluation.generation.verify import (
@@ -237,7 +237,7 @@ class _Generator:
     def candidate(self, kind: str, chunk: Chunk) -> Candidate | None:
         """One verified (or rejected) question about ``chunk``; None when a two-chunk
         question finds no partner chunk."""
-        language = detect_language(chunk.text)
+        language = language_of(chunk.text)
         if kind == "multi":
             return self._two_chunk(chunk, language)
         if kind == "claim":
@@ -335,7 +335,7 @@ class _Generator:
         cand.reply = f"{pivot}: {middle}\n---\n{back}"
         if not middle or not back:
             cand.verdict = Verdict("unreadable_reply", "no translation in the reply")
-        elif detect_language(middle) != pivot:
+        elif language_of(middle) != pivot:
             cand.verdict = Verdict("not_translated", f"{pivot}: {middle[:40]} / {back[:40]}")
         else:
             original, cand.question = cand.question, back
@@ -364,7 +364,7 @@ class _Generator:
             if not question.answerable or len(ids) != 1 or ids[0] not in by_id:
                 continue
             chunk = by_id[ids[0]]
-            language = question.language or detect_language(chunk.text)
+            language = question.language or language_of(chunk.text)
             if "type:claim" in question.tags and not question.expected_facts:
                 cand = self._back_translated(Candidate(
                     "claim", language, question.question, [], [chunk],

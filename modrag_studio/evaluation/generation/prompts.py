@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from modrag_nodes.generation.messy_parsing import extract_json
+from modrag_nodes.text.scripts import is_han
 
 QUESTION_TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
 DEFAULT_TYPES = ("single", "multi", "unanswerable", "paraphrase")
@@ -135,7 +136,7 @@ def parse_synonyms(text: str, asked: list[str]) -> dict[str, str]:
 def substitute(question: str, synonyms: dict[str, str]) -> str:
     """``question`` with each word of ``synonyms`` replaced (Latin words whole, any case)."""
     for word, other in synonyms.items():
-        if re.match(r"[\u3400-\u9fff]", word):
+        if is_han(word):
             question = question.replace(word, other)
         else:
             question = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lambda _, o=other: o,

@@ -13,13 +13,11 @@ import random
 import re
 from dataclasses import dataclass
 
-from modrag_nodes.generation.fact_match import (
-    BARE_NUMBER,
-    fact_found,
-    is_refusal,
-    normalise,
-    quantities,
-)
+from modrag_nodes.generation.fact_match import fact_found, is_refusal
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.numbers import BARE_NUMBER, quantities
+from modrag_nodes.text.scripts import han_count, is_han
+from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.prompts import clip
 from modrag_studio.evaluation.generation.search import CorpusSearch
@@ -87,8 +85,7 @@ def wordy(answer: str, facts: list[str]) -> bool:
     colleague for their first two years. The mentor meets ..." for "Who is the mentor for the
     new engineers?"), which is no agreement."""
     def size(text: str) -> int:
-        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
-        return cjk // 2 + len(re.findall(r"[A-Za-z0-9]+", text))
+        return han_count(text) // 2 + sum(not is_han(word) for word in words(text))
 
     return size(answer) > max(20, 3 * sum(size(f) for f in facts))
 

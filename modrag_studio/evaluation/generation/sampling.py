@@ -8,9 +8,11 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from modrag_nodes.retrieval.tokenizers import english_stopwords
+from modrag_nodes.text.scripts import han_count, is_han, language_of
+from modrag_nodes.text.stopwords import english_stopwords
+from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.terms import detect_language, key_terms, words
+from modrag_studio.evaluation.generation.terms import key_terms
 
 MIN_CHUNK_CHARS = 80
 
@@ -20,14 +22,14 @@ def text_chars(chunk: Chunk) -> int:
     Chinese character, which holds about a word, counts three)."""
     body = "\n".join(ln for ln in chunk.text.splitlines() if not ln.lstrip().startswith("#"))
     body = re.sub(r"\s+", "", body)
-    return len(body) + 2 * sum(1 for ch in body if "\u4e00" <= ch <= "\u9fff")
+    return len(body) + 2 * han_count(body)
 
 
 def usable_chunks(chunks: list[Chunk], language: str = "auto",
                   min_chars: int = MIN_CHUNK_CHARS) -> list[Chunk]:
     """Chunks with enough text to ask about (in ``language`` unless ``auto``)."""
     return [c for c in chunks if text_chars(c) >= min_chars
-            and (language == "auto" or detect_language(c.text) == language)]
+            and (language == "auto" or language_of(c.text) == language)]
 
 
 def stratified_order(chunks: list[Chunk], seed: int) -> list[Chunk]:
@@ -83,7 +85,7 @@ class TermLinks:
             for other in self.by_term[term]:
                 pair = tuple(sorted((chunk.chunk_id, other)))
                 if other == chunk.chunk_id or pair in used or (
-                        language and detect_language(self.chunks[other].text) != language):
+                        language and language_of(self.chunks[other].text) != language):
                     continue
                 same_doc = int(self.chunks[other].doc_id == chunk.doc_id)
                 options.append((same_doc, len(self.by_term[term]), term, other))
@@ -105,7 +107,7 @@ def _linking_terms(text: str) -> set[str]:
     for word in re.findall(r"\b[A-Z][\w\-]{2,}(?:\s+[A-Z][\w\-]{2,})*|\b[\w]*\d[\w\-]*\b", text):
         if len(word) >= 3 and not word.isdigit() and word.casefold() not in stop:
             found.add(word.casefold())
-    cjk = Counter(w for w in words(text) if "\u4e00" <= w[0] <= "\u9fff" and len(w) == 2)
+    cjk = Counter(w for w in words(text) if is_han(w) and len(w) == 2)
     found |= {w for w, n in cjk.items() if n >= 2 and w in key_terms(w)}
     return found
 

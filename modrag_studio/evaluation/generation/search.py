@@ -14,6 +14,7 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.bm25 import BM25Index
 from modrag_nodes.retrieval.ranking import top_indices
 from modrag_nodes.retrieval.tokenizers import Tokenizer
+from modrag_nodes.text.scripts import HAN_CHAR
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.handles import stored_vectors
 from modrag_studio.engine.core.datatypes import Chunk
@@ -116,7 +117,7 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
             if isinstance(value, BM25Index) and value.n_chunks == len(chunks):
                 index = value
     if index is None:
-        cjk = any("\u4e00" <= ch <= "\u9fff" for c in chunks[:200] for ch in c.text[:200])
+        cjk = any(HAN_CHAR.search(c.text[:200]) for c in chunks[:200])
         index = BM25Index.build(chunks, tokenizer=Tokenizer(kind="bigram" if cjk else "regex"))
     if not dense:
         return CorpusSearch(chunks, index, None)

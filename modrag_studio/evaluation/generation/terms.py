@@ -7,12 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from modrag_nodes.generation.fact_match import normalise
-from modrag_nodes.retrieval.tokenizers import english_stopwords
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.scripts import HAN_RUN, is_han
+from modrag_nodes.text.stopwords import english_stopwords
+from modrag_nodes.text.words import words
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_LATIN = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]")
 QUESTION_WORDS = frozenset((
     "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "does", "did",
     "do", "is", "are", "was", "were", "can", "could", "would", "should", "will", "much",
@@ -23,29 +22,13 @@ ZH_QUESTION = frozenset(("什么", "哪些", "哪个", "多少", "怎么", "怎�
                          "多久", "几个", "哪里", "谁的", "根据", "文本", "文档"))
 
 
-def detect_language(text: str) -> str:
-    """``zh`` when at least a fifth of the letters are Chinese characters, else ``en``."""
-    cjk = len(_CJK.findall(text))
-    latin = len(re.findall(r"[A-Za-z]", text))
-    return "zh" if cjk and cjk >= 0.2 * (cjk + latin / 4) else "en"
-
-
-def words(text: str) -> list[str]:
-    """Latin words (case-folded) and CJK character bigrams of ``text``."""
-    norm = normalise(text)
-    found = _LATIN.findall(CJK_RUN.sub(" ", norm))
-    for run in CJK_RUN.findall(norm):
-        found += [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
-    return found
-
-
 def key_terms(text: str) -> list[str]:
     """Content words: no stop words, no question words, Latin words of 3+ characters or with
     a digit, CJK bigrams without question words."""
     stop = english_stopwords() | QUESTION_WORDS
     out: list[str] = []
     for word in words(text):
-        if _CJK.match(word):
+        if is_han(word):
             if len(word) == 2 and not any(q in word or word in q for q in ZH_QUESTION):
                 out.append(word)
         elif word not in stop and (len(word) >= 3 or any(ch.isdigit() for ch in word)):
@@ -57,9 +40,9 @@ def held_terms(question: str, chunk_text: str) -> list[str]:
     """The question's key terms that its chunk holds; a Latin word counts as held when the
     chunk holds it or a word it starts (plurals)."""
     held = set(words(chunk_text))
-    latin = [w for w in held if not _CJK.match(w)]
+    latin = [w for w in held if not is_han(w)]
     return [t for t in key_terms(question)
-            if t in held or (not _CJK.match(t) and len(t) >= 4
+            if t in held or (not is_han(t) and len(t) >= 4
                              and any(w.startswith(t[:-1]) for w in latin))]
 
 
@@ -81,13 +64,13 @@ def words_to_replace(question: str, chunk_text: str) -> list[str]:
     codes = {normalise(m.group(0)).strip(".,;:?!()") for m in _CODE.finditer(question)}
     codes |= {normalise(w).strip(".,;:?!()\"'") for w in question.split()[1:]
               if w[:1].isupper()}  # a capitalised word inside the question: a name
-    latin = [t for t in held if not _CJK.match(t) and t not in codes
+    latin = [t for t in held if not is_han(t) and t not in codes
              and not any(ch.isdigit() for ch in t)]
     shown = {normalise(w).strip(".,;:?!()\"'"): w.strip(".,;:?!()\"'")
              for w in question.split()}
     out = [shown.get(t, t) for t in latin]
-    bigrams = {t for t in held if _CJK.match(t)}
-    for run in CJK_RUN.findall(normalise(question)):
+    bigrams = {t for t in held if is_han(t)}
+    for run in HAN_RUN.findall(normalise(question)):
         covered = [False] * len(run)
         for i in range(len(run) - 1):
             if run[i:i + 2] in bigrams:
@@ -105,7 +88,7 @@ def words_to_replace(question: str, chunk_text: str) -> list[str]:
 def word_stems(vocabulary: set[str]) -> set[str]:
     """Every start of four letters or more of the vocabulary's Latin words (``absent_terms``
     looks a word's stem up in it; build it once for many calls)."""
-    return {w[:n] for w in vocabulary if not _CJK.match(w) for n in range(4, len(w) + 1)}
+    return {w[:n] for w in vocabulary if not is_han(w) for n in range(4, len(w) + 1)}
 
 
 def absent_terms(terms: Iterable[str], vocabulary: set[str],
@@ -117,7 +100,7 @@ def absent_terms(terms: Iterable[str], vocabulary: set[str],
     for term in terms:
         if term in vocabulary:
             continue
-        if not _CJK.match(term) and term[:max(4, len(term) - 3)] in stems:
+        if not is_han(term) and term[:max(4, len(term) - 3)] in stems:
             continue
         missing.append(term)
     return missing

@@ -11,17 +11,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from modrag_nodes.generation.fact_match import fact_found, frequencies, normalise
+from modrag_nodes.generation.fact_match import fact_found
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.numbers import DECIMAL, frequencies
+from modrag_nodes.text.scripts import HAN_CHAR, HAN_RUN, han_count, is_han, language_of
+from modrag_nodes.text.words import LATIN_WORD, words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
-    CJK_RUN,
     absent_terms,
-    detect_language,
     held_terms,
     key_terms,
     overlap,
-    words,
 )
 
 MAX_FACT_WORDS = 12
@@ -36,7 +37,6 @@ _REFERS = re.compile(r"\b(?:the|this|that|above|given|both|two)\s+(?:texts?|pass
 _INNER_SENTENCE = re.compile(r"[。！]|[.!]\s+[A-Z]")
 # a corpus with fewer distinct words cannot tell a word new to it from a made-up one
 WORD_CHECK_VOCABULARY = 20_000
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 # a Markdown heading line ("# Preventive maintenance schedule for pumps")
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t].*$", re.MULTILINE)
 
@@ -62,7 +62,7 @@ class Verdict:
 
 
 def _too_long(fact: str) -> bool:
-    cjk = sum(1 for ch in fact if "\u4e00" <= ch <= "\u9fff")
+    cjk = han_count(fact)
     return cjk > MAX_FACT_CJK if cjk else len(fact.split()) > MAX_FACT_WORDS
 
 
@@ -203,9 +203,6 @@ class Deduplicator:
         return float(a @ b) >= self.threshold  # type: ignore[operator]
 
 
-_LATIN_WORD = re.compile(r"[a-z0-9]+")
-
-
 def check_claim(claim: str, chunk: Chunk) -> Verdict:
     """A claim: a statement (no question) of five words or more that stands alone and does not
     copy its chunk (no run of eight of its words, or twenty Chinese characters, found there)."""
@@ -214,10 +211,9 @@ def check_claim(claim: str, chunk: Chunk) -> Verdict:
     if _REFERS.search(claim):
         return Verdict("refers_to_text", _REFERS.search(claim).group(0))
     own, text = normalise(claim), normalise(chunk.text)
-    latin = _LATIN_WORD.findall(own)
-    plain = " ".join(_LATIN_WORD.findall(text))
-    cjk = "".join(ch for ch in own if "\u4e00" <= ch <= "\u9fff")
-    text_cjk = "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
+    latin = LATIN_WORD.findall(own)
+    plain = " ".join(LATIN_WORD.findall(text))
+    cjk, text_cjk = "".join(HAN_CHAR.findall(own)), "".join(HAN_CHAR.findall(text))
     if any(f" {' '.join(latin[i:i + 8])} " in f" {plain} " for i in range(len(latin) - 7)) or any(
             cjk[i:i + 20] in text_cjk for i in range(len(cjk) - 19)):
         return Verdict("copies_text", claim[:60])
@@ -232,19 +228,19 @@ def check_back_translation(original: str, back: str, language: str, chunk: Chunk
     weighing less than 50 kg" for "5% underweight"), or, in a corpus of
     ``WORD_CHECK_VOCABULARY`` distinct words or more, a Latin word they do not hold that no
     chunk uses in any form (a name mistranslated: "sidebrain", "Oceanobacteria")."""
-    left = CJK_RUN.search(back) if language == "en" else None
-    if detect_language(back) != language or left:
+    left = HAN_RUN.search(back) if language == "en" else None
+    if language_of(back) != language or left:
         return Verdict("not_translated", f"left in the other language: {left.group(0)}"
                        if left else back[:60])
     source = f"{original}\n{chunk.text}"
-    numbers = set(_NUMBER.findall(source))
-    new_number = next((n for n in _NUMBER.findall(back) if n not in numbers), None)
+    numbers = set(DECIMAL.findall(normalise(source)))
+    new_number = next((n for n in DECIMAL.findall(normalise(back)) if n not in numbers), None)
     if new_number:
         return Verdict("drifted", f"a number neither the claim nor its chunk holds: {new_number}")
     if len(vocabulary) < WORD_CHECK_VOCABULARY:
         return Verdict(None, sources=[chunk])
     held = set(held_terms(back, source))
-    new = [t for t in key_terms(back) if t not in held and not CJK_RUN.match(t)
+    new = [t for t in key_terms(back) if t not in held and not is_han(t)
            and t.replace("-", "") not in vocabulary
            and not all(part in vocabulary for part in t.split("-"))]
     unknown = absent_terms(new, vocabulary, stems)

@@ -1,0 +1,45 @@
+"""Words of a text: Latin words and CJK character bigrams (or single characters), and a
+token count where each CJK character counts one."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.scripts import CJK, HAN_RUN
+
+#: A Latin word of normalised text: letters and digits, inner ``-``, ``_`` and ``.`` kept
+#: ("hs-40", "v2.1"), one character on its own.
+LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]")
+#: A token of raw text: one CJK character, or a run of other non-space characters.
+TOKEN = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
+
+
+def bigrams(run: str) -> list[str]:
+    """The overlapping character pairs of a run (a lone character as itself)."""
+    return [run[i:i + 2] for i in range(len(run) - 1)] if len(run) > 1 else [run]
+
+
+def split(text: str, word: re.Pattern[str] = LATIN_WORD, run: re.Pattern[str] = HAN_RUN,
+          han: Literal["bigrams", "chars"] = "bigrams") -> list[str]:
+    """The ``word`` matches between the ``run`` matches of ``text`` and each run cut into
+    bigrams (or single characters), in reading order. ``text`` is taken as it is."""
+    found: list[str] = []
+    position = 0
+    for match in run.finditer(text):
+        found += word.findall(text, position, match.start())
+        found += bigrams(match.group()) if han == "bigrams" else list(match.group())
+        position = match.end()
+    return found + word.findall(text, position)
+
+
+def words(text: str, han: Literal["bigrams", "chars"] = "bigrams") -> list[str]:
+    """Latin words and Chinese character bigrams (or characters) of ``text``, normalised."""
+    return split(normalise(text), han=han)
+
+
+def token_count(text: str) -> int:
+    """Tokens of ``text``: its CJK characters, one each, and its other runs of non-space
+    characters."""
+    return len(TOKEN.findall(text))

@@ -1,0 +1,65 @@
+"""The text package: one language threshold, words and CJK bigrams, quantities with units,
+stop words from the shipped lists."""
+
+from __future__ import annotations
+
+from modrag_nodes.text.normalise import normalise, normalise_map
+from modrag_nodes.text.numbers import frequencies, parse_number, quantities
+from modrag_nodes.text.scripts import cjk_count, han_count, language_of
+from modrag_nodes.text.stopwords import english_stopwords, question_stop_words, word_list
+from modrag_nodes.text.words import split, token_count, words
+
+
+def test_one_language_threshold():
+    # Chinese that names an English company is Chinese; English that quotes a name is English
+    assert language_of("由 Kestrel Hydraulics 合同供应") == "zh"
+    assert language_of("The answer is 鸡毛松 [1]") == "en"
+    assert language_of("空压机 AC-05 多久保养一次？") == "zh"
+    assert language_of("") == "en"
+    # three Chinese characters against two Latin words: 3 > 1.5 * 2 is false, 4 > 3 is true
+    assert language_of("abc def 一二三") == "en"
+    assert language_of("abc def 一二三四") == "zh"
+
+
+def test_scripts_count_chinese_and_the_other_cjk_scripts():
+    assert han_count("カメラ 相机 𫚭") == 3  # supplementary-plane ideographs count
+    assert cjk_count("カメラ 相机") == 5
+
+
+def test_words_are_latin_words_and_chinese_bigrams_in_reading_order():
+    assert words("ＨＳ-40 每2,000小时 check") == ["hs-40", "每", "2000", "小时", "check"]
+    assert words("纽西兰鸡毛松") == ["纽西", "西兰", "兰鸡", "鸡毛", "毛松"]
+    assert words("树 high") == ["树", "high"]
+    assert words("鸡毛松 a", han="chars") == ["鸡", "毛", "松", "a"]
+
+
+def test_split_takes_its_patterns():
+    import re
+
+    assert split("ab_cd 中文", word=re.compile(r"[^\W_]+")) == ["ab", "cd", "中文"]
+
+
+def test_token_count_counts_each_cjk_character():
+    assert token_count("HS-40 每两千小时 检查。") == 1 + 5 + 3
+
+
+def test_normalise_and_its_map():
+    assert normalise("  Ｐｕｍｐ  2,000\thours ") == "pump 2000 hours"
+    text, index = normalise_map("Ａ 1,000")
+    assert text == "a 1000" and [index[0], index[-1]] == [0, 6]
+
+
+def test_quantities_read_every_spelling():
+    assert quantities("500 hours") == quantities("500小时") == quantities("５００ h") == [
+        (500.0, "h")]
+    assert quantities("四个小时") == [(4.0, "h")]
+    assert parse_number("二十三") == 23.0 and parse_number("twelve") == 12.0
+    assert frequencies("每3个月") == {(3.0, "month")}
+    assert frequencies("the last two years") == set()
+
+
+def test_stop_words_come_from_the_word_lists():
+    assert {"the", "of", "is", "and"} <= english_stopwords()
+    assert "upstream" in question_stop_words() and "upstream" not in english_stopwords()
+    assert {"什么", "上游"} <= word_list("question_words_zh")
+    assert "#" not in "".join(word_list("question_words_en"))  # comments are not words
