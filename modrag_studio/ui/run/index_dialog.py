@@ -274,10 +274,10 @@ class IndexDialog(QDialog):
             self._tell("Indexing goes on in the background; Run > Index Corpus… shows it")
         super().closeEvent(event)
 
-    def _tell(self, text: str) -> None:
+    def _tell(self, text: str, timeout_ms: int = 10_000) -> None:
         show = getattr(self.window, "show_message", None)
         if show is not None:
-            show(text)
+            show(text, timeout_ms)
 
     def _set_busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy and self.plan is not None)
@@ -307,7 +307,7 @@ class IndexDialog(QDialog):
                 self._bars[name] = (bar, label)
             self.grid.setColumnStretch(1, 1)
         if not self.isVisible():
-            self._tell(f"Indexing: {progress.line()}")
+            self._tell(f"Indexing: {progress.line()}", 0)  # stays until the next event
         if progress.mode == "local":
             self._mirror_on_canvas(progress)
         for name, stage in progress.stages.items():
