@@ -8,7 +8,8 @@ hybrid retrieval (multilingual e5 vectors and BM25, fused by reciprocal rank), e
 the small-model prompt with [n] citations, the grounding check and the refusal. What depends
 on the folder is chosen from it: the collection is named after it, BM25 splits Chinese into
 character bigrams when a file is in Chinese, and the chunk size is the largest that keeps
-every chunk inside the embedder's window, counted with the embedder's own tokenizer. The
+every chunk inside the embedder's window, counted with the embedder's own tokenizer (and the
+splitter is wired to the embedder, so a chunk of a file added later is cut to fit too). The
 studio's File > New Graph from Folder… builds the same graph.
 """
 
@@ -350,6 +351,7 @@ def pipeline(folder: Path, survey: FolderSurvey) -> dict[str, Any]:
     ]
     wires = [
         ("corpus.value", "load.path"), ("load.documents", "split.documents"),
+        ("embedder.embedder", "split.embedder"),  # no chunk over the window, files added later too
         ("split.chunks", "store.chunks"), ("embedder.embedder", "store.embedder"),
         ("store.index", "retrieve.index"), ("embedder.embedder", "retrieve.embedder"),
         ("question.value", "retrieve.query"), ("split.chunks", "bm25_index.chunks"),

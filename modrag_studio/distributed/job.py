@@ -115,11 +115,16 @@ def _on_ray_here(request: IndexRequest, plan: Any, cancel: CancelToken,
                  on_progress: Callable[[IndexProgress], None] | None,
                  on_status: Callable[[str], None] | None) -> dict[str, Any]:
     """The Ray job with relative paths resolving against the graph's folder."""
-    from modrag_studio.distributed.plan import corpus_root, embedder_of_plan
+    from modrag_studio.distributed.plan import (
+        corpus_root,
+        embedder_of_plan,
+        with_splitter_embedders,
+    )
     from modrag_studio.distributed.ray_index import index_on_ray
     from modrag_studio.distributed.session import ray_session
 
     root = corpus_root(plan, request.inputs)
+    plan = with_splitter_embedders(request.doc, plan)
     embedder = (embedder_of_plan(request.doc, plan, request.inputs)
                 if plan.store is not None else None)
     with ray_session(request.ray, cancel=cancel, on_status=on_status):

@@ -37,6 +37,8 @@ class StepSpec:
     node_id: str
     type_id: str
     params: dict[str, Any]
+    embedder_node: str | None = None  # embed.model wired into a splitter's 'embedder'
+    embedder_json: str | None = None  # its EmbedderSpec (filled in for Ray workers)
 
 
 @dataclass
@@ -124,18 +126,25 @@ def ingest_plan(doc: GraphDocument, registry: NodeRegistry | None = None) -> Ing
 def _chain(doc: GraphDocument, registry: NodeRegistry, last: str,
            sink: str) -> tuple[StepSpec, str | None, list[StepSpec]]:
     """Walk back from the node feeding ``sink`` to the loader: every node on the way takes
-    one list from the previous one and has no other connected input."""
+    one list from the previous one and has no other connected input than an embed.model
+    node's embedder (a splitter fitting its chunks to that embedder's window)."""
     chain: list[StepSpec] = []
     node_id = last
     while doc.node(node_id).type != LOADER:
         sources = _sources(doc, node_id)
-        feeds = [src for port in sources.values() for src in port]
+        embedders = [src for src in sources.get("embedder", [])
+                     if doc.node(src).type == EMBED_MODEL]  # a splitter's window: not a feed
+        feeds = [src for port, srcs in sources.items() for src in srcs
+                 if not (port == "embedder" and src in embedders)]
         if len(feeds) != 1 or len(chain) > 20:
             raise IngestGraphError(
                 f"node '{node_id}' ({doc.node(node_id).type}) between the loader and "
                 f"'{sink}' has {len(feeds)} connected inputs; indexing runs per-document "
                 "chains load.files -> splitter(s) whose nodes take one list each")
-        chain.insert(0, _step(doc, registry, node_id))
+        step = _step(doc, registry, node_id)
+        if embedders:
+            step = StepSpec(step.node_id, step.type_id, step.params, embedders[0])
+        chain.insert(0, step)
         node_id = feeds[0]
     loader = _step(doc, registry, node_id)
     path_sources = _sources(doc, node_id).get("path", [])
@@ -177,6 +186,28 @@ def corpus_root(plan: IngestPlan, inputs: Mapping[str, Any]) -> Path:
         raise IngestGraphError(f"give the corpus with --input {plan.loader_input}=PATH (graph "
                                f"input feeding node '{plan.loader.node_id}')")
     return resolve_path(LoadParams.model_validate(plan.loader.params), value)
+
+
+def with_splitter_embedders(doc: GraphDocument, plan: IngestPlan,
+                            executor: Executor | None = None) -> IngestPlan:
+    """``plan`` whose splitters wired to an embed.model node carry its EmbedderSpec as JSON
+    (a Ray worker runs the splitter alone, so it gets the spec with the step)."""
+    import dataclasses
+
+    if not any(step.embedder_node for step in plan.chain):
+        return plan
+    executor = executor or Executor(default_registry())
+    chain = []
+    for step in plan.chain:
+        if step.embedder_node is not None:
+            result = executor.run(doc, {}, target=step.embedder_node)
+            if not result.ok:
+                raise IngestGraphError(result.trace.failure_summary(
+                    f"the embedder node of splitter '{step.node_id}' did not run"))
+            spec = result.output_of(step.embedder_node, "embedder")
+            step = dataclasses.replace(step, embedder_json=spec.model_dump_json())
+        chain.append(step)
+    return dataclasses.replace(plan, chain=chain)
 
 
 def embedder_of_plan(doc: GraphDocument, plan: IngestPlan, inputs: Mapping[str, Any],

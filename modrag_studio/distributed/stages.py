@@ -107,7 +107,12 @@ def split_block(batch: dict[str, Any], chain: list[StepSpec], bm25: StepSpec | N
     tokens under its tokenizer too (the shard the driver merges)."""
     value: Any = [Document.model_validate_json(d) for d in batch["doc"]]
     for step in chain:
-        outputs = run_node(step, **{_list_port(step): value})
+        wired: dict[str, Any] = {}
+        if step.embedder_json is not None:  # a splitter fitting chunks to the embedder
+            from modrag_nodes.embedding.spec import EmbedderSpec
+
+            wired["embedder"] = EmbedderSpec.model_validate_json(step.embedder_json)
+        outputs = run_node(step, **{_list_port(step): value}, **wired)
         value = next(iter(outputs.values()))
     chunks: list[Chunk] = value
     rows: dict[str, Any] = {"chunk": [c.model_dump_json() for c in chunks],

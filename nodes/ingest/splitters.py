@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.ingest.markdown import markdown_spans
 from modrag_nodes.ingest.spans import (
     Span,
@@ -20,6 +21,7 @@ from modrag_nodes.ingest.spans import (
     sentence_spans,
     token_windows,
 )
+from modrag_nodes.ingest.window_fit import fit_to_embedder
 from modrag_studio.engine.core.datatypes import Chunk, Document
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
@@ -136,8 +138,15 @@ def split_all(ctx: NodeContext | None, documents: list[Document],
 
 
 # nodes -----------------------------------------------------------------------------
-class SizeParams(BaseModel):
+class WindowParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    max_tokens: int = Field(
+        0, ge=0, le=100_000, description="With an embedder wired in: most tokens per chunk, "
+        "counted with the embedder's own tokenizer; longer chunks are cut again (0: the "
+        "embedder's window)")
+
+
+class SizeParams(WindowParams):
     chunk_size: int = Field(1000, ge=10, le=100_000, description="Largest chunk, in characters")
     overlap: int = Field(100, ge=0, description="Characters shared by consecutive chunks")
 
@@ -152,14 +161,22 @@ class SizeParams(BaseModel):
 class _Splitter(NodeType):
     evidence_role = EvidenceRole("splits")
     category = "Chunking"
-    inputs = (InputPort("documents", list[Document], description="Documents to split"),)
+    inputs = (
+        InputPort("documents", list[Document], description="Documents to split"),
+        InputPort("embedder", EmbedderSpec, required=False,
+                  description="The embedder the chunks are for: each chunk is kept within "
+                  "its window (param max_tokens), counted with its own tokenizer"),
+    )
     outputs = (OutputPort("chunks", list[Chunk], "Chunks with offsets into their document"),)
 
     def split_one(self, params: Any, doc: Document) -> list[Chunk]:
         raise NotImplementedError
 
-    def run(self, ctx: NodeContext, params: Any, documents: list[Document]) -> dict[str, Any]:
+    def run(self, ctx: NodeContext, params: Any, documents: list[Document],
+            embedder: EmbedderSpec | None = None) -> dict[str, Any]:
         chunks = split_all(ctx, documents, lambda doc: self.split_one(params, doc))
+        if embedder is not None:
+            chunks = fit_to_embedder(ctx, chunks, documents, embedder, params.max_tokens)
         ctx.note(documents=len(documents), chunks=len(chunks))
         return {"chunks": chunks}
 
@@ -206,8 +223,7 @@ class RecursiveSplitter(_Splitter):
         return split_recursive(doc, params.chunk_size, params.overlap, params.separators)
 
 
-class SentenceParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SentenceParams(WindowParams):
     chunk_size: int = Field(1000, ge=10, le=100_000, description="Largest chunk, in characters")
     max_sentences: int = Field(0, ge=0, description="Most sentences per chunk (0: no limit)")
     overlap_sentences: int = Field(0, ge=0, le=20,
