@@ -60,6 +60,7 @@ def test_the_file_menu_action_builds_the_pipeline_and_indexes_the_folder(
     assert params["corpus"]["default"] == str(folder.resolve())
     assert "aliases_file" not in params["ground"] and params["load"]["glob"] == "*"
     assert window.editor.path is None and not window.features.studio_ux.start_page.isVisible()
+    assert window.editor.dirty and "*" in window.windowTitle()  # unsaved: autosaved, asked
     _wait_indexed(qtbot, window)
     dialog = window.features.index.dialog
     assert dialog.stage_value("store") == (1000, 1000)

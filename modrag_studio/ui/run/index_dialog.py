@@ -306,7 +306,7 @@ class IndexDialog(QDialog):
                 self.grid.addWidget(label, row, 2)
                 self._bars[name] = (bar, label)
             self.grid.setColumnStretch(1, 1)
-        if not self.isVisible():
+        if self.busy and not self.isVisible():  # a job going on behind a closed dialog
             self._tell(f"Indexing: {progress.line()}", 0)  # stays until the next event
         if progress.mode == "local":
             self._mirror_on_canvas(progress)

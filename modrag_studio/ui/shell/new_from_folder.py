@@ -66,7 +66,7 @@ class NewFromFolder:
         except (ModragError, OSError) as exc:
             self.window.show_message(f"Cannot build a graph on {folder}: {exc}")
             return None
-        self.window.editor.reset(doc, None)
+        self.window.editor.reset(doc, None, dirty=True)  # unsaved work: autosaved, asked on close
         self.studio_ux.start_page.hide()
         QTimer.singleShot(0, self.window.canvas.fit_all)
         self.window.show_message(f"New graph on {Path(folder).name}: {self.survey.describe()}. "
