@@ -299,6 +299,8 @@ class IndexDialog(QDialog):
             for row, name in enumerate(progress.stages):
                 bar, label = QProgressBar(), QLabel()
                 bar.setTextVisible(False)
+                bar.setMinimumWidth(160)
+                label.setWordWrap(True)  # "resuming an interrupted index: …" is long
                 label.setMinimumWidth(label.fontMetrics().horizontalAdvance(
                     "0000 / 0000 blocks 000000 / 000000 rows (cached)"))
                 self.grid.addWidget(QLabel(name), row, 0)
