@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import BARE_NUMBER, quantities, quantity_pattern
-from modrag_nodes.text.words import split
+from modrag_nodes.text.words import contains_phrase, split
 from modrag_studio.engine.core.datatypes import Answer
 
 # Words a fact may carry that an answer need not repeat once the quantities match (a
@@ -61,13 +61,6 @@ def fact_found(fact: str, answer_text: str, fillers: Iterable[str] = ()) -> bool
             return False
     answer_words = set(content_words(answer_text, fillers))
     return all(word in answer_words for word in content_words(fact, fillers))
-
-
-def contains_phrase(text: str, phrase: str) -> bool:
-    """``phrase`` in ``text``, not inside a longer Latin word or number ("640" not in "6400")."""
-    left = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", phrase) else ""
-    right = r"(?![a-z0-9])" if re.search(r"[a-z0-9]$", phrase) else ""
-    return re.search(left + re.escape(phrase) + right, text) is not None
 
 
 def fact_recall(expected_facts: Sequence[Sequence[str]], answer_text: str,

@@ -32,7 +32,6 @@ from pathlib import PurePath
 
 from modrag_nodes.grounding.claims import (
     Block,
-    _contains,
     claim_found,
     extract_claims,
     key_terms,
@@ -41,6 +40,7 @@ from modrag_nodes.grounding.claims import (
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.text.normalise import normalise as flat
 from modrag_nodes.text.scripts import HAN
+from modrag_nodes.text.words import contains_phrase
 from modrag_studio.engine.core.datatypes import Claim, ScoredChunk
 
 ENTITY_KINDS = ("identifier", "name")
@@ -71,7 +71,7 @@ class EvidenceSentence:
         return claim_found(claim, self.parsed, aliases)
 
     def names(self, spellings: set[str]) -> bool:
-        return any(_contains(self.text, s) or any(_names_document(s, w) for w in self.context)
+        return any(contains_phrase(self.text, s) or any(_names_document(s, w) for w in self.context)
                    for s in spellings)
 
 
@@ -114,7 +114,7 @@ def _entities(text: str, aliases: list[set[str]]) -> dict[str, tuple[str, int]]:
             key = flat(claim.text)
             found[key] = (claim.text, max(0, norm.find(key)))
     for group in aliases:
-        written = [s for s in group if _contains(norm, s)]
+        written = [s for s in group if contains_phrase(norm, s)]
         if written and not any(s in found for s in group):
             first = min(written, key=norm.find)
             found[min(group, key=len)] = (max(written, key=len), norm.find(first))
@@ -187,7 +187,7 @@ def question_subjects(question: str, items: list[ScoredChunk],
                                            claim.kind)
     norm = flat(question)
     for group in aliases:
-        named = [s for s in group if _contains(norm, s)]
+        named = [s for s in group if contains_phrase(norm, s)]
         if named and not any(s in subject.spellings for subject in subjects.values()
                              for s in named):
             name = max(named, key=len)

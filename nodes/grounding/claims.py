@@ -33,7 +33,7 @@ from modrag_nodes.text.numbers import (
 )
 from modrag_nodes.text.scripts import HAN, is_han, language_of
 from modrag_nodes.text.stopwords import question_stop_words, word_list
-from modrag_nodes.text.words import bigrams
+from modrag_nodes.text.words import bigrams, contains_phrase, loaded_jieba
 from modrag_studio.engine.core.datatypes import Claim
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
@@ -72,15 +72,6 @@ _ANSWER_WORDS = frozenset((
     "they", "he", "she", "his", "her", "their", "the", "a", "an", "in", "on", "at", "if",
     "for", "from", "to", "of", "and", "or", "but", "as", "by", "with", "so", "then", "when",
 ))
-def _contains(text: str, phrase: str) -> bool:
-    """``phrase`` in ``text``, not inside a longer Latin word or number."""
-    if not phrase:
-        return False
-    left = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", phrase) else ""
-    right = r"(?![a-z0-9])" if re.search(r"[a-z0-9]$", phrase) else ""
-    return re.search(left + re.escape(phrase) + right, text) is not None
-
-
 @dataclass
 class Block:
     """One evidence block, normalised once: its text, numbers and quantities."""
@@ -194,17 +185,17 @@ def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
         value = re.match(r"\d+(?:\.\d+)?", text)
         return value is not None and float(value.group(0)) in block.numbers
     if claim.kind == "date":
-        if _contains(block.text, text):
+        if contains_phrase(block.text, text):
             return True
         parts = [float(n) for n in re.findall(r"\d+", text)]
         month = next((n for n, name in enumerate(_MONTHS, 1) if name[:3] in text), None)
         parts += [float(month)] if month else []
         return bool(parts) and all(p in block.numbers for p in parts)
-    if any(_contains(block.text, s) for s in spellings(text, aliases)):
+    if any(contains_phrase(block.text, s) for s in spellings(text, aliases)):
         return True
     if claim.kind == "name" and re.search(r"[a-z]{3}s$", text):  # "Reporting Services"
         singular = re.sub(r"(?:(?<=ss)es|(?<=[^s])s)$", "", text)
-        return any(_contains(block.text, s) for s in spellings(singular, aliases))
+        return any(contains_phrase(block.text, s) for s in spellings(singular, aliases))
     return False
 
 
@@ -266,10 +257,9 @@ def _cut_chinese(text: str) -> list[str]:
     if not text.strip():
         return []
     try:
-        import jieba
+        jieba = loaded_jieba()
     except ImportError:  # no segmenter: whole runs of Chinese characters
         return text.split()
-    jieba.setLogLevel(60)
     return [w.strip() for w in jieba.lcut(text) if w.strip()]
 
 
@@ -279,7 +269,7 @@ def term_present(term: str, blocks: list[Block], aliases: list[set[str]]) -> boo
     but one of its two-character pieces appear)."""
     written = spellings(term, aliases)
     for block in blocks:
-        if any(_contains(block.text, s) for s in written):
+        if any(contains_phrase(block.text, s) for s in written):
             return True
         if re.fullmatch(r"[a-z][a-z\-']+", term):
             stem = term[: max(4, len(term) - 3)]
@@ -311,7 +301,7 @@ def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
     if not scripts - {"en"}:  # a Chinese block may translate the phrase
         for phrase in compound_terms(question, extra_stop_words):
             if (not any(word in absent for word in phrase.split(" of "))
-                    and not any(_contains(block.text, phrase) for block in blocks)):
+                    and not any(contains_phrase(block.text, phrase) for block in blocks)):
                 at = norm.find(phrase)
                 absent.append(question[index[at]:index[at + len(phrase) - 1] + 1])
     return absent

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from modrag_nodes.grounding.claims import (
-    _contains,
     extract_claims,
     key_terms,
 )
@@ -33,6 +32,7 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.normalise import normalise as flat
 from modrag_nodes.text.numbers import NUMBER, quantities
 from modrag_nodes.text.scripts import is_han
+from modrag_nodes.text.words import contains_phrase
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Entity:
     spellings: frozenset[str]  # normalised name and aliases
 
     def named_in(self, norm_text: str) -> bool:
-        return any(_contains(norm_text, s) for s in self.spellings)
+        return any(contains_phrase(norm_text, s) for s in self.spellings)
 
 
 def typed_entities(entries: list[tuple[str, str, set[str]]]) -> list[Entity]:
@@ -74,11 +74,11 @@ def restated_terms(absent: list[str], answer: str, question: str = "",
     for term in absent:
         key = flat(term)
         if key not in typed:
-            if _contains(norm, key):
+            if contains_phrase(norm, key):
                 found.append(term)
         elif is_han(key) and len(key) >= 4 and present is not None:
             modifier = key[:-2]
-            if _contains(norm, modifier) and not present(modifier):
+            if contains_phrase(norm, modifier) and not present(modifier):
                 found.append(term)
     return found
 
@@ -119,7 +119,7 @@ def swapped_subjects(question: str, answer: str, entities: list[Entity],
     spelled = {s for e in asked for s in e.spellings}
     others = [t for t in key_terms(question, extra_stop_words or [])
               if not any(t in s or s in t for s in spelled)]
-    if not any(_contains(a_norm, t) for t in others):
+    if not any(contains_phrase(a_norm, t) for t in others):
         return []
     pairs = []
     for entity in asked:

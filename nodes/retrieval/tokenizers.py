@@ -15,7 +15,6 @@ and Snowball stemming through PyStemmer (Latin tokens only).
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from functools import cache
@@ -25,7 +24,7 @@ from pydantic import Field
 
 from modrag_nodes.text.scripts import CJK_RUN
 from modrag_nodes.text.stopwords import english_stopwords
-from modrag_nodes.text.words import split
+from modrag_nodes.text.words import loaded_jieba, split
 from modrag_studio.engine.core.datatypes import Contract
 
 TokenizerKind = Literal["regex", "jieba", "bigram"]
@@ -94,18 +93,6 @@ def _stemmer(name: str):
         raise RuntimeError("stemming needs PyStemmer: pip install PyStemmer") from exc
     with _lock:
         return Stemmer.Stemmer(name)
-
-
-def loaded_jieba():  # noqa: ANN201 - jieba has no types
-    """The jieba module, its dictionary loaded once (thread-safe) and its logging quiet."""
-    import jieba
-
-    with _lock:
-        if not getattr(jieba, "_modrag_ready", False):
-            jieba.setLogLevel(logging.WARNING)
-            jieba.initialize()
-            jieba._modrag_ready = True
-    return jieba
 
 
 def _jieba_tokens(text: str) -> list[str]:

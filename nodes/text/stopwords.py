@@ -2,7 +2,8 @@
 words a line, ``#`` starts a comment): ``stopwords_en.txt`` (English function words),
 ``question_words_en.txt`` and ``question_words_zh.txt`` (the words a question asks with,
 never what it asks about), ``function_words_en.txt`` (words a named mention never starts or
-ends with)."""
+ends with), ``asking_words_en.txt`` and ``asking_words_zh.txt`` (the words of a generated
+question that say how it asks)."""
 
 from __future__ import annotations
 

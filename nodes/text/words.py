@@ -3,7 +3,9 @@ token count where each CJK character counts one."""
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from typing import Literal
 
 from modrag_nodes.text.normalise import normalise
@@ -14,6 +16,7 @@ from modrag_nodes.text.scripts import CJK, HAN_RUN
 LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]")
 #: A token of raw text: one CJK character, or a run of other non-space characters.
 TOKEN = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
+_jieba_lock = threading.Lock()
 
 
 def bigrams(run: str) -> list[str]:
@@ -37,6 +40,29 @@ def split(text: str, word: re.Pattern[str] = LATIN_WORD, run: re.Pattern[str] = 
 def words(text: str, han: Literal["bigrams", "chars"] = "bigrams") -> list[str]:
     """Latin words and Chinese character bigrams (or characters) of ``text``, normalised."""
     return split(normalise(text), han=han)
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """``phrase`` in ``text``, not inside a longer Latin word or number ("640" not in "6400");
+    an empty phrase is in no text."""
+    if not phrase:
+        return False
+    left = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", phrase) else ""
+    right = r"(?![a-z0-9])" if re.search(r"[a-z0-9]$", phrase) else ""
+    return re.search(left + re.escape(phrase) + right, text) is not None
+
+
+def loaded_jieba():  # noqa: ANN201 - jieba has no types
+    """The jieba module (Chinese word segmentation), its dictionary loaded once (thread-safe)
+    and its logging quiet; ImportError when it is not installed."""
+    import jieba
+
+    with _jieba_lock:
+        if not getattr(jieba, "_modrag_ready", False):
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            jieba._modrag_ready = True
+    return jieba
 
 
 def token_count(text: str) -> int:

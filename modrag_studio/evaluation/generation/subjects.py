@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from modrag_nodes.retrieval.tokenizers import loaded_jieba
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.stopwords import english_stopwords
+from modrag_nodes.text.words import loaded_jieba
 from modrag_studio.evaluation.generation.prompts import ABSENT_DETAILS, clip
 from modrag_studio.evaluation.generation.terms import absent_terms, key_terms
 

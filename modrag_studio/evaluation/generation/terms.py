@@ -9,27 +9,19 @@ from collections.abc import Iterable
 
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.scripts import HAN_RUN, is_han
-from modrag_nodes.text.stopwords import english_stopwords
+from modrag_nodes.text.stopwords import english_stopwords, word_list
 from modrag_nodes.text.words import words
-
-QUESTION_WORDS = frozenset((
-    "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "does", "did",
-    "do", "is", "are", "was", "were", "can", "could", "would", "should", "will", "much",
-    "many", "long", "often", "kind", "type", "name", "according", "text", "document",
-    "mentioned", "described", "said", "say", "state", "stated",
-))
-ZH_QUESTION = frozenset(("什么", "哪些", "哪个", "多少", "怎么", "怎样", "如何", "为什么", "是否",
-                         "多久", "几个", "哪里", "谁的", "根据", "文本", "文档"))
 
 
 def key_terms(text: str) -> list[str]:
     """Content words: no stop words, no question words, Latin words of 3+ characters or with
     a digit, CJK bigrams without question words."""
-    stop = english_stopwords() | QUESTION_WORDS
+    stop = english_stopwords() | word_list("asking_words_en")
+    asking_zh = word_list("asking_words_zh")
     out: list[str] = []
     for word in words(text):
         if is_han(word):
-            if len(word) == 2 and not any(q in word or word in q for q in ZH_QUESTION):
+            if len(word) == 2 and not any(q in word or word in q for q in asking_zh):
                 out.append(word)
         elif word not in stop and (len(word) >= 3 or any(ch.isdigit() for ch in word)):
             out.append(word)
