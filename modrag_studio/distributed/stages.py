@@ -159,7 +159,10 @@ class EmbedActor:
         if threads:
             import torch
 
+            from modrag_nodes.embedding.onnx_bert import limit_threads
+
             torch.set_num_threads(threads)
+            limit_threads(threads)
         self.spec = EmbedderSpec.model_validate_json(embedder_json)
         self.store = store  # a Chroma server: asked per block
         self.stored = stored  # a local folder: what it held when the job started

@@ -154,8 +154,18 @@ def ensure_quantized(folder: str | Path) -> Path:
     return path
 
 
+_thread_limit: list[int] = []  # set by limit_threads (a Ray actor's share of the CPUs)
+
+
+def limit_threads(threads: int) -> None:
+    """Run sessions loaded from now on with ``threads`` threads (default: every core)."""
+    _thread_limit[:] = [max(1, int(threads))]
+
+
 def cores() -> int:
-    """The CPUs this process may run on."""
+    """The CPUs this process may run on (or the limit ``limit_threads`` set)."""
+    if _thread_limit:
+        return _thread_limit[0]
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:

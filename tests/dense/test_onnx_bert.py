@@ -119,3 +119,14 @@ def test_a_query_on_the_onnx_runtime_in_a_fresh_process_imports_no_torch():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                          text=True, timeout=120, check=True)
     assert out.stdout.split("\n")[-2] == "(1, 384) OnnxBert False", out.stderr
+
+
+def test_a_ray_actor_s_thread_share_limits_onnx_sessions(monkeypatch):
+    monkeypatch.setattr(onnx_bert, "_thread_limit", [])
+    assert onnx_bert.cores() >= 1
+    onnx_bert.limit_threads(1)
+    assert onnx_bert.cores() == 1
+    path = onnx_bert.exported(_model_folder())
+    if path is not None:  # the tests' model dir holds the export once a slow test made it
+        session = onnx_bert.OnnxBert(_model_folder(), path).session
+        assert session.get_session_options().intra_op_num_threads == 1
