@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from modrag_studio.ui.run.features import RunFeatures
 from modrag_studio.ui.run.protocols import RunCanvas, StudioWindow, missing_members, require
+from modrag_studio.ui.shell.run_features import RunFeatures
 
 pytestmark = pytest.mark.ui
 

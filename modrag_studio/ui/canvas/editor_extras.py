@@ -21,8 +21,8 @@ from modrag_studio.ui.panels.palette import is_developer
 
 if TYPE_CHECKING:
     from modrag_studio.ui.canvas.node_flags import NodeFlags
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
     from modrag_studio.ui.shell.studio_ux import StudioUX
 
 

@@ -13,8 +13,8 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.run.pins import PinStore, graph_key
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 REROUTE_TYPE = "flow.reroute"
 Wire = tuple[str, str, str, str]

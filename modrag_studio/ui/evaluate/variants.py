@@ -53,8 +53,8 @@ from modrag_studio.ui.evaluate.wording import in_studio_words
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 BASE = "(base)"
 

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
     from modrag_studio.ui.evaluate.variants import VariantsController
     from modrag_studio.ui.history.run_view import RunView
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 
 class RunHistoryFeature(QObject):

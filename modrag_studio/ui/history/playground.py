@@ -40,8 +40,8 @@ from modrag_studio.reporting.answer_view import HISTORY_INPUT, question_input
 
 if TYPE_CHECKING:
     from modrag_studio.ui.history.feature import RunHistoryFeature
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 
 @dataclass

@@ -33,7 +33,7 @@ from modrag_studio.ui.inspection.views import AnswerView, RecordTable
 
 if TYPE_CHECKING:
     from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
-    from modrag_studio.ui.run.features import RunFeatures
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 CITED = QColor("#ffe08a")
 

@@ -46,8 +46,8 @@ from modrag_studio.engine.evidence.narration import narrate, narrate_node
 from modrag_studio.ui.inspection.citation_nav import CitationNavigator
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 STATUS_COLORS = {"reached": QColor(60, 170, 90), "lost": QColor(220, 70, 60),
                  "never_reached": QColor(120, 120, 130), "lineage": QColor(70, 140, 240)}

@@ -41,8 +41,8 @@ from modrag_studio.ui.run.controller import RunRequest
 from modrag_studio.ui.run.delete_guard import MARKER, delete_question
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 #: Where the job runs: (key, label); the key is the ``--ray`` address (None: no Ray).
 PLACES = (("none", "This process (no Ray)"), ("local", "Ray on this machine (starts a head "
@@ -60,10 +60,12 @@ class IndexDialog(QDialog):
     """Index the corpus of the canvas graph's ingest part (loader -> splitters -> store /
     BM25), here or on Ray."""
 
-    def __init__(self, window: QMainWindow, run: RunFeatures,
+    def __init__(self, window: StudioShell, run: RunFeatures,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent or window)
-        self.window = window
+        qt_window: QMainWindow = window  # type: ignore[assignment]
+        super().__init__(parent or qt_window)
+        self.window = qt_window
+        self.shell = window
         self.run_features = run
         self.setWindowTitle("Index corpus")
         self.resize(680, 460)
@@ -275,9 +277,7 @@ class IndexDialog(QDialog):
         super().closeEvent(event)
 
     def _tell(self, text: str, timeout_ms: int = 10_000) -> None:
-        show = getattr(self.window, "show_message", None)
-        if show is not None:
-            show(text, timeout_ms)
+        self.shell.show_message(text, timeout_ms)
 
     def _set_busy(self, busy: bool) -> None:
         self.start_button.setEnabled(not busy and self.plan is not None)
@@ -401,6 +401,7 @@ class IndexAction:
 
     def __init__(self, window: StudioShell, run: RunFeatures) -> None:
         self.window: QMainWindow = window  # type: ignore[assignment]
+        self.shell = window
         self.run_features = run
         self.dialog: IndexDialog | None = None
         self.action = QAction("&Index Corpus…", self.window)
@@ -412,7 +413,7 @@ class IndexAction:
 
     def open(self) -> IndexDialog:
         if self.dialog is None or not self.dialog.busy:
-            self.dialog = IndexDialog(self.window, self.run_features)
+            self.dialog = IndexDialog(self.shell, self.run_features)
         self.dialog.show()
         self.dialog.raise_()
         return self.dialog

@@ -15,8 +15,8 @@ from PySide6.QtCore import QObject, QTimer
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 TICK_MS = 250
 

@@ -62,7 +62,6 @@ from typing import TYPE_CHECKING
 
 from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
-from modrag_studio.ui.canvas.subgraph_actions import PALETTE_PREFIX, SubgraphActions
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
@@ -72,7 +71,6 @@ from modrag_studio.ui.history.playground import PlaygroundDock
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
 from modrag_studio.ui.inspection.node_detail import NodeDetails
 from modrag_studio.ui.run.delete_guard import DeleteGuard
-from modrag_studio.ui.run.features import RunFeatures
 from modrag_studio.ui.run.index_dialog import IndexAction
 from modrag_studio.ui.run.live import LiveRun
 from modrag_studio.ui.run.model_memory import ModelMemory
@@ -84,7 +82,9 @@ from modrag_studio.ui.run.trust_prompt import TrustPrompt
 from modrag_studio.ui.shell.answer_safety import AnswerSafety
 from modrag_studio.ui.shell.cache_status import CacheSizeLabel
 from modrag_studio.ui.shell.new_from_folder import NewFromFolder
+from modrag_studio.ui.shell.run_features import RunFeatures
 from modrag_studio.ui.shell.studio_ux import StudioUX
+from modrag_studio.ui.subgraphs.actions import PALETTE_PREFIX, SubgraphActions
 
 if TYPE_CHECKING:
     from modrag_studio.ui.shell.main_window import MainWindow

@@ -21,11 +21,11 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.core.paths import data_home
 from modrag_studio.engine.edit import subgraphs
 from modrag_studio.engine.edit.editor import Change, GraphEditor
-from modrag_studio.ui.canvas.subgraph_view import SubgraphRollup, SubgraphWindow
+from modrag_studio.ui.subgraphs.view import SubgraphRollup, SubgraphWindow
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.features import RunFeatures
     from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.shell.run_features import RunFeatures
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "sample_graphs" / "components"
