@@ -114,16 +114,16 @@ class Cassette:
 
     # the two call kinds ------------------------------------------------------------------
     def chat(self, spec: Any, messages: list[Any], live: Callable[[], Any], *,
-             node: str = "", on_token: Callable[[str], None] | None = None) -> Any:
-        """The ``ChatResult`` of one chat call; ``live()`` makes the real call."""
-        from modrag_nodes.llm.chat_types import ChatResult
-
+             result_type: Callable[..., Any], node: str = "",
+             on_token: Callable[[str], None] | None = None) -> Any:
+        """The result of one chat call: ``live()``'s (it makes the real call), or, replayed,
+        ``result_type`` built from the recorded fields (the chat client's ``ChatResult``)."""
         request = chat_request(spec, messages)
         if self.mode == "replay":
             response = self._recorded(request, node)
             if on_token is not None and response["text"]:
                 on_token(response["text"])
-            return ChatResult(**{k: response[k] for k in CHAT_FIELDS if k in response})
+            return result_type(**{k: response[k] for k in CHAT_FIELDS if k in response})
         result = live()
         response = {k: getattr(result, k) for k in CHAT_FIELDS}
         self._keep(request, response, node, shown=result.text)

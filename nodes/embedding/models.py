@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from modrag_nodes.embedding.memo import remembered
 from modrag_studio.engine.core.errors import ModragError, NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext
-from modrag_studio.engine.core.resources import current_resources
+from modrag_studio.engine.core.resources import current_resources, parameter_bytes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -125,17 +125,6 @@ def clear_models() -> None:
 def _cached(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
     return current_resources().model("embedder", key, load, name=" ".join(map(str, key)),
                                      size=parameter_bytes)
-
-
-def parameter_bytes(model: Any) -> int | None:
-    """The weights' bytes of a torch or numpy model (None for other objects: measured)."""
-    own = getattr(model, "parameter_bytes", None)
-    if callable(own):
-        return own()
-    try:
-        return sum(p.numel() * p.element_size() for p in model.parameters()) or None
-    except (AttributeError, TypeError):
-        return None
 
 
 def _encoder(spec: EmbedderSpec, role: Role, texts: int = 1) -> Callable[[list[str]], Any]:

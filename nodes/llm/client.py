@@ -77,7 +77,8 @@ def chat(
     try:
         if (tape := cassette.active("chat")) is not None:  # the backend is built only
             node = ctx.node_id if ctx is not None else ""  # when the call is made live
-            result = tape.chat(spec, sent, live, node=node, on_token=on_token)
+            result = tape.chat(spec, sent, live, result_type=ChatResult, node=node,
+                               on_token=on_token)
         else:
             result = live()
     except Exception as exc:

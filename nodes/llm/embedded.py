@@ -24,13 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modrag_nodes.embedding.models import parameter_bytes
 from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.paths import model_dir
-from modrag_studio.engine.core.resources import current_resources
+from modrag_studio.engine.core.resources import current_resources, parameter_bytes
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,8 @@ from modrag_studio.engine.core.paths import model_dir
 
 log = logging.getLogger(__name__)
 
-#: Params of a chat / embedding model node whose change means the list must be asked again.
+#: Params of a chat model node whose change means the list must be asked again.
 CHAT_LISTING_SOURCES = ("backend", "host", "api_key_env", "api_key_file")
-EMBED_LISTING_SOURCES = ("kind", "host")
 PICK_TIMEOUT_S = 3.0
 
 
@@ -78,24 +77,10 @@ def list_chat_models(backend: str, host: str = "", *, key_env: str = "OPENAI_API
     if backend == "embedded":
         return _listed(embedded_models, "the embedded models installed here")
     if backend == "ollama":
-        return _ollama_listing(host, timeout_s)
+        return ollama_listing(host, timeout_s)
     if backend == "openai":
-        return _openai_listing(host, key_env, key_file, timeout_s)
+        return openai_listing(host, key_env, key_file, timeout_s)
     return ModelListing(error=f"unknown backend '{backend}'")
-
-
-def list_embedding_models(kind: str, host: str = "",
-                          timeout_s: float = PICK_TIMEOUT_S) -> ModelListing:
-    """The embedding models of ``kind``: a server's list, or the packaged default model."""
-    if kind == "ollama":
-        return _ollama_listing(host, timeout_s)
-    if kind == "openai":
-        return _openai_listing(host, "OPENAI_API_KEY", "", timeout_s)
-    from modrag_nodes.embedding.spec import DEFAULT_MODELS
-
-    if kind in DEFAULT_MODELS:
-        return ModelListing([DEFAULT_MODELS[kind]], f"the packaged {kind} model")
-    return ModelListing(error=f"unknown embedding kind '{kind}'")
 
 
 def chat_models(backend: str, host: str = "", *, key_env: str = "OPENAI_API_KEY",
@@ -118,7 +103,7 @@ def ollama_models(host: str = "", timeout_s: float = PICK_TIMEOUT_S) -> list[str
         client.close()
 
 
-def _ollama_listing(host: str, timeout_s: float) -> ModelListing:
+def ollama_listing(host: str, timeout_s: float) -> ModelListing:
     from modrag_nodes.llm.ollama_backend import resolve_host
 
     url = resolve_host(host.strip() or None)
@@ -126,7 +111,7 @@ def _ollama_listing(host: str, timeout_s: float) -> ModelListing:
                    f"Ollama did not answer at {url}")
 
 
-def _openai_listing(host: str, key_env: str, key_file: str, timeout_s: float) -> ModelListing:
+def openai_listing(host: str, key_env: str, key_file: str, timeout_s: float) -> ModelListing:
     from modrag_nodes.llm.openai_backend import base_url, list_models
 
     url = base_url(host.strip() or None)

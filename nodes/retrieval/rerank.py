@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_nodes.embedding.models import parameter_bytes
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_nodes.vectorstore.contracts import VectorIndex
@@ -34,7 +33,7 @@ from modrag_studio.engine.core.datatypes import Query, ScoredChunk
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
-from modrag_studio.engine.core.resources import current_resources
+from modrag_studio.engine.core.resources import current_resources, parameter_bytes
 from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"

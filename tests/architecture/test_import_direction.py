@@ -2,7 +2,8 @@
 
 Every import counts (module level and inside functions; ``if TYPE_CHECKING:`` blocks do not,
 they never run). A package may import itself and the packages its rule names; anything else,
-or any cycle between modules, fails with the importing file and line.
+or any cycle between modules or between the node library's families (its sub-packages),
+fails with the importing file and line.
 """
 
 from __future__ import annotations
@@ -185,6 +186,47 @@ def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
         if module not in index:
             visit(module)
     return groups
+
+
+def node_family(module: str) -> str | None:
+    """The sub-package (or top-level module) of the node library a module belongs to:
+    ``modrag_nodes.grounding.claims`` -> ``grounding``; None outside the library."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "modrag_nodes" and len(parts) > 1 else None
+
+
+def family_cycles(imports: list[Import], resolve=_resolve) -> list[str]:
+    """Each loop between node families, as the imports that make it (file:line)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    where: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for imp in imports:
+        target = resolve(imp.target)
+        source_family, target_family = node_family(imp.source), node_family(target or "")
+        if source_family and target_family and source_family != target_family:
+            graph[source_family].add(target_family)
+            where[source_family, target_family].append(
+                f"{imp.path.relative_to(ROOT)}:{imp.line}: {imp.target}")
+    found = []
+    for group in strongly_connected(graph):
+        found += [f"{{{', '.join(group)}}}: {line}" for a in group for b in group
+                  for line in where.get((a, b), [])]
+    return found
+
+
+def test_no_import_cycle_between_node_families():
+    """The folder test sees nodes/ as one package; inside it, the families (grounding,
+    retrieval, llm, ...) import one way too."""
+    assert family_cycles(IMPORTS) == []
+
+
+def test_the_family_cycle_finder_names_the_imports():
+    here = ROOT / "nodes" / "x.py"
+    imports = [Import("modrag_nodes.a.m", "modrag_nodes.b.n.f", here, 3),
+               Import("modrag_nodes.b.n", "modrag_nodes.a.m.g", here, 7),
+               Import("modrag_nodes.c.k", "modrag_nodes.a.m.g", here, 9)]
+    module_of = lambda name: name.rpartition(".")[0]  # noqa: E731
+    assert family_cycles(imports, module_of) == ["{a, b}: nodes/x.py:3: modrag_nodes.b.n.f",
+                                                 "{a, b}: nodes/x.py:7: modrag_nodes.a.m.g"]
 
 
 def test_the_cycle_finder_finds_a_cycle():

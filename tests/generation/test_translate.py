@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from modrag_nodes.generation.translate import TranslateAnswer
+from modrag_nodes.grounding.translate import TranslateAnswer
 from modrag_studio.engine.core.datatypes import Answer, Query
 
 

@@ -214,6 +214,18 @@ def _trim_heap() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
+def parameter_bytes(model: Any) -> int | None:
+    """The weights' bytes of a model object: its own ``parameter_bytes()``, or the sum over
+    torch-style ``parameters()``; None for other objects (``model`` then measures it)."""
+    own = getattr(model, "parameter_bytes", None)
+    if callable(own):
+        return own()
+    try:
+        return sum(p.numel() * p.element_size() for p in model.parameters()) or None
+    except (AttributeError, TypeError):
+        return None
+
+
 def resident_bytes() -> int:
     """This process's resident memory (0 where /proc is not there)."""
     try:
