@@ -55,6 +55,8 @@ def test_every_node_reaches_done_with_a_time(qtbot, make_window):
         assert window.canvas.node_state(node_id) == "done", node_id
         assert TIME.search(features.captions[node_id]), features.captions[node_id]
     assert "8 ran" in window.statusBar().currentMessage()
+    answer = features.controller.last_result.outputs["answer"].text  # said on the status bar
+    assert f"Answer: {' '.join(answer.split())[:40]}" in window.statusBar().currentMessage()
     # a second run comes from the disk cache and says why
     run_and_wait(qtbot, window)
     trace = features.controller.last_result.trace

@@ -184,7 +184,7 @@ class RunMirror:
                  and (p.get("code") != "unsaved-graph" or self._names_relative_paths())]
         if notes:
             text += f" ({'; '.join(notes)})"
-        self.status(text)
+        self.status(text + _answer_said(result))
 
     def _names_relative_paths(self) -> bool:
         """Whether the run named a relative path (a sample's untitled copy names none: the
@@ -233,3 +233,17 @@ class RunMirror:
         self.timeline.canvas.selected = node_id
         self.timeline.canvas.update()
         self.inspector.show_node(node_id)
+
+
+ANSWER_SHOWN_CHARS = 160
+
+
+def _answer_said(result: RunResult) -> str:
+    """The run's answer, in a few words for the status bar (its sources are on the output
+    node); empty when the run answered nothing."""
+    answer = next((v for v in result.outputs.values() if isinstance(v, Answer)), None)
+    if answer is None or not answer.text.strip():
+        return ""
+    said = " ".join(answer.text.split())
+    cut = said[:ANSWER_SHOWN_CHARS].rstrip() + ("…" if len(said) > ANSWER_SHOWN_CHARS else "")
+    return f". Answer: {cut} (click the output node for its sources)"
