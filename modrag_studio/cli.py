@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "modrag_studio.commands.cache_command",
     "modrag_studio.commands.index_command",
     "modrag_studio.commands.evalset_generate_command",
+    "modrag_studio.commands.scorecard.scorecard_command",
 ]
 
 

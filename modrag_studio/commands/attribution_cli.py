@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
-from modrag_studio.engine.evidence.attribution import Attribution, EvidenceFinder, attribute
+from modrag_studio.engine.evidence.attribution import Attribution, attribute
 from modrag_studio.engine.evidence.expected import ExpectedEvidence
 from modrag_studio.engine.run.executor import RunResult
+from modrag_studio.evaluation.funnel import EvalAttribution
+
+__all__ = ["EvalAttribution", "add_attribute_option", "add_expect_option", "add_to_report",
+           "expected_from_args", "format_funnel", "run_evidence"]
 
 
 def add_expect_option(parser: argparse.ArgumentParser) -> None:
@@ -31,55 +34,6 @@ def expected_from_args(specs: list[str]) -> ExpectedEvidence:
 
 def run_evidence(result: RunResult, doc: GraphDocument, expected: ExpectedEvidence) -> Attribution:
     return attribute(result, doc, expected)
-
-
-class EvalAttribution:
-    """Per-node funnel over the queries of an evaluation, and each query's first loss.
-
-    A query *reaches* a node when at least one relevant document is in the node's output; it is
-    *lost here* when one arrived in the node's inputs and none is in its output; otherwise it
-    *never reached* the node (a node a query's run skipped counts as never reached).
-    """
-
-    def __init__(self, doc: GraphDocument, qrels: dict[str, dict[str, int]],
-                 targets: list[str]) -> None:
-        self.doc = doc
-        self.qrels = qrels
-        self.targets = targets
-        self.finder = EvidenceFinder()
-        self.counts: dict[str, dict[str, int]] = {}
-        self.first_loss: dict[str, str | None] = {}
-        self._queries = 0
-
-    def add(self, query_id: str, result: RunResult) -> None:
-        expected = ExpectedEvidence.from_qrels(self.qrels.get(query_id, {}))
-        found = attribute(result, self.doc, expected, targets=self.targets,
-                          finder=self.finder, explain=False)
-        self._queries += 1
-        seen = set()
-        for node in found.nodes:
-            seen.add(node.node_id)
-            counts = self._node_counts(node.node_id)
-            counts[{"reached": "reached", "lost": "lost_here"}.get(node.status,
-                                                                   "never_reached")] += 1
-        for node_id, counts in self.counts.items():
-            if node_id not in seen:
-                counts["never_reached"] += 1
-        self.first_loss[query_id] = found.first_loss
-
-    def _node_counts(self, node_id: str) -> dict[str, int]:
-        if node_id not in self.counts:
-            # a node first seen now was not reached by the earlier queries
-            self.counts[node_id] = {"reached": 0, "lost_here": 0,
-                                    "never_reached": self._queries - 1}
-        return self.counts[node_id]
-
-    def summary(self) -> dict[str, dict[str, int]]:
-        order = [n.id for n in self.doc.nodes]
-        return {node: self.counts[node] for node in sorted(self.counts, key=order.index)}
-
-    def hook(self) -> Callable[[str, RunResult], None]:
-        return self.add
 
 
 def add_to_report(data: dict[str, Any], funnel: EvalAttribution) -> None:

@@ -153,6 +153,7 @@ def evaluate_answers(
     batch_queries: bool = True,
     setup_hooks: Sequence[RunHook] = (),
     parallel: int = 1,
+    on_run: Callable[[EvalQuestion, RunResult], None] | None = None,
 ) -> EvalReport:
     """Run ``doc`` for each question and score its answer (through the one evaluation loop,
     ``loop.run_questions``: batched query side, early stop, cancellation).
@@ -162,6 +163,8 @@ def evaluate_answers(
     ``parallel`` > 1 asks that many questions at once (the embedded llama.cpp then decodes
     their answers in one batch, see ``docs/llm-backends.md``: faster, but a greedy answer
     may differ from the one-at-a-time run's, and from one such run to the next).
+    ``on_run`` is given each question's finished run, in question order (the scorecard
+    follows its evidence there).
     """
     registry = executor.registry
     output = answer_output_name(doc, answer_output, registry)
@@ -177,6 +180,8 @@ def evaluate_answers(
         if answer is not None and not isinstance(answer, Answer):
             answer = Answer(text=str(answer))
         row = score_question(question, answer, run.result, run.seconds, judge)
+        if on_run is not None:
+            on_run(question, run.result)
         if answer is None:
             row.error = run.result.trace.failure_summary(f"output '{output}' not produced")
         report.add(row, [{"query_id": row.id, "output": output, "reason": row.error}]

@@ -103,6 +103,7 @@ class Page:
     sections: list[Section] = field(default_factory=list)
     footer: str = ""
     script: str = ""  # extra inline script, after the page's own
+    style: str = ""  # extra inline CSS, after the page's own
 
     def add(self, title: str, body: Html, lead: str = "", anchor: str = "") -> Section:
         section = Section(title, body, lead, anchor)
@@ -116,7 +117,7 @@ class Page:
         return (
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{esc(self.title)}</title><style>{CSS}</style></head><body><main>"
+            f"<title>{esc(self.title)}</title><style>{CSS}{self.style}</style></head><body><main>"
             f"<header><h1>{esc(self.title)}</h1>"
             f"{paragraph(self.lead, 'lead') if self.lead else ''}"
             f"{f'<nav>{nav}</nav>' if nav else ''}</header>"

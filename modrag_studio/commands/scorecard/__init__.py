@@ -1,0 +1,1 @@
+"""``modrag scorecard``: a folder scored in one command (one page of HTML)."""
