@@ -16,6 +16,7 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
 from modrag_nodes.generation.messy_parsing import clean_single_text, parse_list
 from modrag_nodes.llm.client import LLMSpec
+from modrag_nodes.text.numbers import NUMBER_RUN
 from modrag_studio.engine.core.datatypes import Answer, Query
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import InputPort, OutputPort
@@ -156,14 +157,11 @@ def _similarities(embedder: EmbedderSpec, question: str, texts: list[str],
     return [float(v) for v in unit[1:] @ unit[0]]
 
 
-_NUMBER = re.compile(r"\d+(?:[.,/:-]\d+)*")
-
-
 def invented_numbers(question: str, rewrite: str) -> list[str]:
     """Numbers in ``rewrite`` that ``question`` does not contain (a rewrite that answers or
     invents: "HT-2024-1107 expires on 3/15/2024" for "When does HT-2024-1107 expire?")."""
-    known = set(_NUMBER.findall(question))
-    return [n for n in dict.fromkeys(_NUMBER.findall(rewrite))
+    known = set(NUMBER_RUN.findall(question))
+    return [n for n in dict.fromkeys(NUMBER_RUN.findall(rewrite))
             if n not in known and not any(n in k for k in known)]
 
 

@@ -39,15 +39,13 @@ from modrag_nodes.grounding.claims import (
 )
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.text.normalise import normalise as flat
-from modrag_nodes.text.scripts import HAN
-from modrag_nodes.text.words import contains_phrase
+from modrag_nodes.text.words import contains_phrase, word_count
 from modrag_studio.engine.core.datatypes import Claim, ScoredChunk
 
 ENTITY_KINDS = ("identifier", "name")
 CARRY_BACK = 3  # sentences a value's sentence may continue (antecedents)
 BRIDGE_HOPS = 2  # shared names a pairing may pass through within a block
 LEAD_WORDS = 3  # a sentence whose first name starts within this many words is about it
-_LEAD_TOKEN = re.compile(rf"[A-Za-z0-9_'\-]+|[{HAN}]{{1,2}}")  # two Chinese characters: a word
 _LINES = re.compile(r"[^\n]+")
 # a line that stands alone: a table row, a list item, a heading
 _OWN_LINE = re.compile(r"^\s*(?:\||[-*+] |\d{1,3}[.)] |#)", re.MULTILINE)
@@ -126,7 +124,7 @@ def _opens_on_name(sentence: EvidenceSentence, value: set[str]) -> bool:
     starts = [sentence.lead_of[e] for e in sentence.entities - value if e in sentence.lead_of]
     if not starts:
         return False
-    return len(_LEAD_TOKEN.findall(sentence.text[:min(starts)])) < LEAD_WORDS
+    return word_count(sentence.text[:min(starts)]) < LEAD_WORDS
 
 
 def document_words(item: ScoredChunk) -> set[str]:

@@ -33,7 +33,7 @@ from modrag_nodes.text.numbers import (
 )
 from modrag_nodes.text.scripts import HAN, is_han, language_of
 from modrag_nodes.text.stopwords import question_stop_words, word_list
-from modrag_nodes.text.words import bigrams, contains_phrase, loaded_jieba
+from modrag_nodes.text.words import LETTER_WORD, bigrams, contains_phrase, loaded_jieba
 from modrag_studio.engine.core.datatypes import Claim
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
@@ -229,7 +229,7 @@ def key_terms(question: str, extra_stop_words: Iterable[str] = ()) -> list[str]:
     for match in _IDENTIFIER.finditer(norm):
         terms.append(match.group(0))
     rest = _IDENTIFIER.sub(" ", norm)
-    for word in re.findall(r"[a-z][a-z\-']*[a-z]", rest):
+    for word in LETTER_WORD.findall(rest):
         word = word.removesuffix("'s")
         if len(word) < 3 or word in stop or word.endswith("ly"):
             continue

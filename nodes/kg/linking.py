@@ -23,6 +23,7 @@ from modrag_nodes.kg.extract_rules import _alternation
 from modrag_nodes.kg.store import KGStore, load_store
 from modrag_nodes.text.scripts import HAN
 from modrag_nodes.text.stopwords import word_list
+from modrag_nodes.text.words import LATIN_WORD_ANY_CASE
 from modrag_studio.engine.core.datatypes import Query
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.node import NodeContext, NodeType
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 # English function and question words only: words of a corpus's own questions ("service",
 # "mentor", "upstream") go in the node's 'stop_words' param.
 STOP_WORDS = word_list("function_words_en")
-_WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _CAPITALISED = re.compile(r"\b[A-Z][\w\-]*(?:\s+(?:[A-Z][\w\-]*|of|de|von))*")
 _IDENTIFIER = re.compile(r"\b[A-Za-z]+[0-9]*(?:[-_.][A-Za-z0-9]+)+\b|\b[A-Z]+[0-9]+[A-Z0-9]*\b")
 _QUOTED = re.compile(r"[\"“'‘「『]([^\"”'’」』]{2,60})[\"”'’」』]")
@@ -68,7 +68,8 @@ def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 def _ngrams(text: str, spans: list[tuple[int, int]], longest: int = 4,
             stop: frozenset[str] = STOP_WORDS) -> list[tuple[str, int, int]]:
     """Word n-grams (longest first) outside the spans, without stop-word-only grams."""
-    words = [m for m in _WORDS.finditer(text) if not _covered(spans, m.start(), m.end())]
+    words = [m for m in LATIN_WORD_ANY_CASE.finditer(text)
+             if not _covered(spans, m.start(), m.end())]
     grams = []
     for size in range(min(longest, len(words)), 0, -1):
         for i in range(len(words) - size + 1):

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from modrag_nodes.text.scripts import CJK_RUN
 from modrag_nodes.text.stopwords import english_stopwords
-from modrag_nodes.text.words import loaded_jieba, split
+from modrag_nodes.text.words import UNICODE_WORD, loaded_jieba, split
 from modrag_studio.engine.core.datatypes import Contract
 
 TokenizerKind = Literal["regex", "jieba", "bigram"]
@@ -32,7 +32,6 @@ StopWords = Literal["none", "english"]
 StemmerName = Literal["none", "english", "porter", "french", "german", "spanish", "italian",
                       "portuguese", "dutch", "russian", "swedish"]
 
-_LATIN_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _lock = threading.Lock()
 
 
@@ -67,7 +66,7 @@ def tokenize(config: Tokenizer, text: str) -> list[str]:
     elif config.kind == "jieba":
         tokens = _jieba_tokens(text)
     else:
-        tokens = split(text, word=_LATIN_WORD, run=CJK_RUN)
+        tokens = split(text, word=UNICODE_WORD, run=CJK_RUN)
     if config.stopwords == "english":
         stop = english_stopwords()
         tokens = [t for t in tokens if t not in stop]
@@ -97,4 +96,4 @@ def _stemmer(name: str):
 
 def _jieba_tokens(text: str) -> list[str]:
     jieba = loaded_jieba()
-    return [t for t in jieba.cut_for_search(text) if _LATIN_WORD.search(t)]
+    return [t for t in jieba.cut_for_search(text) if UNICODE_WORD.search(t)]

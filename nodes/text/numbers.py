@@ -58,6 +58,8 @@ def quantity_pattern(fillers: tuple[str, ...] = ()) -> re.Pattern[str]:
 BARE_NUMBER = re.compile(r"(?<![a-z0-9.\-])\d+(?:\.\d+)?(?![0-9a-z\-])")
 #: A decimal number, as written ("2", "1.5"), wherever it stands.
 DECIMAL = re.compile(r"\d+(?:\.\d+)?")
+#: A number with its separators, as written: "2,000", "1.5", "3/15/2024", "10:30".
+NUMBER_RUN = re.compile(r"\d+(?:[.,/:-]\d+)*")
 #: A decimal number that stands alone: not part of a word, an identifier, a time or a range.
 STANDALONE_NUMBER = re.compile(r"(?<![a-z0-9.\-:])\d+(?:\.\d+)?(?![0-9a-z\-:])")
 

@@ -14,6 +14,14 @@ from modrag_nodes.text.scripts import CJK, HAN_RUN
 #: A Latin word of normalised text: letters and digits, inner ``-``, ``_`` and ``.`` kept
 #: ("hs-40", "v2.1"), one character on its own.
 LATIN_WORD = re.compile(r"[a-z0-9][a-z0-9\-_.]*[a-z0-9]|[a-z0-9]")
+#: A word of letters only, inner hyphens and apostrophes kept, of normalised text: the key
+#: terms of a question ("joblib.dump" gives "joblib" and "dump", "HNF4A" gives "hnf").
+LETTER_WORD = re.compile(r"[a-z][a-z\-']*[a-z]")
+#: A word in any script (letters and digits, no underscore): the BM25 bigram tokenizer's
+#: words between runs of CJK characters.
+UNICODE_WORD = re.compile(r"[^\W_]+")
+#: A Latin word of raw text, either case.
+LATIN_WORD_ANY_CASE = re.compile(LATIN_WORD.pattern, re.IGNORECASE)
 #: A token of raw text: one CJK character, or a run of other non-space characters.
 TOKEN = re.compile(rf"[{CJK}]|[^\s{CJK}]+")
 _jieba_lock = threading.Lock()
@@ -63,6 +71,14 @@ def loaded_jieba():  # noqa: ANN201 - jieba has no types
             jieba.initialize()
             jieba._modrag_ready = True
     return jieba
+
+
+def word_count(text: str) -> int:
+    """Words of ``text``: its Latin words, and its Chinese characters two to a word (a run of
+    three counts two)."""
+    norm = normalise(text)
+    return (len(LATIN_WORD.findall(HAN_RUN.sub(" ", norm)))
+            + sum((len(run) + 1) // 2 for run in HAN_RUN.findall(norm)))
 
 
 def token_count(text: str) -> int:

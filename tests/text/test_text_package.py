@@ -7,7 +7,7 @@ from modrag_nodes.text.normalise import normalise, normalise_map
 from modrag_nodes.text.numbers import frequencies, parse_number, quantities
 from modrag_nodes.text.scripts import cjk_count, han_count, language_of
 from modrag_nodes.text.stopwords import english_stopwords, question_stop_words, word_list
-from modrag_nodes.text.words import split, token_count, words
+from modrag_nodes.text.words import split, token_count, word_count, words
 
 
 def test_one_language_threshold():
@@ -41,6 +41,11 @@ def test_split_takes_its_patterns():
 
 def test_token_count_counts_each_cjk_character():
     assert token_count("HS-40 每两千小时 检查。") == 1 + 5 + 3
+
+
+def test_word_count_counts_two_chinese_characters_as_a_word():
+    assert word_count("HS-40 needs 纽西兰鸡毛松") == 2 + 3
+    assert word_count("树高") == 1 and word_count("树高可") == 2
 
 
 def test_normalise_and_its_map():

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from modrag_nodes.generation.fact_match import fact_found, is_refusal
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import BARE_NUMBER, quantities
-from modrag_nodes.text.scripts import han_count, is_han
-from modrag_nodes.text.words import words
+from modrag_nodes.text.words import word_count
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.prompts import clip
 from modrag_studio.evaluation.generation.search import CorpusSearch
@@ -84,10 +83,7 @@ def wordy(answer: str, facts: list[str]) -> bool:
     instead of picking an answer ("New engineers at Norvale are paired with an experienced
     colleague for their first two years. The mentor meets ..." for "Who is the mentor for the
     new engineers?"), which is no agreement."""
-    def size(text: str) -> int:
-        return han_count(text) // 2 + sum(not is_han(word) for word in words(text))
-
-    return size(answer) > max(20, 3 * sum(size(f) for f in facts))
+    return word_count(answer) > max(20, 3 * sum(word_count(f) for f in facts))
 
 
 def agrees_with(fact: str, answer: str) -> bool:
