@@ -58,3 +58,15 @@ def input_default(doc: GraphDocument, input_name: str | None) -> str:
         if node.type == "graph.input" and node.params.get("name") == input_name:
             return str(node.params.get("default") or "")
     return ""
+
+
+def corpus_input_name(doc: GraphDocument) -> str | None:
+    """The graph input taking the corpus folder (None: the graph has none)."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.evaluation.runner import pick_inputs
+
+    try:
+        return pick_inputs(doc, None, None, default_registry())[1]
+    except Exception:  # no query input: the corpus input alone is what matters here
+        names = [n.params.get("name") for n in doc.nodes if n.type == "graph.input"]
+        return next((n for n in names if n in ("corpus", "corpus_path")), None)

@@ -40,7 +40,11 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
-from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
+from modrag_studio.ui.evaluate.background import (
+    BackgroundJob,
+    corpus_input_name,
+    input_default,
+)
 from modrag_studio.ui.evaluate.wording import in_studio_words
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
@@ -88,7 +92,7 @@ class GenerateDialog(QDialog):
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
-        self.corpus_name = _corpus_input(doc)
+        self.corpus_name = corpus_input_name(doc)
         corpus_row = QHBoxLayout()
         self.corpus = QLineEdit(self.inputs.get(self.corpus_name or "", "")
                                 or input_default(doc, self.corpus_name))
@@ -384,18 +388,6 @@ class GenerateDialog(QDialog):
 def _html(text: str) -> str:
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace("\n", "<br>"))
-
-
-def _corpus_input(doc: GraphDocument) -> str | None:
-    from modrag_studio.composition import default_registry
-    from modrag_studio.evaluation.runner import pick_inputs
-
-    try:
-        return pick_inputs(doc, None, None, default_registry())[1]
-    except Exception:  # no query input: the corpus input alone is what matters here
-        names = [n.params.get("name") for n in doc.nodes if n.type == "graph.input"]
-        return next((n for n in names if n in ("corpus", "corpus_path")), None)
-
 
 
 class EvalsetGeneration:

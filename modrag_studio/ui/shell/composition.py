@@ -17,8 +17,8 @@ The order is the order things appear in the menus, toolbars and docks:
 6. ``delete_guard``: asks when a store stopped before deleting most of its collection;
 7. ``evaluation_sets``: the evaluation-set dock and the Evaluation menu (needs ``run``);
 8. ``variants``: the Variants menu and switcher (needs ``run``);
-9. ``generation`` and ``tuning``: Evaluation > Generate evaluation set… and Tune… (need 7
-   and 8);
+9. ``generation``, ``tuning`` and ``scorecards``: Evaluation > Generate evaluation set…,
+   Tune… and Score this folder… (need 7 and 8);
 10. ``studio_ux``: the start page, the graph settings dock, the Help menu;
 11. ``live_run``: elapsed time and progress on running nodes (needs ``run``);
 12. ``node_flags``: bypass, pinned outputs, reroute points (needs ``run``);
@@ -64,6 +64,7 @@ from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
+from modrag_studio.ui.evaluate.scorecard_dialog import Scorecards
 from modrag_studio.ui.evaluate.tune_dialog import Tuning
 from modrag_studio.ui.evaluate.variants import VariantsController
 from modrag_studio.ui.history.feature import RunHistoryFeature
@@ -104,6 +105,7 @@ class StudioFeatures:
     variants: VariantsController
     generation: EvalsetGeneration
     tuning: Tuning
+    scorecards: Scorecards
     studio_ux: StudioUX
     live_run: LiveRun
     node_flags: NodeFlags
@@ -139,6 +141,7 @@ def compose(window: MainWindow) -> StudioFeatures:
     run.use_document_source(variants.applied)  # what will run: one place, the active variant
     generation = EvalsetGeneration(shell, evaluation_sets, variants)
     tuning = Tuning(shell, evaluation_sets, variants)
+    scorecards = Scorecards(shell, evaluation_sets, variants)
     studio_ux = StudioUX(shell)
     live_run = LiveRun(shell, run)
     node_flags = NodeFlags(shell, run)
@@ -158,6 +161,6 @@ def compose(window: MainWindow) -> StudioFeatures:
     answer_safety = AnswerSafety(shell)
     return StudioFeatures(run, evidence_debugger, preflight, cache_status, trust_prompt,
                           delete_guard, evaluation_sets, variants, generation, tuning,
-                          studio_ux, live_run, node_flags, editor_extras, index, model_memory,
-                          node_details, history, playground, subgraphs, trace_export,
-                          run_problems, new_from_folder, answer_safety)
+                          scorecards, studio_ux, live_run, node_flags, editor_extras, index,
+                          model_memory, node_details, history, playground, subgraphs,
+                          trace_export, run_problems, new_from_folder, answer_safety)

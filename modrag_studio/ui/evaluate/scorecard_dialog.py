@@ -1,0 +1,305 @@
+"""Evaluation > Score this folder…: the first-run scorecard in one action.
+
+The form names the folder (the graph's corpus input), how many questions to generate (or a
+set to use instead), the seed and the model writing the questions. Start runs
+``evaluation.scorecard.build_scorecard`` in a worker thread with a cancel token (the thread
+never touches a widget: it emits signals): questions generated and verified, the graph run on
+them, the evidence followed, one change tuned. The page (``reporting.scorecard_page``) is
+saved as one self-contained HTML file and shown here; "Apply as variant" stores the suggested
+change as a variant of the graph (one undo step; the base is never changed), only when the
+tuner found it significantly better.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from modrag_studio.engine.core.document import GraphDocument, VariantSpec
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.ui.evaluate.background import (
+    BackgroundJob,
+    corpus_input_name,
+    input_default,
+)
+from modrag_studio.ui.evaluate.wording import in_studio_words
+
+STAGES = {"questions": "questions kept", "answers": "questions answered"}
+
+
+class _Bridge(QObject):
+    status = Signal(str)
+    progress = Signal(str, int, int)  # stage, done, total (from the worker)
+    finished = Signal(object, str)  # Scorecard or None, error text
+
+
+def qt_html(page: str) -> str:
+    """The page as Qt's rich text shows it: its CSS variables replaced by their values (Qt
+    reads no ``var()``)."""
+    values = dict(re.findall(r"--([\w-]+):([^;}]+)", page.split("</style>", 1)[0]))
+    return re.sub(r"var\(--([\w-]+)\)", lambda m: values.get(m.group(1), "inherit"), page)
+
+
+class ScorecardDialog(QDialog):
+    """The form, the progress, the page and Apply as variant."""
+
+    def __init__(self, doc: GraphDocument, *, inputs: dict[str, str], executor: Executor,
+                 on_apply: Callable[[VariantSpec], None], page_path: str = "",
+                 evalset_path: str = "",
+                 guard: Callable[[GraphDocument, dict[str, str]], bool] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Score a folder with {doc.metadata.name or 'the graph'}")
+        self.resize(1000, 780)
+        self.doc, self.executor, self.on_apply = doc, executor, on_apply
+        self.inputs, self.guard = dict(inputs), guard
+        self.card: Any = None  # evaluation.scorecard.Scorecard of the last run
+        self.job = BackgroundJob("scorecard")
+        self.bridge = _Bridge()
+        self.bridge.status.connect(lambda text: self.status.setText(text))
+        self.bridge.progress.connect(self._on_progress)
+        self.bridge.finished.connect(self._on_finished)
+
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.corpus_name = corpus_input_name(doc)
+        self.corpus = QLineEdit(self.inputs.get(self.corpus_name or "", "")
+                                or input_default(doc, self.corpus_name))
+        form.addRow(f"Folder ({self.corpus_name or 'no corpus input'})",
+                    self._with_button(self.corpus, "Folder…", self._browse_corpus))
+        knobs = QHBoxLayout()
+        self.count = QSpinBox(minimum=1, maximum=500, value=20)
+        self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
+        self.model = QLineEdit("embedded")
+        self.model.setToolTip("The chat model writing the questions: embedded (the best "
+                              "installed), or BACKEND:MODEL such as ollama:qwen2.5:7b")
+        for label, widget in (("Questions", self.count), ("Seed", self.seed),
+                              ("Model", self.model)):
+            knobs.addWidget(QLabel(label))
+            knobs.addWidget(widget)
+        knobs.addStretch(1)
+        form.addRow("Generate", knobs)
+        self.evalset = QLineEdit(evalset_path)
+        self.evalset.setPlaceholderText("empty: generate and verify new questions")
+        form.addRow("Or use the set", self._with_button(self.evalset, "Browse…",
+                                                        self._browse_evalset))
+        self.page_path = QLineEdit(page_path or str(Path.cwd() / "scorecard.html"))
+        form.addRow("Save the page as", self._with_button(self.page_path, "Choose…",
+                                                          self._browse_page))
+        layout.addLayout(form)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v/%m")
+        layout.addWidget(self.progress)
+        self.status = QLabel("Choose the folder, then Start.")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.status)
+        self.view = QTextBrowser()
+        self.view.setOpenLinks(False)
+        layout.addWidget(self.view, 1)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start")
+        self.cancel_button = QPushButton("Cancel")
+        self.apply_button = QPushButton("Apply as variant")
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.apply_button.clicked.connect(self.apply)
+        self.cancel_button.setEnabled(False)
+        self.apply_button.setEnabled(False)
+        buttons.addStretch(1)
+        for button in (self.start_button, self.cancel_button, self.apply_button):
+            buttons.addWidget(button)
+        layout.addLayout(buttons)
+
+    @staticmethod
+    def _with_button(field: QLineEdit, text: str, action: Callable[[], None]) -> QHBoxLayout:
+        row = QHBoxLayout()
+        button = QPushButton(text)
+        button.clicked.connect(action)
+        row.addWidget(field, 1)
+        row.addWidget(button)
+        return row
+
+    def _browse_corpus(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Folder to score", self.corpus.text())
+        if path:
+            self.corpus.setText(path)
+
+    def _browse_evalset(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Evaluation set", self.evalset.text(),
+                                              "Evaluation sets (*.jsonl)")
+        if path:
+            self.evalset.setText(path)
+
+    def _browse_page(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the scorecard", self.page_path.text(),
+                                              "HTML pages (*.html)")
+        if path:
+            self.page_path.setText(path)
+
+    # running -----------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.job.busy
+
+    def request(self):
+        """The scorecard request of the form (raises, naming the field, when it is not
+        usable)."""
+        from modrag_studio.commands.evalset_generate_command import llm_from_flag
+        from modrag_studio.evaluation.generation import GenerationConfig
+        from modrag_studio.evaluation.scorecard import ScorecardRequest
+
+        page = Path(self.page_path.text().strip())
+        if not page.name or not page.parent.is_dir():
+            raise ValueError(f"Save the page as: the folder {page.parent} does not exist")
+        inputs = dict(self.inputs)
+        if self.corpus_name:
+            folder = self.corpus.text().strip()
+            if not Path(folder).is_dir():
+                raise ValueError(f"Folder: {folder or '(empty)'} is not a folder")
+            inputs[self.corpus_name] = str(Path(folder).absolute())
+        chosen = self.evalset.text().strip()
+        generation = None
+        if not chosen:
+            generation = GenerationConfig(n=self.count.value(),
+                                          llm=llm_from_flag(self.model.text()),
+                                          seed=self.seed.value())
+            generation.check()
+        questions = Path(chosen) if chosen else page.with_suffix(".questions.jsonl")
+        return ScorecardRequest(self.doc, inputs, questions, generation, self.seed.value())
+
+    def start(self) -> bool:
+        from modrag_studio.evaluation.scorecard import build_scorecard
+
+        if self.busy:
+            return False
+        try:
+            request = self.request()
+        except Exception as exc:  # a bad form: said in the dialog
+            self.status.setText(f"Cannot start: {in_studio_words(exc)}")
+            return False
+        if self.guard is not None and not self.guard(self.doc, request.inputs):
+            self.status.setText("Not started: the run was not allowed.")
+            return False
+        bridge, executor = self.bridge, self.executor
+        self.card = None
+        self.view.clear()
+        self.progress.setRange(0, 0)
+        self._set_busy(True)
+        self.status.setText("Scoring the folder…")
+
+        def compute(cancel: CancelToken) -> Any:
+            return build_scorecard(request, executor=executor, cancel=cancel,
+                                   on_status=bridge.status.emit,
+                                   on_progress=bridge.progress.emit)
+
+        self.job.start(compute, bridge.finished.emit)
+        return True
+
+    def cancel(self) -> None:
+        self.job.cancel()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self.job.wait(timeout)
+
+    def _set_busy(self, busy: bool) -> None:
+        self.start_button.setEnabled(not busy)
+        self.cancel_button.setEnabled(busy)
+        self.apply_button.setEnabled(False)
+
+    def _on_progress(self, stage: str, done: int, total: int) -> None:
+        self.progress.setRange(0, total)
+        self.progress.setValue(done)
+        self.status.setText(f"{done}/{total} {STAGES.get(stage, stage)}")
+
+    def _on_finished(self, card: Any, error: str) -> None:
+        from modrag_studio.reporting.scorecard_page import scorecard_html
+
+        self._set_busy(False)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1 if card is not None else 0)
+        if card is None:
+            self.status.setText("Stopped: cancelled." if "Cancel" in error
+                                else f"The scorecard failed: {in_studio_words(error)}")
+            return
+        self.card = card
+        page = scorecard_html(card.to_dict())
+        path = Path(self.page_path.text().strip())
+        try:
+            from modrag_studio.engine.core.document import atomic_write_text
+
+            atomic_write_text(path, page)
+            saved = f"Saved as {path}: one file that opens anywhere, to send as it is."
+        except OSError as exc:
+            saved = f"The page could not be saved to {path}: {exc}"
+        self.view.setHtml(qt_html(page))
+        self.status.setText(f"{card.suggestion.text} {saved}")
+        self.apply_button.setEnabled(card.suggestion.significant)
+
+    def apply(self) -> VariantSpec | None:
+        """Store the suggested change as a variant (with the figures of its test), only when
+        the tuner found it significantly better."""
+        from modrag_studio.engine.edit.variants import variant_names
+
+        if self.card is None or not self.card.suggestion.significant:
+            return None
+        taken = set(variant_names(self.doc))
+        name = next(n for n in ("scorecard", *(f"scorecard_{i}" for i in range(2, 1000)))
+                    if n not in taken)
+        variant = VariantSpec.model_validate({**self.card.suggestion.variant, "name": name})
+        self.on_apply(variant)
+        self.status.setText(f"{self.status.text()}\nStored as variant '{name}'.")
+        self.apply_button.setEnabled(False)
+        return variant
+
+
+class Scorecards:
+    """Evaluation > Score this folder…: the dialog on the base graph with the run bar's
+    inputs and the evaluation-set panel's file; the change is stored through the Variants
+    controller (undoable) and made the active variant."""
+
+    def __init__(self, window: Any, evaluation_sets: Any, variants: Any) -> None:
+        self.window, self.evaluation_sets, self.variants = window, evaluation_sets, variants
+        self.dialog: ScorecardDialog | None = None
+        evaluation_sets.menu.addSeparator()
+        evaluation_sets.menu.addAction("Score this folder…", self.open)
+
+    def open(self) -> ScorecardDialog:
+        variants = self.variants
+        doc = variants.document()
+        folder = doc.source_path.parent if doc.source_path is not None else Path.cwd()
+        dialog = ScorecardDialog(doc, inputs=variants.run_inputs(),
+                                 executor=variants.executor(), on_apply=self.store,
+                                 page_path=str(folder / "scorecard.html"),
+                                 parent=self.window,
+                                 guard=lambda d, i: variants.guards_allow(d, i, "Scorecard"))
+        self.dialog = dialog
+        dialog.show()
+        return dialog
+
+    def store(self, variant: VariantSpec) -> None:
+        from modrag_studio.engine.edit.variants import with_variant
+
+        variants = self.variants
+        variants.editor.replace(f"Scorecard variant {variant.name}",
+                                with_variant(variants.document(), variant))
+        variants.set_active(variant.name)
