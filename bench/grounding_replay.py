@@ -41,6 +41,7 @@ from modrag_studio.engine.cache.node_cache import NodeCache  # noqa: E402
 from modrag_studio.engine.core.document import GraphDocument, load  # noqa: E402
 from modrag_studio.engine.run.executor import Executor  # noqa: E402
 from modrag_studio.evaluation.evalset import EvalQuestion, load_evalset  # noqa: E402
+from modrag_studio.evaluation.scorecard.figures import headline  # noqa: E402
 
 REPLIES: dict[str, list[str]] = {}  # question -> the model's replies, attempt by attempt
 CALLS: dict[str, int] = {}
@@ -127,19 +128,9 @@ def replay(doc: GraphDocument, questions: list[EvalQuestion], rows: dict[str, di
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, str]:
-    answerable = [o for o in outcomes if o.answerable]
-    unanswerable = [o for o in outcomes if not o.answerable]
-    shown = [o for o in outcomes if not o.refused]
-    precision = (sum(o.right for o in shown) / len(shown)) if shown else float("nan")
-    wrongly = sum(o.refused for o in answerable)
-    return {
-        "facts right": f"{sum(o.right for o in answerable)}/{len(answerable)}",
-        "grounded-label precision": f"{precision:.2f} ({sum(o.right for o in shown)}/{len(shown)})",
-        "unanswerable refused": f"{sum(o.refused for o in unanswerable)}/{len(unanswerable)}",
-        "answerable wrongly refused": f"{wrongly}/{len(answerable)} "
-                                      f"({wrongly / max(1, len(answerable)):.0%})",
-        "invented numbers": str(sum(o.invented for o in outcomes)),
-    }
+    """The headline (the scorecard's own figures) and the invented numbers."""
+    return {**headline(outcomes).lines(),
+            "invented numbers": str(sum(o.invented for o in outcomes))}
 
 
 def main() -> None:
