@@ -247,7 +247,8 @@ class GroundingCheck(NodeType):
                                language if wrong_language else "", params.scope, swapped))
         found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
         if found_elsewhere and params.scope == "evidence":
-            ctx.warn(f"stated in evidence the answer does not cite: {', '.join(found_elsewhere)}")
+            ctx.warn(f"the answer says {', '.join(found_elsewhere)}, which only evidence it "
+                     "does not cite states (check the citations)")
         if port != "grounded":
             checked = checked.model_copy(update={"check_reason": reason})
         ctx.note(attempt=attempt, route=port, verdict=port, reason=reason,

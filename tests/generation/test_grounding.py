@@ -116,6 +116,8 @@ def test_scope_cited_or_evidence_and_citation_repair(run_node) -> None:
     assert "only blocks it does not cite" in run_node.ctx.details["reason"]
     loose = run_node(GroundingCheck, {"scope": "evidence", "fix_citations": False}, answer=answer)
     assert list(loose) == ["grounded"]
+    assert any("500 hours, which only evidence it does not cite states" in w
+               for w in run_node.ctx.warnings)  # said in words a newcomer reads
     fixed = run_node(GroundingCheck, {"scope": "cited"}, answer=answer)
     assert list(fixed) == ["grounded"]
     assert fixed["grounded"].text.endswith("500 hours [2].")
