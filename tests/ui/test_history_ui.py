@@ -70,6 +70,8 @@ def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
         assert "nodes removed: history" in banner and "retrieve (top_k)" in banner
         assert view.mirror.captions.run["parse"]  # the run's captions on its nodes
         assert "parse" in view.overlays.cards  # and its output cards
+        said = view.statusBar().currentMessage()
+        assert said.startswith("Run ok") and "working directory" not in said, said
         view.editor.remove_nodes(["parse"])  # read-only: the edit is refused
         assert "parse" in view.editor.document().node_ids() and view.editor.refused
         view.inspector.show_node("parse")

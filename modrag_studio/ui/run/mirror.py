@@ -188,10 +188,11 @@ class RunMirror:
 
     def _names_relative_paths(self) -> bool:
         """Whether the run named a relative path (a sample's untitled copy names none: the
-        "working directory" note would be a false alarm for it)."""
+        "working directory" note would be a false alarm for it); a recorded run shown again
+        (no request here) says nothing about today's working directory."""
         request = self.controller.last_request
         if request is None:
-            return True
+            return False
         return bool(relative_paths(request.doc, self.controller.registry,
                                    dict(request.inputs)))  # as typed, before resolving
 
