@@ -44,6 +44,7 @@ def test_auto_picks_numpy_for_queries_and_onnx_for_bulk_until_exported(tmp_path,
     assert _runtime(models.BULK_TEXTS) == "onnx"
     assert _runtime(1, runtime="torch") == "torch"
     assert _runtime(5000, runtime="numpy") == "numpy"
+    assert _runtime(5000, runtime="onnx-int8") == "onnx-int8"  # never picked by auto
     # once exported, ONNX Runtime starts quicker than numpy: queries take it too
     path = onnx_bert.export_path(_model_folder())
     path.parent.mkdir(parents=True)
@@ -130,3 +131,16 @@ def test_a_ray_actor_s_thread_share_limits_onnx_sessions(monkeypatch):
     if path is not None:  # the tests' model dir holds the export once a slow test made it
         session = onnx_bert.OnnxBert(_model_folder(), path).session
         assert session.get_session_options().intra_op_num_threads == 1
+
+
+@pytest.mark.slow  # quantises the export (and exports it unless the test cache holds it)
+def test_the_int8_runtime_is_asked_for_and_stays_near_float32():
+    models.clear_models()
+    fp32 = embed_texts(EmbedderSpec(extra={"runtime": "onnx"}), TEXTS)
+    spec = EmbedderSpec(extra={"runtime": "onnx-int8"})
+    int8 = embed_texts(spec, TEXTS)
+    model = models._sentence_transformer(spec)
+    assert model.path.name == onnx_bert.INT8_FILE and model.parameter_bytes() < 40_000_000
+    cosine = (fp32 * int8).sum(axis=1)
+    assert cosine.min() > 0.95 and cosine.mean() > 0.98  # near float32 ...
+    assert np.abs(fp32 - int8).max() > 1e-4  # ... and not float32 itself
