@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.document import from_json_dict
@@ -79,7 +80,11 @@ def test_studio_runs_are_recorded_and_shown_as_they_ran_after_the_graph_changed(
         assert view.inspector.node_id == "parse"
         qtbot.waitUntil(view.isVisible)
         view.grab().save(str(shots / "history_run_view_changed.png"))
-        view.close()
+        view.activateWindow()
+        qtbot.waitUntil(view.isActiveWindow)
+        view.canvas.view.setFocus()
+        qtbot.keyClick(view.canvas.view, Qt.Key.Key_Escape)  # Esc closes it, as Ctrl+W does
+        qtbot.waitUntil(lambda: not view.isVisible())
         qtbot.waitUntil(lambda: not history.views, timeout=5_000)  # closed: freed
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMainWindow, QVBoxLayout, QWidget
 
 from modrag_studio.engine.core.document import GraphDocument
@@ -83,6 +84,8 @@ class RunView(QMainWindow):
         self.resizeDocks([self.timeline], [170], Qt.Orientation.Vertical)
         self.resizeDocks([self.inspector], [380], Qt.Orientation.Horizontal)
         self._fitted = False
+        for keys in (QKeySequence(QKeySequence.StandardKey.Close), QKeySequence("Escape")):
+            QShortcut(keys, self, activated=self.close)  # Ctrl+W or Esc closes the view
         self.replay()
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
