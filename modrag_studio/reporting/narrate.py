@@ -38,6 +38,9 @@ def _scored_inputs(visit: NodeVisit) -> list[ValueSummary]:
     return [s for s in visit.inputs.values() if "ScoredChunk" in s.type or s.type == "list[list]"]
 
 
+NOTHING = "passed on nothing"
+
+
 def describe_output(visit: NodeVisit, summary: ValueSummary, plain: bool = False) -> str:
     """One phrase for one output summary (``plain``: without the engine's words)."""
     item, count = _item_type(summary), summary.count or 0
@@ -64,7 +67,7 @@ def describe_output(visit: NodeVisit, summary: ValueSummary, plain: bool = False
     if item:
         noun = "item" if item in ("Any", "object") else item.lower()
         if plain and not count:
-            return "passed on nothing"
+            return NOTHING
         return f"produced a list of {_plural(count, noun)}"
     if summary.type == "Answer":
         match = _CITES.search(first)
@@ -168,7 +171,8 @@ def describe_visit(visit: NodeVisit, title: str = "", registry: NodeRegistry | N
     uncut = _uncut_port(visit.type_id, registry)  # repeats "results": not told twice
     phrases = [_flag(p, s) if s.type == "bool" else describe_output(visit, s, plain)
                for p, s in visit.outputs.items() if p != uncut]
-    phrase = "; ".join(phrases) if phrases else "finished without output"
+    told = [p for p in phrases if p != NOTHING] or phrases  # an empty side output says nothing
+    phrase = "; ".join(told) if told else "finished without output"
     claims = visit.details.get("claims")
     if isinstance(claims, list) and visit.details.get("reason"):  # a grounding check
         phrase = (f"looked up {_plural(len(claims), 'claim')} of the answer in the documents: "

