@@ -195,13 +195,21 @@ def node_family(module: str) -> str | None:
     return parts[1] if parts[0] == "modrag_nodes" and len(parts) > 1 else None
 
 
-def family_cycles(imports: list[Import], resolve=_resolve) -> list[str]:
-    """Each loop between node families, as the imports that make it (file:line)."""
+def studio_part(module: str) -> str | None:
+    """The studio sub-package a module belongs to: ``modrag_studio.ui.canvas.view`` ->
+    ``canvas``; None outside ``ui/``'s sub-packages."""
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["modrag_studio", "ui"] and len(parts) > 3 else None
+
+
+def family_cycles(imports: list[Import], resolve=_resolve, family=node_family) -> list[str]:
+    """Each loop between families (node families, or with ``family=studio_part`` the
+    studio's sub-packages), as the imports that make it (file:line)."""
     graph: dict[str, set[str]] = defaultdict(set)
     where: dict[tuple[str, str], list[str]] = defaultdict(list)
     for imp in imports:
         target = resolve(imp.target)
-        source_family, target_family = node_family(imp.source), node_family(target or "")
+        source_family, target_family = family(imp.source), family(target or "")
         if source_family and target_family and source_family != target_family:
             graph[source_family].add(target_family)
             where[source_family, target_family].append(
@@ -217,6 +225,24 @@ def test_no_import_cycle_between_node_families():
     """The folder test sees nodes/ as one package; inside it, the families (grounding,
     retrieval, llm, ...) import one way too."""
     assert family_cycles(IMPORTS) == []
+
+
+def test_no_import_cycle_between_studio_sub_packages():
+    """The folder test sees ui/ as one package; inside it, canvas, inspection, run,
+    evaluate, present, history, subgraphs, panels and shell import one way too."""
+    assert family_cycles(IMPORTS, family=studio_part) == []
+
+
+def test_the_studio_cycle_finder_sees_a_loop_the_code_once_had():
+    here = ROOT / "modrag_studio" / "ui" / "x.py"
+    back = Import("modrag_studio.ui.inspection.overlays", "modrag_studio.ui.canvas.elide_id",
+                  here, 1)
+    loop = [Import("modrag_studio.ui.canvas.subgraph_view",
+                   "modrag_studio.ui.inspection.overlays", here, 2), back]
+    assert family_cycles(loop, lambda name: name, studio_part) == [
+        "{canvas, inspection}: modrag_studio/ui/x.py:2: modrag_studio.ui.inspection.overlays",
+        "{canvas, inspection}: modrag_studio/ui/x.py:1: modrag_studio.ui.canvas.elide_id"]
+    assert family_cycles([back], lambda name: name, studio_part) == []
 
 
 def test_the_family_cycle_finder_names_the_imports():
