@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.scripts import HAN
 from modrag_studio.engine.core.datatypes import Prompt
 
@@ -49,10 +50,6 @@ def _trails_an_answer(text: str, refusal: str) -> bool:
 _PROSE = re.compile(rf"\w+\s+\w+\s+\w+|[{HAN}]{{2}}")
 
 
-def _fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
 def _like(text: str, placeholder: str) -> bool:
     """A placeholder half translated or reworded ("<句子 with the facts>"): most of its
     words are there."""
@@ -78,13 +75,13 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
     if prompt is None:
         return reply, []
     instructions = instruction_text(prompt)
-    folded = _fold(instructions)
-    placeholders = {_fold(m.group(1)) for m in _ANGLE.finditer(instructions)}
-    words = {_fold(m.group(1)) for m in _WORD_BRACKET.finditer(instructions)}
+    folded = normalise(instructions)
+    placeholders = {normalise(m.group(1)) for m in _ANGLE.finditer(instructions)}
+    words = {normalise(m.group(1)) for m in _WORD_BRACKET.finditer(instructions)}
     removed: list[str] = []
 
     def angle(match: re.Match[str]) -> str:
-        inner = _fold(match.group(1))
+        inner = normalise(match.group(1))
         if inner in placeholders or any(_like(inner, p) for p in placeholders):
             removed.append(match.group(0))
             return ""
@@ -96,7 +93,7 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
     text = _ANGLE.sub(angle, reply)
 
     def bracket(match: re.Match[str]) -> str:
-        if _fold(match.group(1)) in words:
+        if normalise(match.group(1)) in words:
             removed.append(match.group(0))
             return ""
         return match.group(0)
@@ -105,16 +102,16 @@ def strip_echo(reply: str, prompt: Prompt | None, refusal: str = "") -> tuple[st
     if removed:  # what is left of a copied answer pattern ("Write the answer as:")
         lines = []
         for line in text.splitlines():
-            line_folded = _fold(line)
+            line_folded = normalise(line)
             if (len(line_folded) >= 10 and line_folded in folded
-                    and line_folded != _fold(refusal)):
+                    and line_folded != normalise(refusal)):
                 removed.append(line)
                 continue
             lines.append(line)
         text = "\n".join(lines)
-    if refusal and _fold(refusal) in _fold(text) and (_CITED.search(text)
+    if refusal and normalise(refusal) in normalise(text) and (_CITED.search(text)
                                                       or _trails_an_answer(text, refusal)):
-        rest = _fold(text).replace(_fold(refusal), " ")
+        rest = normalise(text).replace(normalise(refusal), " ")
         if re.search(rf"[\w{HAN}]{{2,}}", _CITED.sub(" ", rest)):
             text = re.sub(_refusal_pattern(refusal), " ", text, flags=re.IGNORECASE)
             removed.append(refusal)
