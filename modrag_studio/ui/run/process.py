@@ -83,10 +83,28 @@ class _QueueHook(RunHook):
         _send(self.events, ("on_node_end", {**kwargs, "inputs": {}}))
 
 
-def worker_main(requests: Any, events: Any, cancel_event: Any) -> None:
+PARENT_CHECK_S = 1.0
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when the studio that started it is gone (killed, crashed): an
+    orphan would hold its models' memory and wait for requests forever."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="modrag-parent-watch", daemon=True).start()
+
+
+def worker_main(requests: Any, events: Any, cancel_event: Any, parent: int | None = None
+                ) -> None:
     """The worker process: one executor with the disk cache, serving run requests (and
     exporting their traces when a request carries the studio's trace export setting)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    _exit_with_parent(parent or os.getppid())  # given: the studio may be gone already
     _lower_priority()
     from modrag_studio.composition import default_registry
     from modrag_studio.engine.cache.node_cache import NodeCache
@@ -161,7 +179,8 @@ class ProcessRunner:
         self._events = self._ctx.Queue()
         self._cancel = self._ctx.Event()
         self._proc = self._ctx.Process(target=worker_main, name="modrag-run-worker",
-                                       args=(self._requests, self._events, self._cancel),
+                                       args=(self._requests, self._events, self._cancel,
+                                             os.getpid()),
                                        daemon=True)
         self._proc.start()
 
