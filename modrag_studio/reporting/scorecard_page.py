@@ -26,22 +26,24 @@ from modrag_studio.reporting.page import (
 )
 
 STYLE = """
-.tiles{display:grid;grid-template-columns:repeat(4,1fr);gap:12px}
-.tile{border:1px solid var(--line);border-radius:10px;padding:12px 14px;background:var(--wash)}
+table.tiles{table-layout:fixed;border-collapse:separate;border-spacing:12px 0;margin:0 -12px;
+width:calc(100% + 24px)}
+td.tile{border:1px solid var(--line);border-radius:10px;padding:12px 14px;background:var(--wash)}
 .tile .value{font-size:1.9em;font-weight:700;font-variant-numeric:tabular-nums}
 .tile .label{color:var(--muted);font-size:.9em}
 .tile.good .value{color:var(--good)}.tile.bad .value{color:var(--bad)}
 .tile.warn .value{color:var(--warn)}
-.bar{height:10px;border-radius:5px;background:var(--line);min-width:120px;overflow:hidden;
-display:flex}
-.bar span{display:block;height:100%}
-.bar .reached{background:var(--good)}.bar .lost{background:var(--bad)}
+table.bar{width:100%;min-width:120px;border-collapse:separate;border-radius:5px;
+overflow:hidden;background:var(--line)}
+table.bar td{height:10px;padding:0;border:0}
+table.bar td.bar-reached{background:var(--good)}
+table.bar td.bar-lost{background:var(--bad)}
 .worst{border-top:1px solid var(--line);padding:10px 0}
 .worst:first-child{border-top:0}
 .worst .q{font-weight:600}
 .worst .a{white-space:pre-wrap;color:var(--muted);margin:4px 0}
 pre{background:var(--wash);padding:10px;border-radius:6px;overflow:auto;font-size:.85em}
-@media (max-width:760px){.tiles{grid-template-columns:repeat(2,1fr)}}
+@media (max-width:760px){table.tiles td{display:block;margin-bottom:8px}}
 """
 ANSWER_CHARS = 360
 STATUS_TONES = {"significant": ("good", "significant"), "not significant": ("muted", "none"),
@@ -57,8 +59,8 @@ def _tone(right: int, total: int) -> str:
 
 
 def _tile(value: str, label: str, tone: str) -> Html:
-    return tag("div", join([tag("div", value, class_="value"), tag("div", label,
-                                                                   class_="label")]),
+    return tag("td", join([tag("div", value, class_="value"), tag("div", label,
+                                                                  class_="label")]),
                class_=f"tile {tone}")
 
 
@@ -78,7 +80,15 @@ def _figures(card: Mapping[str, Any]) -> Html:
               "answerable questions wrongly refused",
               _tone(h["answerable"] - h["wrongly_refused"], h["answerable"])),
     ]
-    return tag("div", join(tiles), class_="tiles")
+    return tag("table", tag("tr", join(tiles)), class_="tiles")
+
+
+def _bar(reached: float, lost: float) -> Html:
+    """A bar of three parts: reached (green), lost here (red), the rest."""
+    cells = [tag("td", "", class_=f"bar-{name}", width=f"{share:.0f}%")
+             for name, share in (("reached", reached), ("lost", lost),
+                                 ("rest", 100 - reached - lost)) if round(share) > 0]
+    return tag("table", tag("tr", join(cells)), class_="bar", width="100%")
 
 
 def _funnel(card: Mapping[str, Any]) -> tuple[Html, str]:
@@ -94,9 +104,7 @@ def _funnel(card: Mapping[str, Any]) -> tuple[Html, str]:
         count = max(1, sum(counts.values()))
         reached = 100 * counts["reached"] / count
         lost_share = 100 * counts["lost_here"] / count
-        bar = tag("div", join([tag("span", "", class_="reached", style=f"width:{reached:.0f}%"),
-                               tag("span", "", class_="lost", style=f"width:{lost_share:.0f}%")]),
-                  class_="bar")
+        bar = _bar(reached, lost_share)
         rows.append([node, counts["reached"], counts["lost_here"], counts["never_reached"], bar])
         classes.append("lost" if node == lost.get("node") else None)
     body = table(["node", "reached", "lost here", "never reached", ""], rows,
@@ -170,9 +178,11 @@ def _checks(card: Mapping[str, Any]) -> Html:
 def scorecard_page(card: Mapping[str, Any]) -> Page:
     """The page of a scorecard's JSON."""
     corpus = Path(card["corpus"]).name or card["corpus"] or "the corpus"
+    written = ("written from" if card.get("generation", {}).get("source") == "generated"
+               else "about")
     page = Page(f"Scorecard: {card['graph']} on {corpus}",
-                lead=f"The graph {card['graph']} answered questions written from the folder "
-                     f"{card['corpus']}; what it got right, where it loses the evidence and "
+                lead=f"The graph {card['graph']} answered questions {written} the folder "
+                     f"{card['corpus']}: what it got right, where it loses the evidence and "
                      "the one change worth making.", style=STYLE,
                 footer=f"ModRAG Studio scorecard of {card['graph']} · questions in "
                        f"{Path(card['evalset']).name}")

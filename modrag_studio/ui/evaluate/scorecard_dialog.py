@@ -53,10 +53,32 @@ class _Bridge(QObject):
 
 
 def qt_html(page: str) -> str:
-    """The page as Qt's rich text shows it: its CSS variables replaced by their values (Qt
-    reads no ``var()``)."""
-    values = dict(re.findall(r"--([\w-]+):([^;}]+)", page.split("</style>", 1)[0]))
-    return re.sub(r"var\(--([\w-]+)\)", lambda m: values.get(m.group(1), "inherit"), page)
+    """The page as Qt's rich text shows it: Qt reads no ``var()``, no compound class selector
+    and no navigation bar, so the variables take their values and the classes that carry
+    colour get them inline."""
+    head, _, body = page.partition("</style>")
+    values = dict(re.findall(r"--([\w-]+):([^;}]+)", head))
+
+    def colour(name: str) -> str:
+        return values.get(name, "inherit")
+
+    styles = {f"badge {tone}": f"background-color:{colour(tone + '-bg')};color:{colour(tone)};"
+              "font-weight:600" for tone in ("good", "bad", "warn", "info")}
+    styles["badge muted"] = f"background-color:{colour('wash')};color:{colour('muted')}"
+    styles.update({f"tile {tone}": f"color:{colour(tone)}" for tone in ("good", "bad", "warn")})
+    styles.update({name: f"color:{colour('muted')}" for name in ("lead", "label", "muted", "a")})
+    styles.update({"value": "font-size:20pt;font-weight:700", "q": "font-weight:600",
+                   "lost": f"background-color:{colour('bad-bg')}",
+                   "bar-reached": f"background-color:{colour('good')}",
+                   "bar-lost": f"background-color:{colour('bad')}",
+                   "bar-rest": f"background-color:{colour('line')}"})
+    body = re.sub(r"<nav>.*?</nav>", "", body, flags=re.S).replace("<table>",
+                                                                   '<table width="100%">')
+    body = body.replace('<table class="tiles">', '<table class="tiles" width="100%" '
+                        'cellspacing="10">')
+    body = re.sub(r'class="([^"]+)"', lambda m: f'{m[0]} style="{styles[m[1]]}"'
+                  if m[1] in styles else m[0], body)
+    return re.sub(r"var\(--([\w-]+)\)", lambda m: colour(m[1]), head) + "</style>" + body
 
 
 class ScorecardDialog(QDialog):
