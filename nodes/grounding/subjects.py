@@ -30,7 +30,7 @@ from modrag_nodes.grounding.claims import (
 )
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.normalise import normalise as flat
-from modrag_nodes.text.numbers import NUMBER, quantities
+from modrag_nodes.text.numbers import CN_NUMERALS, NUMBER, quantities
 from modrag_nodes.text.scripts import is_han
 from modrag_nodes.text.words import contains_phrase
 
@@ -150,7 +150,7 @@ _ASKS_DATE = re.compile(
     r"closes|signed|founded|renewed|due)\b|\bwhat (?:date|day|time|year)\b|"
     r"什么时候|何时|哪一天|哪天|几点|哪一年|哪年|几月")
 _DATE_WORDS = re.compile(  # a year (1227年, 1997), a century or era, a clock hour (六点, 9时)
-    r"(?<![0-9\-])(?:1\d{3}|20\d{2})(?![0-9\-])|[0-9一二三四五六七八九十百千〇零两]+\s*(?:年|世纪|点|时)"
+    rf"(?<![0-9\-])(?:1\d{{3}}|20\d{{2}})(?![0-9\-])|[0-9{CN_NUMERALS}]+\s*(?:年|世纪|点|时)"
     r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|bc|ad)\b")
 _TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
 # a number as the answer metrics read one (digits, 五百, "five"), or a count word

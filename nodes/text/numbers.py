@@ -40,8 +40,10 @@ _EN_NUMBERS = {
     "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
     "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }
-NUMBER = (r"(?P<num>(?<![a-z0-9.\-])\d+(?:\.\d+)?|[零〇一二两三四五六七八九十百千万]+|\b(?:"
-           + "|".join(sorted(_EN_NUMBERS, key=len, reverse=True)) + r")\b)")
+#: Chinese numeral characters and English number words, as pattern pieces.
+CN_NUMERALS = "".join(_CN_DIGITS) + "".join(_CN_SCALES)
+EN_NUMBER_WORDS = "|".join(sorted(_EN_NUMBERS, key=len, reverse=True))
+NUMBER = (rf"(?P<num>(?<![a-z0-9.\-])\d+(?:\.\d+)?|[{CN_NUMERALS}]+|\b(?:{EN_NUMBER_WORDS})\b)")
 UNIT_GROUP = (r"(?P<unit>" + "|".join(re.escape(alias) for alias, _ in UNIT_ALTERNATIVES)
                + r")(?![a-z])")
 QUANTITY = re.compile(NUMBER + r"\s*" + UNIT_GROUP)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from modrag_nodes.generation.fact_match import fact_found, is_refusal
 from modrag_nodes.text.normalise import normalise
-from modrag_nodes.text.numbers import BARE_NUMBER, quantities
+from modrag_nodes.text.numbers import BARE_NUMBER, CN_NUMERALS, EN_NUMBER_WORDS, quantities
 from modrag_nodes.text.words import word_count
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.prompts import clip
@@ -141,8 +141,8 @@ _ASKS_WHEN = re.compile(r"^\s*(?:when|how (?:often|long|many|much))\b|多久|多
                         re.IGNORECASE)
 _SAYS_WHEN = re.compile(r"\b\d+(?:[.,]\d+)?\s*[a-z%]|(?<![\w-])(?:1[5-9]|20)\d\d(?![\w-])|"
                         r"\b(?:before|after|since|until|every|each|daily|weekly|"
-                        r"monthly|yearly|annually|once|twice|one|two|three|four|five|six|seven|"
-                        r"eight|nine|ten|twelve)\b|[年月日周天时点次个一二三四五六七八九十百千万]",
+                        rf"monthly|yearly|annually|once|twice|{EN_NUMBER_WORDS})\b"
+                        rf"|[年月日周天时点次个{CN_NUMERALS}]",
                         re.IGNORECASE)
 
 
