@@ -71,7 +71,7 @@ def studio_picture(folder: Path, out: Path) -> Path:
 def browser_picture(page: Path, out: Path, chromium: str, folder: Path) -> None:
     """The page in headless Chromium, full height."""
     subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={folder / 'chromium'}",
-                    "--window-size=1200,2300", f"--screenshot={out / 'scorecard-page.png'}",
+                    "--window-size=1200,2150", f"--screenshot={out / 'scorecard-page.png'}",
                     page.as_uri()], check=True, capture_output=True, timeout=120)
 
 
