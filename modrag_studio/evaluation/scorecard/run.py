@@ -229,7 +229,7 @@ def _json_or_text(text: str) -> Any:
 
 
 def questions_of(request: ScorecardRequest, executor: Executor, cancel: CancelToken,
-                 on_status: Status, on_progress: Progress | None) -> tuple[EvalSet, dict]:
+                 on_status: Status, on_progress: Progress | None) -> tuple[EvalSet, dict[str, Any]]:
     """The evaluation set: generated (and saved to ``questions_path``) or read from it."""
     if request.generation is None:
         evalset = load_evalset(request.questions_path)
@@ -257,7 +257,7 @@ def build_scorecard(request: ScorecardRequest, *, executor: Executor,
     cancel = cancel or CancelToken()
     status = on_status or (lambda _text: None)
     registry = executor.registry
-    query_input, _corpus = pick_inputs(request.doc, None, None, registry)
+    query_input, corpus_name = pick_inputs(request.doc, None, None, registry)
     doc, warnings = fit_to_corpus(request.doc, registry, request.inputs)
     for warning in warnings:
         status(f"warning: {warning}")
@@ -296,7 +296,9 @@ def build_scorecard(request: ScorecardRequest, *, executor: Executor,
     else:
         suggestion = _not_tested("the tuner was not asked to run")
     seconds["tuning"] = time.perf_counter() - started
-    corpus = next((str(v) for k, v in request.inputs.items() if k == _corpus), "")
+    corpus = str(request.inputs.get(corpus_name or "", "") or next(
+        (n.params.get("default", "") for n in doc.nodes
+         if n.type == "graph.input" and n.params.get("name") == corpus_name), ""))
     return scorecard_figures(report.results, trails,
                              query_side(doc, query_input, funnel.summary()),
                              graph=doc.metadata.name or "graph", corpus=corpus,
