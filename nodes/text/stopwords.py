@@ -11,11 +11,16 @@ from functools import cache
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
+#: The lists, part of this module's code identity (a cached result never outlives an edit).
+__data_files__ = ("stopwords_en.txt", "question_words_en.txt", "question_words_zh.txt",
+                  "function_words_en.txt", "asking_words_en.txt", "asking_words_zh.txt")
 
 
 @cache
 def word_list(name: str) -> frozenset[str]:
     """The words of the list ``name`` (``stopwords_en``, ...), lower case."""
+    if f"{name}.txt" not in __data_files__:
+        raise ValueError(f"no word list '{name}' (the lists: {', '.join(__data_files__)})")
     lines = (_HERE / f"{name}.txt").read_text(encoding="utf-8").splitlines()
     return frozenset(word.lower() for line in lines
                      for word in line.partition("#")[0].split())

@@ -3,6 +3,10 @@ stop words from the shipped lists."""
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 from modrag_nodes.text.normalise import normalise, normalise_map
 from modrag_nodes.text.numbers import frequencies, parse_number, quantities
 from modrag_nodes.text.scripts import cjk_count, han_count, language_of
@@ -63,8 +67,32 @@ def test_quantities_read_every_spelling():
     assert frequencies("the last two years") == set()
 
 
+def test_word_lists_are_part_of_the_code_identity(tmp_path, monkeypatch):
+    """An edited word list re-runs the nodes that read it, as edited code does."""
+    import importlib
+    from pathlib import Path
+
+    from modrag_nodes.text import stopwords
+    from modrag_studio.engine.cache.code_identity import _module_identity
+
+    shipped = {p.name for p in Path(stopwords.__file__).parent.glob("*.txt")}
+    assert set(stopwords.__data_files__) == shipped
+    (tmp_path / "lists_mod.py").write_text('__data_files__ = ("words.txt",)\n')
+    (tmp_path / "words.txt").write_text("alpha\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("lists_mod")
+    try:
+        before = _module_identity("lists_mod")
+        (tmp_path / "words.txt").write_text("alpha beta\n")
+        assert _module_identity("lists_mod") != before
+    finally:
+        sys.modules.pop("lists_mod", None)
+
+
 def test_stop_words_come_from_the_word_lists():
     assert {"the", "of", "is", "and"} <= english_stopwords()
     assert "upstream" in question_stop_words() and "upstream" not in english_stopwords()
     assert {"什么", "上游"} <= word_list("question_words_zh")
     assert "#" not in "".join(word_list("question_words_en"))  # comments are not words
+    with pytest.raises(ValueError, match="no word list 'stopwords_xx'"):
+        word_list("stopwords_xx")

@@ -5,7 +5,9 @@ edited plug-in): the key holds a hash of the source of every module that defines
 class or one of its bases (outside the engine), and of the helper modules those import from
 their own library (``ingest/splitters.py`` -> ``ingest/spans.py``, ``grounding/check.py`` ->
 ``generation/fact_match.py``, followed transitively, lazy imports too), so changing any of
-them re-runs the node, and the trace says "node code changed".
+them re-runs the node, and the trace says "node code changed". A module that reads data files
+beside it names them in ``__data_files__`` (the text package's word lists): they count as its
+source.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from functools import cache
@@ -127,9 +130,14 @@ def _module_identity(module_name: str) -> str:
     module = sys.modules.get(module_name)
     path = getattr(module, "__file__", None)
     if path:
+        digest = hashlib.sha256()
+        folder = os.path.dirname(path)
         try:
-            with open(path, "rb") as handle:
-                return hashlib.sha256(handle.read()).hexdigest()
+            for name in (path, *(os.path.join(folder, data)
+                                 for data in getattr(module, "__data_files__", ()))):
+                with open(name, "rb") as handle:
+                    digest.update(handle.read())
+            return digest.hexdigest()
         except OSError:
             pass
     top = module_name.split(".", 1)[0]
