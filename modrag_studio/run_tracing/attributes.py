@@ -24,6 +24,7 @@ from openinference.semconv.trace import (
 )
 
 from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
+from modrag_studio.engine.core.node import NodeType
 from modrag_studio.engine.run.trace import NodeVisit
 
 Attributes = dict[str, Any]
@@ -51,27 +52,21 @@ MAX_DOCUMENTS = 50
 #: Content longer than this is cut (an attribute is not a file).
 MAX_TEXT = 8000
 
-_KIND_BY_PREFIX = (
-    ("retrieve.", RETRIEVER), ("kg.search", RETRIEVER),
-    ("rerank.", RERANKER), ("fuse.", RERANKER), ("kg.centrality_rerank", RERANKER),
-    ("embed.chunks", EMBEDDING),
-    ("llm.generate", LLM), ("llm.chat", LLM),
-)
+_KINDS = {"retriever": RETRIEVER, "reranker": RERANKER, "embedding": EMBEDDING, "llm": LLM}
 
 
-def span_kind(type_id: str) -> str:
-    """The OpenInference span kind of a node type (CHAIN unless it retrieves, reranks or
-    fuses, embeds, or calls a chat model for its output)."""
-    for prefix, kind in _KIND_BY_PREFIX:
-        if type_id.startswith(prefix):
-            return kind
-    return CHAIN
+def span_kind(node_type: type[NodeType] | None) -> str:
+    """The OpenInference span kind a node type declares (``NodeType.span_kind``): CHAIN
+    unless it retrieves, reranks or fuses, embeds, or calls a chat model for its output."""
+    declared = node_type.span_kind if node_type is not None else None
+    return _KINDS[declared] if declared is not None else CHAIN
 
 
 def visit_attributes(visit: NodeVisit, inputs: Mapping[str, Any], outputs: Mapping[str, Any],
-                     *, content: bool) -> Attributes:
-    """Every attribute of one node visit's span."""
-    kind = span_kind(visit.type_id)
+                     *, content: bool, node_type: type[NodeType] | None = None) -> Attributes:
+    """Every attribute of one node visit's span (``node_type``: the visit's type, which
+    declares the span kind; None for a type the registry does not know)."""
+    kind = span_kind(node_type)
     attrs: Attributes = {
         SpanAttributes.OPENINFERENCE_SPAN_KIND: kind,
         "modrag.node.id": visit.node_id,

@@ -30,6 +30,8 @@ from opentelemetry.sdk.trace import Event
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
+from modrag_studio.engine.core.graph_io import role_of
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.run_tracing.attributes import CHAIN, visit_attributes
@@ -71,6 +73,8 @@ class RunRecord:
     problems: list[Any] = field(default_factory=list)
     #: attributes given after the run, before export (``SpanWorker.annotate``)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the run's node types (given at its start), which declare each span's kind
+    registry: NodeRegistry | None = None
 
     @property
     def span_count(self) -> int:
@@ -89,7 +93,8 @@ class RunRecord:
     def outputs(self) -> dict[str, Any]:
         """The graph outputs' values by node id."""
         return {visit.node_id: outputs["value"] for visit, _, outputs, _, _ in self.ended
-                if visit.type_id == "graph.output" and "value" in outputs}
+                if self.registry is not None and "value" in outputs
+                and role_of(visit.type_id, self.registry) == "output"}
 
 
 class SpanHook(RunHook):
@@ -107,7 +112,8 @@ class SpanHook(RunHook):
     def on_run_start(self, *, run_id: str, graph_name: str, inputs: dict[str, Any],
                      node_ids: list[str], **kwargs: Any) -> None:
         with self._lock:
-            self._runs[run_id] = RunRecord(run_id, graph_name, dict(inputs), time.time_ns())
+            self._runs[run_id] = RunRecord(run_id, graph_name, dict(inputs), time.time_ns(),
+                                           registry=kwargs.get("registry"))
 
     def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
         record = self._runs.get(run_id)
@@ -165,7 +171,7 @@ class SpanBuilder:
                 events = (Event("exception", {"exception.type": visit.error.type,
                                               "exception.message": message},
                                 timestamp=item.end_ns),)
-            attributes, shared = self._visit_attributes(item)
+            attributes, shared = self._visit_attributes(item, record.registry)
             if hide.texts and "modrag.warnings" in attributes:
                 attributes = {**attributes, "modrag.warnings": [
                     hide(w) for w in attributes["modrag.warnings"]]}
@@ -186,7 +192,8 @@ class SpanBuilder:
             instrumentation_scope=SCOPE))
         return made
 
-    def _visit_attributes(self, item: VisitRecord) -> tuple[dict[str, Any], bool]:
+    def _visit_attributes(self, item: VisitRecord, registry: NodeRegistry | None
+                          ) -> tuple[dict[str, Any], bool]:
         """The visit's attributes, and whether they are a set shared by the visits of the
         same cache key (its encoding is then kept, ``SpanEncoder``)."""
         visit = item.visit
@@ -197,7 +204,10 @@ class SpanBuilder:
             known = self._memo.get(key)
             if known is not None:
                 return known, True
-        attributes = visit_attributes(visit, item.inputs, item.outputs, content=self.content)
+        node_type = (registry.get(visit.type_id)
+                     if registry is not None and visit.type_id in registry else None)
+        attributes = visit_attributes(visit, item.inputs, item.outputs, content=self.content,
+                                      node_type=node_type)
         if (item.first_token_ns is not None
                 and "modrag.llm.time_to_first_token_s" not in attributes):
             attributes["modrag.llm.time_to_first_token_s"] = (

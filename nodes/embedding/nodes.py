@@ -136,6 +136,7 @@ class EmbedChunksParams(BaseModel):
 
 class EmbedChunks(NodeType):
     type_id = "embed.chunks"
+    span_kind = "embedding"
     evidence_role = EvidenceRole("indexes", inputs=("chunks",))
     title = "Embed chunks"
     category = "Embedding"

@@ -87,6 +87,7 @@ def build_graph(extraction: GraphExtraction, path: Path, *, mode: str = "increme
 
 class BuildGraph(NodeType):
     type_id = "kg.build"
+    store_role = "graph"
     corpus_params = ("name",)
     title = "Build knowledge graph"
     category = "Knowledge graph"

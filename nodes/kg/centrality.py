@@ -97,6 +97,7 @@ class CentralityParams(BaseModel):
 
 class CentralityRerank(NodeType):
     type_id = "kg.centrality_rerank"
+    span_kind = "reranker"
     key_params = ("method", "top_k")
     evidence_role = EvidenceRole("reorders", top_param="top_k", inputs=("chunks",),
                                  outputs=("chunks",), uncut_port="uncut")

@@ -220,6 +220,7 @@ class CodeGraphParams(BaseModel):
 
 class CodeGraph(NodeType):
     type_id = "kg.code_graph"
+    store_role = "graph"
     title = "Code module graph"
     category = "Knowledge graph"
     description = ("Parses a Python source tree with ast: internal modules (dotted names, file, "

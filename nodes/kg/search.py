@@ -209,6 +209,7 @@ def search(store: KGStore, question: str, links: EntityLinks | None, params: Sea
 
 class GraphSearch(NodeType):
     type_id = "kg.search"
+    span_kind = "retriever"
     key_params = ("max_hops", "top_k")
     evidence_role = EvidenceRole("retrieves", top_param="top_k", outputs=("chunks",),
                                  noun="graph search")

@@ -211,6 +211,7 @@ class GenerateParams(BaseModel):
 
 class Generate(NodeType):
     type_id = "llm.generate"
+    span_kind = "llm"
     evidence_role = EvidenceRole("passes", inputs=("prompt",))
     title = "Generate"
     category = "Generation"
@@ -247,6 +248,7 @@ class ChatTextParams(BaseModel):
 
 class ChatText(NodeType):
     type_id = "llm.chat"
+    span_kind = "llm"
     title = "Chat"
     category = "Generation"
     description = "Answers a plain text with the chat model (no evidence); handy for demos."

@@ -277,6 +277,7 @@ class BM25RetrieveParams(BaseModel):
 
 class BM25Retrieve(NodeType):
     type_id = "retrieve.bm25"
+    span_kind = "retriever"
     key_params = ("top_k",)
     evidence_role = EvidenceRole("retrieves", top_param="top_k", noun="keyword search")
     title = "BM25 retriever"

@@ -217,6 +217,7 @@ class RRFParams(_FusionParams):
 
 class RRFNode(NodeType):
     type_id = "fuse.rrf"
+    span_kind = "reranker"
     key_params = ("top_k", "k")
     evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Reciprocal rank fusion"
@@ -245,6 +246,7 @@ class ConvexParams(_FusionParams):
 
 class ConvexNode(NodeType):
     type_id = "fuse.convex"
+    span_kind = "reranker"
     key_params = ("top_k", "normalization")
     evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Convex score fusion"

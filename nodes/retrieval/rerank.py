@@ -270,6 +270,7 @@ class CrossEncoderParams(_RerankParams):
 
 class CrossEncoderRerank(_Reranker):
     type_id = "rerank.cross_encoder"
+    span_kind = "reranker"
     key_params = ("top_n", "model")
     evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Cross-encoder reranker"
@@ -305,6 +306,7 @@ class FlagParams(_RerankParams):
 
 class FlagRerank(_Reranker):
     type_id = "rerank.flag"
+    span_kind = "reranker"
     key_params = ("top_n", "model")
     evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "FlagEmbedding reranker"
@@ -336,6 +338,7 @@ class EmbeddingRerankParams(_RerankParams):
 
 class EmbeddingRerank(_Reranker):
     type_id = "rerank.embedding"
+    span_kind = "reranker"
     key_params = ("top_n",)
     evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Embedding reranker"

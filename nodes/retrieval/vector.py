@@ -25,6 +25,7 @@ class VectorRetrieveParams(BaseModel):
 
 class VectorRetrieve(NodeType):
     type_id = "retrieve.vector"
+    span_kind = "retriever"
     key_params = ("top_k",)
     evidence_role = EvidenceRole("retrieves", top_param="top_k", noun="vector search")
     title = "Vector retriever"

@@ -432,6 +432,7 @@ class StoreNode(NodeType):
     fingerprint; a store says how to read its collection's metadata and count (``opened``)."""
 
     evidence_role = EvidenceRole("indexes", inputs=("chunks",))
+    store_role = "vector"
     category = "Retrieval"
     inputs = (
         InputPort("chunks", list[Chunk], required=False,

@@ -97,7 +97,7 @@ def test_cached_visits_carry_what_a_fresh_computation_says(tmp_path):
                                    strict=True):
         key = (visit.node_id, visit.iteration)
         fresh = visit_attributes(visit, result.node_inputs[key], result.node_outputs[key],
-                                 content=True)
+                                 content=True, node_type=result.registry.get(visit.type_id))
         assert dict(span.attributes) == fresh
         assert span.attributes["modrag.cached"] is True and span.attributes["modrag.cache_key"]
     worker.shutdown(5)

@@ -129,6 +129,12 @@ class NodeType:
     #: Params written for one corpus (a loader's glob, a dictionary, a collection name): a
     #: run whose corpus input differs from the graph's default is warned about each one set.
     corpus_params: ClassVar[tuple[str, ...]] = ()
+    #: What the node keeps between runs for later searches: "vector" (a vector store's
+    #: collection, whose ``index`` output is a ``VectorIndex``) or "graph" (a knowledge graph
+    #: file). Read through ``registry.type_ids(where=...)``, never by type id.
+    store_role: ClassVar[Literal["vector", "graph"] | None] = None
+    #: The kind of trace span a visit makes (None: a plain step of the chain).
+    span_kind: ClassVar[Literal["retriever", "reranker", "embedding", "llm"] | None] = None
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError

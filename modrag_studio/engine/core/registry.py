@@ -65,6 +65,12 @@ class NodeRegistry:
                 self._instances[resolved] = self._types[resolved]()
             return self._instances[resolved]
 
+    def type_ids(self, where: Callable[[type[NodeType]], bool]) -> frozenset[str]:
+        """The ids (and former ids) of the types for which ``where`` holds: a capability
+        query, e.g. ``registry.type_ids(where=lambda t: t.store_role == "vector")``."""
+        found = {t for t, node_type in self._types.items() if where(node_type)}
+        return frozenset(found | {a for a, t in self._aliases.items() if t in found})
+
     def __contains__(self, type_id: str) -> bool:
         return type_id in self._types or type_id in self._aliases
 

@@ -165,7 +165,7 @@ class _Run:
         order, _ = self.topology.order()
         order = [n for n in order if n in active]
         self.hooks.emit("on_run_start", run_id=self.run_id, graph_name=self.doc.metadata.name,
-                        inputs=dict(self.inputs), node_ids=order)
+                        inputs=dict(self.inputs), node_ids=order, registry=self.registry)
         index = 0
         try:
             while index < len(order):
