@@ -305,14 +305,13 @@ async def run_until_disconnect(manager: RunManager, request: Request,
             manager.cancel(run_id)
 
 
-STORE_TYPES = ("store.chroma", "store.lancedb", "kg.build", "kg.code_graph")
-
-
 def index_stores(doc: GraphDocument, executor: Executor, registry: NodeRegistry,
                  fixed: dict[str, str]) -> None:
-    """Bring the graph's stores up to date before serving (requests only read them)."""
+    """Bring the graph's stores (types with a ``store_role``) up to date before serving
+    (requests only read them)."""
+    stores = registry.type_ids(where=lambda t: t.store_role is not None)
     for spec in doc.nodes:
-        if spec.type not in STORE_TYPES:
+        if spec.type not in stores:
             continue
         try:
             result = executor.run(doc, fixed, target=spec.id)

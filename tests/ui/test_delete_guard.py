@@ -11,19 +11,20 @@ from modrag_studio.ui.run.controller import RunRequest
 pytestmark = pytest.mark.ui
 
 
+@pytest.mark.parametrize("store", ["store.chroma", "store.lancedb"])
 def test_a_stopped_deletion_is_asked_about_and_rerun_with_permission(main_window, qtbot,
-                                                                     monkeypatch):
+                                                                     monkeypatch, store):
     guard = main_window.features.delete_guard
     controller = main_window.features.run.controller
     doc = GraphDocument.model_validate({"nodes": [
-        {"id": "store", "type": "store.chroma", "params": {"collection": "docs"}}]})
+        {"id": "store", "type": store, "params": {"collection": "docs"}}]})
     controller.last_request = RunRequest(doc, {"corpus": "x"})
     runs, questions = [], []
     monkeypatch.setattr(controller, "run", lambda d, inputs, **kw: runs.append((d, inputs)))
-    error = ("store.chroma: this would delete 17 of the 20 chunks in collection 'docs' (more "
+    error = (f"{store}: this would delete 17 of the 20 chunks in collection 'docs' (more "
              "than 50%); check the corpus path, then allow it with --allow-delete (CLI) or "
              "raise param 'max_delete_share'")
-    visit = NodeVisit(node_id="store", type_id="store.chroma", status="failed",
+    visit = NodeVisit(node_id="store", type_id=store, status="failed",
                       error=ErrorInfo(type="NodeConfigError", message=error))
     result = RunResult(trace=Trace(run_id="r", graph_name="g", status="failed", visits=[visit]),
                        registry=default_registry())

@@ -11,7 +11,6 @@ from PySide6.QtWidgets import QMainWindow, QMessageBox, QWidget
 from modrag_studio.engine.core.document import GraphDocument
 
 MARKER = "--allow-delete"
-GUARDED_STORES = ("store.chroma", "store.lancedb")  # stores with param 'max_delete_share'
 
 
 class DeleteGuard:
@@ -24,7 +23,9 @@ class DeleteGuard:
         controller.run_finished.connect(self.on_finished)
 
     def on_finished(self, result: Any) -> None:
-        stopped = [v for v in result.trace.visits if v.type_id in GUARDED_STORES
+        guarded = self.controller.registry.type_ids(  # vector stores: 'max_delete_share'
+            where=lambda t: t.store_role == "vector")
+        stopped = [v for v in result.trace.visits if v.type_id in guarded
                    and v.error is not None and MARKER in v.error.message]
         request = self.controller.last_request
         if not stopped or request is None or not self.ask(stopped[0].error.message):
