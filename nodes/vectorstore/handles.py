@@ -37,10 +37,8 @@ def forget() -> None:
 
 
 def stored_vectors(index: VectorIndex, ids: list[str]) -> Any | None:
-    """The stored vectors of ``ids`` as float32 rows in that order, when the Chroma collection
-    holds every one of them; None otherwise (a LanceDB table, an id it lacks)."""
-    if index.backend == ls.BACKEND:
-        return None
+    """The stored vectors of ``ids`` as float32 rows in that order, when the collection (a
+    Chroma collection or a LanceDB table) holds every one of them; None otherwise."""
     import numpy as np
 
     collection, _ = open_collection(location_key(index), index.collection)

@@ -245,10 +245,13 @@ class LanceCollection:
 
     def get(self, ids: list[str], include: list[str]) -> dict[str, list]:
         columns = ["id", *(["text"] if "documents" in include else []),
+                   *(["vector"] if "embeddings" in include else []),
                    *(FIELDS if "metadatas" in include else [])]
         by_id = {r["id"]: r for r in select(self.table, columns, ids)}
         kept = [i for i in ids if i in by_id]
         out: dict[str, list] = {"ids": kept}
+        if "embeddings" in include:
+            out["embeddings"] = [by_id[i]["vector"] for i in kept]
         if "documents" in include:
             out["documents"] = [by_id[i]["text"] for i in kept]
         if "metadatas" in include:

@@ -918,11 +918,28 @@ def test_a_fact_said_of_something_else_is_rejected() -> None:
                             [contracts], paraphrase=True).reason is None
 
 
+@pytest.mark.parametrize("store", ["store.chroma", "store.lancedb", "embed.chunks"])
+def test_the_chunks_are_those_of_the_splitter_that_feeds_an_index(graph, store):
+    """With two splitters, the one whose chunks an index takes (any type whose evidence role
+    is "indexes": a LanceDB store as a Chroma one) is the source of the questions."""
+    data = json.loads(graph.read_text())
+    data["nodes"] = [n for n in data["nodes"] if n["id"] not in ("index", "retrieve")]
+    data["edges"] = [e for e in data["edges"] if "index." not in e["to"]
+                     and not e["from"].startswith("retrieve.") and "retrieve." not in e["to"]]
+    data["nodes"] += [{"id": "coarse", "type": "split.recursive", "params": {}},
+                      {"id": "store", "type": store, "params": {}}]
+    data["edges"] += [{"from": "load.documents", "to": "coarse.documents"},
+                      {"from": "coarse.chunks", "to": "store.chunks"}]
+    doc = GraphDocument.model_validate(data)
+    assert find_chunk_source(doc, default_registry()).splitter == "coarse"
+
+
+@pytest.mark.parametrize("store", ["store.chroma", "store.lancedb"])
 def test_dense_check_reads_the_graphs_store_instead_of_embedding_the_corpus_again(
-        graph, canned, monkeypatch):
-    """With a store fed by the splitter and the embedder, the specificity check reads the
-    chunks' vectors the store indexed (the same as embedding them), and a second check
-    embeds nothing."""
+        graph, canned, monkeypatch, store):
+    """With a vector store (Chroma or LanceDB) fed by the splitter and the embedder, the
+    specificity check reads the chunks' vectors the store indexed (the same as embedding
+    them), and a second check embeds nothing."""
     import numpy as np
 
     from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
@@ -930,7 +947,7 @@ def test_dense_check_reads_the_graphs_store_instead_of_embedding_the_corpus_agai
 
     data = json.loads(graph.read_text())
     data["nodes"] += [{"id": "embedder", "type": "embed.model", "params": {}},
-                      {"id": "store", "type": "store.chroma", "params": {"collection": "gen"}}]
+                      {"id": "store", "type": store, "params": {"collection": "gen"}}]
     data["edges"] += [{"from": "split.chunks", "to": "store.chunks"},
                       {"from": "embedder.embedder", "to": "store.embedder"}]
     doc = GraphDocument.model_validate(data)

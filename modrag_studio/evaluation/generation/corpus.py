@@ -15,8 +15,12 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.evaluation.generation.errors import GenerationError
 
-#: Node types whose chunks feed an index: the chunks a graph retrieves from.
-INDEX_TYPES = ("bm25.index", "store.chroma", "embed.chunks")
+
+def index_types(registry: Any) -> frozenset[str]:
+    """The node types that index chunks (evidence role "indexes": keyword indexes, vector
+    stores, embedded chunks): what they are fed is what the graph retrieves from."""
+    return registry.type_ids(
+        where=lambda t: t.evidence_role is not None and t.evidence_role.kind == "indexes")
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,8 @@ def find_chunk_source(doc: GraphDocument, registry: Any, chunks: str | None = No
             f"the graph has no splitter (a Chunking node such as split.recursive) fed by its "
             f"loader '{loaders[0]}': there are no chunks to write questions about")
     if len(below) > 1:
-        indexed = [(c, p) for c, p in below if _feeds_index(doc, c, p)]
+        indexes = index_types(registry)
+        indexed = [(c, p) for c, p in below if _feeds_index(doc, c, p, indexes)]
         below = indexed if len(indexed) == 1 else below
     if len(below) > 1:
         names = ", ".join(f"{c}.{p}" for c, p in below)
@@ -81,9 +86,9 @@ def find_chunk_source(doc: GraphDocument, registry: Any, chunks: str | None = No
     return ChunkSource(loader=loader, splitter=splitter, port=port)
 
 
-def _feeds_index(doc: GraphDocument, node_id: str, port: str) -> bool:
+def _feeds_index(doc: GraphDocument, node_id: str, port: str, indexes: frozenset[str]) -> bool:
     return any(e.source_node == node_id and e.source_port == port
-               and doc.node(e.target_node).type in INDEX_TYPES for e in doc.edges)
+               and doc.node(e.target_node).type in indexes for e in doc.edges)
 
 
 def graph_chunks(doc: GraphDocument, executor: Executor, inputs: Mapping[str, Any],

@@ -1,8 +1,9 @@
 """BM25 and dense search over the corpus chunks, to check that a question points at its
 source: the graph's own BM25 index and embedding model when it has them (so the check
 tokenizes and embeds as the graph does), else a default of the node library. The chunks'
-vectors come from the graph's own Chroma store when it has one (indexed once, and kept for
-the graph's own searches), else they are embedded here."""
+vectors come from the graph's own vector store when it has one (a type whose ``store_role``
+is "vector": indexed once, and kept for the graph's own searches), else they are embedded
+here. The graph's nodes are found by what their types declare and produce, never by id."""
 
 from __future__ import annotations
 
@@ -91,9 +92,21 @@ class CorpusSearch:
         return None
 
 
-def _graph_node(doc: GraphDocument, type_id: str, fed_by: str | None = None) -> str | None:
+def _producers(executor: Executor, value_type: type) -> frozenset[str]:
+    """The node types with an output port of ``value_type`` (a BM25 index, an embedder)."""
+    return executor.registry.type_ids(
+        where=lambda t: any(p.type is value_type for p in t.outputs))
+
+
+def _output_of(executor: Executor, doc: GraphDocument, node_id: str, value_type: type) -> str:
+    node_type = executor.registry.get(doc.node(node_id).type)
+    return next(p.name for p in node_type.outputs if p.type is value_type)
+
+
+def _graph_node(doc: GraphDocument, type_ids: frozenset[str],
+                fed_by: str | None = None) -> str | None:
     for node in doc.nodes:
-        if node.type != type_id:
+        if node.type not in type_ids:
             continue
         if fed_by is None or any(e.target_node == node.id and e.source_node == fed_by
                                  for e in doc.edges):
@@ -105,15 +118,15 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
                  chunks: list[Chunk], splitter: str, *, dense: bool = True,
                  cancel: CancelToken | None = None,
                  on_status: Callable[[str], None] | None = None) -> CorpusSearch:
-    """The search over ``chunks``; the graph's bm25.index (fed by ``splitter``) and
-    embed.model nodes are run through the executor (so their cached results serve)."""
+    """The search over ``chunks``; the graph's BM25 index node (fed by ``splitter``) and
+    embedding model node are run through the executor (so their cached results serve)."""
     cancel = cancel or CancelToken()
     index: BM25Index | None = None
-    bm25_node = _graph_node(doc, "bm25.index", fed_by=splitter)
+    bm25_node = _graph_node(doc, _producers(executor, BM25Index), fed_by=splitter)
     if bm25_node is not None:
         result = executor.run(doc, dict(inputs), target=bm25_node, cancel=cancel)
         if result.ok:
-            value = result.output_of(bm25_node, "index")
+            value = result.output_of(bm25_node, _output_of(executor, doc, bm25_node, BM25Index))
             if isinstance(value, BM25Index) and value.n_chunks == len(chunks):
                 index = value
     if index is None:
@@ -122,13 +135,13 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
     if not dense:
         return CorpusSearch(chunks, index, None)
     spec = DEFAULT_EMBEDDER
-    embed_node = _graph_node(doc, "embed.model")
+    embed_node = _graph_node(doc, _producers(executor, EmbedderSpec))
     if embed_node is not None:
         result = executor.run(doc, dict(inputs), target=embed_node, cancel=cancel)
         if not result.ok:
             raise GenerationError(f"the graph's embedding model '{embed_node}' does not load: "
                                   f"{result.trace.failure_summary()}")
-        spec = result.output_of(embed_node, "embedder")
+        spec = result.output_of(embed_node, _output_of(executor, doc, embed_node, EmbedderSpec))
     vectors = _store_vectors(doc, executor, inputs, chunks, splitter, embed_node, spec, cancel,
                              on_status)
     if vectors is None:
@@ -140,9 +153,6 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
     return CorpusSearch(chunks, index, spec, vectors)
 
 
-STORE_TYPES = ("store.chroma",)
-
-
 def _store_vectors(doc: GraphDocument, executor: Executor, inputs: Mapping[str, Any],
                    chunks: list[Chunk], splitter: str, embed_node: str | None,
                    spec: EmbedderSpec, cancel: CancelToken,
@@ -152,7 +162,8 @@ def _store_vectors(doc: GraphDocument, executor: Executor, inputs: Mapping[str, 
     None when the graph has no such store or its vectors do not match."""
     import numpy as np
 
-    store = next((n for t in STORE_TYPES if (n := _graph_node(doc, t, fed_by=splitter))), None)
+    vector_stores = executor.registry.type_ids(where=lambda t: t.store_role == "vector")
+    store = _graph_node(doc, vector_stores, fed_by=splitter)
     if store is None or embed_node is None or not any(
             e.source_node == embed_node and e.target_node == store for e in doc.edges):
         return None
