@@ -148,14 +148,15 @@ def test_no_significant_difference_is_never_called_better(tmp_path):
     assert result.held_out == {}
 
 
-def test_a_store_fed_by_a_changed_chunking_gets_its_own_collection():
+@pytest.mark.parametrize("store", ["store.chroma", "store.lancedb"])
+def test_a_store_fed_by_a_changed_chunking_gets_its_own_collection(store):
     doc = from_json_dict({
         "schema_version": 1, "metadata": {"name": "dense"},
         "nodes": [{"id": "corpus", "type": "graph.input", "params": {"name": "corpus"}},
                   {"id": "load", "type": "load.files", "params": {}},
                   {"id": "split", "type": "split.recursive", "params": {"chunk_size": 500}},
                   {"id": "embedder", "type": "embed.model", "params": {}},
-                  {"id": "store", "type": "store.chroma", "params": {"collection": "docs"}},
+                  {"id": "store", "type": store, "params": {"collection": "docs"}},
                   {"id": "out", "type": "graph.output", "params": {"name": "index"}}],
         "edges": [{"from": "corpus.value", "to": "load.path"},
                   {"from": "load.documents", "to": "split.documents"},

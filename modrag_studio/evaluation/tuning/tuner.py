@@ -309,11 +309,13 @@ def store_collections(base: GraphDocument, graph: GraphDocument, registry: NodeR
     """(store node, its name param, the trial's name) for each store of ``graph`` whose
     upstream differs from the base's."""
     found = []
+    vector_stores = registry.type_ids(where=lambda t: t.store_role == "vector")
     for node in graph.nodes:
-        params_type = getattr(registry.get(node.type), "Params", None)
-        fields = getattr(params_type, "model_fields", {})
+        if node.type not in vector_stores:
+            continue
+        fields = registry.get(node.type).Params.model_fields
         param = next((p for p in STORE_NAME_PARAMS if p in fields), None)
-        if param is None or not node.type.startswith("store."):
+        if param is None:
             continue
         mine, theirs = _feeding(graph, node.id, param), _feeding(base, node.id, param)
         if mine != theirs:
