@@ -48,11 +48,12 @@ def run_index_job(request: IndexRequest, *, cancel: CancelToken | None = None,
     """Index and return the summary (mode, documents, chunks, seconds, stages, store count,
     BM25 chunks). Raises IngestGraphError (no usable ingest part), RunCancelled,
     RayUnavailable, IndexFailed or another ModragError."""
-    from modrag_studio.distributed.plan import STORE, IngestGraphError, ingest_plan
+    from modrag_nodes.vectorstore.chroma import ChromaStore
+    from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
 
     plan = ingest_plan(request.doc)
     cancel = cancel or CancelToken()
-    if request.ray and plan.store is not None and plan.store.type_id != STORE:
+    if request.ray and plan.store is not None and plan.store.type_id != ChromaStore.type_id:
         raise IngestGraphError(f"node '{plan.store.node_id}' ({plan.store.type_id}): indexing "
                                "on Ray writes Chroma stores only; index this graph without "
                                "--ray")

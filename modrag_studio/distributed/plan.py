@@ -21,9 +21,32 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 
-LOADER, STORE, BM25, EMBED_MODEL, EMBED_CHUNKS = (
-    "load.files", "store.chroma", "bm25.index", "embed.model", "embed.chunks")
-STORES = (STORE, "store.lancedb")  # vector stores indexing runs (Ray writes Chroma only)
+
+@dataclass(frozen=True)
+class IngestTypes:
+    """The node types an ingest part is made of, by what they declare and produce: loaders
+    (evidence role "source"), vector stores (store role "vector"), BM25 indexes and
+    embedding models (the types with such an output)."""
+
+    loaders: frozenset[str]
+    stores: frozenset[str]
+    bm25: frozenset[str]
+    embedders: frozenset[str]
+
+    @classmethod
+    def of(cls, registry: NodeRegistry) -> IngestTypes:
+        from modrag_nodes.embedding.spec import EmbedderSpec
+        from modrag_nodes.retrieval.bm25 import BM25Index
+
+        def producing(value_type: type) -> frozenset[str]:
+            return registry.type_ids(where=lambda t: any(p.type is value_type
+                                                         for p in t.outputs))
+
+        return cls(
+            loaders=registry.type_ids(where=lambda t: t.evidence_role is not None
+                                      and t.evidence_role.kind == "source"),
+            stores=registry.type_ids(where=lambda t: t.store_role == "vector"),
+            bm25=producing(BM25Index), embedders=producing(EmbedderSpec))
 
 
 class IngestGraphError(ModragError):
@@ -82,11 +105,12 @@ def _sources(doc: GraphDocument, node_id: str) -> dict[str, list[str]]:
 def ingest_plan(doc: GraphDocument, registry: NodeRegistry | None = None) -> IngestPlan:
     """Find the ingest part of ``doc``; IngestGraphError says why there is none usable."""
     registry = registry or default_registry()
-    stores = [n.id for n in doc.nodes if n.type in STORES]
-    indexes = [n.id for n in doc.nodes if n.type == BM25]
+    types = IngestTypes.of(registry)
+    stores = [n.id for n in doc.nodes if n.type in types.stores]
+    indexes = [n.id for n in doc.nodes if n.type in types.bm25]
     if not stores and not indexes:
-        raise IngestGraphError("the graph has no store.chroma, store.lancedb or bm25.index "
-                               "node: nothing to index")
+        raise IngestGraphError(f"the graph has no {', '.join(sorted(types.stores))} or "
+                               f"{', '.join(sorted(types.bm25))} node: nothing to index")
     if len(stores) > 1 or len(indexes) > 1:
         raise IngestGraphError(f"the graph has {len(stores)} vector stores and {len(indexes)} "
                                "bm25.index nodes; indexing handles at most one of each")
@@ -95,7 +119,7 @@ def ingest_plan(doc: GraphDocument, registry: NodeRegistry | None = None) -> Ing
     for sink in stores + indexes:
         sources = _sources(doc, sink)
         chunk_source = sources.get("chunks", [])
-        if doc.node(sink).type in STORES:
+        if doc.node(sink).type in types.stores:
             if sources.get("embedded"):
                 via = sources["embedded"][0]
                 inner = _sources(doc, via)
@@ -103,13 +127,13 @@ def ingest_plan(doc: GraphDocument, registry: NodeRegistry | None = None) -> Ing
                 embedder_node = (inner.get("embedder") or sources.get("embedder") or [None])[0]
             else:
                 embedder_node = (sources.get("embedder") or [None])[0]
-            if embedder_node is not None and doc.node(embedder_node).type != EMBED_MODEL:
+            if embedder_node is not None and doc.node(embedder_node).type not in types.embedders:
                 raise IngestGraphError(f"node '{sink}': its embedder comes from "
-                                       f"'{embedder_node}', not from an embed.model node")
+                                       f"'{embedder_node}', not from an embedding model node")
         if len(chunk_source) != 1:
             raise IngestGraphError(f"node '{sink}': input 'chunks' must come from exactly one "
                                    "splitter")
-        chains.append(_chain(doc, registry, chunk_source[0], sink))
+        chains.append(_chain(doc, registry, types, chunk_source[0], sink))
     loader, loader_input, chain = chains[0]
     if any([s.node_id for s in c[2]] != [s.node_id for s in chain] for c in chains[1:]):
         raise IngestGraphError("the store and the BM25 index are fed by different splitters; "
@@ -123,17 +147,17 @@ def ingest_plan(doc: GraphDocument, registry: NodeRegistry | None = None) -> Ing
     )
 
 
-def _chain(doc: GraphDocument, registry: NodeRegistry, last: str,
+def _chain(doc: GraphDocument, registry: NodeRegistry, types: IngestTypes, last: str,
            sink: str) -> tuple[StepSpec, str | None, list[StepSpec]]:
     """Walk back from the node feeding ``sink`` to the loader: every node on the way takes
     one list from the previous one and has no other connected input than an embed.model
     node's embedder (a splitter fitting its chunks to that embedder's window)."""
     chain: list[StepSpec] = []
     node_id = last
-    while doc.node(node_id).type != LOADER:
+    while doc.node(node_id).type not in types.loaders:
         sources = _sources(doc, node_id)
         embedders = [src for src in sources.get("embedder", [])
-                     if doc.node(src).type == EMBED_MODEL]  # a splitter's window: not a feed
+                     if doc.node(src).type in types.embedders]  # a splitter's window: not a feed
         feeds = [src for port, srcs in sources.items() for src in srcs
                  if not (port == "embedder" and src in embedders)]
         if len(feeds) != 1 or len(chain) > 20:

@@ -187,7 +187,7 @@ class EmbedActor:
         dim = 0
         vectors = None
         if todo:
-            out = EmbedChunks().run(worker_context("embed", "embed.chunks"),
+            out = EmbedChunks().run(worker_context("embed", EmbedChunks.type_id),
                                     EmbedChunksParams(), chunks=[chunks[i] for i in todo],
                                     embedder=self.spec)["embedded"]
             dim = out.dim

@@ -22,6 +22,15 @@ def test_plan_finds_loader_splitter_store_and_bm25(tmp_path):
     assert plan.describe() == "load -> split -> store + bm25_index"
 
 
+def test_plan_finds_a_lancedb_store_as_it_finds_a_chroma_one(tmp_path):
+    doc = index_graph({"path": str(tmp_path / "lance"), "collection": "c20"})
+    doc.node("store").type = "store.lancedb"
+    plan = ingest_plan(doc)
+    assert (plan.store.node_id, plan.store.type_id, plan.embedder_node) == (
+        "store", "store.lancedb", "embedder")
+    assert plan.describe() == "load -> split -> store + bm25_index"
+
+
 def test_plan_refuses_graphs_without_an_ingest_part():
     doc = from_json_dict({"schema_version": 1, "metadata": {"name": "none"}, "nodes": [
         {"id": "q", "type": "graph.input", "params": {"name": "query"}}], "edges": []})
