@@ -104,7 +104,11 @@ def run_scorecard(args: argparse.Namespace) -> int:
     from modrag_studio.engine.run.executor import Executor
     from modrag_studio.engine.trust.reach import normalise_path_inputs
     from modrag_studio.evaluation.generation import GenerationConfig
-    from modrag_studio.evaluation.scorecard import ScorecardRequest, build_scorecard
+    from modrag_studio.evaluation.scorecard import (
+        ScorecardError,
+        ScorecardRequest,
+        build_scorecard,
+    )
     from modrag_studio.reporting.scorecard_page import write_scorecard
 
     out = Path(args.out)
@@ -141,6 +145,10 @@ def run_scorecard(args: argparse.Namespace) -> int:
     except RunCancelled as exc:
         progress.close()
         print(f"cancelled: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    except ScorecardError as exc:  # the folder gave no question that passed the checks
+        progress.close()
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
     except KeyboardInterrupt:
         progress.close()
