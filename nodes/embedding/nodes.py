@@ -39,7 +39,7 @@ class EmbedModelParams(BaseModel):
         "(such as all-MiniLM-L6-v2) on the CPU without loading torch, the same vectors: "
         "many texts on ONNX Runtime (exported here once), a few queries on numpy until "
         "that export exists; torch always uses sentence-transformers; onnx-int8 an int8 copy "
-        "of the export, about twice as fast, vectors near float32 (cosine ~0.99)")
+        "of the export, about 1.7x as fast, vectors near float32 (cosine ~0.99)")
     timeout_s: float = Field(120.0, gt=0, description="Ollama request timeout")
 
 

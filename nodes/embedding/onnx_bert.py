@@ -1,10 +1,11 @@
 """A sentence-transformers BERT model run by ONNX Runtime, from an export made on this machine.
 
-The packaged all-MiniLM-L6-v2 embeds bulk text about twice as fast on ONNX Runtime as on
-torch (fused attention, layer-norm and GELU kernels) and starts in well under a second
-without importing torch. Nothing is downloaded: the first use exports the local model folder
-with ``torch.onnx.export`` (eager attention, so ONNX Runtime's BERT fusions apply), fuses it
-with ``onnxruntime.transformers.optimizer`` and keeps the file under
+The packaged all-MiniLM-L6-v2 embeds bulk text on ONNX Runtime within a few per cent of
+torch's speed (fused attention, layer-norm and GELU kernels; bench/bench_embed_runtimes.py)
+and starts in under a second without importing torch (which takes about 10 s). Nothing is
+downloaded: the first use exports the local model folder with ``torch.onnx.export`` (eager
+attention, so ONNX Runtime's BERT fusions apply), fuses it with
+``onnxruntime.transformers.optimizer`` and keeps the file under
 ``model_dir()/onnx/<name>-<digest>/``; the digest covers the weights, the config and this
 module's recipe, so another model or a changed one gets its own export. The file is written
 to a temporary name and renamed into place, so a reader never sees half of one.
@@ -136,7 +137,7 @@ def _export(folder: Path, dest: Path) -> None:
 
 def ensure_quantized(folder: str | Path) -> Path:
     """An int8 copy of the export (dynamic quantisation, weights per channel), made now when
-    missing: about twice as fast, but its vectors are only near the float32 ones (cosine
+    missing: about 1.7x as fast, but its vectors are only near the float32 ones (cosine
     about 0.99), so nothing picks it unless asked (bench/bench_embed_runtimes.py)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
