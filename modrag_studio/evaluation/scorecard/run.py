@@ -234,6 +234,8 @@ def questions_of(request: ScorecardRequest, executor: Executor, cancel: CancelTo
     if request.generation is None:
         evalset = load_evalset(request.questions_path)
         return evalset, {"source": "file", "questions": len(evalset)}
+    if on_progress is not None:
+        on_progress("questions", 0, request.generation.n)
     result = generate_evalset(
         request.doc, request.inputs, request.generation, executor=executor, cancel=cancel,
         on_progress=(None if on_progress is None else
@@ -279,6 +281,8 @@ def build_scorecard(request: ScorecardRequest, *, executor: Executor,
             trails[question.id] = EvidenceTrail(found.first_loss, found.verdict)
 
     status(f"running {doc.metadata.name or 'the graph'} on {len(evalset)} questions")
+    if on_progress is not None:  # the stage starts now (its first answer builds the indexes)
+        on_progress("answers", 0, len(evalset))
     started = time.perf_counter()
     extra = {k: v for k, v in request.inputs.items() if k != query_input}
     report = evaluate_answers(
