@@ -215,15 +215,16 @@ def uncached_texts(doc: GraphDocument, executor: Executor, texts: list[str], que
 
 def _search_ahead(doc: GraphDocument, firsts: dict[str, Any], executor: Executor,
                   texts: list[str]) -> None:
-    """Nodes with a ``search_ahead`` hook (vector retrievers) search every query at once."""
+    """Nodes whose type searches ahead (``NodeType.search_ahead``: vector retrievers) search
+    every query at once."""
     nodes = {n.id: n for n in doc.nodes}
     for target, first in firsts.items():
         node_type = executor.registry.get(nodes[target].type)
-        hook = getattr(node_type, "search_ahead", None)
         inputs = first.node_inputs.get((target, 0))
-        if hook is None or inputs is None:
+        if inputs is None:
             continue
         try:
-            hook(node_type.Params.model_validate(nodes[target].params), inputs, texts)
+            executor.registry.instance(nodes[target].type).search_ahead(
+                node_type.Params.model_validate(nodes[target].params), inputs, texts)
         except Exception as exc:  # the per-query runs will search (and report) themselves
             log.warning("searching ahead at node '%s' failed: %s", target, exc)

@@ -44,8 +44,7 @@ class VectorRetrieve(NodeType):
     )
     outputs = (OutputPort("results", list[ScoredChunk], "Best chunks first, rank 1.."),)
 
-    @staticmethod
-    def search_ahead(params: VectorRetrieveParams, inputs: dict[str, Any],
+    def search_ahead(self, params: VectorRetrieveParams, inputs: dict[str, Any],
                      texts: list[str]) -> int:
         """An evaluation's hook: search all its queries at once (see search_queries_ahead)."""
         return search_queries_ahead(params, inputs, texts)

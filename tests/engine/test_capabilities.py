@@ -4,11 +4,16 @@ declares its stores, indexes and span kinds so that no application list names th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from modrag_studio.composition import build_registry
+from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.trust.reach import reach
 
 
 class Shelf(NodeType):
@@ -47,3 +52,53 @@ def test_the_library_declares_its_stores_indexes_and_span_kinds():
     assert kinds["fuse.rrf"] == kinds["rerank.cross_encoder"] == "reranker"
     assert kinds["embed.chunks"] == "embedding" and kinds["llm.chat"] == "llm"
     assert kinds["split.recursive"] is None
+
+
+class ShelfParams(BaseModel):
+    folder: str = "/srv/shelf"
+    key_env: str = "SHELF_KEY"
+
+
+class Writer(NodeType):
+    """A store that says what it writes and which variable it reads."""
+
+    type_id = "acme.writer"
+    Params = ShelfParams
+
+    def store_writes(self, params: ShelfParams, outside: Callable[[str], bool]
+                     ) -> list[tuple[str, str]]:
+        return [("folder", f"the shelf in {params.folder}")] if outside(params.folder) else []
+
+    def env_reads(self, params: ShelfParams) -> list[tuple[str, ...]] | None:
+        return [("key_env", params.key_env, "shelf.example")]
+
+    def run(self, ctx: NodeContext, params: ShelfParams) -> dict[str, Any]:
+        return {}
+
+
+class Quiet(NodeType):
+    type_id = "acme.quiet"
+    Params = ShelfParams
+
+    def run(self, ctx: NodeContext, params: ShelfParams) -> dict[str, Any]:
+        return {}
+
+
+def test_the_optional_hooks_are_declared_methods_with_defaults():
+    node = Plain()
+    assert node.env_reads(None) is None and node.store_writes(None, lambda p: True) == []
+    assert node.search_ahead(None, {}, ["q"]) == 0 and node.param_listing(None, "model") is None
+    assert Plain.choice_sources == {}
+
+
+def test_the_trust_list_reads_what_a_type_declares_and_nothing_from_one_that_does_not(
+        tmp_path):
+    registry = NodeRegistry()
+    registry.register(Writer)
+    registry.register(Quiet)
+    doc = GraphDocument.model_validate({"nodes": [
+        {"id": "w", "type": "acme.writer", "params": {}},
+        {"id": "q", "type": "acme.quiet", "params": {}}]})
+    found = reach(doc, registry, tmp_path / "g.json")
+    assert found.writes == [("w.folder", "the shelf in /srv/shelf")]
+    assert ("w.key_env", "SHELF_KEY", "shelf.example") in found.sends

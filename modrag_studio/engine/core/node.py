@@ -135,6 +135,9 @@ class NodeType:
     store_role: ClassVar[Literal["vector", "graph"] | None] = None
     #: The kind of trace span a visit makes (None: a plain step of the chain).
     span_kind: ClassVar[Literal["retriever", "reranker", "embedding", "llm"] | None] = None
+    #: Params whose choices the studio lists (``param_listing``): param -> the params its
+    #: list depends on (asked again when one of them changes).
+    choice_sources: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
     def run(self, ctx: NodeContext, params: Any, **inputs: Any) -> dict[str, Any]:
         raise NotImplementedError
@@ -161,6 +164,29 @@ class NodeType:
         into the node explicitly, so a saved graph never depends on where it is opened.
         """
         return {}
+
+    def env_reads(self, params: Any) -> list[tuple[str, ...]] | None:
+        """(param, environment variable[, host it is sent to]) for each variable the node
+        reads, for the trust list; None (the default) when the type does not say, and the
+        list names every param like ``api_key_env`` instead."""
+        return None
+
+    def store_writes(self, params: Any, outside: Callable[[str], bool]
+                     ) -> list[tuple[str, str]]:
+        """(param, text) of what the node changes outside its graph's folder (a store's
+        collection), for the trust list; ``outside(path)`` says whether a path is outside."""
+        return []
+
+    def search_ahead(self, params: Any, inputs: dict[str, Any], texts: list[str]) -> int:
+        """An evaluation's hook: search all ``texts`` at once from this visit's ``inputs``,
+        so each question's run finds its results memoised; returns how many were searched
+        (0: the node does not search ahead)."""
+        return 0
+
+    def param_listing(self, params: Any, name: str) -> Any | None:
+        """The choices of param ``name`` (one of ``choice_sources``) as a listing with
+        ``models``, ``summary()`` and ``error``; None: the param is free text."""
+        return None
 
     def is_cacheable(self, params: Any) -> bool:
         """Whether this visit may be served from cache (override for e.g. sampled LLM calls)."""

@@ -203,11 +203,14 @@ def _env_reads(spec: NodeSpec, registry: NodeRegistry, params: dict[str, Any],
     naming the host the value goes to), else every non-empty param named like
     ``api_key_env`` / ``env_var`` on a node that is not on a local backend."""
     node_type = registry.get(spec.type) if spec.type in registry else None
-    if node_type is not None and hasattr(node_type, "env_reads"):
+    if node_type is not None:
+        reads = None
         with contextlib.suppress(Exception):  # invalid params: fall back to the names
             validated = node_type.Params.model_validate(spec.params)
+            reads = registry.instance(spec.type).env_reads(validated)
+        if reads is not None:
             return [(str(read[0]), str(read[1]), str(read[2]) if len(read) > 2 else "")
-                    for read in registry.instance(spec.type).env_reads(validated)]
+                    for read in reads]
     if not remote_backend:
         return []
     return [(name, value.strip(), "") for name, value in params.items()
@@ -219,7 +222,7 @@ def _store_writes(spec: NodeSpec, registry: NodeRegistry,
     """(param, text) of what a store node changes outside the graph's folder (its type's
     ``store_writes(params, outside)``); none for other types or invalid params."""
     node_type = registry.get(spec.type) if spec.type in registry else None
-    if node_type is None or not hasattr(node_type, "store_writes"):
+    if node_type is None:
         return []
     with contextlib.suppress(Exception):
         validated = node_type.Params.model_validate(spec.params)

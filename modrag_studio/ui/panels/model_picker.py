@@ -149,7 +149,7 @@ def listing_loader(node_type: Any, name: str, params: Mapping[str, Any]) -> Load
 def refresh_pickers(pickers: Mapping[str, ModelPicker], node_type: Any,
                     params: Mapping[str, Any], changed: set[str] | None = None) -> None:
     """Ask again for each picker whose source params are in ``changed`` (None: all)."""
-    sources: Mapping[str, tuple[str, ...]] = getattr(node_type, "choice_sources", {})
+    sources: Mapping[str, tuple[str, ...]] = node_type.choice_sources
     for name, picker in pickers.items():
         if changed is None or changed & set(sources.get(name, ())):
             picker.set_loader(listing_loader(node_type, name, params))

@@ -316,7 +316,7 @@ class PropertiesPanel(QWidget):
         self.title_edit.show()
         self.title_edit.setText(spec.title or "")
         schema = node_type.Params.model_json_schema()
-        choice_sources = getattr(node_type, "choice_sources", {})
+        choice_sources = node_type.choice_sources
         for name, raw in schema.get("properties", {}).items():
             prop, nullable = resolve(schema, raw)
             field = ParamField(name, prop, nullable, self._commit, picker=name in choice_sources,
