@@ -105,15 +105,19 @@ def _funnel(card: Mapping[str, Any]) -> tuple[Html, str]:
         reached = 100 * counts["reached"] / count
         lost_share = 100 * counts["lost_here"] / count
         bar = _bar(reached, lost_share)
-        rows.append([node, counts["reached"], counts["lost_here"], counts["never_reached"], bar])
+        first = card.get("first_losses", {}).get(node, 0)
+        rows.append([node, counts["reached"], counts["lost_here"], first,
+                     counts["never_reached"], bar])
         classes.append("lost" if node == lost.get("node") else None)
-    body = table(["node", "reached", "lost here", "never reached", ""], rows,
-                 numeric=(1, 2, 3), row_classes=classes)
+    body = table(["node", "reached", "lost here", "first lost here", "never reached", ""],
+                 rows, numeric=(1, 2, 3, 4), row_classes=classes)
     if lost:
-        lead = (f"Most evidence is lost at {lost['node']}: {lost['questions']} of the "
-                f"{total} questions that name their evidence.")
+        lead = (f"Most often the evidence is first lost at {lost['node']}: "
+                f"{lost['questions']} of the {total} questions that name their evidence "
+                "(lost there and carried to the answer by no other path).")
     else:
-        lead = f"No node lost the evidence of any of the {total} questions that name it."
+        lead = (f"The evidence of each of the {total} questions that name it reaches the "
+                "answer.")
     return body, lead
 
 

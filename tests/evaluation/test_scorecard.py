@@ -63,7 +63,8 @@ def test_the_figures_of_a_fixed_run():
     assert lost.cause == "Lost at fusion: #7 after bm25, top_k is 5."
     assert answered.problem == "answered a question no document answers"
     data = card.to_dict()
-    assert data["most_lost"] == {"node": "fusion", "questions": 2}
+    assert data["most_lost"] == {"node": "fusion", "questions": 1}  # a4's first loss
+    assert data["first_losses"] == {"fusion": 1}
     assert data["failures"] == 1 and data["funnel_questions"] == 3
 
 
@@ -127,7 +128,7 @@ def test_the_page_holds_every_section_and_loads_nothing():
     page = scorecard_html(card.to_dict())
     for anchor in ("figures", "funnel", "worst", "change", "checks"):
         assert f'<section id="{anchor}">' in page
-    assert "2/6" in page and "0.33" in page and "Most evidence is lost at fusion" in page
+    assert "2/6" in page and "0.33" in page and "first lost at fusion: 1 of the 3" in page
     assert "Lost at fusion: #7 after bm25" in page and "Change fusion.top_k = 10." in page
     assert "check it &lt;fits&gt;" in page  # escaped
     assert not re.search(r"(src|href)=\"(?!#)|url\(|@import|https?://", page)

@@ -194,8 +194,8 @@ def format_card(data: dict) -> str:
     lines = [f"scorecard of {data['graph']} on {data['corpus']}"]
     lines += [f"  {name}: {value}" for name, value in data["headline"]["lines"].items()]
     lost = data["most_lost"]
-    lines.append(f"  most evidence lost at: {lost['node']} ({lost['questions']} of "
-                 f"{data['funnel_questions']})" if lost else "  evidence lost at no node")
+    lines.append(f"  evidence most often first lost at: {lost['node']} ({lost['questions']} "
+                 f"of {data['funnel_questions']})" if lost else "  evidence lost at no node")
     for item in data["worst"]:
         lines.append(f"  worst {item['id']}: {item['problem']}: {item['cause']}")
     lines.append(f"  suggested change: {data['suggestion']['text']}")

@@ -175,12 +175,20 @@ def worst_questions(rows: Sequence[QuestionResult], trails: Mapping[str, Evidenc
             for _key, _n, row in bad[:count]]
 
 
-def most_lost(funnel: Mapping[str, Mapping[str, int]]) -> tuple[str, int] | None:
-    """The node where most questions' evidence was lost, and how many (None: no loss)."""
-    node = max(funnel, key=lambda n: funnel[n].get("lost_here", 0), default=None)
-    if node is None or not funnel[node].get("lost_here", 0):
-        return None
-    return node, funnel[node]["lost_here"]
+def first_losses(trails: Mapping[str, EvidenceTrail]) -> dict[str, int]:
+    """Per node, the questions whose evidence it lost first (a node losing what another path
+    still carries to the answer is not counted)."""
+    counts: dict[str, int] = {}
+    for trail in trails.values():
+        if trail.first_loss:
+            counts[trail.first_loss] = counts.get(trail.first_loss, 0) + 1
+    return counts
+
+
+def most_lost(firsts: Mapping[str, int]) -> tuple[str, int] | None:
+    """The node that lost most questions' evidence first, and how many (None: no loss)."""
+    node = max(firsts, key=lambda n: firsts[n], default=None)
+    return None if node is None or not firsts[node] else (node, firsts[node])
 
 
 @dataclass
@@ -218,11 +226,14 @@ class Scorecard:
     failures: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
+    first_losses: dict[str, int] = field(default_factory=dict)
+
     def to_dict(self) -> dict[str, Any]:
-        lost = most_lost(self.funnel)
+        lost = most_lost(self.first_losses)
         return {"graph": self.graph, "corpus": self.corpus, "evalset": self.evalset,
                 "headline": {**self.headline.to_dict(), "lines": self.headline.lines()},
                 "funnel": self.funnel, "funnel_questions": self.funnel_questions,
+                "first_losses": self.first_losses,
                 "most_lost": None if lost is None else {"node": lost[0], "questions": lost[1]},
                 "worst": [asdict(w) for w in self.worst],
                 "suggestion": self.suggestion.to_dict(), "generation": self.generation,
@@ -236,4 +247,5 @@ def scorecard_figures(rows: Sequence[QuestionResult], trails: Mapping[str, Evide
     """The scorecard of an evaluation's rows, their evidence trails and funnel."""
     return Scorecard(graph, corpus, evalset, row_headline(rows), funnel, len(trails),
                      worst_questions(rows, trails), suggestion,
-                     failures=sum(1 for r in rows if r.error), **extra)
+                     failures=sum(1 for r in rows if r.error),
+                     first_losses=first_losses(trails), **extra)
