@@ -245,6 +245,7 @@ def story(trace: Trace, titles: dict[str, str] | None = None,
     """The replay steps of a run: each visit that started, with its sentence. The question
     of a run given earlier turns is told as a follow-up question."""
     titles = titles or {}
+    registry = registry or default_registry()
     steps = []
     for visit in trace.visits:
         if visit.status == "cancelled" and not visit.started_at:
@@ -252,16 +253,16 @@ def story(trace: Trace, titles: dict[str, str] | None = None,
         name = titles.get(visit.node_id, "")
         sentence = skipped_sentence(visit, name or visit.node_id, trace, titles) \
             if visit.status == "skipped" else \
-            _asked(trace, visit, plain) or describe_visit(visit, name, registry, plain)
+            _asked(trace, visit, plain, registry) or describe_visit(visit, name, registry, plain)
         steps.append((visit, sentence))
     return steps
 
 
-def _asked(trace: Trace, visit: NodeVisit, plain: bool) -> str:
+def _asked(trace: Trace, visit: NodeVisit, plain: bool, registry: NodeRegistry) -> str:
     """The question input's sentence: a follow-up after earlier turns, the question asked in
     ``plain`` words; "" for other steps."""
     value = next(iter(visit.outputs.values()), None)
-    if visit.status not in ("done", "cached") or visit.type_id != "graph.input" \
+    if visit.status not in ("done", "cached") or role_of(visit.type_id, registry) != "input" \
             or value is None or not value.preview:
         return ""
     shown = value.preview[0].rstrip("…")

@@ -115,7 +115,7 @@ def create_app(doc: GraphDocument, settings: ServerSettings | None = None, *,
     exposure = Exposure.plan(doc, expose=settings.expose_inputs, fixed=settings.fixed_inputs,
                              data_root=settings.data_root, registry=registry)
     executor = executor or Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir))
-    view = ClientView.of(doc, settings.data_root, exposure.fixed)
+    view = ClientView.of(doc, registry, settings.data_root, exposure.fixed)
     manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
                          timeout_s=settings.run_timeout_s, max_queued=settings.max_queued_runs,
                          view=view)

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.redact import for_client, scrub
+from modrag_studio.engine.core.registry import NodeRegistry
 
 
 @dataclass(frozen=True)
@@ -18,15 +20,14 @@ class ClientView:
     roots: tuple[Path, ...] = ()
 
     @classmethod
-    def of(cls, doc: GraphDocument, data_root: Path | None = None,
+    def of(cls, doc: GraphDocument, registry: NodeRegistry, data_root: Path | None = None,
            fixed: Mapping[str, Any] | None = None) -> ClientView:
         """Paths shown relative to the data root, else to the folder a path input names
         (the operator's ``fixed`` values and the graph's defaults: a cited chunk's
         ``source`` reads ``maint.md``, not ``/srv/corpus/maint.md``), else to the graph's
         folder."""
         roots = [data_root] if data_root is not None else []
-        defaults = [spec.params.get("default") for spec in doc.nodes
-                    if spec.type == "graph.input"]
+        defaults = [port.default for port in graph_interface(doc, registry).inputs]
         for value in [*(fixed or {}).values(), *defaults]:
             if isinstance(value, str) and value.startswith("/") and Path(value).is_dir() \
                     and (data_root is None or not Path(value).is_relative_to(data_root)):

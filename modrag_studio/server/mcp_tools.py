@@ -154,7 +154,8 @@ def plan_tools(docs: Iterable[GraphDocument], settings: ServerSettings, *,
         manager = RunManager(doc, executor, max_concurrent=settings.max_concurrent_runs,
                              timeout_s=settings.run_timeout_s,
                              max_queued=settings.max_queued_runs,
-                             view=ClientView.of(doc, settings.data_root, exposure.fixed))
+                             view=ClientView.of(doc, executor.registry, settings.data_root,
+                                               exposure.fixed))
         tools.append(GraphTool(name=name, doc=doc, exposure=exposure, manager=manager,
                                graph_inputs=sorted(names),
                                inputs_model=request_model(doc, exposure.exposed,

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from modrag_studio.engine.core.datatypes import Answer
 from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.reporting.answer_view import (
@@ -139,7 +140,7 @@ def answer_writers(doc: GraphDocument, registry: NodeRegistry) -> set[str]:
     feeds: dict[str, set[str]] = {}
     for edge in doc.edges:
         feeds.setdefault(edge.target_node, set()).add(edge.source_node)
-    todo = [n.id for n in doc.nodes if n.type == "graph.output"]
+    todo = [port.node_id for port in graph_interface(doc, registry).outputs]
     seen: set[str] = set()
     while todo:
         node = todo.pop()

@@ -38,7 +38,7 @@ class RunManager:
     def __init__(self, doc: GraphDocument, executor: Executor, *, max_concurrent: int,
                  timeout_s: float, max_queued: int = 32, view: ClientView | None = None) -> None:
         self.doc = doc
-        self.view = view or ClientView.of(doc)  # what clients read of errors and paths
+        self.view = view or ClientView.of(doc, executor.registry)  # what clients read
         self.executor = executor
         self.timeout_s = timeout_s
         self.max_concurrent = max_concurrent

@@ -102,3 +102,24 @@ def test_the_trust_list_reads_what_a_type_declares_and_nothing_from_one_that_doe
     found = reach(doc, registry, tmp_path / "g.json")
     assert found.writes == [("w.folder", "the shelf in /srv/shelf")]
     assert ("w.key_env", "SHELF_KEY", "shelf.example") in found.sends
+
+
+def test_graph_inputs_are_read_by_their_role_whatever_their_type_id(tmp_path):
+    """The history's question and the server's path roots come from the nodes whose type's
+    ``graph_role`` is "input", not from one type id."""
+    from modrag_nodes.graph_io import GraphInput
+    from modrag_studio.engine.history.store import question_of
+    from modrag_studio.server.disclosure import ClientView
+
+    class Ask(GraphInput):
+        type_id = "acme.ask"
+
+    registry = build_registry(plugins=False)
+    registry.register(Ask)
+    doc = GraphDocument.model_validate({"nodes": [
+        {"id": "q", "type": "acme.ask",
+         "params": {"name": "question", "default": "When is LP-07 serviced?"}},
+        {"id": "c", "type": "acme.ask", "params": {"name": "corpus", "default": str(tmp_path)}},
+    ]})
+    assert question_of({}, doc, registry) == "When is LP-07 serviced?"
+    assert tmp_path in ClientView.of(doc, registry).roots

@@ -59,6 +59,14 @@ class GraphInterface:
     def port_of(self, node_id: str) -> GraphPort | None:
         return next((p for p in (*self.inputs, *self.outputs) if p.node_id == node_id), None)
 
+    def input_named(self, name: str | None) -> GraphPort | None:
+        """The first input named ``name`` (None when there is none)."""
+        return next((p for p in self.inputs if p.name == name), None)
+
+    def output_named(self, name: str | None) -> GraphPort | None:
+        """The first output named ``name`` (None when there is none)."""
+        return next((p for p in self.outputs if p.name == name), None)
+
 
 def _unique(names: Any) -> list[str]:
     return list(dict.fromkeys(names))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import role_of
 from modrag_studio.engine.core.paths import PATH_WORDS, existing_path_key, path_params
 from modrag_studio.engine.core.registry import NodeRegistry
 
@@ -33,7 +34,7 @@ def template_copy(doc: GraphDocument, template: str | Path,
                 node.subgraph.link = link.model_copy(
                     update={"path": str((folder / link.path).resolve())})
             continue
-        if node.type == "graph.input":
+        if role_of(node.type, registry) == "input":
             if PATH_WORDS.search(str(node.params.get("name", ""))) and "default" in node.params:
                 node.params["default"] = _absolute(node.params["default"], folder)
             continue
@@ -57,7 +58,7 @@ def relative_paths(doc: GraphDocument, registry: NodeRegistry,
     ``inputs``): what a never-saved graph resolves against the working directory."""
     found = []
     for node in doc.nodes:
-        if node.type == "graph.input":
+        if role_of(node.type, registry) == "input":
             name = str(node.params.get("name", ""))
             value = (inputs or {}).get(name, node.params.get("default"))
             if PATH_WORDS.search(name) and _relative(value):

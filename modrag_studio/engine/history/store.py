@@ -33,7 +33,9 @@ from modrag_studio.engine.cache.node_cache import TEMP_SUFFIX, allocated, approx
 from modrag_studio.engine.cache.signing import dump_signed, load_signed
 from modrag_studio.engine.core.document import GraphDocument, from_json_dict, to_json_dict
 from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.paths import PATH_WORDS, cache_home
+from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.history import disk
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import Trace
@@ -112,11 +114,13 @@ def graph_hash(doc: GraphDocument) -> str:
     return stable_hash({k: v for k, v in data.items() if k not in ("layout", "metadata")})[:16]
 
 
-def question_of(inputs: Mapping[str, Any], doc: GraphDocument | None = None) -> str:
+def question_of(inputs: Mapping[str, Any], doc: GraphDocument | None = None,
+                registry: NodeRegistry | None = None) -> str:
     """The run's question: the input named question/query/... as given, else its default in
-    ``doc`` (a run on the default question), else the first text input that is not a path."""
-    defaults = {str(n.params.get("name", "")): n.params.get("default")
-                for n in (doc.nodes if doc is not None else []) if n.type == "graph.input"}
+    ``doc`` (a run on the default question; read with ``registry``), else the first text
+    input that is not a path."""
+    defaults = {port.name: port.default for port in graph_interface(doc, registry).inputs} \
+        if doc is not None and registry is not None else {}
     for source in (inputs, defaults):
         for name in QUESTION_NAMES:
             if isinstance(source.get(name), str) and source[name].strip():
@@ -192,9 +196,11 @@ class RunHistory:
     # recording --------------------------------------------------------------------------
     def record(self, graph: str, doc: GraphDocument, inputs: Mapping[str, Any],
                result: RunResult, *, variant: str | None = None, origin: str = "studio",
-               conversation: str = "", turn: int = 0) -> RunRecord:
+               conversation: str = "", turn: int = 0,
+               registry: NodeRegistry | None = None) -> RunRecord:
         """Store ``result`` (the run of ``doc`` on ``inputs``) under ``graph`` (a
-        ``pins.graph_key``), then keep the history within its bounds."""
+        ``pins.graph_key``), then keep the history within its bounds (``registry``: the
+        node types of the run, when its result does not carry them)."""
         trace = result.trace
         run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:8]}"
         plain_inputs = {k: v if isinstance(v, str | int | float | bool) or v is None
@@ -206,7 +212,8 @@ class RunHistory:
                    "node_inputs": {k: _kept(v) for k, v in result.node_inputs.items()}}
         size = self._write(run_id, payload)
         record = RunRecord(run_id, graph, trace.started_at or time.time(), trace.duration_s,
-                           trace.status, question_of(inputs, doc), variant or "", graph_hash(doc),
+                           trace.status, question_of(inputs, doc, result.registry or registry),
+                           variant or "", graph_hash(doc),
                            answer_of(result.shared_outputs), plain_inputs, conversation, turn,
                            origin, size)
         try:

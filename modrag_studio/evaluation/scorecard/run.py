@@ -26,6 +26,7 @@ from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.paths import graph_base_dir
 from modrag_studio.engine.core.registry import NodeRegistry
@@ -96,13 +97,12 @@ def fit_to_corpus(doc: GraphDocument, registry: NodeRegistry,
     return fitted, warnings
 
 
-def query_side(doc: GraphDocument, query_input: str,
+def query_side(doc: GraphDocument, registry: NodeRegistry, query_input: str,
                funnel: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
     """The funnel's nodes that run once per question (downstream of the query input; a
     subgraph's inner node by its subgraph): the corpus-side nodes run for the first question
     only, later ones reuse their results, so their counts would say nothing."""
-    query_node = next(n.id for n in doc.nodes if n.type == "graph.input"
-                      and n.params.get("name") == query_input)
+    query_node = _input_node(doc, registry, query_input)
     side = Topology.of(doc).downstream(query_node)
     return {node: counts for node, counts in funnel.items()
             if node.partition("/")[0] in side}
@@ -116,6 +116,14 @@ def tuned_output(doc: GraphDocument, registry: NodeRegistry, answer_node: str) -
     order = {node_id: n for n, node_id in enumerate(topology.order()[0])}
     specs = [s for s in ranked_outputs(doc, registry) if s.partition(".")[0] in upstream]
     return max(specs, key=lambda s: order.get(s.partition(".")[0], -1), default=None)
+
+
+def _input_node(doc: GraphDocument, registry: NodeRegistry, name: str) -> str:
+    """The node of the graph input ``name``."""
+    port = graph_interface(doc, registry).input_named(name)
+    if port is None:
+        raise ModragError(f"the graph has no input named '{name}'")
+    return port.node_id
 
 
 def ranking_part(doc: GraphDocument, output: str) -> GraphDocument:
@@ -139,8 +147,7 @@ def query_side_space(doc: GraphDocument, registry: NodeRegistry, output: str,
 
     topology = Topology.of(doc)
     node_id = output.partition(".")[0]
-    query_node = next(n.id for n in doc.nodes if n.type == "graph.input"
-                      and n.params.get("name") == query_input)
+    query_node = _input_node(doc, registry, query_input)
     side = (topology.upstream(node_id) | {node_id}) & topology.downstream(query_node)
     nodes = [n.id for n in doc.nodes if n.id in side]
     found = [s for s in suggest(doc, nodes, registry)
@@ -270,8 +277,10 @@ def build_scorecard(request: ScorecardRequest, *, executor: Executor,
     evalset, generation = questions_of(request, executor, cancel, status, on_progress)
     seconds["questions"] = time.perf_counter() - started
     output = answer_output_name(doc, None, registry)
-    answer_node = next(n.id for n in doc.nodes if n.type == "graph.output"
-                       and n.params.get("name") == output)
+    answer_port = graph_interface(doc, registry).output_named(output)
+    if answer_port is None:
+        raise ModragError(f"the graph has no output named '{output}'")
+    answer_node = answer_port.node_id
     funnel = EvalAttribution(doc, {}, [answer_node])
     trails: dict[str, EvidenceTrail] = {}
 
@@ -300,11 +309,11 @@ def build_scorecard(request: ScorecardRequest, *, executor: Executor,
     else:
         suggestion = _not_tested("the tuner was not asked to run")
     seconds["tuning"] = time.perf_counter() - started
-    corpus = str(request.inputs.get(corpus_name or "", "") or next(
-        (n.params.get("default", "") for n in doc.nodes
-         if n.type == "graph.input" and n.params.get("name") == corpus_name), ""))
+    corpus_port = graph_interface(doc, registry).input_named(corpus_name)
+    corpus = str(request.inputs.get(corpus_name or "", "") or (
+        corpus_port.default or "" if corpus_port is not None else ""))
     return scorecard_figures(report.results, trails,
-                             query_side(doc, query_input, funnel.summary()),
+                             query_side(doc, registry, query_input, funnel.summary()),
                              graph=doc.metadata.name or "graph", corpus=corpus,
                              evalset=str(request.questions_path), suggestion=suggestion,
                              generation=generation, warnings=warnings, seconds=seconds)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.node import CancelToken
 
 
@@ -54,10 +55,10 @@ class BackgroundJob:
 
 def input_default(doc: GraphDocument, input_name: str | None) -> str:
     """The default value of the graph input ``input_name`` ('' when it has none)."""
-    for node in doc.nodes:
-        if node.type == "graph.input" and node.params.get("name") == input_name:
-            return str(node.params.get("default") or "")
-    return ""
+    from modrag_studio.composition import default_registry
+
+    port = graph_interface(doc, default_registry()).input_named(input_name)
+    return port.default or "" if port is not None else ""
 
 
 def corpus_input_name(doc: GraphDocument) -> str | None:
@@ -68,5 +69,5 @@ def corpus_input_name(doc: GraphDocument) -> str | None:
     try:
         return pick_inputs(doc, None, None, default_registry())[1]
     except Exception:  # no query input: the corpus input alone is what matters here
-        names = [n.params.get("name") for n in doc.nodes if n.type == "graph.input"]
+        names = graph_interface(doc, default_registry()).input_names
         return next((n for n in names if n in ("corpus", "corpus_path")), None)

@@ -107,7 +107,8 @@ class RunHistoryFeature(QObject):
             record = self.store.record(
                 self.graph(), request.doc, request.inputs, result,
                 variant=self.variants.active, origin=context.get("origin", "studio"),
-                conversation=context.get("conversation", ""), turn=context.get("turn", 0))
+                conversation=context.get("conversation", ""), turn=context.get("turn", 0),
+                registry=self.run.controller.registry)
         except Exception as exc:  # a full disk, a locked index: said, and the run stays shown
             self.shell.show_message(f"The run was not recorded in the history: "
                                     f"{type(exc).__name__}: {exc}")
