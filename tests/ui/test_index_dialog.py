@@ -58,6 +58,7 @@ def test_local_indexing_shows_each_node_and_fills_the_run_cache(qtbot, window, t
     captions = window.features.run.mirror.captions.run  # the nodes on the canvas say it too
     assert captions["split"] == f"indexed: {chunks:,} rows"
     assert captions["bm25_index"] == f"indexed: {chunks:,} rows"
+    assert window.canvas.node_state("split") == "done"  # the state line shows the caption
     # The studio's runs share the node cache the job wrote: the index is not built again.
     run = Executor(default_registry(), cache=NodeCache(disk_dir=_cache_home())).run(
         window.editor.document(), {"corpus": str(corpus), "query": "coral"})

@@ -332,9 +332,13 @@ class IndexDialog(QDialog):
                 continue
             if stage.done:
                 mirror.canvas.set_node_progress(name, None)
-                cached = " (cached)" if stage.note == "cached" else ""
-                mirror.captions.set_run(name, f"indexed: {stage.rows:,} rows{cached}")
+                cached = stage.note == "cached"
+                mirror.canvas.set_node_state(name, "cached" if cached else "done",
+                                             "indexed by Run > Index Corpus…")
+                mirror.captions.set_run(name, f"indexed: {stage.rows:,} rows"
+                                              f"{' (cached)' if cached else ''}")
             elif stage.note == "running" or stage.fraction is not None:
+                mirror.canvas.set_node_state(name, "running", "indexing…")
                 mirror.node_progress(name, stage.ratio(), stage.message or "indexing…")
 
     def stage_text(self, name: str) -> str:
