@@ -72,6 +72,7 @@ class TransformParams(BaseModel):
 
 class QueryTransform(SamplingAware, NodeType):
     type_id = "query.transform"
+    title_param = "mode"
     key_params = ("mode",)
     title = "Query transform"
     category = "Query"

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from modrag_studio.composition import build_registry
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import NodeContext, NodeType
+from modrag_studio.engine.core.ports import InputPort, OutputPort
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.trust.reach import reach
 
@@ -123,3 +124,43 @@ def test_graph_inputs_are_read_by_their_role_whatever_their_type_id(tmp_path):
     ]})
     assert question_of({}, doc, registry) == "When is LP-07 serviced?"
     assert tmp_path in ClientView.of(doc, registry).roots
+
+
+def test_a_reroute_point_is_the_registrys_pass_through_type_with_its_own_ports():
+    from modrag_studio.engine.edit.editor import GraphEditor
+    from tests.engine.helpers import chain_graph
+
+    class Point(NodeType):
+        type_id = "acme.point"
+        passes_through = True
+        isolate_inputs = False
+        inputs = (InputPort("inp", Any, required=False),)
+        outputs = (OutputPort("out", Any),)
+
+        def run(self, ctx: NodeContext, params: Any, inp: Any = None) -> dict[str, Any]:
+            return {"out": inp}
+
+    registry = NodeRegistry()
+    for node_type in build_registry(plugins=False):
+        if not node_type.passes_through:
+            registry.register(node_type)
+    registry.register(Point)
+    editor = GraphEditor(registry)
+    editor.reset(chain_graph())
+    point = editor.insert_reroute("up", "text", "join", "texts", (10, 20))
+    doc = editor.document()
+    assert doc.node(point).type == "acme.point"
+    assert {("up.text", f"{point}.inp"), (f"{point}.out", "join.texts")} <= {
+        (e.source, e.target) for e in doc.edges}
+
+
+def test_a_node_is_titled_by_the_param_its_type_names_as_its_role():
+    from modrag_studio.engine.core.document import NodeSpec
+    from modrag_studio.engine.layout.titles import node_title
+
+    registry = build_registry(plugins=False)
+    spec = NodeSpec.model_validate({"id": "t", "type": "query.transform",
+                                    "params": {"mode": "hyde"}})
+    assert node_title(spec, registry.get("query.transform")) == "HyDE"
+    plain = NodeSpec.model_validate({"id": "p", "type": "acme.plain", "params": {"mode": "x"}})
+    assert node_title(plain, Plain) == Plain.display_title()

@@ -135,6 +135,9 @@ class NodeType:
     store_role: ClassVar[Literal["vector", "graph"] | None] = None
     #: The kind of trace span a visit makes (None: a plain step of the chain).
     span_kind: ClassVar[Literal["retriever", "reranker", "embedding", "llm"] | None] = None
+    #: The param whose value is the node's role and titles it ("Rewrite", "HyDE") when the
+    #: user gave no title.
+    title_param: ClassVar[str | None] = None
     #: Params whose choices the studio lists (``param_listing``): param -> the params its
     #: list depends on (asked again when one of them changes).
     choice_sources: ClassVar[Mapping[str, tuple[str, ...]]] = {}

@@ -337,11 +337,19 @@ class GraphEditor:
         return bridges
 
     def insert_reroute(self, source: str, source_port: str, target: str, target_port: str,
-                       pos: tuple[float, float], type_id: str = "flow.reroute") -> str:
-        """Put a reroute point on the wire ``source.port -> target.port`` (one undo step)."""
+                       pos: tuple[float, float], type_id: str | None = None) -> str:
+        """Put a reroute point on the wire ``source.port -> target.port`` (one undo step):
+        a node of ``type_id``, by default the registry's pass-through type
+        (``NodeType.passes_through``)."""
         wire = (f"{source}.{source_port}", f"{target}.{target_port}")
         if not any((e.source, e.target) == wire for e in self._doc.edges):
             raise ModragError(f"no wire {wire[0]} -> {wire[1]} to put a reroute point on")
+        if type_id is None:
+            type_id = next((t.type_id for t in self.registry if t.passes_through), None)
+            if type_id is None:
+                raise ModragError("no pass-through node type is registered to reroute with")
+        point = self.registry.get(type_id)
+        into, out = point.inputs[0].name, point.outputs[0].name
         with self.macro(f"reroute {wire[0]} -> {wire[1]}"):
             node_id = self.add_node(type_id, pos)
             edges: list[EdgeSpec] = []
@@ -349,8 +357,8 @@ class GraphEditor:
                 if (edge.source, edge.target) != wire:
                     edges.append(edge)
                     continue
-                edges += [EdgeSpec(source=edge.source, target=f"{node_id}.value"),
-                          EdgeSpec(source=f"{node_id}.value", target=edge.target, loop=edge.loop)]
+                edges += [EdgeSpec(source=edge.source, target=f"{node_id}.{into}"),
+                          EdgeSpec(source=f"{node_id}.{out}", target=edge.target, loop=edge.loop)]
             self._apply("reroute", self._with(edges=edges))
         return node_id
 

@@ -11,14 +11,14 @@ from modrag_studio.engine.core.graph_io import port_of_node
 
 NAMED_ENDS = {"input": "Input", "output": "Output"}  # by NodeType.graph_role
 
-# Types whose role is one param: the node is titled by its value ("Rewrite", "Decompose").
-ROLE_PARAMS = {"query.transform": "mode"}
+# Words for role param values (``NodeType.title_param``) that capitalising does not make.
 ROLE_WORDS = {"hyde": "HyDE", "passthrough": "Pass-through"}
 
 
-def role_title(spec: Any) -> str | None:
-    """The title saying a node's role, from its role param (see ``ROLE_PARAMS``)."""
-    param = ROLE_PARAMS.get(spec.type)
+def role_title(spec: Any, node_type: Any = None) -> str | None:
+    """The title saying a node's role, from the param its type titles it by
+    (``NodeType.title_param``: "Rewrite", "Decompose")."""
+    param = node_type.title_param if node_type is not None else None
     value = spec.params.get(param) if param else None
     if not isinstance(value, str) or not value:
         return None
@@ -51,7 +51,7 @@ def node_title(spec: Any, node_type: Any = None) -> str:
     or output (its ``name``), else its role (``role_title``), else the type's title."""
     if spec.title:
         return spec.title
-    role = role_title(spec)
+    role = role_title(spec, node_type)
     if role is not None:
         return role
     port = port_of_node(spec, node_type) if node_type is not None else None

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from modrag_studio.ui.run.protocols import StudioShell
     from modrag_studio.ui.shell.run_features import RunFeatures
 
-REROUTE_TYPE = "flow.reroute"
 Wire = tuple[str, str, str, str]
 
 
@@ -144,7 +143,7 @@ class NodeFlags(QObject):
         size = 8.0
         try:
             node_id = self.editor.insert_reroute(
-                *wire, (round(scene_pos.x() - size), round(scene_pos.y() - size)), REROUTE_TYPE)
+                *wire, (round(scene_pos.x() - size), round(scene_pos.y() - size)))
         except ModragError as exc:
             self._message(str(exc))
             return None

@@ -122,7 +122,7 @@ class Playground(QWidget):
             inputs.pop(HISTORY_INPUT, None)
             self.notice.setText("This graph has no 'history' input: each question is answered "
                                 "on its own (wire a graph input named history into "
-                                "prompt.build's history port for follow-ups).")
+                                "the prompt node's history port for follow-ups).")
         return inputs
 
     def history_messages(self) -> list[dict[str, str]]:
