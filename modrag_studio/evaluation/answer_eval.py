@@ -40,8 +40,6 @@ from modrag_studio.evaluation.report import (
 )
 from modrag_studio.evaluation.runner import graph_sha256, pick_inputs
 
-JUDGE_TYPE = "eval.judge"
-
 Judge = Callable[[str, Answer], dict[str, Any]]  # (question, answer) -> judgement
 Progress = Callable[[str, int, int, QuestionResult], None]  # (label, done, total, row)
 
@@ -122,7 +120,10 @@ def ranked_outputs(result: RunResult, question: EvalQuestion) -> dict[str, dict[
 def _graph_judgement(result: RunResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
-    judges = [v.node_id for v in result.trace.visits if v.type_id == JUDGE_TYPE]
+    if result.registry is None:
+        return None
+    kinds = judge_types(result.registry)
+    judges = [v.node_id for v in result.trace.visits if v.type_id in kinds]
     for node_id in reversed(judges):
         try:
             value = result.output_of(node_id, "judgement")
@@ -133,8 +134,15 @@ def _graph_judgement(result: RunResult | None) -> dict[str, Any] | None:
     return None
 
 
-def has_judge_node(doc: GraphDocument) -> bool:
-    return any(n.type == JUDGE_TYPE for n in doc.nodes)
+def judge_types(registry: NodeRegistry) -> frozenset[str]:
+    """The node types that judge an answer (``span_kind`` "evaluator"): their ``judgement``
+    output is the evaluation's."""
+    return registry.type_ids(where=lambda t: t.span_kind == "evaluator")
+
+
+def has_judge_node(doc: GraphDocument, registry: NodeRegistry) -> bool:
+    kinds = judge_types(registry)
+    return any(n.type in kinds for n in doc.nodes)
 
 
 def evaluate_answers(
@@ -172,7 +180,7 @@ def evaluate_answers(
     questions = evalset.questions[: limit or None]
     report = EvalReport(graph_name=doc.metadata.name, graph_sha256=graph_sha256(doc),
                         source=EvalsetSource(evalset.path, evalset.sha256), answer_output=output,
-                        judge_configured=judge is not None or has_judge_node(doc))
+                        judge_configured=judge is not None or has_judge_node(doc, registry))
 
     def score(index: int, run: QuestionRun) -> bool:
         question = questions[index]

@@ -34,6 +34,7 @@ RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
 RERANKER = OpenInferenceSpanKindValues.RERANKER.value
 EMBEDDING = OpenInferenceSpanKindValues.EMBEDDING.value
 LLM = OpenInferenceSpanKindValues.LLM.value
+EVALUATOR = OpenInferenceSpanKindValues.EVALUATOR.value
 
 #: OpenTelemetry GenAI semantic-convention names (their module is still "incubating" in the
 #: Python package, so the names are spelled here).
@@ -52,7 +53,8 @@ MAX_DOCUMENTS = 50
 #: Content longer than this is cut (an attribute is not a file).
 MAX_TEXT = 8000
 
-_KINDS = {"retriever": RETRIEVER, "reranker": RERANKER, "embedding": EMBEDDING, "llm": LLM}
+_KINDS = {"retriever": RETRIEVER, "reranker": RERANKER, "embedding": EMBEDDING, "llm": LLM,
+          "evaluator": EVALUATOR}
 
 
 def span_kind(node_type: type[NodeType] | None) -> str:

@@ -151,6 +151,7 @@ class JudgeParams(BaseModel):
 
 class AnswerJudge(SamplingAware, NodeType):
     type_id = "eval.judge"
+    span_kind = "evaluator"
     title = "Answer judge"
     category = "Evaluation"
     description = (

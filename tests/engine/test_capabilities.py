@@ -52,7 +52,7 @@ def test_the_library_declares_its_stores_indexes_and_span_kinds():
     assert kinds["retrieve.vector"] == kinds["kg.search"] == "retriever"
     assert kinds["fuse.rrf"] == kinds["rerank.cross_encoder"] == "reranker"
     assert kinds["embed.chunks"] == "embedding" and kinds["llm.chat"] == "llm"
-    assert kinds["split.recursive"] is None
+    assert kinds["eval.judge"] == "evaluator" and kinds["split.recursive"] is None
 
 
 class ShelfParams(BaseModel):

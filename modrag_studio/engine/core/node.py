@@ -133,8 +133,10 @@ class NodeType:
     #: collection, whose ``index`` output is a ``VectorIndex``) or "graph" (a knowledge graph
     #: file). Read through ``registry.type_ids(where=...)``, never by type id.
     store_role: ClassVar[Literal["vector", "graph"] | None] = None
-    #: The kind of trace span a visit makes (None: a plain step of the chain).
-    span_kind: ClassVar[Literal["retriever", "reranker", "embedding", "llm"] | None] = None
+    #: The kind of trace span a visit makes (None: a plain step of the chain); "evaluator"
+    #: for a node that judges an answer (an evaluation reads its judgement).
+    span_kind: ClassVar[Literal["retriever", "reranker", "embedding", "llm", "evaluator"]
+                        | None] = None
     #: The param whose value is the node's role and titles it ("Rewrite", "HyDE") when the
     #: user gave no title.
     title_param: ClassVar[str | None] = None
