@@ -24,7 +24,7 @@ class PinParams(BaseModel):
 
 class PinEvidence(NodeType):
     type_id = "evidence.pin"
-    evidence_role = EvidenceRole("passes")
+    evidence_role = EvidenceRole("passes", pins=True)
     title = "Pin evidence"
     category = "Debug"
     description = ("Puts the given chunks first in the ranking (removing their other copies), "

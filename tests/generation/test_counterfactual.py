@@ -88,7 +88,7 @@ def test_pinned_graph_is_valid_and_rewires_only_the_evidence_input(fake_llm) -> 
     doc = from_json_dict(_graph())
     chunk = ScoredChunk.model_validate({"chunk": {"chunk_id": "c", "doc_id": "d", "text": "t"},
                                         "score": 1.0})
-    forced = with_pinned_evidence(doc, "prompt", [chunk])
+    forced = with_pinned_evidence(doc, "prompt", [chunk], default_registry())
 
     assert not errors_only(validate(forced, default_registry()))
     into_prompt = {e.source for e in forced.edges if e.target == "prompt.evidence"}

@@ -25,7 +25,6 @@ from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 
 PIN_NODE = "forced_evidence"
-PIN_TYPE = "evidence.pin"
 _RANKED = ("retrieves", "merges", "reorders", "filters", "gate", "passes")
 
 
@@ -91,8 +90,18 @@ def expected_chunks(result: RunResult, doc: GraphDocument, expected: ExpectedEvi
                         higher_is_better=sc.higher_is_better) for sc in best[:limit]]
 
 
-def with_pinned_evidence(doc: GraphDocument, prompt_node: str,
-                         chunks: list[ScoredChunk]) -> GraphDocument:
+def pin_type(registry: NodeRegistry) -> str:
+    """The node type that pins evidence (``EvidenceRole.pins``)."""
+    found = next((t.type_id for t in registry
+                  if t.evidence_role is not None and t.evidence_role.pins), None)
+    if found is None:
+        raise CounterfactualError("no node type pins evidence (EvidenceRole pins=True): "
+                                  "nothing to force chunks into the prompt with")
+    return found
+
+
+def with_pinned_evidence(doc: GraphDocument, prompt_node: str, chunks: list[ScoredChunk],
+                         registry: NodeRegistry) -> GraphDocument:
     """A copy of ``doc`` whose prompt builder gets ``chunks`` first in its evidence."""
     params = {"chunks": [c.model_dump(mode="json") for c in chunks]}
     edges: list[EdgeSpec] = []
@@ -108,7 +117,8 @@ def with_pinned_evidence(doc: GraphDocument, prompt_node: str,
                                           "to": f"{prompt_node}.evidence"}))
     if not fed:
         edges = [e for e in edges if e.target != f"{PIN_NODE}.evidence"]
-    pin = NodeSpec.model_validate({"id": PIN_NODE, "type": PIN_TYPE, "params": params})
+    pin = NodeSpec.model_validate({"id": PIN_NODE, "type": pin_type(registry),
+                                   "params": params})
     return doc.model_copy(update={"nodes": [*doc.nodes, pin], "edges": edges})
 
 
@@ -124,7 +134,7 @@ def force_into_prompt(executor: Executor, doc: GraphDocument, inputs: Mapping[st
     if not chunks:
         raise CounterfactualError(
             "no chunk of the last run matches the expected evidence: nothing to force in")
-    forced = with_pinned_evidence(doc, prompt_node, chunks)
+    forced = with_pinned_evidence(doc, prompt_node, chunks, executor.registry)
     second = executor.run(forced, inputs, hooks=hooks, cancel=cancel)
     if not second.ok:
         raise CounterfactualError("the forced run did not finish: "

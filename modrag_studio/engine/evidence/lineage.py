@@ -56,7 +56,9 @@ class EvidenceRole:
     what the node is in plain words for narration ("keyword search"; default by kind);
     ``judges`` whether a ``filters`` node judges relevance (a grader) or cuts by a rule;
     ``checks_answer`` whether a ``passes`` node checks an answer against its evidence and
-    routes an unsupported one away (a grounding or support check; see ``safety``).
+    routes an unsupported one away (a grounding or support check; see ``safety``);
+    ``pins`` whether a ``passes`` node puts the chunks of its ``chunks`` param first in its
+    ``evidence`` (on its ``results``): what a counterfactual run forces into the prompt with.
     """
 
     kind: RoleKind
@@ -69,6 +71,7 @@ class EvidenceRole:
     noun: str = ""
     judges: bool = True
     checks_answer: bool = False
+    pins: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ROLE_KINDS:
