@@ -67,13 +67,18 @@ def start_nodes(doc: GraphDocument, selected: list[str], output: str) -> list[st
     tuned output (graph inputs and outputs left out)."""
     if selected:
         return selected
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.document import SUBGRAPH_TYPE
+    from modrag_studio.engine.core.graph_io import role_of
     from modrag_studio.engine.core.topology import Topology
 
     node_id = output.partition(".")[0]
     if node_id not in doc.node_ids():
         return []
     chosen = Topology.of(doc).upstream(node_id) | {node_id}
-    return [n.id for n in doc.nodes if n.id in chosen and not n.type.startswith("graph.")]
+    registry = default_registry()
+    return [n.id for n in doc.nodes if n.id in chosen and n.type != SUBGRAPH_TYPE
+            and role_of(n.type, registry) is None]
 
 
 class TuneDialog(QDialog):
