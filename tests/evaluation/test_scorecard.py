@@ -114,6 +114,9 @@ def test_a_graph_pointed_at_another_folder_keeps_its_stores_apart(root, tmp_path
     assert doc.node("store").params["collection"] == "sample_corpus"  # the base is untouched
     assert any(w.startswith("load.exclude:") for w in warnings)
     assert any(w.startswith("store.collection:") for w in warnings)
+    asked, _ = fit_to_corpus(doc, default_registry(), {"corpus": str(tmp_path),
+                                                       "question": "another question?"})
+    assert asked.node("store").params == fitted.node("store").params  # the folder names it
     same, none = fit_to_corpus(doc, default_registry(), {})
     assert none == [] and same is doc
 

@@ -33,6 +33,7 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.run_notes import corpus_notes
+from modrag_studio.engine.trust.reach import path_like_inputs
 from modrag_studio.evaluation.answer_eval import answer_output_name, evaluate_answers
 from modrag_studio.evaluation.compare import ranked_outputs
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet, load_evalset, save_evalset
@@ -82,7 +83,8 @@ def fit_to_corpus(doc: GraphDocument, registry: NodeRegistry,
     if not notes:
         return doc, []
     fitted = doc.model_copy(deep=True)
-    corpus = "|".join(str(v) for v in inputs.values())
+    paths = path_like_inputs(doc, registry)  # the folder, not the question, names the records
+    corpus = "|".join(f"{k}={v}" for k, v in sorted(inputs.items()) if k in paths)
     suffix = hashlib.sha256(corpus.encode()).hexdigest()[:8]
     warnings = []
     for note in notes:
