@@ -25,8 +25,8 @@ def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
     calls: list[tuple[str, int]] = []
     encoder = models._encoder
 
-    def spy(spec, role):
-        encode = encoder(spec, role)
+    def spy(spec, role, texts=1):
+        encode = encoder(spec, role, texts)
         return lambda batch: calls.append((role, len(batch))) or encode(batch)
 
     monkeypatch.setattr(models, "_encoder", spy)
