@@ -14,6 +14,7 @@ from typing import Any
 
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore.contracts import VectorIndex
+from modrag_nodes.vectorstore.handles import StoreDriver
 from modrag_nodes.vectorstore.records import META_COUNT as META_COUNT
 from modrag_nodes.vectorstore.records import META_CREATOR as META_CREATOR
 from modrag_nodes.vectorstore.records import META_DIM as META_DIM
@@ -341,3 +342,9 @@ def max_batch(client: Any) -> int:
         return max(1, min(int(client.get_max_batch_size()), 5000))
     except Exception:
         return 1000
+
+
+#: The searches' way in (``handles``): embedded folders and servers.
+DRIVER = StoreDriver(backends=("chroma-persistent", "chroma-http"), location_key=location_key,
+                     open_collection=open_collection, count_at=count_at, forget=forget_clients,
+                     folder_backends=("chroma-persistent",))

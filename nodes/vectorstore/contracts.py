@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_studio.engine.core.datatypes import Contract
 
-VectorBackend = Literal["chroma-persistent", "chroma-http", "lancedb"]
+#: Which driver wrote the index (a ``handles.StoreDriver`` backend): "chroma-persistent",
+#: "chroma-http", "lancedb", or a new store's.
+VectorBackend = str
 
 
 class VectorIndex(Contract):

@@ -1,39 +1,95 @@
 """One way in for the searches, whichever store wrote a ``VectorIndex``: its location key,
 its collection (a Chroma collection, or a LanceDB table behind the same interface) and the
-record count at a store version."""
+record count at a store version.
+
+Each store's driver module (a ``*_store`` module of this package) declares a ``DRIVER``: the
+backends it writes (``VectorIndex.backend``, the first item of a location key) and how to
+open and count them. The drivers are found here by that convention, so a new store is its
+node module and its driver module, and nothing here names one.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from modrag_nodes.vectorstore import chroma_store as cs
-from modrag_nodes.vectorstore import lance_store as ls
 from modrag_nodes.vectorstore.contracts import VectorIndex
 
 
+@dataclass(frozen=True)
+class StoreDriver:
+    """What a vector store's driver gives the searches (its module's ``DRIVER``).
+
+    ``backends``: the ``VectorIndex.backend`` values it writes; ``folder_backends``: those
+    kept in a local folder (locked against a second writer); ``location_key(index)``: the
+    key its clients are cached by (``(backend, ...)``); ``open_collection(key, name)``: the
+    collection (None when missing) and its store version; ``count_at``: the record count at
+    that version; ``forget``: drop every cached client, connection and table.
+    """
+
+    backends: tuple[str, ...]
+    location_key: Callable[[VectorIndex], tuple[Any, ...]]
+    open_collection: Callable[[tuple[Any, ...], str], tuple[Any | None, Any]]
+    count_at: Callable[[tuple[Any, ...], str, Any, Any], int]
+    forget: Callable[[], None]
+    folder_backends: tuple[str, ...] = ()
+
+
+GET_PAGE = 5000  # ids read back per call
+_drivers: dict[str, StoreDriver] = {}
+_lock = threading.Lock()
+
+
+def drivers() -> dict[str, StoreDriver]:
+    """Every store driver by backend (the ``DRIVER`` of each ``*_store`` module here,
+    imported once)."""
+    with _lock:
+        if not _drivers:
+            from modrag_nodes import vectorstore
+
+            for info in pkgutil.iter_modules(vectorstore.__path__):
+                if info.name.endswith("_store"):
+                    module = importlib.import_module(f"{vectorstore.__name__}.{info.name}")
+                    driver = getattr(module, "DRIVER", None)
+                    if isinstance(driver, StoreDriver):
+                        _drivers.update((backend, driver) for backend in driver.backends)
+        return _drivers
+
+
+def driver_of(backend: str) -> StoreDriver:
+    found = drivers().get(backend)
+    if found is None:
+        raise ValueError(f"no vector store driver writes backend '{backend}' "
+                         f"(known: {', '.join(sorted(drivers()))})")
+    return found
+
+
+def folder_backends() -> set[str]:
+    """The backends whose location key is ``(backend, folder)``."""
+    return {b for driver in drivers().values() for b in driver.folder_backends}
+
+
 def location_key(index: VectorIndex) -> tuple[Any, ...]:
-    if index.backend == ls.BACKEND:
-        return (ls.BACKEND, str(index.path))
-    return cs.location_key(index)
+    return driver_of(index.backend).location_key(index)
 
 
 def open_collection(key: tuple[Any, ...], name: str) -> tuple[Any | None, Any]:
     """The collection (None when missing) and the store version it was read at."""
-    if key[0] == ls.BACKEND:
-        return ls.open_collection(key, name)
-    return cs.open_collection(key, name)
+    return driver_of(key[0]).open_collection(key, name)
 
 
 def count_at(key: tuple[Any, ...], name: str, collection: Any, version: Any) -> int:
-    if key[0] == ls.BACKEND:
-        return ls.count_at(key, name, collection, version)
-    return cs.count_at(key, name, collection, version)
+    return driver_of(key[0]).count_at(key, name, collection, version)
 
 
 def forget() -> None:
     """Drop every cached client, connection and table."""
-    cs.forget_clients()
-    ls.forget()
+    for driver in set(drivers().values()):
+        driver.forget()
 
 
 def stored_vectors(index: VectorIndex, ids: list[str]) -> Any | None:
@@ -41,11 +97,13 @@ def stored_vectors(index: VectorIndex, ids: list[str]) -> Any | None:
     Chroma collection or a LanceDB table) holds every one of them; None otherwise."""
     import numpy as np
 
+    from modrag_nodes.vectorstore.records import batches
+
     collection, _ = open_collection(location_key(index), index.collection)
     if collection is None:
         return None
     found: dict[str, Any] = {}
-    for part in cs.batches(list(dict.fromkeys(ids)), cs.PAGE):
+    for part in batches(list(dict.fromkeys(ids)), GET_PAGE):
         page = collection.get(ids=part, include=["embeddings"])
         vectors = page.get("embeddings")
         if vectors is None:

@@ -18,6 +18,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from modrag_nodes.vectorstore.contracts import VectorIndex
+from modrag_nodes.vectorstore.handles import StoreDriver
 from modrag_nodes.vectorstore.records import chunk_metadata
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.errors import NodeConfigError
@@ -269,3 +271,13 @@ def folder_problem(folder: Path, name: str) -> str | None:
     if table.exists() and not (table / "_versions").is_dir():
         return f"{table.name} has no _versions folder (the table is corrupted)"
     return None
+
+
+def location_key(index: VectorIndex) -> tuple[str, str]:
+    return (BACKEND, str(index.path))
+
+
+#: The searches' way in (``handles``): tables in a local folder.
+DRIVER = StoreDriver(backends=(BACKEND,), location_key=location_key,
+                     open_collection=open_collection, count_at=count_at, forget=forget,
+                     folder_backends=(BACKEND,))

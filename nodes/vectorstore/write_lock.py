@@ -16,11 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from modrag_nodes.vectorstore.handles import folder_backends  # keys ("<backend>", folder)
 from modrag_studio.engine.core.errors import NodeConfigError
 from modrag_studio.engine.core.paths import env_limit
 
 WAIT_ENV = "MODRAG_STORE_LOCK_WAIT"
-FOLDER_BACKENDS = ("chroma-persistent", "lancedb")  # location keys ("<backend>", folder)
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
 _guard = threading.Lock()
 
@@ -79,7 +79,7 @@ def held_by(folder: Path, collection: str) -> str | None:
 def no_writer(location: tuple[Any, ...], collection: str) -> Iterator[None]:
     """For a run that only reads a store (a served request): no wait for the write lock,
     but CollectionLocked at once, naming the writer, while another process writes it."""
-    if location[0] in FOLDER_BACKENDS:
+    if location[0] in folder_backends():
         writer = held_by(Path(location[1]), collection)
         if writer is not None:
             raise CollectionLocked(
@@ -102,7 +102,7 @@ def collection_lock(location: tuple[Any, ...], collection: str, *, wait_s: float
             raise CollectionLocked(f"collection '{collection}' is being written by another run "
                                    f"in this process (waited {wait_s:g} s)")
     try:
-        if location[0] not in FOLDER_BACKENDS:
+        if location[0] not in folder_backends():
             yield
             return
         with _file_lock(Path(location[1]), collection, deadline, wait_s, should_stop):
