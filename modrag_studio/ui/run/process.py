@@ -67,7 +67,9 @@ class _QueueHook(RunHook):
         self.events = events
 
     def on_run_start(self, **kwargs: Any) -> None:
-        _send(self.events, ("on_run_start", kwargs))
+        # the registry stays here: the studio has its own, and it holds locks
+        _send(self.events, ("on_run_start", {k: v for k, v in kwargs.items()
+                                             if k != "registry"}))
 
     def on_node_start(self, **kwargs: Any) -> None:
         _send(self.events, ("on_node_start", kwargs))
