@@ -169,6 +169,20 @@ def untouchable(path: Path, root: Path) -> bool:
         for part in (root / "graphs", root / "cache", root / "config"))
 
 
+def assert_touched_in_list(command: list[str], listed: Reach, resolved: list[str],
+                           root: Path) -> tuple[set[Path], set[str]]:
+    """Every path the watched run touched and every host it named is in the list it was
+    decided on; returns what it touched (resolved paths) and the hosts."""
+    touched = {Path(p) if Path(p).is_absolute() else Path.cwd() / p for p in _WATCH["paths"]}
+    touched = {Path(str(p.resolve())) for p in touched}
+    missing = sorted(str(p) for p in touched
+                     if not untouchable(p, root) and not covered(p, listed, root))
+    assert not missing, (command, missing, listed.lines())
+    hosts = {h.lower() for h in [*resolved, *_WATCH["hosts"]] if not is_loopback_host(h)}
+    assert hosts <= {h for _, h in listed.hosts}, (command, hosts, listed.lines())
+    return touched, hosts
+
+
 picks_strategy = st.fixed_dictionaries({name: st.integers(0, 2) for name in PLACES})
 
 
@@ -244,13 +258,7 @@ def test_what_a_run_touches_is_in_the_list_it_was_decided_on(sandbox, monkeypatc
     finally:
         _WATCH["on"] = False
     listed = decided[0] if decided else Reach()
-    touched = {Path(p) if Path(p).is_absolute() else Path.cwd() / p for p in _WATCH["paths"]}
-    touched = {Path(str(p.resolve())) for p in touched}
-    missing = sorted(str(p) for p in touched
-                     if not untouchable(p, root) and not covered(p, listed, root))
-    assert not missing, (command, missing, listed.lines())
-    hosts = {h.lower() for h in [*resolved, *_WATCH["hosts"]] if not is_loopback_host(h)}
-    assert hosts <= {h for _, h in listed.hosts}, (command, hosts, listed.lines())
+    touched, hosts = assert_touched_in_list(command, listed, resolved, root)
     if entry in ("run", "compare-stored"):  # nothing but the file runs: validate lists it all
         shown = reach(load(path), default_registry(), path)
         assert not [p for p in touched if not untouchable(p, root)

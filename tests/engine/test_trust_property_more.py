@@ -19,19 +19,18 @@ from hypothesis import strategies as st
 from modrag_studio.cli import main
 from modrag_studio.engine.core.document import GraphDocument, save
 from modrag_studio.engine.trust import gate
-from modrag_studio.engine.trust.reach import Reach, is_loopback_host
+from modrag_studio.engine.trust.reach import Reach
 from tests.engine.test_trust_property import (
     _WATCH,
     INSIDE,
     OUTSIDE,
     PLACES,
     _install_hook,
+    assert_touched_in_list,
     build_graph,
-    covered,
     offline_resolver,
     picks_strategy,
     sandbox,
-    untouchable,
 )
 
 __all__ = ["sandbox"]  # the fixture, shared with the first property test
@@ -141,11 +140,5 @@ def test_eval_tune_index_and_mcp_touch_only_what_they_listed(sandbox, monkeypatc
         _WATCH["on"] = False
     assert code in (0, 1, 2), (command, code)
     listed = decided[0] if decided else Reach()
-    touched = {Path(p) if Path(p).is_absolute() else Path.cwd() / p for p in _WATCH["paths"]}
-    touched = {Path(str(p.resolve())) for p in touched}
-    missing = sorted(str(p) for p in touched
-                     if not untouchable(p, root) and not covered(p, listed, root))
-    assert not missing, (command, missing, listed.lines())
-    hosts = {h.lower() for h in [*resolved, *_WATCH["hosts"]] if not is_loopback_host(h)}
-    assert hosts <= {h for _, h in listed.hosts}, (command, hosts, listed.lines())
+    assert_touched_in_list(command, listed, resolved, root)
 
