@@ -71,11 +71,12 @@ def test_cancel_stops_the_job_and_says_so(qtbot, window, tmp_path):
     dialog.corpus.setText(str(corpus))
     seen = []
 
-    def cancel_on_first_event(progress):  # in the job's thread: the Cancel button's token
-        seen.append(progress.line())
-        dialog._cancel.cancel()
+    def cancel_on_first_event(_run, channel, args):  # in the job's thread: Cancel's token
+        if channel == "progress":
+            seen.append(args[0].line())
+            dialog.job.cancel()
 
-    dialog._bridge.progress.connect(cancel_on_first_event, Qt.ConnectionType.DirectConnection)
+    dialog.job.bridge.event.connect(cancel_on_first_event, Qt.ConnectionType.DirectConnection)
     assert dialog.start()
     qtbot.waitUntil(lambda: not dialog.busy, timeout=60_000)
     assert seen and dialog.cancelled and dialog.summary is None and dialog.error == ""
@@ -119,10 +120,10 @@ def test_close_hides_a_running_job_which_goes_on_in_the_status_bar(qtbot, window
     dialog = _open(window)
     dialog.corpus.setText(str(corpus))
     gate = threading.Event()
-    dialog._bridge.progress.connect(lambda _p: gate.wait(30), Qt.ConnectionType.DirectConnection)
+    dialog.job.bridge.event.connect(lambda *_: gate.wait(30), Qt.ConnectionType.DirectConnection)
     assert dialog.start()
     qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)  # the Close button
-    assert not dialog.isVisible() and dialog.busy and not dialog._cancel.cancelled
+    assert not dialog.isVisible() and dialog.busy and not dialog.job.cancel_token.cancelled
     assert "goes on in the background" in window.statusBar().currentMessage()
     gate.set()
     qtbot.waitUntil(lambda: not dialog.busy, timeout=60_000)

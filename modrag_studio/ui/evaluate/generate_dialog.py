@@ -1,7 +1,7 @@
 """Evaluation > Generate evaluation set…: questions from the corpus, reviewed before saving.
 
-The generation (``evaluation/generation``) runs in a worker thread with a cancel token and
-reports through signals (the thread never touches a widget): a progress bar of kept
+The generation (``evaluation/generation``) runs as a ``ui.jobs`` background job (a worker
+thread with a cancel token that never touches a widget): a progress bar of kept
 questions, the step it is on, Cancel. With a set to reword, its questions are put in other
 words instead (single questions by synonyms, claims by translation there and back), each
 checked as a new one is. The review table then lists every kept question:
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -37,26 +37,16 @@ from PySide6.QtWidgets import (
 )
 
 from modrag_studio.engine.core.document import GraphDocument
-from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
-from modrag_studio.ui.evaluate.background import (
-    BackgroundJob,
-    corpus_input_name,
-    input_default,
-)
+from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
+from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
 DEFAULT_ON = ("single", "multi", "unanswerable", "paraphrase")
 COLUMNS = ("keep", "type", "lang", "question", "facts (a | b: alternatives; one per ;)",
            "source")
-
-
-class _Bridge(QObject):
-    progress = Signal(int, int, str)  # kept, wanted, note (from the worker)
-    status = Signal(str)
-    finished = Signal(object, str)  # GenerationResult or None, error text
 
 
 def _facts_text(question: EvalQuestion) -> str:
@@ -84,11 +74,9 @@ class GenerateDialog(QDialog):
         self.result: Any = None
         self.questions: list[EvalQuestion] = []
         self.originals: dict[str, EvalQuestion] = {}  # the reworded set's rows, by id
-        self.job = BackgroundJob("evalset-generate")
-        self.bridge = _Bridge()
-        self.bridge.progress.connect(self._on_progress)
-        self.bridge.status.connect(lambda text: self.status.setText(text))
-        self.bridge.finished.connect(self._on_finished)
+        self.job = BackgroundJob("evalset-generate", self)
+        self.job.on("progress", self._on_progress)  # kept, wanted, note
+        self.job.on("status", lambda text: self.status.setText(text))
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
@@ -191,6 +179,9 @@ class GenerateDialog(QDialog):
         save_row.addWidget(choose)
         save_row.addWidget(self.save_button)
         layout.addLayout(save_row)
+        self.job.controls = JobControls(
+            idle=[self.start_button, (self.save_button, lambda: bool(self.questions))],
+            cancel=self.cancel_button)
 
     # the form ----------------------------------------------------------------------------
     def _browse(self) -> None:
@@ -248,20 +239,19 @@ class GenerateDialog(QDialog):
         if self.guard is not None and not self.guard(self.doc, inputs):
             self.status.setText("Not started: the run was not allowed.")
             return False
-        bridge, executor, doc = self.bridge, self.executor, self.doc
+        executor, doc = self.executor, self.doc
         self.progress.setRange(0, config.n)
         self.progress.setValue(0)
         self.table.setRowCount(0)
         self.result, self.questions = None, []
-        self._set_busy(True)
 
-        def compute(cancel: CancelToken) -> Any:
+        def compute(task: Task) -> Any:
             return generate_evalset(
-                doc, inputs, config, executor=executor, cancel=cancel,
-                on_progress=lambda kept, wanted, note: bridge.progress.emit(kept, wanted, note),
-                on_status=bridge.status.emit, reword=reword)
+                doc, inputs, config, executor=executor, cancel=task.cancel,
+                on_progress=task.reporter("progress"), on_status=task.reporter("status"),
+                reword=reword)
 
-        self.job.start(compute, bridge.finished.emit)
+        self.job.start(compute, self._on_finished)
         return True
 
     def _reword_questions(self) -> list[EvalQuestion] | None:
@@ -283,25 +273,20 @@ class GenerateDialog(QDialog):
     def wait(self, timeout: float | None = None) -> bool:
         return self.job.wait(timeout)
 
-    def _set_busy(self, busy: bool) -> None:
-        self.start_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
-        self.save_button.setEnabled(not busy and bool(self.questions))
-
     def _on_progress(self, kept: int, wanted: int, note: str) -> None:
         self.progress.setRange(0, wanted)
         self.progress.setValue(kept)
         self.status.setText(note)
 
-    def _on_finished(self, result: Any, error: str) -> None:
+    def _on_finished(self, result: Any, failure: Exception | None) -> None:
         if result is None:
-            self._set_busy(False)
+            error = error_text(failure)
             self.status.setText("Stopped: cancelled; nothing was saved." if "Cancel" in error
                                 else f"The generation failed: {error}")
             return
         self.result, self.questions = result, list(result.questions)
         self._fill_table()
-        self._set_busy(False)
+        self.save_button.setEnabled(bool(self.questions))
         report = result.report.to_dict() if hasattr(result.report, "to_dict") else {}
         rejected = report.get("rejected", {})
         told = ", ".join(f"{k} {v}" for k, v in rejected.items() if v) if isinstance(

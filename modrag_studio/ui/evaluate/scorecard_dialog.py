@@ -2,8 +2,8 @@
 
 The form names the folder (the graph's corpus input), how many questions to generate (or a
 set to use instead), the seed and the model writing the questions. Start runs
-``evaluation.scorecard.build_scorecard`` in a worker thread with a cancel token (the thread
-never touches a widget: it emits signals): questions generated and verified, the graph run on
+``evaluation.scorecard.build_scorecard`` as a ``ui.jobs`` background job (a worker thread
+with a cancel token that never touches a widget): questions generated and verified, the graph run on
 them, the evidence followed, one change tuned. The page (``reporting.scorecard_page``) is
 saved as one self-contained HTML file and shown here; "Apply as variant" stores the suggested
 change as a variant of the graph (one undo step; the base is never changed), only when the
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -34,22 +34,12 @@ from PySide6.QtWidgets import (
 )
 
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
-from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.ui.evaluate.background import (
-    BackgroundJob,
-    corpus_input_name,
-    input_default,
-)
+from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
+from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
 
 STAGES = {"questions": "questions kept", "answers": "questions answered"}
-
-
-class _Bridge(QObject):
-    status = Signal(str)
-    progress = Signal(str, int, int)  # stage, done, total (from the worker)
-    finished = Signal(object, str)  # Scorecard or None, error text
 
 
 def qt_html(page: str) -> str:
@@ -95,11 +85,9 @@ class ScorecardDialog(QDialog):
         self.doc, self.executor, self.on_apply = doc, executor, on_apply
         self.inputs, self.guard = dict(inputs), guard
         self.card: Any = None  # evaluation.scorecard.Scorecard of the last run
-        self.job = BackgroundJob("scorecard")
-        self.bridge = _Bridge()
-        self.bridge.status.connect(lambda text: self.status.setText(text))
-        self.bridge.progress.connect(self._on_progress)
-        self.bridge.finished.connect(self._on_finished)
+        self.job = BackgroundJob("scorecard", self)
+        self.job.on("status", lambda text: self.status.setText(text))
+        self.job.on("progress", self._on_progress)  # stage, done, total
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
@@ -151,6 +139,9 @@ class ScorecardDialog(QDialog):
         for button in (self.start_button, self.cancel_button, self.apply_button):
             buttons.addWidget(button)
         layout.addLayout(buttons)
+        self.job.controls = JobControls(idle=[self.start_button,
+                                              (self.apply_button, lambda: False)],
+                                        cancel=self.cancel_button)  # Apply: by the result
 
     @staticmethod
     def _with_button(field: QLineEdit, text: str, action: Callable[[], None]) -> QHBoxLayout:
@@ -222,19 +213,18 @@ class ScorecardDialog(QDialog):
         if self.guard is not None and not self.guard(self.doc, request.inputs):
             self.status.setText("Not started: the run was not allowed.")
             return False
-        bridge, executor = self.bridge, self.executor
+        executor = self.executor
         self.card = None
         self.view.clear()
         self.progress.setRange(0, 0)
-        self._set_busy(True)
         self.status.setText("Scoring the folder…")
 
-        def compute(cancel: CancelToken) -> Any:
-            return build_scorecard(request, executor=executor, cancel=cancel,
-                                   on_status=bridge.status.emit,
-                                   on_progress=bridge.progress.emit)
+        def compute(task: Task) -> Any:
+            return build_scorecard(request, executor=executor, cancel=task.cancel,
+                                   on_status=task.reporter("status"),
+                                   on_progress=task.reporter("progress"))
 
-        self.job.start(compute, bridge.finished.emit)
+        self.job.start(compute, self._on_finished)
         return True
 
     def cancel(self) -> None:
@@ -243,23 +233,18 @@ class ScorecardDialog(QDialog):
     def wait(self, timeout: float | None = None) -> bool:
         return self.job.wait(timeout)
 
-    def _set_busy(self, busy: bool) -> None:
-        self.start_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
-        self.apply_button.setEnabled(False)
-
     def _on_progress(self, stage: str, done: int, total: int) -> None:
         self.progress.setRange(0, total)
         self.progress.setValue(done)
         self.status.setText(f"{done}/{total} {STAGES.get(stage, stage)}")
 
-    def _on_finished(self, card: Any, error: str) -> None:
+    def _on_finished(self, card: Any, failure: Exception | None) -> None:
         from modrag_studio.reporting.scorecard_page import scorecard_html
 
-        self._set_busy(False)
         self.progress.setRange(0, 1)
         self.progress.setValue(1 if card is not None else 0)
         if card is None:
+            error = error_text(failure)
             self.status.setText("Stopped: cancelled." if "Cancel" in error
                                 else f"The scorecard failed: {in_studio_words(error)}")
             return

@@ -4,8 +4,8 @@ The space table lists what the selected nodes can change (numbers, choices, swap
 types, bypass), with values to start from; ticked rows form the space. Before Start, the
 plan line says what the chosen set can show (the gain it finds, the questions a given gain
 needs, and the method: a held-out test, or cross-validation on a small set). The tune runs
-in a worker thread with a cancel token (the thread never touches a widget: it emits
-signals), the trial table fills as trials finish, and the test of the choice on questions
+as a ``ui.jobs`` background job (a worker thread with a cancel token that never touches a
+widget), the trial table fills as trials finish, and the test of the choice on questions
 its search never saw ends it. "Apply as variant" stores the winner as a variant of the
 graph (one undo step; the base is never changed), only when that test found it better.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.commands.common import parse_value
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
-from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.tuning.power import (
@@ -45,8 +44,9 @@ from modrag_studio.evaluation.tuning.power import (
     Plan,
     plan,
 )
-from modrag_studio.ui.evaluate.background import BackgroundJob, input_default
+from modrag_studio.ui.evaluate.graph_inputs import input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
+from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
 
 METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
 TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
@@ -54,12 +54,6 @@ TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
 
 METHOD_LABELS = {"auto": "Auto (cross-validation on a small set)", "held-out": "Held-out",
                  "cross-validation": "Cross-validation"}
-
-
-class _Bridge(QObject):
-    trial = Signal(object, int, int)  # Trial, done, total (from the worker)
-    fold = Signal(int, int)  # cross-validation folds done, total (from the worker)
-    finished = Signal(object, str)  # TuneResult or None, error text
 
 
 def start_nodes(doc: GraphDocument, selected: list[str], output: str) -> list[str]:
@@ -96,12 +90,10 @@ class TuneDialog(QDialog):
         self.inputs, self.executor, self.on_apply = dict(inputs), executor, on_apply
         self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
         self.result: Any = None
-        self.job = BackgroundJob("tune")
+        self.job = BackgroundJob("tune", self)
+        self.job.on("trial", self._on_trial)  # Trial, done, total
+        self.job.on("fold", self._on_fold)  # cross-validation folds done, total
         self.suggestions: list[Any] = []  # evaluation.tuning.suggest.Suggestion
-        self.bridge = _Bridge()
-        self.bridge.trial.connect(self._on_trial)
-        self.bridge.fold.connect(self._on_fold)
-        self.bridge.finished.connect(self._on_finished)
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
@@ -190,6 +182,9 @@ class TuneDialog(QDialog):
         for button in (self.start_button, self.cancel_button, self.apply_button):
             buttons.addWidget(button)
         layout.addLayout(buttons)
+        self.job.controls = JobControls(idle=[self.start_button,
+                                              (self.apply_button, lambda: False)],
+                                        cancel=self.cancel_button)  # Apply: by the result
         self._fill_space()
         self.update_plan()
 
@@ -305,24 +300,21 @@ class TuneDialog(QDialog):
         budget, held, seed = self.budget.value(), self.held_out.value(), self.seed.value()
         method, folds, repeats = estimate.method, self.folds.value(), self.repeats.value()
         extra = {k: v for k, v in self.inputs.items() if k != query}
-        bridge, executor = self.bridge, self.executor
+        executor = self.executor
         self.trials.setRowCount(0)
         self.result = None
-        self._set_busy(True)
         how = ("cross-validated" if method == "cross-validation"
                else "tested on held-out questions")
         self.status.setText(f"Tuning {output} by {metric} over {space.size} combination(s) "
                             f"of {', '.join(space.names())}, {how}…")
 
-        def compute(cancel: CancelToken) -> Any:
+        def compute(task: Task) -> Any:
             return tune(doc, dataset, output, space, executor=executor, budget=budget,
                         metric=metric, seed=seed, held_out=held, method=method, folds=folds,
-                        repeats=repeats, cancel=cancel,
-                        on_trial=lambda t, d, n: bridge.trial.emit(t, d, n),
-                        on_fold=lambda d, n: bridge.fold.emit(d, n),
-                        query_input=query, extra_inputs=extra)
+                        repeats=repeats, cancel=task.cancel, on_trial=task.reporter("trial"),
+                        on_fold=task.reporter("fold"), query_input=query, extra_inputs=extra)
 
-        self.job.start(compute, bridge.finished.emit)
+        self.job.start(compute, self._on_finished)
         return True
 
     def cancel(self) -> None:
@@ -330,11 +322,6 @@ class TuneDialog(QDialog):
 
     def wait(self, timeout: float | None = None) -> bool:
         return self.job.wait(timeout)
-
-    def _set_busy(self, busy: bool) -> None:
-        self.start_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
-        self.apply_button.setEnabled(False)
 
     def _on_trial(self, trial: Any, done: int, total: int) -> None:
         row = self.trials.rowCount()
@@ -351,10 +338,10 @@ class TuneDialog(QDialog):
         self.status.setText(f"Cross-validating the search: {done}/{total} folds (each "
                             "searched on the other questions, tested on its own)")
 
-    def _on_finished(self, result: Any, error: str) -> None:
-        self._set_busy(False)
+    def _on_finished(self, result: Any, failure: Exception | None) -> None:
         self.result = result
         if result is None:
+            error = error_text(failure)
             self.status.setText("Stopped: cancelled." if "Cancel" in error
                                 else f"The tune failed: {error}")
             return

@@ -8,11 +8,10 @@ the same as the command line's; this module only draws them.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QButtonGroup,
@@ -36,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.distributed.progress import RAY_STAGES, IndexProgress, StageState
 from modrag_studio.distributed.ray_support import INSTALL_HINT, ray_available
-from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task
 from modrag_studio.ui.run.controller import RunRequest
 from modrag_studio.ui.run.delete_guard import MARKER, delete_question
 
@@ -48,12 +47,6 @@ if TYPE_CHECKING:
 PLACES = (("none", "This process (no Ray)"), ("local", "Ray on this machine (starts a head "
           "node, stops it after)"), ("auto", "Join the Ray cluster running here (auto)"),
           ("address", "Join the Ray cluster at"))
-
-
-class _Bridge(QObject):
-    progress = Signal(object)        # IndexProgress
-    status = Signal(str)             # a head node started / stopped
-    finished = Signal(object, str)   # summary dict or None, error text ("" when cancelled)
 
 
 class IndexDialog(QDialog):
@@ -72,13 +65,9 @@ class IndexDialog(QDialog):
         self.summary: dict[str, Any] | None = None
         self.error = ""
         self.cancelled = False
-        self._cancel: CancelToken | None = None
-        self._thread: threading.Thread | None = None
-        self._running = False
-        self._bridge = _Bridge()
-        self._bridge.progress.connect(self.show_progress)
-        self._bridge.status.connect(self._on_status)
-        self._bridge.finished.connect(self._on_finished)
+        self.job = BackgroundJob("index-job", self)
+        self.job.on("progress", self.show_progress)  # IndexProgress
+        self.job.on("status", self._on_status)  # a head node started / stopped
         self._bars: dict[str, tuple[QProgressBar, QLabel]] = {}
         self.plan, plan_error = _plan_of(run.document(), window.registry)
 
@@ -156,6 +145,11 @@ class IndexDialog(QDialog):
         self.start_button.clicked.connect(lambda: self.start())
         self.cancel_button.clicked.connect(self.cancel)
         self.close_button.clicked.connect(self.close)
+        self.job.controls = JobControls(
+            idle=[(self.start_button, lambda: self.plan is not None),
+                  *((button, lambda b=button: b is self.place_buttons["none"] or self.has_ray)
+                    for button in self.place_buttons.values())],
+            cancel=self.cancel_button)
         self.start_button.setEnabled(self.plan is not None)
         self.cancel_button.setEnabled(False)
         self._sync_place()
@@ -198,10 +192,10 @@ class IndexDialog(QDialog):
     @property
     def busy(self) -> bool:
         """A job started and its end not yet shown."""
-        return self._running
+        return self.job.busy
 
     def start(self, allow_delete: bool = False) -> bool:
-        """Start the job in a worker thread (False, with the reason shown, when it cannot);
+        """Start the job off the GUI thread (False, with the reason shown, when it cannot);
         ``allow_delete``: the store may delete any share of its collection (the user agreed
         after the delete guard stopped the job)."""
         from modrag_studio.distributed.job import IndexRequest, run_index_job
@@ -230,44 +224,30 @@ class IndexDialog(QDialog):
         request = IndexRequest(doc, inputs, ray=address,
                                options=RayIndexOptions(embed_actors=self.actors.value()),
                                base_dir=Path(path).parent if path else None)
-        self._cancel = CancelToken()
-        cancel, bridge = self._cancel, self._bridge
         self.summary, self.error, self.cancelled = None, "", False
         self.show_progress(self._initial_progress())
         self.status.setText("Indexing…" if address is None else f"Indexing on Ray ({address})…")
-        self._running = True
-        self._set_busy(True)
 
-        def work() -> None:
+        def compute(task: Task) -> dict[str, Any]:
             from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
-            try:
-                with allow_large_deletes(allow_delete):  # the job's own context (thread)
-                    summary = run_index_job(request, cancel=cancel,
-                                            on_progress=bridge.progress.emit,
-                                            on_status=bridge.status.emit)
-                bridge.finished.emit(summary, "")
-            except Exception as exc:  # shown in the dialog, never raised into Qt
-                from modrag_studio.engine.core.errors import RunCancelled
+            with allow_large_deletes(allow_delete):  # the job's own context (thread)
+                return run_index_job(request, cancel=task.cancel,
+                                     on_progress=task.reporter("progress"),
+                                     on_status=task.reporter("status"))
 
-                bridge.finished.emit(None, "" if isinstance(exc, RunCancelled)
-                                     else f"{type(exc).__name__}: {exc}")
-
-        self._thread = threading.Thread(target=work, name="index-job", daemon=True)
-        self._thread.start()
+        self.job.start(compute, self._on_finished)
         return True
 
     def cancel(self) -> None:
-        if self._cancel is not None and self.busy:
-            self._cancel.cancel()
+        if self.busy:
+            self.job.cancel()
             self.status.setText("Cancelling… (the job stops at the next block; a Ray head node "
                                 "started here is stopped)")
 
     def wait(self, timeout: float | None = None) -> bool:
         """Join the job's thread (its end is shown once the GUI thread handles events)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self._thread is None or not self._thread.is_alive()
+        return self.job.wait(timeout)
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         """Closing hides a running job's dialog; the job goes on (Cancel job stops it), and
@@ -278,13 +258,6 @@ class IndexDialog(QDialog):
 
     def _tell(self, text: str, timeout_ms: int = 10_000) -> None:
         self.shell.show_message(text, timeout_ms)
-
-    def _set_busy(self, busy: bool) -> None:
-        self.start_button.setEnabled(not busy and self.plan is not None)
-        self.cancel_button.setEnabled(busy)
-        for button in self.place_buttons.values():
-            button.setEnabled(not busy and (button is self.place_buttons["none"]
-                                            or self.has_ray))
 
     # progress -----------------------------------------------------------------------------
     def show_progress(self, progress: IndexProgress) -> None:
@@ -352,9 +325,11 @@ class IndexDialog(QDialog):
     def _on_status(self, text: str) -> None:
         self.status.setText(text[:1].upper() + text[1:])
 
-    def _on_finished(self, summary: Any, error: str) -> None:
-        self._running = False
-        self._set_busy(False)
+    def _on_finished(self, summary: Any, failure: Exception | None) -> None:
+        from modrag_studio.engine.core.errors import RunCancelled
+
+        error = ("" if failure is None or isinstance(failure, RunCancelled)
+                 else f"{type(failure).__name__}: {failure}")
         self.summary, self.error = summary, error
         self.cancelled = summary is None and not error
         if self.cancelled:
