@@ -91,8 +91,7 @@ def test_cancel_stops_the_evalset_comparison(qtbot, make_window, tmp_path):
     qtbot.waitUntil(lambda: dialog.status.text().startswith("Cancelled"), timeout=30_000)
     assert dialog.result is None and dialog.progress.value() < 6
     assert not dialog.cancel_button.isEnabled()
-    variants.thread.join(10)
-    assert not variants.thread.is_alive()
+    assert variants.job.wait(10)
 
 
 def test_evalset_comparison_needs_a_variant_and_a_readable_set(qtbot, make_window, tmp_path,

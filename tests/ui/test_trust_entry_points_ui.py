@@ -49,7 +49,7 @@ def test_every_way_of_running_asks_before_a_received_graph_runs(main_window, qtb
     evalset = tmp_path / "set.jsonl"
     evalset.write_text(json.dumps({"id": "q1", "question": "coral"}) + "\n")
     assert variants.compare_on_evalset(evalset, inputs) is False
-    assert variants.thread is None  # nothing started
+    assert not variants.job.started  # nothing started
     dialog = main_window.features.index.open()
     dialog.corpus.setText(str(data / "corpus.jsonl"))
     assert dialog.start() is False and not dialog.busy
@@ -88,7 +88,7 @@ def test_compare_asks_before_a_stored_variant_that_reaches_outside(main_window, 
     evalset = tmp_path / "set.jsonl"
     evalset.write_text(json.dumps({"id": "q1", "question": "hi"}) + "\n")
     assert variants.compare_on_evalset(evalset, {"question": "hi"}) is False
-    assert variants.thread is None
+    assert not variants.job.started
     assert len(asked) == 2
     for shown in asked:
         assert f"reads {secret.resolve()}  (variant 'v': prompt.template_file)" in shown

@@ -4,11 +4,10 @@ table; clicking a result re-runs that question on the canvas, which the node cac
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -37,7 +36,6 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
-from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.paths import cache_home
 from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEvidence
 from modrag_studio.engine.run.executor import Executor, RunResult
@@ -51,6 +49,7 @@ from modrag_studio.evaluation.evalset import (
     save_evalset,
 )
 from modrag_studio.ui.evaluate.wording import in_studio_words
+from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
@@ -205,11 +204,6 @@ class AddToEvalSetDialog(QDialog):
         return True
 
 
-class _Bridge(QObject):
-    progress = Signal(int, int, object)  # done, total, QuestionResult
-    finished = Signal(object, str)       # EvalReport or None, error text
-
-
 class EvalSetPanel(QWidget):
     """Browse, edit and run an evaluation set against the graph on the canvas."""
 
@@ -221,11 +215,8 @@ class EvalSetPanel(QWidget):
         self.path = ""
         self.questions: list[EvalQuestion] = []
         self.report = None
-        self._cancel: CancelToken | None = None
-        self._thread: threading.Thread | None = None
-        self._bridge = _Bridge()
-        self._bridge.progress.connect(self._on_progress)
-        self._bridge.finished.connect(self._on_finished)
+        self.job = BackgroundJob("evalset-run", self)
+        self.job.on("progress", self._on_progress)  # done, total, QuestionResult
         layout = QVBoxLayout(self)
         bar = QHBoxLayout()
         self.title = QLabel("No evaluation set")
@@ -282,6 +273,8 @@ class EvalSetPanel(QWidget):
         self.new_button.clicked.connect(self.new_question)
         self.run_button.clicked.connect(lambda: self.run())
         self.cancel_button.clicked.connect(self.cancel)
+        self.job.controls = JobControls(idle=[self.run_button, self.parallel],
+                                        cancel=self.cancel_button)
         self.apply_button.clicked.connect(self.apply_edit)
         self.table.itemSelectionChanged.connect(self._show_selected)
         self.results.cellClicked.connect(lambda row, _col: self.open_result(row))
@@ -346,7 +339,7 @@ class EvalSetPanel(QWidget):
     # running ------------------------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self.job.busy
 
     def run(self, executor: Executor | None = None) -> bool:
         """Run the set on the canvas graph in a worker thread."""
@@ -366,39 +359,27 @@ class EvalSetPanel(QWidget):
         if executor is None:  # the run controller's: one warm cache for runs and evaluations
             executor = (features.controller.executor if features is not None
                         else Executor(self.window.registry, NodeCache(cache_home())))
-        self._cancel = CancelToken()
-        cancel, bridge, parallel = self._cancel, self._bridge, self.parallel.value()
+        parallel = self.parallel.value()
         self.results.setRowCount(0)
         self.tabs.setCurrentIndex(1)
         self.progress.setRange(0, len(self.questions))
         self.progress.setValue(0)
-        self._set_busy(True)
 
-        def work() -> None:
-            try:
-                query = _query_input(doc)
-                inputs = {k: v for k, v in extra.items() if k != query}
-                report = evaluate_answers(doc, evalset, executor=executor, cancel=cancel,
-                                          query_input=query, extra_inputs=inputs,
-                                          parallel=parallel,
-                                          on_progress=lambda d, t, r: bridge.progress.emit(
-                                              d, t, r))
-                bridge.finished.emit(report, "")
-            except Exception as exc:  # shown in the panel, never raised into Qt
-                bridge.finished.emit(None, f"{type(exc).__name__}: {exc}")
+        def compute(task: Task) -> Any:
+            query = _query_input(doc)
+            inputs = {k: v for k, v in extra.items() if k != query}
+            return evaluate_answers(doc, evalset, executor=executor, cancel=task.cancel,
+                                    query_input=query, extra_inputs=inputs, parallel=parallel,
+                                    on_progress=task.reporter("progress"))
 
-        self._thread = threading.Thread(target=work, name="evalset-run", daemon=True)
-        self._thread.start()
+        self.job.start(compute, self._on_finished)  # a failure: shown in the panel
         return True
 
     def cancel(self) -> None:
-        if self._cancel is not None:
-            self._cancel.cancel()
+        self.job.cancel()
 
     def wait(self, timeout: float | None = None) -> bool:
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return not self.busy
+        return self.job.wait(timeout)
 
     def clear_results(self) -> None:
         had = self.report is not None or self.results.rowCount() > 0
@@ -407,11 +388,6 @@ class EvalSetPanel(QWidget):
         self.progress.reset()
         self.summary.setText("Another graph is open: Run set to score it." if had else "")
         self.tabs.setCurrentIndex(0)
-
-    def _set_busy(self, busy: bool) -> None:
-        self.run_button.setEnabled(not busy)
-        self.cancel_button.setEnabled(busy)
-        self.parallel.setEnabled(not busy)
 
     def _on_progress(self, done: int, total: int, row: Any) -> None:
         self.progress.setValue(done)
@@ -427,11 +403,10 @@ class EvalSetPanel(QWidget):
             self.results.setItem(n, col, item)
         self.results.resizeColumnsToContents()
 
-    def _on_finished(self, report: Any, error: str) -> None:
-        self._set_busy(False)
+    def _on_finished(self, report: Any, failure: Exception | None) -> None:
         self.report = report
         if report is None:
-            self.summary.setText(f"The run failed: {in_studio_words(error)}")
+            self.summary.setText(f"The run failed: {in_studio_words(error_text(failure))}")
             return
         answers = report.answers_summary()
         self.summary.setText("  ".join(f"{k} {'-' if v is None else f'{v:.3f}'}"

@@ -11,12 +11,11 @@ shows the answer-metric table with paired statistics and the flipped questions.
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -28,7 +27,6 @@ from PySide6.QtWidgets import (
 from modrag_studio.commands.common import parse_value
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.core.errors import ModragError
-from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.edit.editor import ParamRejected
 from modrag_studio.engine.edit.variants import (
     apply_variant,
@@ -50,6 +48,7 @@ from modrag_studio.ui.evaluate.compare_view import (
 from modrag_studio.ui.evaluate.grid_table import GridDialog
 from modrag_studio.ui.evaluate.variant_form import VariantForm
 from modrag_studio.ui.evaluate.wording import in_studio_words
+from modrag_studio.ui.jobs.background import BackgroundJob, Task, error_text
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
@@ -60,11 +59,7 @@ BASE = "(base)"
 
 
 class VariantsController(QObject):
-    """Owns the Variants menu, the switcher, the badges and the comparison thread."""
-
-    compared = Signal(object)  # {"labels", "nodes"} or {"error"}; emitted from the worker
-    evalset_progress = Signal(str, int, int)  # label, question runs done, total
-    evalset_compared = Signal(object)  # the answer comparison, or {"error"} / {"cancelled"}
+    """Owns the Variants menu, the switcher, the badges and the comparison job."""
 
     def __init__(self, window: StudioShell, run: RunFeatures) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
@@ -82,8 +77,8 @@ class VariantsController(QObject):
         self.form: VariantForm | None = None
         self.overlay = window.canvas.variant  # what the rows and Properties show
         self.overlay.set_param = self.set_variant_param
-        self.cancel_token: CancelToken | None = None
-        self.thread: threading.Thread | None = None
+        self.job = BackgroundJob("variant-compare", self)  # one comparison at a time
+        self.job.on("evalset_progress", self._evalset_progress)  # label, runs done, total
         menu = qt_window.menuBar().addMenu("V&ariants")
         self.menu = menu
         self.new_action = menu.addAction("&New Variant…", self.new_variant_dialog)
@@ -102,9 +97,6 @@ class VariantsController(QObject):
         window.run_toolbar.addWidget(QLabel(" Variant: "))
         window.run_toolbar.addWidget(self.switcher)
         self.switcher.currentTextChanged.connect(self._switched)
-        self.compared.connect(self._show_comparison)
-        self.evalset_progress.connect(self._evalset_progress)
-        self.evalset_compared.connect(self._show_answer_comparison)
         self.editor.subscribe(lambda _change: self.refresh())
         self.refresh()
 
@@ -289,21 +281,17 @@ class VariantsController(QObject):
         if not self.guards_allow(doc_a, inputs, "Compare"):
             return False
         labels = ("base", self.active)
-        token = self.cancel_token = CancelToken()
         executor = self.executor()
 
-        def work() -> None:
-            try:
-                result_a = executor.run(doc_a, inputs, cancel=token)
-                result_b = executor.run(doc_b, inputs, cancel=token)
-                self.compared.emit({"labels": labels, "ran_b": result_b.trace.ran(),
-                                    "nodes": diff_runs(doc_a, result_a, doc_b, result_b)})
-            except Exception as exc:  # shown in the status bar, never lost in the thread
-                self.compared.emit({"error": f"{type(exc).__name__}: {exc}"})
+        def compute(task: Task) -> dict[str, Any]:
+            result_a = executor.run(doc_a, inputs, cancel=task.cancel)
+            result_b = executor.run(doc_b, inputs, cancel=task.cancel)
+            return {"labels": labels, "ran_b": result_b.trace.ran(),
+                    "nodes": diff_runs(doc_a, result_a, doc_b, result_b)}
 
         self.window.statusBar().showMessage(f"Comparing base and {self.active}…")
-        self.thread = threading.Thread(target=work, name="variant-compare", daemon=True)
-        self.thread.start()
+        self.job.start(compute, lambda payload, error: self._show_comparison(
+            _or_error(payload, error)))  # an error: in the status bar, never lost
         return True
 
     def guards_allow(self, doc: GraphDocument, inputs: dict[str, str], label: str) -> bool:
@@ -316,7 +304,7 @@ class VariantsController(QObject):
         if self.active is None:
             self.window.statusBar().showMessage("Choose or create a variant first.", 5000)
             return None
-        if self.thread is not None and self.thread.is_alive():
+        if self.job.busy:
             self.window.statusBar().showMessage("A comparison is still running.", 5000)
             return None
         try:
@@ -355,40 +343,34 @@ class VariantsController(QObject):
         inputs = dict(self.run_inputs() if inputs is None else inputs)
         if not self.guards_allow(pair[0], inputs, "Compare on an evaluation set"):
             return False
-        token = self.cancel_token = CancelToken()
         executor, total = self.executor(), 2 * len(evalset)
         if self.answers_dialog is not None:
             self.answers_dialog.close()
-        self.answers_dialog = AnswerComparisonDialog(labels, Path(path).name, token.cancel,
+        self.answers_dialog = AnswerComparisonDialog(labels, Path(path).name, self.cancel,
                                                      self.window)
         self.answers_dialog.set_progress(labels[0], 0, total)
         self.answers_dialog.show()
 
-        def progress(label: str, done: int, _n: int, _row: Any) -> None:
-            self.evalset_progress.emit(label, done + (len(evalset) if label != labels[0]
-                                                      else 0), total)
+        def compute(task: Task) -> dict[str, Any]:
+            def progress(label: str, done: int, _n: int, _row: Any) -> None:
+                task.report("evalset_progress", label,
+                            done + (len(evalset) if label != labels[0] else 0), total)
 
-        def work() -> None:
-            try:
-                reports = run_variants_on_evalset(
-                    sides, evalset, executor=executor, extra_inputs=inputs, cancel=token,
-                    on_progress=progress)
-                if token.cancelled:
-                    self.evalset_compared.emit({"cancelled": True})
-                    return
-                self.evalset_compared.emit(compare_reports(
-                    reports[0], reports[1], identity_a=report_identity(labels[0], reports[0]),
-                    identity_b=report_identity(labels[1], reports[1])))
-            except Exception as exc:  # shown in the dialog, never lost in the thread
-                self.evalset_compared.emit({"error": f"{type(exc).__name__}: {exc}"})
+            reports = run_variants_on_evalset(
+                sides, evalset, executor=executor, extra_inputs=inputs, cancel=task.cancel,
+                on_progress=progress)
+            if task.cancel.cancelled:
+                return {"cancelled": True}
+            return compare_reports(
+                reports[0], reports[1], identity_a=report_identity(labels[0], reports[0]),
+                identity_b=report_identity(labels[1], reports[1]))
 
-        self.thread = threading.Thread(target=work, name="variant-evalset", daemon=True)
-        self.thread.start()
+        self.job.start(compute, lambda payload, error: self._show_answer_comparison(
+            _or_error(payload, error)))  # an error: in the dialog, never lost
         return True
 
     def cancel(self) -> None:
-        if self.cancel_token is not None:
-            self.cancel_token.cancel()
+        self.job.cancel()
 
     def _evalset_progress(self, label: str, done: int, total: int) -> None:
         if self.answers_dialog is not None:
@@ -440,3 +422,8 @@ class VariantsController(QObject):
         if dialog is not None:
             self.dialog = dialog
         return dialog
+
+
+def _or_error(payload: dict[str, Any] | None, error: Exception | None) -> dict[str, Any]:
+    """A comparison's payload, or ``{"error": "Type: message"}`` when it failed."""
+    return {"error": error_text(error)} if error is not None else payload or {}

@@ -11,12 +11,11 @@ and shows both answers side by side. All the logic is in ``engine.attribution``,
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QPen
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -44,6 +43,7 @@ from modrag_studio.engine.evidence.expected import EvidenceSpecError, ExpectedEv
 from modrag_studio.engine.evidence.lineage import Appearance, chunk_lineage
 from modrag_studio.engine.evidence.narration import narrate, narrate_node
 from modrag_studio.ui.inspection.citation_nav import CitationNavigator
+from modrag_studio.ui.jobs.background import BackgroundJob, JobControls
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.protocols import StudioShell
@@ -128,11 +128,6 @@ class EvidenceDock(QDockWidget):
         self.setWidget(body)
 
 
-class _Bridge(QObject):
-    forced = Signal(object)
-    failed = Signal(str)
-
-
 class EvidenceDebugger(QObject):
     """Follows the expected evidence through the window's last run and draws the result."""
 
@@ -149,12 +144,8 @@ class EvidenceDebugger(QObject):
         self.badges: dict[str, NodeBadge] = {}
         self.outline: QGraphicsRectItem | None = None
         self.lineage: list[Appearance] = []
-        self.busy = False
-        self._thread: threading.Thread | None = None
-        self._bridge = _Bridge(self)
-        queued = Qt.ConnectionType.QueuedConnection
-        self._bridge.forced.connect(self._forced, queued)
-        self._bridge.failed.connect(self._force_failed, queued)
+        self.job = BackgroundJob("modrag-force", self,
+                                 JobControls(idle=[self.dock.force_button]))
         self.dock.check_button.clicked.connect(lambda: self.check())
         self.dock.force_button.clicked.connect(lambda: self.force())
         self.dock.specs.returnPressed.connect(lambda: self.check())
@@ -380,24 +371,22 @@ class EvidenceDebugger(QObject):
             return False
         doc, inputs = self.features.document(), dict(controller.last_request.inputs)
         self._forced_for = self._graph_key  # an answer that comes back after another graph
-        self.busy = True
-        self.dock.force_button.setEnabled(False)
         self._say("Running again with the expected evidence forced into the prompt…")
-
-        def work() -> None:
-            try:
-                outcome = force_into_prompt(controller.executor, doc, inputs, result, expected)
-            except Exception as exc:  # shown in the dock; the window stays usable
-                self._bridge.failed.emit(str(exc) or type(exc).__name__)
-                return
-            self._bridge.forced.emit(outcome)
-
-        self._thread = threading.Thread(target=work, name="modrag-force", daemon=True)
-        self._thread.start()
+        self.job.start(lambda _task: force_into_prompt(controller.executor, doc, inputs,
+                                                       result, expected), self._force_ended)
         return True
 
+    @property
+    def busy(self) -> bool:
+        return self.job.busy
+
+    def _force_ended(self, outcome: Counterfactual | None, error: Exception | None) -> None:
+        if error is not None:  # shown in the dock; the window stays usable
+            self._say(f"Force into prompt: {str(error) or type(error).__name__}")
+        else:
+            self._forced(outcome)
+
     def _forced(self, outcome: Counterfactual) -> None:
-        self._done()
         if getattr(self, "_forced_for", self._graph_key) != self._graph_key:
             return  # the re-run of a graph no longer open is not shown on this one
         self.counterfactual = outcome
@@ -409,17 +398,6 @@ class EvidenceDebugger(QObject):
         before = self.attribution.verdict if self.attribution is not None else ""
         self.dock.verdict.setText("\n".join(t for t in (before, forced) if t))
         self.window.statusBar().showMessage(forced)
-
-    def _force_failed(self, message: str) -> None:
-        self._done()
-        self._say(f"Force into prompt: {message}")
-
-    def _done(self) -> None:
-        self.busy = False
-        self.dock.force_button.setEnabled(True)
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
 
     # funnel over a dataset -----------------------------------------------------------------
     def show_funnel(self, path: str) -> dict[str, dict[str, int]]:

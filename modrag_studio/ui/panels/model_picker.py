@@ -8,8 +8,6 @@ newer request makes older answers stale. Free text is always accepted.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from modrag_studio.ui.jobs.background import BackgroundJob
+
 #: A loader returns (model names, one-line note, whether the note is an error).
 Loader = Callable[[], tuple[list[str], str, bool]]
 
@@ -34,7 +34,6 @@ class ModelPicker(QWidget):
     """Editable combo box of model names, a refresh button and a note under them."""
 
     committed = Signal()
-    listed = Signal(list, str, bool, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -59,14 +58,12 @@ class ModelPicker(QWidget):
         layout.setSpacing(2)
         layout.addLayout(row)
         layout.addWidget(self.note)
-        self.generation = 0
-        self.loading = False
+        self.job = BackgroundJob("modrag-model-picker", self, newest_wins=True)
         self.failed = False
         self._load: Loader | None = None
         self.combo.activated.connect(lambda *_a: self.committed.emit())
         self.combo.lineEdit().editingFinished.connect(self.committed.emit)
         self.refresh_button.clicked.connect(self.refresh)
-        self.listed.connect(self._show)
 
     def text(self) -> str:
         return self.combo.currentText()
@@ -88,29 +85,28 @@ class ModelPicker(QWidget):
         self._load = load
         self.refresh()
 
+    @property
+    def loading(self) -> bool:
+        return self.job.busy
+
     def refresh(self) -> None:
-        """Ask for the list again in a daemon thread (the answer arrives via ``listed``)."""
+        """Ask for the list again off the GUI thread (an older request's answer is dropped)."""
         if self._load is None:
             return
-        self.generation += 1
-        generation, load = self.generation, self._load
-        self.loading = True
+        load = self._load
         self.note.setStyleSheet(_NOTE)
         self.note.setText("asking the backend for its models…")
+        self.job.start(lambda _task: load(), self._listed)
 
-        def work() -> None:
-            try:
-                models, note, failed = load()
-            except Exception as exc:  # never take the panel down
-                models, note, failed = [], f"no model list ({type(exc).__name__}: {exc})", True
-            with contextlib.suppress(RuntimeError):  # the panel may be gone by now
-                self.listed.emit(list(models), note, failed, generation)
+    def _listed(self, listing: tuple[list[str], str, bool] | None,
+                error: Exception | None) -> None:
+        if error is not None:  # never take the panel down
+            self._show([], f"no model list ({type(error).__name__}: {error})", True)
+        else:
+            models, note, failed = listing
+            self._show(list(models), note, failed)
 
-        threading.Thread(target=work, name="modrag-model-picker", daemon=True).start()
-
-    def _show(self, models: list[str], note: str, failed: bool, generation: int) -> None:
-        if generation != self.generation:
-            return  # an older request answered late
+    def _show(self, models: list[str], note: str, failed: bool) -> None:
         text = self.text()
         self.combo.blockSignals(True)
         try:
@@ -120,7 +116,7 @@ class ModelPicker(QWidget):
             self.combo.setEditText(text)
         finally:
             self.combo.blockSignals(False)
-        self.loading, self.failed = False, failed
+        self.failed = failed
         self.note.setStyleSheet(_ERROR if failed else _NOTE)
         self.note.setText(note)
         self.note.setToolTip(note)

@@ -1,26 +1,25 @@
-"""Runs graphs off the GUI thread and turns executor hook calls into queued Qt signals.
+"""Runs graphs off the GUI thread (a ``ui.jobs`` background job) and turns executor hook
+calls into the controller's signals on the GUI thread.
 
-The worker thread only calls the engine and emits signals; it never touches a widget.
-Progress and streamed text are throttled so a chatty node cannot flood the event loop.
+The worker only calls the engine and reports; it never touches a widget. Progress and
+streamed text are throttled so a chatty node cannot flood the event loop.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Signal
 
 from modrag_nodes.calls.cassette import replaying
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import GraphDocument
-from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.paths import cache_home
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor, RunResult
@@ -28,6 +27,7 @@ from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.run.pins import pins_of
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.run_tracing import ExportSettings, TracingSwitch
+from modrag_studio.ui.jobs.background import BackgroundJob, Task
 from modrag_studio.ui.run.process import ProcessRunner
 
 if TYPE_CHECKING:
@@ -36,23 +36,16 @@ if TYPE_CHECKING:
 THROTTLE_S = 0.05
 
 
-class _Bridge(QObject):
-    """Signals emitted from the worker thread; receivers live on the GUI thread."""
-
-    run_started = Signal(str, list)            # run_id, node ids in order
-    node_started = Signal(str, int)            # node_id, iteration
-    node_progress = Signal(str, object, str)   # node_id, fraction or None, message
-    node_stream = Signal(str, str)             # node_id, text appended since last signal
-    node_finished = Signal(object, object)     # NodeVisit, outputs by port
-    run_finished = Signal(object)              # RunResult
-    run_error = Signal(str)                    # the run could not start or crashed
+#: what the worker reports, by channel (the controller re-emits each as its own signal)
+HOOK_CHANNELS = ("run_started", "node_started", "node_progress", "node_finished")
 
 
 class QtRunHook(RunHook):
-    """A ``RunHook`` that forwards events as signals, throttling progress and stream text."""
+    """A ``RunHook`` that reports events to the GUI thread (``report(channel, *args)``: a
+    job's ``Task.report``), throttling progress and stream text."""
 
-    def __init__(self, bridge: _Bridge, throttle_s: float = THROTTLE_S) -> None:
-        self.bridge = bridge
+    def __init__(self, report: Callable[..., None], throttle_s: float = THROTTLE_S) -> None:
+        self.report = report
         self.throttle_s = throttle_s
         self._last_progress: dict[str, float] = {}
         self._stream_buf: dict[str, list[str]] = {}
@@ -60,11 +53,11 @@ class QtRunHook(RunHook):
 
     def on_run_start(self, *, run_id: str, graph_name: str, inputs: dict[str, Any],
                      node_ids: list[str], **kwargs: Any) -> None:
-        self.bridge.run_started.emit(run_id, list(node_ids))
+        self.report("run_started", run_id, list(node_ids))
 
     def on_node_start(self, *, run_id: str, node_id: str, type_id: str, iteration: int,
                       **kwargs: Any) -> None:
-        self.bridge.node_started.emit(node_id, iteration)
+        self.report("node_started", node_id, iteration)
 
     def on_node_progress(self, *, run_id: str, node_id: str, fraction: float | None,
                          message: str, **kwargs: Any) -> None:
@@ -73,7 +66,7 @@ class QtRunHook(RunHook):
         if not final and now - self._last_progress.get(node_id, 0.0) < self.throttle_s:
             return
         self._last_progress[node_id] = now
-        self.bridge.node_progress.emit(node_id, fraction, message)
+        self.report("node_progress", node_id, fraction, message)
 
     def on_node_stream(self, *, run_id: str, node_id: str, text: str, **kwargs: Any) -> None:
         self._stream_buf.setdefault(node_id, []).append(text)
@@ -85,12 +78,12 @@ class QtRunHook(RunHook):
         parts = self._stream_buf.pop(node_id, None)
         self._last_stream[node_id] = now if now is not None else time.monotonic()
         if parts:
-            self.bridge.node_stream.emit(node_id, "".join(parts))
+            self.report("node_stream", node_id, "".join(parts))
 
     def on_node_end(self, *, run_id: str, visit: Any, inputs: dict[str, Any],
                     outputs: dict[str, Any], **kwargs: Any) -> None:
         self._flush(visit.node_id)
-        self.bridge.node_finished.emit(visit.model_copy(), dict(outputs))
+        self.report("node_finished", visit.model_copy(), dict(outputs))
 
 
 @dataclass
@@ -157,20 +150,15 @@ class RunController(QObject):
         self.last_result: RunResult | None = None
         self.last_request: RunRequest | None = None
         self.streams: dict[str, str] = {}
-        self._cancel: CancelToken | None = None
-        self._thread: threading.Thread | None = None
-        self._bridge = _Bridge(self)
-        queued = Qt.ConnectionType.QueuedConnection
-        for name in ("run_started", "node_started", "node_progress", "node_finished"):
-            getattr(self._bridge, name).connect(getattr(self, name).emit, queued)
-        self._bridge.node_stream.connect(self._on_stream, queued)
-        self._bridge.run_finished.connect(self._on_finished, queued)
-        self._bridge.run_error.connect(self._on_error, queued)
+        self.job = BackgroundJob("modrag-run", self)
+        for name in HOOK_CHANNELS:
+            self.job.on(name, getattr(self, name).emit)
+        self.job.on("node_stream", self._on_stream)
 
     # control -----------------------------------------------------------------
     @property
     def busy(self) -> bool:
-        return self._thread is not None
+        return self.job.busy
 
     def start(self, request: RunRequest) -> bool:
         """Start ``request`` on a worker thread; False when a run is already going."""
@@ -178,12 +166,8 @@ class RunController(QObject):
             return False
         self.last_request = request
         self.streams = {}
-        self._cancel = CancelToken()
-        hook = QtRunHook(self._bridge)
-        self._thread = threading.Thread(
-            target=self._work, args=(request, hook, self._cancel), name="modrag-run", daemon=True)
         self.busy_changed.emit(True)
-        self._thread.start()
+        self.job.start(lambda task: self._work(request, task), self._ended)
         return True
 
     def run(self, doc: GraphDocument, inputs: Mapping[str, Any] | None = None, *,
@@ -203,8 +187,8 @@ class RunController(QObject):
         return all(guard.allows(request) for guard in self.guards)
 
     def cancel(self) -> None:
-        if self._cancel is not None:
-            self._cancel.cancel()
+        if self.busy:
+            self.job.cancel()
 
     def warm_up(self) -> None:
         """Start the worker process early (it loads the node library in the background)."""
@@ -213,66 +197,47 @@ class RunController(QObject):
 
     def shutdown(self) -> None:
         """Cancel any run and stop the worker process."""
-        self.cancel()
-        self.wait(10)
+        self.job.shutdown(10)
         if self.process is not None:
             self.process.close()
         self._tracing.close()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Join the worker (tests, shutdown). Signals still arrive through the event loop."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-            return not thread.is_alive()
-        return True
+        return self.job.wait(timeout)
 
     # worker ------------------------------------------------------------------
-    def _work(self, request: RunRequest, hook: QtRunHook, cancel: CancelToken) -> None:
-        try:
-            if self.process is not None:
-                self.executor.check(request.doc, request.inputs)  # fail fast, same message
-                result = self.process.run(
-                    request.doc, request.inputs, hook, cancel, target=request.target,
-                    rerun=request.rerun, start_from=request.start_from,
-                    base_dir=request.base_dir, pins_graph=request.pins_graph,
-                    trace=self.trace_export.to_dict() if self.trace_export else None,
-                    replay_calls=request.replay_calls)
-            else:
-                with replaying(request.replay_calls):
-                    result = self.executor.run(
-                        request.doc, request.inputs,
-                        hooks=[hook, *self._tracing.hooks(self.trace_export)], cancel=cancel,
-                        target=request.target, rerun=request.rerun,
-                        start_from=request.start_from, base_dir=request.base_dir,
-                        pins=pins_of(request.pins_graph))
-        except Exception as exc:  # invalid graph, bad input, or an engine crash
-            self._bridge.run_error.emit(str(exc) or type(exc).__name__)
-            return
-        self._bridge.run_finished.emit(result)
+    def _work(self, request: RunRequest, task: Task) -> RunResult:
+        hook = QtRunHook(task.report)
+        if self.process is not None:
+            self.executor.check(request.doc, request.inputs)  # fail fast, same message
+            return self.process.run(
+                request.doc, request.inputs, hook, task.cancel, target=request.target,
+                rerun=request.rerun, start_from=request.start_from,
+                base_dir=request.base_dir, pins_graph=request.pins_graph,
+                trace=self.trace_export.to_dict() if self.trace_export else None,
+                replay_calls=request.replay_calls)
+        with replaying(request.replay_calls):
+            return self.executor.run(
+                request.doc, request.inputs,
+                hooks=[hook, *self._tracing.hooks(self.trace_export)], cancel=task.cancel,
+                target=request.target, rerun=request.rerun, start_from=request.start_from,
+                base_dir=request.base_dir, pins=pins_of(request.pins_graph))
 
     # GUI thread ----------------------------------------------------------------
     def _on_stream(self, node_id: str, text: str) -> None:
         self.streams[node_id] = self.streams.get(node_id, "") + text
         self.node_stream.emit(node_id, text)
 
-    def _on_finished(self, result: RunResult) -> None:
-        self._join()
+    def _ended(self, result: RunResult | None, error: Exception | None) -> None:
+        if error is not None:  # invalid graph, bad input, or an engine crash
+            self.busy_changed.emit(False)
+            self.run_error.emit(str(error) or type(error).__name__)
+            return
         self.last_result = result
         self.history.append(result.trace)
         self.run_finished.emit(result)
         self.busy_changed.emit(False)
-
-    def _on_error(self, message: str) -> None:
-        self._join()
-        self.busy_changed.emit(False)
-        self.run_error.emit(message)
-
-    def _join(self) -> None:
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
-        self._cancel = None
 
     def visits_of(self, node_id: str) -> list[tuple[Trace, NodeVisit]]:
         """Every visit of ``node_id`` in this session's traces, oldest first."""

@@ -7,11 +7,9 @@ worker, or this process when runs are in threads), asked off the GUI thread.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QDialog,
@@ -24,6 +22,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from modrag_studio.ui.jobs.background import BackgroundJob
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.process import resident_rows
 from modrag_studio.ui.run.protocols import StudioWindow
@@ -41,8 +40,6 @@ def resident_models(controller: RunController, *, unload: bool = False) -> list[
 
 class ModelMemoryDialog(QDialog):
     """The table of resident models with their memory, and an Unload All button."""
-
-    listed = Signal(object, str)  # rows, a sentence for the summary line
 
     def __init__(self, window: StudioWindow, controller: RunController) -> None:
         super().__init__(window)  # type: ignore[arg-type]
@@ -66,7 +63,7 @@ class ModelMemoryDialog(QDialog):
         layout.addWidget(self.table)
         layout.addWidget(self.summary)
         layout.addWidget(buttons)
-        self.listed.connect(self._show)
+        self.job = BackgroundJob("modrag-model-memory", self, newest_wins=True)
         controller.busy_changed.connect(self._busy)
 
     def refresh(self, *, unload: bool = False) -> None:
@@ -77,20 +74,20 @@ class ModelMemoryDialog(QDialog):
         self.unload_button.setEnabled(False)
         self.summary.setText("Unloading…" if unload else "Asking the run process…")
 
-        def work() -> None:
-            try:
-                rows = resident_models(self.controller, unload=unload)
-                total = sum(r["size_bytes"] for r in rows) / MB
-                text = (f"Unloaded {len(rows)} model(s), about {total:.0f} MB."
-                        if unload else f"{len(rows)} model(s) loaded, about {total:.0f} MB."
-                        if rows else "No model is loaded: the next run loads what it needs.")
-                shown = [] if unload else rows
-            except Exception as exc:  # the worker is busy or stopped: say so, keep the dialog
-                shown, text = [], f"Could not ask the run process: {exc}"
-            with contextlib.suppress(RuntimeError):  # the dialog may be gone
-                self.listed.emit(shown, text)
+        controller = self.controller
+        self.job.start(lambda _task: resident_models(controller, unload=unload),
+                       lambda rows, error: self._listed(rows, error, unload))
 
-        threading.Thread(target=work, name="modrag-model-memory", daemon=True).start()
+    def _listed(self, rows: list[dict[str, Any]] | None, error: Exception | None,
+                unload: bool) -> None:
+        if rows is None:  # the worker is busy or stopped: say so, keep the dialog
+            self._show([], f"Could not ask the run process: {error}")
+            return
+        total = sum(r["size_bytes"] for r in rows) / MB
+        text = (f"Unloaded {len(rows)} model(s), about {total:.0f} MB."
+                if unload else f"{len(rows)} model(s) loaded, about {total:.0f} MB."
+                if rows else "No model is loaded: the next run loads what it needs.")
+        self._show([] if unload else rows, text)
 
     def _show(self, rows: list[dict[str, Any]], text: str) -> None:
         self.table.setRowCount(len(rows))

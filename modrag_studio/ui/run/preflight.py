@@ -8,60 +8,44 @@ user presses Run.
 
 from __future__ import annotations
 
-import contextlib
-import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QAction
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.health import HealthReport, check_health
+from modrag_studio.ui.jobs.background import BackgroundJob, error_text
 
 if TYPE_CHECKING:
     from modrag_studio.ui.run.protocols import StudioShell
 
 
-class PreflightChecker(QObject):
-    """Runs ``check_health`` off the GUI thread; ``finished`` carries the report (or None)."""
-
-    finished = Signal(object, int)  # report, generation
-    failed = Signal(str, int)
+class PreflightChecker:
+    """Runs ``check_health`` off the GUI thread, the newest check winning (an older one's
+    answer is dropped); ``done(report, None)`` or ``done(None, error)`` on the GUI thread."""
 
     def __init__(self, registry: NodeRegistry, parent: QObject | None = None) -> None:
-        super().__init__(parent)
         self.registry = registry
-        self.generation = 0
-        self.running = False
+        self.job = BackgroundJob("modrag-preflight", parent, newest_wins=True)
         self.last_report: HealthReport | None = None
 
-    def start(self, doc: GraphDocument) -> int:
-        """Check ``doc`` in a daemon thread; a newer start makes older answers stale."""
-        self.generation += 1
-        generation, self.running = self.generation, True
-        snapshot = doc.model_copy(deep=True)
+    @property
+    def running(self) -> bool:
+        return self.job.busy
 
-        def work() -> None:
-            try:
-                report = check_health(snapshot, self.registry)
-            except Exception as exc:  # report it; never take the window down
-                with contextlib.suppress(RuntimeError):  # the window may be gone by now
-                    self.failed.emit(f"{type(exc).__name__}: {exc}", generation)
-                return
-            with contextlib.suppress(RuntimeError):
-                self.finished.emit(report, generation)
+    def start(self, doc: GraphDocument,
+              done: Callable[[HealthReport | None, Exception | None], None]) -> None:
+        """Check a snapshot of ``doc``; a newer start makes older answers stale."""
+        snapshot, registry = doc.model_copy(deep=True), self.registry
 
-        threading.Thread(target=work, name="modrag-preflight", daemon=True).start()
-        return generation
+        def checked(report: HealthReport | None, error: Exception | None) -> None:
+            self.last_report = report
+            done(report, error)
 
-    def accept(self, report: HealthReport | None, generation: int) -> bool:
-        """Whether an answer is the newest one (older checks are dropped)."""
-        if generation != self.generation:
-            return False
-        self.running = False
-        self.last_report = report
-        return True
+        self.job.start(lambda _task: check_health(snapshot, registry), checked)
 
 
 def not_ready(report: HealthReport) -> dict[str, str]:
@@ -85,8 +69,6 @@ class Preflight(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(RECHECK_DEBOUNCE_MS)
         self.announce = False
-        self.checker.finished.connect(self._done)
-        self.checker.failed.connect(self._fail)
         self.timer.timeout.connect(self.start)
         window.editor.subscribe(lambda change: change.old is not change.new and self.timer.start())
         action = QAction("Check Models and Servers", qt_window)
@@ -103,10 +85,12 @@ class Preflight(QObject):
     def start(self, *, tell: bool = False) -> None:
         self.timer.stop()
         self.announce = tell
-        self.checker.start(self.window.editor.document())
+        self.checker.start(self.window.editor.document(), self._done)
 
-    def _done(self, report: HealthReport, generation: int) -> None:
-        if not self.checker.accept(report, generation):
+    def _done(self, report: HealthReport | None, error: Exception | None) -> None:
+        if report is None:  # reported; the window stays up
+            self.window.show_message(f"Could not check models and servers: "
+                                     f"{error_text(error)}")
             return
         missing = not_ready(report)
         self.window.problems.set_environment(missing)
@@ -117,7 +101,3 @@ class Preflight(QObject):
         elif self.announce:
             checked = ", ".join(report.nodes) or "nothing to check"
             self.window.show_message(f"Models and servers ready ({checked})")
-
-    def _fail(self, message: str, generation: int) -> None:
-        if self.checker.accept(None, generation):
-            self.window.show_message(f"Could not check models and servers: {message}")

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import threading
-
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QMainWindow
 
 from modrag_studio.engine.cache.node_cache import (
@@ -15,6 +12,7 @@ from modrag_studio.engine.cache.node_cache import (
     limit_from_env,
 )
 from modrag_studio.engine.core.paths import cache_home
+from modrag_studio.ui.jobs.background import BackgroundJob
 
 REFRESH_MS = 30_000
 
@@ -22,39 +20,30 @@ REFRESH_MS = 30_000
 class CacheSizeLabel(QLabel):
     """'Cache 12.3 MB / 4096 MB' on the right of the status bar; refreshed every 30 s."""
 
-    measured = Signal(int, int)
-
     def __init__(self, window: QMainWindow) -> None:
         super().__init__(window)
         self.setObjectName("cacheSize")
         self.limit = limit_from_env(DISK_ENV, DEFAULT_DISK_MB)
         self.setText("Cache …")
-        self.measured.connect(self._show)
-        self._busy = False
+        self.job = BackgroundJob("modrag-cache-size", self)
         self.timer = QTimer(self, interval=REFRESH_MS, timeout=self.refresh)
         self.timer.start()
         window.statusBar().addPermanentWidget(self)
         self.refresh()
 
     def refresh(self) -> None:
-        if self._busy:
+        if self.job.busy:
             return
-        self._busy = True
         folder = cache_home()
+        self.job.start(lambda _task: disk_usage(folder), self._show)
 
-        def work() -> None:
-            try:
-                used, entries = disk_usage(folder)
-            except OSError:
-                used, entries = -1, 0
-            with contextlib.suppress(RuntimeError):  # the window may be gone
-                self.measured.emit(used, entries)
-
-        threading.Thread(target=work, name="modrag-cache-size", daemon=True).start()
-
-    def _show(self, used: int, entries: int) -> None:
-        self._busy = False
+    def _show(self, usage: tuple[int, int] | None, error: Exception | None) -> None:
         mb = 1024 * 1024
+        if usage is None:  # the folder could not be read: ``error`` says why
+            self.setToolTip(f"{cache_home()}: {error}")
+            self.setText("Cache ?")
+            return
+        used, entries = usage
         if used < 0:
             self.setText("Cache ?")
             return
