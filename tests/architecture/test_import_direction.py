@@ -1,9 +1,11 @@
 """The package map of docs/architecture.md, held against the code's own imports.
 
-Every import counts (module level and inside functions; ``if TYPE_CHECKING:`` blocks do not,
-they never run). A package may import itself and the packages its rule names; anything else,
-or any cycle between modules or between the node library's families (its sub-packages),
-fails with the importing file and line.
+Every import counts (module level and inside functions). A package may import itself and
+the packages its rule names; anything else, or any cycle between modules or between the node
+library's families (its sub-packages), fails with the importing file and line. Inside the
+studio (``ui/``) imports made only for type checking (``if TYPE_CHECKING:``) count too: no
+import, even one that never runs, goes back up between its sub-packages or round a loop of
+its modules.
 """
 
 from __future__ import annotations
@@ -71,11 +73,13 @@ def _modules() -> dict[str, Path]:
             for p in sorted(folder.rglob("*.py"))}
 
 
-def _imports(module: str, path: Path) -> list[Import]:
+def _imports(module: str, path: Path, type_only: bool = False) -> list[Import]:
+    """The imports of a module; ``if TYPE_CHECKING:`` blocks only with ``type_only``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                and not type_only):
             skipped.update(id(inner) for stmt in node.body for inner in ast.walk(stmt))
     found = []
     for node in ast.walk(tree):
@@ -93,6 +97,10 @@ def _imports(module: str, path: Path) -> list[Import]:
 
 MODULES = _modules()
 IMPORTS = [imp for module, path in MODULES.items() for imp in _imports(module, path)]
+#: the studio's imports, those made only for type checking included
+STUDIO_IMPORTS = [imp for module, path in MODULES.items()
+                  if module.startswith("modrag_studio.ui")
+                  for imp in _imports(module, path, type_only=True)]
 
 
 def _resolve(name: str) -> str | None:
@@ -139,13 +147,31 @@ def test_imports_follow_the_allowed_direction():
     assert wrong == []
 
 
-def test_no_import_cycle_between_modules():
+def module_cycles(imports: list[Import], resolve=_resolve) -> list[list[str]]:
     graph: dict[str, set[str]] = defaultdict(set)
-    for imp in IMPORTS:
-        target = _resolve(imp.target)
+    for imp in imports:
+        target = resolve(imp.target)
         if target is not None and target != imp.source:
             graph[imp.source].add(target)
-    assert strongly_connected(graph) == []
+    return strongly_connected(graph)
+
+
+def test_no_import_cycle_between_modules():
+    assert module_cycles(IMPORTS) == []
+
+
+def test_no_import_cycle_between_studio_modules_even_for_type_checking():
+    assert module_cycles(STUDIO_IMPORTS) == []
+
+
+def test_type_checking_imports_are_counted_only_when_asked(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                     "    from modrag_studio.ui.shell.run_features import RunFeatures\n",
+                     encoding="utf-8")
+    up = "modrag_studio.ui.shell.run_features.RunFeatures"
+    assert up in [imp.target for imp in _imports("modrag_studio.ui.canvas.x", probe, True)]
+    assert up not in [imp.target for imp in _imports("modrag_studio.ui.canvas.x", probe)]
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -228,9 +254,10 @@ def test_no_import_cycle_between_node_families():
 
 
 def test_no_import_cycle_between_studio_sub_packages():
-    """The folder test sees ui/ as one package; inside it, canvas, inspection, run,
-    evaluate, present, history, subgraphs, panels and shell import one way too."""
-    assert family_cycles(IMPORTS, family=studio_part) == []
+    """The folder test sees ui/ as one package; inside it, jobs, panels, canvas, inspection,
+    run, evaluate, present, history, subgraphs and shell import one way too, type-only
+    imports included."""
+    assert family_cycles(STUDIO_IMPORTS, family=studio_part) == []
 
 
 def test_the_studio_cycle_finder_sees_a_loop_the_code_once_had():

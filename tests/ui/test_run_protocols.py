@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from modrag_studio.ui.run.protocols import RunCanvas, StudioWindow, missing_members, require
+from modrag_studio.ui.canvas.protocols import RunCanvas, StudioWindow, missing_members, require
 from modrag_studio.ui.shell.run_features import RunFeatures
 
 pytestmark = pytest.mark.ui

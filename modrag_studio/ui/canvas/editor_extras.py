@@ -21,9 +21,7 @@ from modrag_studio.ui.panels.palette import is_developer
 
 if TYPE_CHECKING:
     from modrag_studio.ui.canvas.node_flags import NodeFlags
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
-    from modrag_studio.ui.shell.studio_ux import StudioUX
+    from modrag_studio.ui.canvas.protocols import CanvasRun, NodeHelp, StudioShell
 
 
 def compatible_types(registry: NodeRegistry, port_type: Any, kind: str,
@@ -77,8 +75,8 @@ def fragment_corner(text: str) -> tuple[float, float] | None:
 class EditorExtras:
     """The editor basics of one window; its canvas right-click menu replaces the window's."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures, flags: NodeFlags,
-                 ux: StudioUX) -> None:
+    def __init__(self, window: StudioShell, run: CanvasRun, flags: NodeFlags,
+                 ux: NodeHelp) -> None:
         self.window = window
         self.run_features, self.node_flags, self.ux = run, flags, ux
         #: more entries of a node's menu (subgraph commands), filled by the composition root

@@ -13,8 +13,7 @@ from modrag_studio.engine.core.errors import ModragError
 from modrag_studio.engine.run.pins import PinStore, graph_key
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import CanvasRun, StudioShell
 
 Wire = tuple[str, str, str, str]
 
@@ -22,7 +21,7 @@ Wire = tuple[str, str, str, str]
 class NodeFlags(QObject):
     """Bypass / Enable and Pin Output / Unpin for nodes, reroute points for wires."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures,
+    def __init__(self, window: StudioShell, run: CanvasRun,
                  store: PinStore | None = None) -> None:
         super().__init__(window)  # type: ignore[arg-type]
         self.window = window

@@ -53,8 +53,8 @@ from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, e
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import StudioShell
+    from modrag_studio.ui.run.run_side import RunSide
 
 RESULT_COLUMNS = ("id", "fact_recall", "citation_precision", "citation_recall",
                   "citation_validity", "refusal_accuracy", "latency_s", "answer")
@@ -207,7 +207,7 @@ class AddToEvalSetDialog(QDialog):
 class EvalSetPanel(QWidget):
     """Browse, edit and run an evaluation set against the graph on the canvas."""
 
-    def __init__(self, window: StudioShell | None = None, run: RunFeatures | None = None,
+    def __init__(self, window: StudioShell | None = None, run: RunSide | None = None,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.window = window
@@ -451,7 +451,7 @@ def add_last_run_dialog(window: QMainWindow, panel: EvalSetPanel) -> AddToEvalSe
 class EvaluationSets:
     """The evaluation-set dock (tabbed with the problems panel) and the Evaluation menu."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+    def __init__(self, window: StudioShell, run: RunSide) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
         self.window = qt_window
         self.panel = panel = EvalSetPanel(window, run)

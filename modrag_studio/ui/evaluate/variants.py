@@ -52,8 +52,8 @@ from modrag_studio.ui.jobs.background import BackgroundJob, Task, error_text
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import StudioShell
+    from modrag_studio.ui.run.run_side import RunSide
 
 BASE = "(base)"
 
@@ -61,7 +61,7 @@ BASE = "(base)"
 class VariantsController(QObject):
     """Owns the Variants menu, the switcher, the badges and the comparison job."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+    def __init__(self, window: StudioShell, run: RunSide) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
         super().__init__(qt_window)
         self.window, self.editor, self.canvas = qt_window, window.editor, window.canvas

@@ -29,11 +29,11 @@ from modrag_studio.ui.history.panel import HistoryPanel, when
 from modrag_studio.ui.run.controller import RunRequest
 
 if TYPE_CHECKING:
+    from modrag_studio.ui.canvas.protocols import StudioShell
     from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
     from modrag_studio.ui.evaluate.variants import VariantsController
     from modrag_studio.ui.history.run_view import RunView
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.run.run_side import RunSide
 
 
 class RunHistoryFeature(QObject):
@@ -41,7 +41,7 @@ class RunHistoryFeature(QObject):
 
     recorded = Signal(object, object)  # RunRecord, RunResult: after each run is stored
 
-    def __init__(self, window: StudioShell, run: RunFeatures, variants: VariantsController,
+    def __init__(self, window: StudioShell, run: RunSide, variants: VariantsController,
                  evaluation_sets: EvaluationSets, store: RunHistory | None = None) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
         super().__init__(qt_window)

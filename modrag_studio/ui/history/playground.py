@@ -39,9 +39,9 @@ from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.reporting.answer_view import HISTORY_INPUT, question_input
 
 if TYPE_CHECKING:
+    from modrag_studio.ui.canvas.protocols import StudioShell
     from modrag_studio.ui.history.feature import RunHistoryFeature
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.run.run_side import RunSide
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Turn:
 class Playground(QWidget):
     """The chat panel (a dock of the window)."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures, history: RunHistoryFeature
+    def __init__(self, window: StudioShell, run: RunSide, history: RunHistoryFeature
                  ) -> None:
         super().__init__()
         self.shell, self.run, self.history = window, run, history
@@ -267,7 +267,7 @@ class Playground(QWidget):
 class PlaygroundDock:
     """The playground as a dock (tabbed with the properties panel) and its View menu entry."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures, history: RunHistoryFeature
+    def __init__(self, window: StudioShell, run: RunSide, history: RunHistoryFeature
                  ) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
         self.panel = Playground(window, run, history)

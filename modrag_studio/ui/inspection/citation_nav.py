@@ -32,8 +32,7 @@ from modrag_studio.engine.evidence.lineage import CitedAt, Place, citations_of, 
 from modrag_studio.ui.inspection.views import AnswerView, RecordTable
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.inspection.protocols import InspectedRun, LineageMarks
 
 CITED = QColor("#ffe08a")
 
@@ -56,7 +55,7 @@ def pdf_url(path: str, page: int) -> QUrl:
 class CitationNavigator(QObject):
     """Follows citations to chunks, documents and pages, and chunks back to citations."""
 
-    def __init__(self, window: Any, debugger: EvidenceDebugger, run: RunFeatures) -> None:
+    def __init__(self, window: Any, debugger: LineageMarks, run: InspectedRun) -> None:
         super().__init__(window)
         self.window = window
         self.debugger = debugger

@@ -46,8 +46,8 @@ from modrag_studio.ui.inspection.citation_nav import CitationNavigator
 from modrag_studio.ui.jobs.background import BackgroundJob, JobControls
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import StudioShell
+    from modrag_studio.ui.inspection.protocols import InspectedRun
 
 STATUS_COLORS = {"reached": QColor(60, 170, 90), "lost": QColor(220, 70, 60),
                  "never_reached": QColor(120, 120, 130), "lineage": QColor(70, 140, 240)}
@@ -131,7 +131,7 @@ class EvidenceDock(QDockWidget):
 class EvidenceDebugger(QObject):
     """Follows the expected evidence through the window's last run and draws the result."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+    def __init__(self, window: StudioShell, run: InspectedRun) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
         super().__init__(qt_window)
         self.window = window

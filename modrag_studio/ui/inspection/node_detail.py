@@ -27,8 +27,8 @@ from modrag_studio.ui.panels.properties import PropertiesPanel
 from modrag_studio.ui.panels.variant_overlay import VariantOverlay
 
 if TYPE_CHECKING:
+    from modrag_studio.ui.canvas.protocols import StudioShell
     from modrag_studio.ui.inspection.inspector import Inspector
-    from modrag_studio.ui.run.protocols import StudioShell
 
 
 def _pane(title: str, body: QWidget) -> QWidget:

@@ -13,9 +13,9 @@ from modrag_studio.engine.evidence.attribution import Attribution
 from modrag_studio.engine.layout.titles import node_title
 from modrag_studio.engine.run.trace import Trace
 from modrag_studio.reporting.run_report import write_run_report
+from modrag_studio.ui.canvas.protocols import StudioWindow
 from modrag_studio.ui.present.presentation import PresentationWindow
 from modrag_studio.ui.run.controller import RunController
-from modrag_studio.ui.run.protocols import StudioWindow
 
 
 class TraceExport:

@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QFileDialog
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.pins import graph_key
+from modrag_studio.ui.canvas.protocols import StudioWindow
 from modrag_studio.ui.run.bar import RunBar
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.mirror import RunMirror
-from modrag_studio.ui.run.protocols import StudioWindow
 
 
 def make_action(window: StudioWindow, text: str, slot: Callable[[], Any],

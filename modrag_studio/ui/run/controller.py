@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -29,9 +29,6 @@ from modrag_studio.engine.run.trace import NodeVisit, Trace
 from modrag_studio.run_tracing import ExportSettings, TracingSwitch
 from modrag_studio.ui.jobs.background import BackgroundJob, Task
 from modrag_studio.ui.run.process import ProcessRunner
-
-if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import RunGuard
 
 THROTTLE_S = 0.05
 
@@ -103,6 +100,12 @@ class RunRequest:
     context: dict[str, Any] = field(default_factory=dict)
     #: answer the run's model calls from this recorded-calls file (no model loaded)
     replay_calls: str | None = None
+
+
+class RunGuard(Protocol):
+    """One step of the pre-run chain (``RunController.guards``): False stops the run."""
+
+    def allows(self, request: RunRequest) -> bool: ...
 
 
 def choose_mode(registry: NodeRegistry, mode: str = "auto") -> str:

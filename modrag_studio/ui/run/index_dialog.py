@@ -40,8 +40,8 @@ from modrag_studio.ui.run.controller import RunRequest
 from modrag_studio.ui.run.delete_guard import MARKER, delete_question
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import StudioShell
+    from modrag_studio.ui.run.run_side import RunSide
 
 #: Where the job runs: (key, label); the key is the ``--ray`` address (None: no Ray).
 PLACES = (("none", "This process (no Ray)"), ("local", "Ray on this machine (starts a head "
@@ -53,7 +53,7 @@ class IndexDialog(QDialog):
     """Index the corpus of the canvas graph's ingest part (loader -> splitters -> store /
     BM25), here or on Ray."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures,
+    def __init__(self, window: StudioShell, run: RunSide,
                  parent: QWidget | None = None) -> None:
         qt_window: QMainWindow = window  # type: ignore[assignment]
         super().__init__(parent or qt_window)
@@ -378,7 +378,7 @@ def _plan_of(doc: Any, registry: Any) -> tuple[Any, str]:
 class IndexAction:
     """Run > Index Corpus… opens the dialog; one job at a time (``dialog``: the last one)."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+    def __init__(self, window: StudioShell, run: RunSide) -> None:
         self.window: QMainWindow = window  # type: ignore[assignment]
         self.shell = window
         self.run_features = run

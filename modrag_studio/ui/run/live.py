@@ -15,8 +15,8 @@ from PySide6.QtCore import QObject, QTimer
 from modrag_studio.engine.run.trace import NodeVisit, Trace
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import StudioShell
+    from modrag_studio.ui.run.run_side import RunSide
 
 TICK_MS = 250
 
@@ -24,7 +24,7 @@ TICK_MS = 250
 class LiveRun(QObject):
     """Follows one window's runs (see module docstring)."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures) -> None:
+    def __init__(self, window: StudioShell, run: RunSide) -> None:
         super().__init__(window)  # type: ignore[arg-type]
         self.window = window
         self.features = run

@@ -16,10 +16,10 @@ from modrag_studio.engine.core.graph_io import role_of
 from modrag_studio.engine.edit.copies import relative_paths
 from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.engine.run.trace import VISIT_STATES, NodeVisit
+from modrag_studio.ui.canvas.protocols import RunCanvas
 from modrag_studio.ui.inspection.inspector import Inspector
 from modrag_studio.ui.inspection.overlays import OverlayManager
 from modrag_studio.ui.run.controller import RunController
-from modrag_studio.ui.run.protocols import RunCanvas
 from modrag_studio.ui.run.timeline import TimelineDock
 
 CANVAS_STATES = set(VISIT_STATES)  # every visit state is drawn on its node

@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from modrag_studio.ui.canvas.protocols import StudioWindow
 from modrag_studio.ui.jobs.background import BackgroundJob
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.process import resident_rows
-from modrag_studio.ui.run.protocols import StudioWindow
 
 MB = 2**20
 

@@ -20,7 +20,7 @@ from modrag_studio.engine.run.health import HealthReport, check_health
 from modrag_studio.ui.jobs.background import BackgroundJob, error_text
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
+    from modrag_studio.ui.canvas.protocols import StudioShell
 
 
 class PreflightChecker:

@@ -15,8 +15,8 @@ from PySide6.QtCore import QObject
 from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.edit.editor import Change
 from modrag_studio.engine.run.run_notes import note_problems, visit_warnings
+from modrag_studio.ui.canvas.protocols import StudioShell
 from modrag_studio.ui.run.controller import RunController
-from modrag_studio.ui.run.protocols import StudioShell
 
 
 class RunProblems(QObject):

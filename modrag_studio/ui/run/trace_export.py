@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from modrag_studio.run_tracing import ExportSettings, available, parse_headers
+from modrag_studio.ui.canvas.protocols import StudioWindow
 from modrag_studio.ui.run.controller import RunController
-from modrag_studio.ui.run.protocols import StudioWindow
 
 KEY = "trace_export/"
 DEFAULT_ENDPOINT = "http://127.0.0.1:6006"  # a local Phoenix

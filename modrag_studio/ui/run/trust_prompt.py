@@ -12,8 +12,8 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.formatting import shown as display
 from modrag_studio.engine.trust.gate import accept, disclosure
 from modrag_studio.engine.trust.reach import Reach, trust
+from modrag_studio.ui.canvas.protocols import StudioWindow
 from modrag_studio.ui.run.controller import RunRequest
-from modrag_studio.ui.run.protocols import StudioWindow
 
 
 class TrustPrompt:

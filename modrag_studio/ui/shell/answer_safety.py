@@ -9,7 +9,7 @@ from PySide6.QtGui import QAction
 
 from modrag_studio.composition import SAFE_ANSWERS
 from modrag_studio.engine.evidence.safety import make_safe, unchecked_answers
-from modrag_studio.ui.run.protocols import StudioShell
+from modrag_studio.ui.canvas.protocols import StudioShell
 
 LABEL = "Make Answers Safe"
 

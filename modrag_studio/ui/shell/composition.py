@@ -4,7 +4,7 @@
 settings; ``compose`` builds the features from them, in the order of ``StudioFeatures``'
 fields, and returns them as typed fields (``window.features.run``, ``.evidence_debugger``,
 ...). Each feature is a class given what it needs: the window as the ``StudioShell`` protocol
-(``ui/run/protocols.py``, checked once here) and the features it depends on, by argument.
+(``ui/canvas/protocols.py``, checked once here) and the features it depends on, by argument.
 No feature looks another up on the window.
 
 The order is the order things appear in the menus, toolbars and docks:
@@ -57,11 +57,13 @@ The chains around a run and a save are explicit lists, filled here:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from modrag_studio.ui.canvas.editor_extras import EditorExtras
 from modrag_studio.ui.canvas.node_flags import NodeFlags
+from modrag_studio.ui.canvas.protocols import AfterSave, StudioShell, require
 from modrag_studio.ui.evaluate.evalset_panel import EvaluationSets
 from modrag_studio.ui.evaluate.generate_dialog import EvalsetGeneration
 from modrag_studio.ui.evaluate.scorecard_dialog import Scorecards
@@ -71,12 +73,12 @@ from modrag_studio.ui.history.feature import RunHistoryFeature
 from modrag_studio.ui.history.playground import PlaygroundDock
 from modrag_studio.ui.inspection.evidence_debugger import EvidenceDebugger
 from modrag_studio.ui.inspection.node_detail import NodeDetails
+from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.delete_guard import DeleteGuard
 from modrag_studio.ui.run.index_dialog import IndexAction
 from modrag_studio.ui.run.live import LiveRun
 from modrag_studio.ui.run.model_memory import ModelMemory
 from modrag_studio.ui.run.preflight import Preflight
-from modrag_studio.ui.run.protocols import StudioShell, require
 from modrag_studio.ui.run.run_problems import RunProblems
 from modrag_studio.ui.run.trace_export import TraceExport
 from modrag_studio.ui.run.trust_prompt import TrustPrompt
@@ -87,8 +89,15 @@ from modrag_studio.ui.shell.run_features import RunFeatures
 from modrag_studio.ui.shell.studio_ux import StudioUX
 from modrag_studio.ui.subgraphs.actions import PALETTE_PREFIX, SubgraphActions
 
-if TYPE_CHECKING:
-    from modrag_studio.ui.shell.main_window import MainWindow
+
+class ComposedWindow(StudioShell, Protocol):
+    """The main window as the composition root builds on it: the shell, its run controller
+    and the chains it fills (``MainWindow`` satisfies it; named here, so this module never
+    imports the window module that imports it)."""
+
+    controller: RunController
+    after_save: list[AfterSave]
+    adders: dict[str, Callable[[str, tuple[float, float]], str]]
 
 
 @dataclass(frozen=True)
@@ -122,10 +131,10 @@ class StudioFeatures:
     answer_safety: AnswerSafety
 
 
-def compose(window: MainWindow) -> StudioFeatures:
+def compose(window: ComposedWindow) -> StudioFeatures:
     """Build every feature of ``window`` and fill its run and save chains."""
+    require(window, ComposedWindow, "the studio window")
     shell: StudioShell = window
-    require(shell, StudioShell, "the studio window")
     run = RunFeatures(shell, window.controller)
     evidence_debugger = EvidenceDebugger(shell, run)
     run.presenter.narrators.append(evidence_debugger.narrator)

@@ -26,11 +26,11 @@ from modrag_studio.engine.edit.editor import Change, GraphEditor
 from modrag_studio.engine.layout.auto_layout import auto_layout
 from modrag_studio.ui.canvas.adapter import CanvasAdapter
 from modrag_studio.ui.canvas.items import GroupItem, LayoutItem, NoteItem
+from modrag_studio.ui.canvas.protocols import AfterSave
 from modrag_studio.ui.panels.palette import NodePalette, NodeSearchPopup, node_type_from_mime
 from modrag_studio.ui.panels.problems import ProblemsPanel
 from modrag_studio.ui.panels.properties import PropertiesPanel
 from modrag_studio.ui.run.controller import RunController
-from modrag_studio.ui.run.protocols import AfterSave
 from modrag_studio.ui.shell import exports, files
 from modrag_studio.ui.shell.composition import StudioFeatures, compose
 from modrag_studio.ui.shell.deferred_layout import LayoutAfterFirstPaint

@@ -19,8 +19,8 @@ from modrag_studio.commands.index_command import FolderSurvey, graph_from_folder
 from modrag_studio.engine.core.errors import ModragError
 
 if TYPE_CHECKING:
+    from modrag_studio.ui.canvas.protocols import StudioShell
     from modrag_studio.ui.run.index_dialog import IndexAction, IndexDialog
-    from modrag_studio.ui.run.protocols import StudioShell
     from modrag_studio.ui.shell.studio_ux import StudioUX
 
 

@@ -2,7 +2,7 @@
 
 Built by the studio's composition root (``ui/shell/composition.py``) from the window's
 ``RunController``; what it needs from the window is the ``StudioWindow`` protocol
-(``ui/run/protocols.py``), checked on construction. The work is split along its seams:
+(``ui/canvas/protocols.py``), checked on construction. The work is split along its seams:
 
 - ``run_actions``: Run / Run to node / Re-run node / Cancel and the run bar;
 - ``run_mirror``: the run mirrored on canvas states and captions, overlays, inspector,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.trace import Trace
+from modrag_studio.ui.canvas.protocols import StudioWindow, require
 from modrag_studio.ui.evaluate.overlay import EvaluationOverlay
 from modrag_studio.ui.inspection.inspector import Inspector
 from modrag_studio.ui.inspection.overlays import OverlayManager
@@ -33,7 +34,6 @@ from modrag_studio.ui.present.trace_export import Presenter, TraceExport
 from modrag_studio.ui.run.actions import RunActions, make_action
 from modrag_studio.ui.run.controller import RunController
 from modrag_studio.ui.run.mirror import RunMirror
-from modrag_studio.ui.run.protocols import StudioWindow, require
 from modrag_studio.ui.run.timeline import TimelineDock
 
 

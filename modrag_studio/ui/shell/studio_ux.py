@@ -18,8 +18,8 @@ from modrag_studio.ui.shell.start_page import StartPage
 
 if TYPE_CHECKING:
     from modrag_studio.engine.edit.editor import Change
+    from modrag_studio.ui.canvas.protocols import StudioShell
     from modrag_studio.ui.inspection.node_help import NodeHelpDialog
-    from modrag_studio.ui.run.protocols import StudioShell
 
 SHORTCUTS = """<table>
 <tr><td><b>Tab</b></td><td>add a node by name at the cursor</td></tr>

@@ -24,8 +24,8 @@ from modrag_studio.engine.edit.editor import Change, GraphEditor
 from modrag_studio.ui.subgraphs.view import SubgraphRollup, SubgraphWindow
 
 if TYPE_CHECKING:
-    from modrag_studio.ui.run.protocols import StudioShell
-    from modrag_studio.ui.shell.run_features import RunFeatures
+    from modrag_studio.ui.canvas.protocols import StudioShell
+    from modrag_studio.ui.run.run_side import RunSide
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "sample_graphs" / "components"
@@ -65,7 +65,7 @@ def ask_update(parent: QWidget, node_id: str, path: str, lines: list[str]) -> bo
 class SubgraphActions(QObject):
     """The subgraph commands of one window (see the module docstring)."""
 
-    def __init__(self, window: StudioShell, run: RunFeatures, *,
+    def __init__(self, window: StudioShell, run: RunSide, *,
                  folders: list[Path] | None = None, ask: Ask = ask_update,
                  name: Callable[[QWidget], str | None] = ask_title) -> None:
         super().__init__(window)  # type: ignore[arg-type]

@@ -1,5 +1,6 @@
 """What the studio's features need from the window, its editor and its canvas, and the
-steps of the run and save chains.
+after-save step; with the canvas, the lowest part that names the window, so every part
+above imports them from here and none names the shell (even for type checking).
 
 Explicit protocols instead of ``getattr``/``hasattr`` probing: ``require`` checks a window
 against them when the features are built (``ui/shell/composition.py``), so a renamed window
@@ -12,7 +13,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction
@@ -20,11 +21,9 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QStatusBar, QToolBar, QWidget
 
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
+from modrag_studio.engine.run.executor import RunResult
 from modrag_studio.ui.panels.palette import NodePalette, NodeSearchPopup
 from modrag_studio.ui.panels.problems import ProblemsPanel
-
-if TYPE_CHECKING:
-    from modrag_studio.ui.run.controller import RunRequest
 
 
 class RunCanvas(Protocol):
@@ -104,16 +103,33 @@ class StudioShell(StudioWindow, Protocol):
     def ask_unsaved(self) -> bool: ...
 
 
-class RunGuard(Protocol):
-    """One step of the pre-run chain (``RunController.guards``): False stops the run."""
-
-    def allows(self, request: RunRequest) -> bool: ...
-
-
 class AfterSave(Protocol):
     """One step of the after-save chain (``MainWindow.after_save``), given the saved file."""
 
     def saved(self, path: Path) -> None: ...
+
+
+class LastRun(Protocol):
+    """The run controller as the canvas reads it: the last run's result."""
+
+    last_result: RunResult | None
+
+
+class CanvasRun(Protocol):
+    """The run features as the canvas's menus and flags use them."""
+
+    @property
+    def controller(self) -> LastRun: ...
+
+    def run(self, *, target: str | None = None, rerun: list[str] | None = None) -> bool: ...
+
+    def select_node(self, node_id: str | None) -> None: ...
+
+
+class NodeHelp(Protocol):
+    """Help on a node (the shell's ``StudioUX``)."""
+
+    def node_help(self, node_id: str | None = None) -> None: ...
 
 
 def missing_members(obj: Any, protocol: type, prefix: str = "") -> list[str]:
