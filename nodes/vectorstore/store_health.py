@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from modrag_nodes.vectorstore.write_lock import held_by
+from modrag_nodes.vectorstore.write_lock import held_by, written_here
 from modrag_studio.engine.core.errors import NodeConfigError
 
 
@@ -27,9 +27,9 @@ def folder_health(folder: Path, collection: str, label: str,
     found = problem()
     if found is not None:
         raise NodeConfigError(f"{label} folder {folder}: {found}")
-    holder = held_by(folder, collection)
-    if holder == f"PID {os.getpid()}":  # this process is indexing it: busy, not broken
+    if written_here(folder, collection):  # this process is indexing it: busy, not broken
         return f"{describe()}; collection '{collection}' is being written by this process now"
+    holder = held_by(folder, collection)
     if holder is not None:
         raise NodeConfigError(f"{label} folder {folder}: collection '{collection}' is being "
                               f"written (locked by {holder}); a run now would wait for it")

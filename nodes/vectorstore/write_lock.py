@@ -23,6 +23,8 @@ from modrag_studio.engine.core.paths import env_limit
 WAIT_ENV = "MODRAG_STORE_LOCK_WAIT"
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
 _guard = threading.Lock()
+#: (store folder, collection) -> the PID that took its file lock, while this process holds it
+_held_here: dict[tuple[str, str], int] = {}
 
 
 class CollectionLocked(NodeConfigError):
@@ -50,6 +52,17 @@ def holder(path: Path) -> str:
     except (OSError, UnicodeDecodeError):
         return "another process"
     return f"PID {pid}" if pid.isdigit() else "another process"
+
+
+def _held_key(folder: Path, collection: str) -> tuple[str, str]:
+    return str(Path(folder).resolve()), collection
+
+
+def written_here(folder: Path, collection: str) -> bool:
+    """Whether this process holds the collection's write lock now (a write of its own going
+    on: busy, not broken); told by the locks it took, not by the lock file's text (a process
+    forked while one was held does not hold it)."""
+    return _held_here.get(_held_key(folder, collection)) == os.getpid()
 
 
 def held_by(folder: Path, collection: str) -> str | None:
@@ -135,9 +148,12 @@ def _file_lock(folder: Path, collection: str, deadline: float, wait_s: float,
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
+        key = _held_key(folder, collection)
+        _held_here[key] = os.getpid()
         try:
             yield
         finally:
+            _held_here.pop(key, None)
             os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
