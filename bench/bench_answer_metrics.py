@@ -39,10 +39,11 @@ from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.evaluation.answer_eval import evaluate_answers
 from modrag_studio.evaluation.answer_metrics import mean
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet, load_evalset
-from modrag_studio.evaluation.report import ANSWER_METRICS, QuestionResult
+from modrag_studio.evaluation.metric_registry import METRICS
+from modrag_studio.evaluation.report import QuestionResult
 
 ROOT = Path(__file__).resolve().parent.parent
-COLUMNS = (*ANSWER_METRICS, "answer_length", "latency_s", "tokens")
+COLUMNS = tuple(METRICS.answer_columns("answer", "cost"))
 MODELS = {"qwen": "qwen2.5-coder-1.5b-instruct", "smollm2": "SmolLM2-135M-Instruct"}
 
 

@@ -28,6 +28,7 @@ from modrag_studio.commands.common import (
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine
 from modrag_studio.composition import default_registry
+from modrag_studio.evaluation.metric_registry import METRICS, PRIMARY
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -289,9 +290,9 @@ def run_eval_grid(args: argparse.Namespace) -> int:
         return EXIT_INVALID
 
     def progress(done: int, total: int, cell) -> None:
-        ndcg = cell.metrics.get(args.output[0], {}).get("ndcg@10", 0.0)
-        print(f"cell {done}/{total} ({cell.label()}): nDCG@10 {ndcg:.4f}, {cell.seconds:.1f} s",
-              file=sys.stderr, flush=True)
+        value = cell.metrics.get(args.output[0], {}).get(PRIMARY, 0.0)
+        print(f"cell {done}/{total} ({cell.label()}): {METRICS.label(PRIMARY)} {value:.4f}, "
+              f"{cell.seconds:.1f} s", file=sys.stderr, flush=True)
 
     try:
         doc = apply_overrides(doc, parse_pairs(args.set, "--set"))

@@ -29,9 +29,7 @@ from modrag_studio.commands.common import (
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
-from modrag_studio.evaluation.metrics import GAINS
-
-SHOWN = ("ndcg@10", "recall@5", "recall@10", "recall@20", "recall@100", "mrr@10")
+from modrag_studio.evaluation.metric_registry import GAINS, METRICS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -156,12 +154,12 @@ def run_eval(args: argparse.Namespace) -> int:
                    if k not in ("per_query", "first_loss", "missing_docs")}
         print(json.dumps(summary, indent=2))
     else:
-        names = [*SHOWN, f"hit@{args.k}"]
+        columns = [(n, max(11, len(n) + 1)) for n in METRICS.table(args.k)]
         print(f"{report.graph_name} on {Path(report.source.path).name}/{report.source.split}: "
               f"{report.queries} queries, {report.seconds:.1f} s")
-        print(f"{'output':<28}" + "".join(f"{n:>11}" for n in names))
+        print(f"{'output':<28}" + "".join(f"{n:>{w}}" for n, w in columns))
         for spec, values in report.outputs.items():
-            print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>11.4f}" for n in names))
+            print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>{w}.4f}" for n, w in columns))
         if funnel is not None:
             print(format_funnel(data["attribution"]))
     for warning in report.warnings:

@@ -19,8 +19,10 @@ from modrag_studio.commands.common import (
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
 from modrag_studio.composition import default_registry
+from modrag_studio.evaluation.metric_registry import LATENCY, METRICS
 
-RANKING_SHOWN = ("hit@1", "hit@5", "recall@5", "mrr@10")
+#: The per-question columns: the answer metrics, then the seconds taken.
+ROW_METRICS = [*(METRICS.get(n) for n in METRICS.answer_columns("answer")), LATENCY]
 
 
 def add_arguments(ev: argparse.ArgumentParser) -> None:
@@ -108,7 +110,7 @@ def run_evalset(args: argparse.Namespace) -> int:
         def progress(done: int, total: int, row) -> None:
             mark = "error" if row.error else ("refused" if row.refused else "answered")
             line.update(done, total, f"{row.id}: {mark}, "
-                                     f"{row.metrics.get('latency_s', 0):.1f} s")
+                                     f"{row.metrics.get(LATENCY.name, 0):.1f} s")
 
         report = evaluate_answers(doc, evalset, executor=executor,
                                   answer_output=args.answer_output,
@@ -145,19 +147,18 @@ def _fmt(value: Any) -> str:
 def print_summary(data: dict[str, Any]) -> None:
     print(f"{data['graph']['name']} on {Path(data['evalset']['path']).name}: "
           f"{data['evalset']['questions']} questions, {data['seconds']:.1f} s")
-    print(f"{'id':<8}{'facts':>7}{'c.prec':>8}{'c.rec':>7}{'c.val':>7}{'refusal':>9}"
-          f"{'secs':>7}  answer")
+    widths = [(metric, max(len(metric.short or metric.name) + 2, 7)) for metric in ROW_METRICS]
+    print(f"{'id':<8}" + "".join(f"{m.short or m.name:>{w}}" for m, w in widths) + "  answer")
     for row in data["per_question"]:
         m = row["metrics"]
         answer = " ".join(row["answer"].split())[:60] or row["error"][:60]
-        print(f"{row['id']:<8}{_fmt(m.get('fact_recall')):>7}"
-              f"{_fmt(m.get('citation_precision')):>8}{_fmt(m.get('citation_recall')):>7}"
-              f"{_fmt(m.get('citation_validity')):>7}{_fmt(m.get('refusal_accuracy')):>9}"
-              f"{m.get('latency_s', 0):>7.1f}  {answer}")
+        print(f"{row['id']:<8}" + "".join(f"{metric.format(m.get(metric.name)):>{w}}"
+                                         for metric, w in widths) + f"  {answer}")
     print("answers: " + ", ".join(f"{k}={_fmt(v)}" for k, v in data["answers"].items()))
     if data["nodes"]:
-        print(f"{'ranked output':<28}" + "".join(f"{n:>10}" for n in RANKING_SHOWN))
+        shown = METRICS.headline(scorer="evidence")
+        print(f"{'ranked output':<28}" + "".join(f"{n:>10}" for n in shown))
         for spec, values in data["nodes"].items():
-            print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>10.3f}" for n in RANKING_SHOWN))
+            print(f"{spec:<28}" + "".join(f"{values.get(n, 0.0):>10.3f}" for n in shown))
     for item in data["judge_unparsed"]:
         print(f"judge reply not understood ({item['id']}, {item['metric']}): {item['reply']!r}")

@@ -31,6 +31,7 @@ from modrag_studio.commands.common import (
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator, format_seconds
 from modrag_studio.composition import default_registry
+from modrag_studio.evaluation.metric_registry import PRIMARY
 from modrag_studio.evaluation.tuning.power import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
@@ -61,7 +62,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     tp.add_argument("--sampler", default="auto", choices=("auto", "grid", "tpe", "random"),
                     help="auto (default): every combination when they fit the budget, else "
                     "Optuna's TPE (the 'tune' extra) or a seeded random sample")
-    tp.add_argument("--metric", default="ndcg@10", help="metric to maximise (default ndcg@10)")
+    tp.add_argument("--metric", default=PRIMARY, help=f"metric to maximise (default {PRIMARY})")
     tp.add_argument("--held-out", type=float, default=0.3, metavar="FRACTION",
                     help="share of the questions kept for the final test (default 0.3)")
     tp.add_argument("--min-held-out", type=int, default=20, metavar="N",

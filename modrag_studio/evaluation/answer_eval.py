@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modrag_nodes.generation.fact_match import fact_recall, is_refusal
+from modrag_nodes.generation.fact_match import is_refusal
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
@@ -23,21 +23,12 @@ from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.evidence.lineage import last_outputs
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
-from modrag_studio.evaluation.answer_metrics import (
-    answer_length,
-    citation_scores,
-    evidence_ranking,
-    tokens_used,
-)
+from modrag_studio.evaluation.answer_metrics import AnsweredQuestion
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet
 from modrag_studio.evaluation.loop import EvalError, Question, QuestionRun, run_questions
-from modrag_studio.evaluation.report import (
-    JUDGE_METRICS,
-    WITH_APPENDED,
-    EvalReport,
-    EvalsetSource,
-    QuestionResult,
-)
+from modrag_studio.evaluation.metric_registry import answer_scores
+from modrag_studio.evaluation.metrics import evidence_ranking
+from modrag_studio.evaluation.report import EvalReport, EvalsetSource, QuestionResult
 from modrag_studio.evaluation.runner import graph_sha256, pick_inputs
 
 Judge = Callable[[str, Answer], dict[str, Any]]  # (question, answer) -> judgement
@@ -68,39 +59,21 @@ def score_question(question: EvalQuestion, answer: Answer | None, result: RunRes
     if result is not None:
         row.run_id = result.trace.run_id
         row.ranking = ranked_outputs(result, question)
+    details = [v.details for v in result.trace.visits] if result is not None else None
     if answer is None:
         row.refused = True  # no answer at all is a (bad) refusal
-        row.metrics = {"fact_recall": 0.0 if question.expected_facts else None,
-                       "refusal_accuracy": 0.0 if question.answerable else 1.0,
-                       "latency_s": round(seconds, 3)}
+        row.metrics = answer_scores(AnsweredQuestion(question, None, True, seconds, details))
         return row
     row.answer = answer.text
     row.refused = is_refusal(answer)
     # the headline is the model's own words; what the pipeline appended (quotes) is apart
-    facts, row.missed_facts = fact_recall(question.expected_facts, answer.own_text)
-    quoted = (fact_recall(question.expected_facts, answer.text)[0]
-              if answer.appended else None)
-    if not question.answerable:
-        facts = quoted = None
-    cites = citation_scores(answer, question.expected_evidence)
-    row.citations, row.invalid_citations = cites.cited, cites.invalid
-    row.metrics = {
-        "fact_recall": facts,
-        "citation_precision": cites.precision if question.answerable else None,
-        "citation_recall": cites.recall if question.answerable else None,
-        "citation_validity": cites.validity,
-        "refusal_accuracy": 1.0 if row.refused != question.answerable else 0.0,
-        "answer_length": float(answer_length(answer.text)),
-        "latency_s": round(seconds, 3),
-        "tokens": float(tokens_used(v.details for v in result.trace.visits)) if result else None,
-    }
-    if answer.appended:
-        row.metrics[WITH_APPENDED] = quoted
     judgement = _graph_judgement(result) or (judge(question.question, answer) if judge else None)
+    answered = AnsweredQuestion(question, answer, row.refused, seconds, details, judgement)
+    row.missed_facts = answered.facts[1]
+    row.citations, row.invalid_citations = answered.citations.cited, answered.citations.invalid
+    row.metrics = answer_scores(answered)
     if judgement is not None:
         row.judge = judgement
-        for name in JUDGE_METRICS:
-            row.metrics[name] = judgement.get(name)
     return row
 
 

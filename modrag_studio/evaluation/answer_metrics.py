@@ -2,18 +2,22 @@
 
 Every metric of one question is a float in [0, 1] or ``None`` when it does not apply (no
 facts expected, nothing cited, no expected evidence); means skip ``None`` values, so a
-summary never holds NaN.
+summary never holds NaN. The metrics themselves are declared in ``metric_registry``; they
+read one question's :class:`AnsweredQuestion`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from modrag_nodes.generation.fact_match import fact_recall
 from modrag_nodes.text.words import token_count
-from modrag_studio.engine.core.datatypes import Answer, Chunk, ScoredChunk
+from modrag_studio.engine.core.datatypes import Answer, Chunk
 from modrag_studio.engine.evidence.expected import ExpectedEvidence
+from modrag_studio.evaluation.evalset import EvalQuestion
 
 # --- citations -------------------------------------------------------------------------
 
@@ -69,22 +73,55 @@ def citation_scores(answer: Answer, expected: ExpectedEvidence) -> CitationScore
     return CitationScores(validity, precision, recall, cited, invalid)
 
 
-# --- ranking against expected evidence -------------------------------------------------
+# --- one question ---------------------------------------------------------------------
 
-def evidence_ranking(value: Sequence[ScoredChunk], expected: ExpectedEvidence,
-                     ks: Iterable[int] = (1, 5, 10)) -> dict[str, float]:
-    """hit@k, recall@k (expected items satisfied in the top k) and MRR@10 of one ranking."""
-    items = sorted(value, key=lambda r: r.rank) if all(r.rank > 0 for r in value) else value
-    chunks = [item.chunk for item in items]
-    relevant = [expected.is_relevant(c) for c in chunks]
-    scores: dict[str, float] = {}
-    for k in ks:
-        top = chunks[:k]
-        scores[f"hit@{k}"] = 1.0 if any(relevant[:k]) else 0.0
-        scores[f"recall@{k}"] = (sum(any(i.matches(c) for c in top) for i in expected.items)
-                                 / len(expected.items))
-    scores["mrr@10"] = next((1 / n for n, r in enumerate(relevant[:10], 1) if r), 0.0)
-    return scores
+@dataclass
+class AnsweredQuestion:
+    """What the answer, cost and judge metrics of one question are computed from.
+
+    ``answer`` is None when the run produced none (a refusal, and a bad one); ``details``
+    are the run's model-call details (None without a run); ``judgement`` the judge's.
+    """
+
+    question: EvalQuestion
+    answer: Answer | None
+    refused: bool
+    seconds: float
+    details: list[Mapping[str, Any]] | None = None
+    judgement: Mapping[str, Any] | None = None
+
+    @cached_property
+    def facts(self) -> tuple[float | None, list[str]]:
+        """Fact recall of the model's own words (what the pipeline appended left out) and
+        the facts it missed."""
+        if self.answer is None:
+            return (0.0 if self.question.expected_facts else None), []
+        return fact_recall(self.question.expected_facts, self.answer.own_text)
+
+    @property
+    def fact_recall(self) -> float | None:
+        return self.facts[0] if self.question.answerable or self.answer is None else None
+
+    @property
+    def fact_recall_with_quotes(self) -> float | None:
+        """Fact recall counting the text the pipeline appended (quotes)."""
+        if self.answer is None or not self.question.answerable:
+            return None
+        return fact_recall(self.question.expected_facts, self.answer.text)[0]
+
+    @cached_property
+    def citations(self) -> CitationScores:
+        if self.answer is None:
+            return CitationScores(None, None, None, [], [])
+        return citation_scores(self.answer, self.question.expected_evidence)
+
+    @property
+    def length(self) -> int:
+        return answer_length(self.answer.text) if self.answer is not None else 0
+
+    @property
+    def tokens(self) -> float | None:
+        return float(tokens_used(self.details)) if self.details is not None else None
 
 
 # --- cost ------------------------------------------------------------------------------

@@ -39,14 +39,16 @@ from modrag_studio.engine.core.datatypes import ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.evaluation.beir import BeirDataset
-from modrag_studio.evaluation.report import (
-    ANSWER_METRICS,
-    COST_METRICS,
-    JUDGE_METRICS,
-    EvalReport,
-    QuestionResult,
-    report_from_dict,
+from modrag_studio.evaluation.metric_registry import (
+    EVIDENCE_PRIMARY,
+    FACT_RECALL,
+    FAITHFULNESS,
+    HIT,
+    METRICS,
+    PRIMARY,
+    REFUSAL_ACCURACY,
 )
+from modrag_studio.evaluation.report import EvalReport, QuestionResult, report_from_dict
 from modrag_studio.evaluation.statistics import (
     CI_NAME,
     DEFAULT_SEED,
@@ -57,9 +59,8 @@ from modrag_studio.evaluation.statistics import (
     wins_losses_ties,
 )
 
-PRIMARY = "ndcg@10"  # of a ranked output scored against qrels
-RANKING_PRIMARY = "mrr@10"  # of a ranked output scored against an evaluation set's evidence
-PRIMARY_BY = "fact_recall (refusal_accuracy where no facts apply)"
+RANKING_PRIMARY = EVIDENCE_PRIMARY  # of a ranked output scored against expected evidence
+PRIMARY_BY = f"{FACT_RECALL.name} ({REFUSAL_ACCURACY.name} where no facts apply)"
 SIDE_FIELDS = ("answer", "refused", "citations", "invalid_citations", "missed_facts",
                "metrics", "error", "judge")
 
@@ -72,8 +73,8 @@ class EvalsetMismatch(ValueError):
 
 
 def compared_metrics(hit_k: int) -> list[str]:
-    return [PRIMARY, "recall@5", "recall@10", "recall@20", "recall@100", f"hit@{hit_k}",
-            "mrr@10"]
+    """The ranking metrics a comparison of qrels-scored outputs reports (the registry's)."""
+    return METRICS.compared(hit_k)
 
 
 def ranked_outputs(doc: GraphDocument, registry: NodeRegistry | None = None) -> list[str]:
@@ -136,8 +137,11 @@ def paired(values: Sequence[tuple[float | None, float | None]], seed: int = DEFA
 
 
 def wins(values: Sequence[tuple[float | None, float | None]], by: str) -> dict[str, Any]:
-    """Wins, losses and ties of B over the pairs where neither side is ``None``."""
+    """Wins, losses and ties of B over the pairs where neither side is ``None`` (a win is a
+    better value: a lower one for a metric where lower is better)."""
     pairs = [(a, b) for a, b in values if a is not None and b is not None]
+    if METRICS.direction(by) == "lower":
+        pairs = [(-a, -b) for a, b in pairs]
     counts = wins_losses_ties([p[0] for p in pairs], [p[1] for p in pairs])
     return {**counts, "by": by, "n": len(pairs)}
 
@@ -186,7 +190,7 @@ def compare_output(pairs: Pairs, spec_a: str, spec_b: str, *, names: Sequence[st
 
 def flipped_queries(pairs: Pairs, spec_a: str, spec_b: str, hit_k: int) -> list[dict[str, Any]]:
     """Queries whose outcome flipped: a relevant document in the top k for one variant only."""
-    hit = f"hit@{hit_k}"
+    hit = HIT.key(hit_k)
     flipped = []
     for ra, rb in pairs:
         row_a, row_b = ra.ranking.get(spec_a), rb.ranking.get(spec_b)
@@ -204,8 +208,8 @@ def flipped_queries(pairs: Pairs, spec_a: str, spec_b: str, hit_k: int) -> list[
 
 def outcome_score(metrics: Mapping[str, float | None]) -> float | None:
     """A question's outcome: its fact recall, else (no facts apply) its refusal accuracy."""
-    facts = metrics.get("fact_recall")
-    return facts if facts is not None else metrics.get("refusal_accuracy")
+    facts = metrics.get(FACT_RECALL.name)
+    return facts if facts is not None else metrics.get(REFUSAL_ACCURACY.name)
 
 
 def flip_of(row_a: Row, row_b: Row) -> dict[str, Any] | None:
@@ -215,12 +219,12 @@ def flip_of(row_a: Row, row_b: Row) -> dict[str, Any] | None:
     m_a, m_b = row_a.get("metrics", {}), row_b.get("metrics", {})
     gained: list[str] = []
     lost: list[str] = []
-    if m_a.get("fact_recall") is not None and m_b.get("fact_recall") is not None:
+    if m_a.get(FACT_RECALL.name) is not None and m_b.get(FACT_RECALL.name) is not None:
         missed_a, missed_b = row_a.get("missed_facts", []), row_b.get("missed_facts", [])
         gained = [f for f in missed_a if f not in missed_b and not row_b.get("error")]
         lost = [f for f in missed_b if f not in missed_a and not row_a.get("error")]
     refusal = None
-    r_a, r_b = m_a.get("refusal_accuracy"), m_b.get("refusal_accuracy")
+    r_a, r_b = m_a.get(REFUSAL_ACCURACY.name), m_b.get(REFUSAL_ACCURACY.name)
     if r_a is not None and r_b is not None and r_a != r_b:
         refusal = "b" if r_b > r_a else "a"
     error = None
@@ -300,7 +304,7 @@ def compare_reports(
 
 
 def _judged(report: EvalReport) -> bool:
-    return any(r.metrics.get("faithfulness") is not None for r in report.results)
+    return any(r.metrics.get(FAITHFULNESS.name) is not None for r in report.results)
 
 
 def _compare_answers(a: EvalReport, b: EvalReport, pairs: Pairs, head: dict[str, Any],
@@ -314,8 +318,8 @@ def _compare_answers(a: EvalReport, b: EvalReport, pairs: Pairs, head: dict[str,
             f"{set_a['sha256'][:12]}…), B on {set_b['path']} (sha256 "
             f"{set_b['sha256'][:12]}…); compare reports of the same set")
     judged = (_judged(a) or _judged(b)
-              or any("faithfulness" in r.metrics for p in pairs for r in p))
-    names = [*ANSWER_METRICS, *(JUDGE_METRICS if judged else ()), *COST_METRICS]
+              or any(FAITHFULNESS.name in r.metrics for p in pairs for r in p))
+    names = METRICS.answer_columns("answer", *(("judge",) if judged else ()), "cost")
     main = compare_rows([(ra.metrics, rb.metrics) for ra, rb in pairs], names, PRIMARY_BY,
                         outcome=outcome_score, seed=seed)
     rows = [(ra.to_dict(), rb.to_dict()) for ra, rb in pairs]

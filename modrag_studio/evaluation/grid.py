@@ -22,9 +22,11 @@ from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.edit.variants import VariantError, apply_variant
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
+from modrag_studio.evaluation.metric_registry import METRICS
 from modrag_studio.evaluation.runner import evaluate_graph
 
-PLOTTED = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+#: The metrics of the grid's table and plots: the registry's headline columns.
+PLOTTED = tuple(METRICS.headline())
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,26 @@
-"""Document-level ranking metrics. A document's score is its best chunk's score."""
+"""The ranking scorers: a ranking against qrels (document level, a document's score is its
+best chunk's) and against an evaluation set's expected evidence (chunk level). Which metrics
+at which cutoffs they compute is the metric registry's (``metric_registry``)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from modrag_studio.engine.core.datatypes import ScoredChunk
+from modrag_studio.engine.evidence.expected import ExpectedEvidence
+from modrag_studio.evaluation.metric_registry import (
+    GAINS,
+    METRICS,
+    NDCG,
+    Gain,
+    MetricRegistry,
+    Ranked,
+    Scorer,
+)
 
-RECALL_KS = (5, 10, 20, 100)
-#: nDCG gain of a relevance grade g: "linear" (g, trec_eval's ndcg_cut and so BEIR's published
-#: figures) or "exponential" (2**g - 1). They agree on binary qrels (SciFact), not on graded
-#: ones (MS MARCO, DBpedia).
-Gain = Literal["linear", "exponential"]
-GAINS: tuple[str, ...] = ("linear", "exponential")
+__all__ = ["GAINS", "Gain", "QueryMetrics", "doc_ranking", "evidence_ranking", "mean_metrics",
+           "ndcg_at", "score_ranking"]
 
 
 def doc_ranking(results: Iterable[ScoredChunk]) -> list[str]:
@@ -39,36 +45,57 @@ class QueryMetrics:
     relevant: list[str] = field(default_factory=list)
 
 
+def score(ranked: Ranked, scorer: Scorer, hit_k: int = 10,
+          registry: MetricRegistry = METRICS) -> dict[str, float]:
+    """Every ranking metric ``scorer`` computes, at each of its cutoffs."""
+    return {m.key(k): m.compute(ranked, k) for m, k in registry.scored_keys(scorer, hit_k)}
+
+
+def qrels_ranking(ranked_docs: Sequence[str], relevance: dict[str, int],
+                  gain: Gain = "linear") -> Ranked:
+    """A ranking of documents graded by qrels (grade 0 or absent: not relevant)."""
+    relevant = {doc for doc, grade in relevance.items() if grade > 0}
+
+    def recall_at(k: int) -> float:
+        return len(relevant.intersection(ranked_docs[:k])) / len(relevant) if relevant else 0.0
+
+    return Ranked([relevance.get(doc, 0) for doc in ranked_docs], list(relevance.values()),
+                  recall_at, gain)
+
+
 def score_ranking(
     query_id: str, ranked_docs: Sequence[str], relevance: dict[str, int], hit_k: int = 10,
-    gain: Gain = "linear",
+    gain: Gain = "linear", registry: MetricRegistry = METRICS,
 ) -> QueryMetrics:
-    """nDCG@10 (graded, ``gain``), Recall@{5,10,20,100}, Hit@{hit_k}, MRR@10 for one query,
-    as trec_eval defines them (ndcg_cut_10, recall_k, success_k, recip_rank of the top 10)."""
-    relevant = {doc for doc, grade in relevance.items() if grade > 0}
-    values: dict[str, float] = {"ndcg@10": ndcg_at(ranked_docs, relevance, 10, gain)}
-    for k in sorted({*RECALL_KS, hit_k}):
-        found = len(relevant.intersection(ranked_docs[:k]))
-        if k in RECALL_KS:
-            values[f"recall@{k}"] = found / len(relevant) if relevant else 0.0
-        values[f"hit@{k}"] = 1.0 if found else 0.0
-    values["mrr@10"] = next(
-        (1.0 / rank for rank, doc in enumerate(ranked_docs[:10], 1) if doc in relevant), 0.0
-    )
-    return QueryMetrics(query_id, values, list(ranked_docs[:10]), sorted(relevant))
+    """The ranking metrics of one query against its qrels, as trec_eval defines them
+    (nDCG@10 with graded ``gain``: ndcg_cut_10; Recall@k: recall_k; Hit@k: success_k;
+    MRR@10: recip_rank of the top 10)."""
+    values = score(qrels_ranking(ranked_docs, relevance, gain), "qrels", hit_k, registry)
+    relevant = sorted(doc for doc, grade in relevance.items() if grade > 0)
+    return QueryMetrics(query_id, values, list(ranked_docs[:10]), relevant)
+
+
+def evidence_ranking(value: Sequence[ScoredChunk], expected: ExpectedEvidence,
+                     registry: MetricRegistry = METRICS) -> dict[str, float]:
+    """The ranking metrics of one ranking of chunks against expected evidence: a chunk is
+    relevant when the evidence covers it; recall@k counts the expected items satisfied in
+    the top k."""
+    items = sorted(value, key=lambda r: r.rank) if all(r.rank > 0 for r in value) else value
+    chunks = [item.chunk for item in items]
+
+    def recall_at(k: int) -> float:
+        top = chunks[:k]
+        return sum(any(i.matches(c) for c in top) for i in expected.items) / len(expected.items)
+
+    ranked = Ranked([int(expected.is_relevant(c)) for c in chunks], [1] * len(expected.items),
+                    recall_at)
+    return score(ranked, "evidence", registry=registry)
 
 
 def ndcg_at(ranked_docs: Sequence[str], relevance: dict[str, int], k: int,
             gain: Gain = "linear") -> float:
     """nDCG@k with the ideal ranking taken from the qrels (as trec_eval does)."""
-    if gain not in GAINS:
-        raise ValueError(f"nDCG gain must be one of {', '.join(GAINS)}, got {gain!r}")
-    worth = (lambda g: g) if gain == "linear" else (lambda g: 2**g - 1)
-    gains = [relevance.get(doc, 0) for doc in ranked_docs[:k]]
-    dcg = sum(worth(g) / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
-    ideal = sorted((g for g in relevance.values() if g > 0), reverse=True)[:k]
-    idcg = sum(worth(g) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
+    return NDCG.compute(qrels_ranking(ranked_docs, relevance, gain), k)
 
 
 def mean_metrics(per_query: Sequence[QueryMetrics]) -> dict[str, float]:

@@ -30,13 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modrag_studio.evaluation.answer_metrics import mean
-
-ANSWER_METRICS = ("fact_recall", "citation_precision", "citation_recall", "citation_validity",
-                  "refusal_accuracy")
-JUDGE_METRICS = ("faithfulness", "answer_relevance")
-#: fact recall counting the text the pipeline appended (quotes): reported apart, when any
-WITH_APPENDED = "fact_recall_with_quotes"
-COST_METRICS = ("answer_length", "latency_s", "tokens")
+from modrag_studio.evaluation.metric_registry import METRICS, MetricRegistry
 
 #: The fields of an evaluation-set row, in the order of its JSON (the judge's, when there is
 #: one, comes last).
@@ -182,13 +176,16 @@ class EvalReport:
         return {name: (_round(value) if rounded else value) or 0.0
                 for name, value in means.items()}
 
-    def answers_summary(self) -> dict[str, float | None]:
-        """The mean of each answer metric (and of each judge's, when a judge is configured)."""
-        names = [*ANSWER_METRICS, *(JUDGE_METRICS if self.judge_configured else ())]
-        if any(WITH_APPENDED in r.metrics for r in self.results):
-            names.insert(1, WITH_APPENDED)
+    def answers_summary(self, registry: MetricRegistry = METRICS) -> dict[str, float | None]:
+        """The mean of each answer metric (a ``beside`` variant right after its metric, when
+        a row has it; each judge's when a judge is configured), then of each cost metric
+        (``mean_<name>``)."""
+        names = registry.answer_columns("answer", *(("judge",) if self.judge_configured else ()))
+        for metric in registry.of_kind("answer"):
+            if metric.beside and any(metric.name in r.metrics for r in self.results):
+                names.insert(names.index(metric.beside) + 1, metric.name)
         summary = {n: _round(mean(r.metrics.get(n) for r in self.results)) for n in names}
-        for name in COST_METRICS:
+        for name in registry.answer_columns("cost"):
             summary[f"mean_{name}"] = _round(mean(r.metrics.get(name) for r in self.results))
         return summary
 
@@ -244,7 +241,8 @@ def report_from_dict(data: Mapping[str, Any]) -> EvalReport:
         evalset = data["evalset"]
         report.source = EvalsetSource(evalset.get("path", ""), evalset.get("sha256", ""))
         report.answer_output = data.get("answer_output")
-        report.judge_configured = any(n in data.get("answers", {}) for n in JUDGE_METRICS)
+        report.judge_configured = any(m.name in data.get("answers", {})
+                                      for m in METRICS.of_kind("judge"))
         report.results = [_row_from_dict(row) for row in data["per_question"]]
         report.failures = [{"query_id": f.get("id", ""), "output": report.answer_output or "",
                             "reason": f.get("reason", "")} for f in data.get("failures", [])]

@@ -12,11 +12,11 @@ from modrag_studio.evaluation.answer_eval import score_question
 from modrag_studio.evaluation.answer_metrics import (
     answer_length,
     citation_scores,
-    evidence_ranking,
     mean,
     tokens_used,
 )
 from modrag_studio.evaluation.evalset import EvalQuestion
+from modrag_studio.evaluation.metrics import evidence_ranking
 
 
 @pytest.mark.parametrize(("fact", "answer"), [

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from modrag_studio.evaluation.metric_registry import FACT_RECALL
 from modrag_studio.evaluation.report import QuestionResult
 
 
@@ -101,7 +102,7 @@ class RowOutcome:
 def is_right(row: QuestionResult) -> bool:
     """Answerable, not refused, every expected fact stated in the model's own words."""
     return (row.answerable and not row.refused and not row.error
-            and row.metrics.get("fact_recall") == 1.0)
+            and row.metrics.get(FACT_RECALL.name) == 1.0)
 
 
 def row_headline(rows: Iterable[QuestionResult]) -> Headline:
@@ -134,7 +135,7 @@ def _badness(row: QuestionResult) -> tuple[int, float] | None:
         return None if row.refused else (1, 0.0)
     if is_right(row):
         return None
-    recall = row.metrics.get("fact_recall") or 0.0
+    recall = row.metrics.get(FACT_RECALL.name) or 0.0
     return (2, recall) if row.refused else (1, recall)
 
 

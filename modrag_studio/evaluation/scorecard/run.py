@@ -39,6 +39,7 @@ from modrag_studio.evaluation.compare import ranked_outputs
 from modrag_studio.evaluation.evalset import EvalQuestion, EvalSet, load_evalset, save_evalset
 from modrag_studio.evaluation.funnel import EvalAttribution
 from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
+from modrag_studio.evaluation.metric_registry import PRIMARY
 from modrag_studio.evaluation.runner import pick_inputs
 from modrag_studio.evaluation.scorecard.figures import (
     EvidenceTrail,
@@ -49,7 +50,7 @@ from modrag_studio.evaluation.scorecard.figures import (
 
 #: Params naming a store's or a graph's own records: renamed per folder, never shared.
 NAME_PARAMS = ("collection", "table", "name")
-TUNE_METRIC = "ndcg@10"
+TUNE_METRIC = PRIMARY
 TUNE_BUDGET = 9  # every combination of two settings of three values each
 MAX_DIMENSIONS = 2
 CUT_PARAMS = ("top_k", "top_n")  # how many passages go on: tried first

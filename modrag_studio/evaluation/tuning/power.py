@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from modrag_studio.evaluation.metric_registry import PRIMARY
 from modrag_studio.evaluation.statistics import student_t_quantile
 from modrag_studio.evaluation.tuning.questions import MIN_HELD_OUT
 
@@ -87,7 +88,7 @@ class Plan:
     held_out_fraction: float
     folds: int
     repeats: int
-    metric: str = "ndcg@10"
+    metric: str = PRIMARY
 
     @property
     def needed(self) -> int:
@@ -137,7 +138,7 @@ def choose_method(questions: int, held_out_fraction: float, method: Method = "au
 def plan(questions: int, *, effect: float = 0.05, spread: float = DEFAULT_SPREAD,
          held_out_fraction: float = 0.3, method: Method = "auto",
          folds: int = DEFAULT_FOLDS, repeats: int = DEFAULT_REPEATS,
-         min_held_out: int = MIN_HELD_OUT, metric: str = "ndcg@10") -> Plan:
+         min_held_out: int = MIN_HELD_OUT, metric: str = PRIMARY) -> Plan:
     """The power estimate of a tune on ``questions`` questions, said before it runs."""
     chosen = choose_method(questions, held_out_fraction, method, min_held_out)
     inflation = cv_inflation(folds, repeats)

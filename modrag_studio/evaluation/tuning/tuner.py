@@ -29,6 +29,7 @@ from modrag_studio.engine.edit.variants import VariantError, apply_variant
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.compare import compare_rows, compared_metrics
+from modrag_studio.evaluation.metric_registry import METRICS, PRIMARY, Direction
 from modrag_studio.evaluation.statistics import TEST_NAME
 from modrag_studio.evaluation.tuning.crossval import check_cv, cross_validate, spread
 from modrag_studio.evaluation.tuning.power import (
@@ -176,7 +177,7 @@ def search(doc: GraphDocument, query_ids: list[str], space: SearchSpace, *, scor
 
 
 def tune(doc: GraphDocument, dataset: BeirDataset, output: str, space: SearchSpace, *,
-         executor: Executor, budget: int = 12, metric: str = "ndcg@10", seed: int = 0,
+         executor: Executor, budget: int = 12, metric: str = PRIMARY, seed: int = 0,
          held_out: float = 0.3, min_held_out: int = MIN_HELD_OUT, sampler: Sampler = "auto",
          method: str = "held-out", folds: int = DEFAULT_FOLDS,
          repeats: int = DEFAULT_REPEATS, cancel: CancelToken | None = None,
@@ -190,6 +191,9 @@ def tune(doc: GraphDocument, dataset: BeirDataset, output: str, space: SearchSpa
     repeated k-fold, see ``crossval``) or ``auto`` (``power.choose_method``)."""
     if budget < 1:
         raise TuneError(f"--budget {budget}: at least one trial")
+    if METRICS.direction(metric) == "lower":
+        raise TuneError(f"--metric {metric}: lower is better there, and the search keeps the "
+                        "highest score")
     registry = executor.registry
     query_ids = dataset.evaluated_query_ids()
     try:
@@ -226,7 +230,7 @@ def tune(doc: GraphDocument, dataset: BeirDataset, output: str, space: SearchSpa
     if result.best is None:
         result.verdict = "base is best"
     else:
-        result.verdict = verdict(result.test["metrics"][metric])
+        result.verdict = verdict(result.test["metrics"][metric], METRICS.direction(metric))
     result.seconds = time.perf_counter() - started
     return result
 
@@ -266,14 +270,15 @@ def _held_out(doc: GraphDocument, best: Trial, held: list[str], scorer: Scorer,
     return compared
 
 
-def verdict(stats: dict[str, Any]) -> str:
-    """``better`` / ``worse`` only when the held-out difference is significant."""
+def verdict(stats: dict[str, Any], direction: Direction = "higher") -> str:
+    """``better`` / ``worse`` only when the held-out difference is significant (a gain is a
+    positive delta, or a negative one for a metric where lower is better)."""
     delta, p = stats.get("delta"), stats.get("p_value")
     if delta is None or p is None:
         return "not tested"
     if p >= SIGNIFICANCE or delta == 0:
         return "no significant difference"
-    return "better" if delta > 0 else "worse"
+    return "better" if (delta > 0) == (direction == "higher") else "worse"
 
 
 def trial_graph(doc: GraphDocument, variant: VariantSpec,

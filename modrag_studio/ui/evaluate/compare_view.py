@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from modrag_studio.evaluation.metric_registry import EVIDENCE_PRIMARY, METRICS
+
 BADGE_COLORS = {
     "same": QColor(70, 140, 90),
     "changed": QColor(220, 130, 40),
@@ -293,10 +295,13 @@ class AnswerComparisonDialog(QDialog):
             ci = "-" if m["ci95"] is None else f"[{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}]"
             cells = (name, _number(m["a"]), _number(m["b"]), _number(m["delta"], True), ci,
                      _number(m["p_value"]), str(m["n"]))
+            significant = m["p_value"] is not None and m["p_value"] < 0.05
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if m["p_value"] is not None and m["p_value"] < 0.05:
+                if significant:
                     item.setFont(bold)
+                if significant and c == 3 and m["delta"]:
+                    item.setForeground(QBrush(_OUTCOME_COLORS[change_word(name, m["delta"])]))
                 self.metrics.setItem(r, c, item)
         self.nodes.setText("Ranked outputs both share (expected evidence as relevance): "
                            + ("; ".join(_node_line(spec, node)
@@ -331,7 +336,13 @@ class AnswerComparisonDialog(QDialog):
         return self.answers_dialog
 
 
-def _node_line(spec: str, node: dict[str, Any], metric: str = "mrr@10") -> str:
+def change_word(name: str, delta: float) -> str:
+    """"gained" when B's change of the metric ``name`` is for the better (a fall where lower
+    is better), else "lost"."""
+    return "gained" if (delta > 0) == (METRICS.direction(name) == "higher") else "lost"
+
+
+def _node_line(spec: str, node: dict[str, Any], metric: str = EVIDENCE_PRIMARY) -> str:
     m = node["metrics"].get(metric)
     if not m:
         return spec

@@ -9,7 +9,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QDialog, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10")
+from modrag_studio.evaluation.metric_registry import METRICS
+
+COLUMNS = tuple(METRICS.headline())  # as the grid's own table and plots
 
 
 def cell_changes(settings: dict[str, Any]) -> list[str]:
@@ -33,11 +35,11 @@ class GridDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel(f"{output}: double-click a row to open it as a variant"))
         cells = grid["cells"]
-        self.table = QTableWidget(len(cells), len(axes) + len(METRICS) + 1)
-        self.table.setHorizontalHeaderLabels([*axes, *METRICS, "seconds"])
+        self.table = QTableWidget(len(cells), len(axes) + len(COLUMNS) + 1)
+        self.table.setHorizontalHeaderLabels([*axes, *COLUMNS, "seconds"])
         for row, cell in enumerate(cells):
             values = [*(str(cell["settings"][a]) for a in axes),
-                      *(f"{cell['metrics'].get(output, {}).get(m, 0.0):.4f}" for m in METRICS),
+                      *(f"{cell['metrics'].get(output, {}).get(m, 0.0):.4f}" for m in COLUMNS),
                       f"{cell['seconds']:.1f}"]
             for col, text in enumerate(values):
                 self.table.setItem(row, col, QTableWidgetItem(text))

@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from modrag_studio.evaluation.metric_registry import METRICS, PRIMARY
+
+_FIRST = METRICS.get(PRIMARY).name  # the primary metric's values lead a caption
+
 
 class ReportError(ValueError):
     """The file is not an evaluation report this studio can read."""
@@ -72,5 +76,5 @@ def load_report(path: str | Path) -> tuple[dict[str, dict[str, float]], dict[str
 
 def caption(metrics: dict[str, float], limit: int = 2) -> str:
     """A short caption such as 'ndcg@10 0.652 · recall@100 0.912'."""
-    preferred = sorted(metrics, key=lambda k: (not k.lower().startswith("ndcg"), k))
+    preferred = sorted(metrics, key=lambda k: (not k.lower().startswith(_FIRST), k))
     return " · ".join(f"{k} {metrics[k]:.3f}" for k in preferred[:limit])

@@ -37,6 +37,7 @@ from modrag_studio.commands.common import parse_value
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.metric_registry import METRICS as METRIC_REGISTRY
 from modrag_studio.evaluation.tuning.power import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
@@ -48,7 +49,8 @@ from modrag_studio.ui.evaluate.graph_inputs import input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
 from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
 
-METRICS = ("ndcg@10", "recall@10", "recall@100", "mrr@10", "hit@10")
+#: The metrics a tune can improve: the registry's headline ones (Hit at the default k, 10).
+METRICS = tuple(METRIC_REGISTRY.headline(10))
 TRIAL_COLUMNS = ("#", "score", "seconds", "settings")
 
 
