@@ -48,6 +48,7 @@ from modrag_studio.evaluation.evalset import (
     question_from_dict,
     save_evalset,
 )
+from modrag_studio.evaluation.metric_registry import LATENCY, METRICS
 from modrag_studio.ui.evaluate.wording import in_studio_words
 from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
 from modrag_studio.ui.run.controller import RunRequest
@@ -56,9 +57,9 @@ if TYPE_CHECKING:
     from modrag_studio.ui.canvas.protocols import StudioShell
     from modrag_studio.ui.run.run_side import RunSide
 
-RESULT_COLUMNS = ("id", "fact_recall", "citation_precision", "citation_recall",
-                  "citation_validity", "refusal_accuracy", "latency_s", "answer")
-RESULT_TITLES = ("id", "facts", "cite P", "cite R", "cite valid", "refusal", "s", "answer")
+_SHOWN = [*(METRICS.get(n) for n in METRICS.answer_columns("answer")), LATENCY]
+RESULT_COLUMNS = ("id", *(m.name for m in _SHOWN), "answer")
+RESULT_TITLES = ("id", *(m.label for m in _SHOWN), "answer")
 
 
 class QuestionEditor(QWidget):
