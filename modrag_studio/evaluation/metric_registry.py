@@ -80,10 +80,6 @@ class Metric:
     def format(self, value: float | None) -> str:
         return "-" if value is None else format(value, self.fmt)
 
-    def better(self, a: float, b: float) -> bool:
-        """Whether ``b`` is better than ``a``."""
-        return b > a if self.direction == "higher" else b < a
-
     def applies_to(self, answered: AnsweredQuestion) -> bool:
         if self.applies is not None:
             return self.applies(answered)
