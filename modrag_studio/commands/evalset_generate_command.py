@@ -49,6 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     gen.add_argument("--no-round-trip", action="store_true",
                      help="keep questions without asking each again of the passages a search "
                           "finds (fewer model calls, more ambiguous questions)")
+    gen.add_argument("--no-value-facts", action="store_true",
+                     help="single and paraphrase questions from whole chunks only (by default "
+                          "a sentence stating a value is tried first: its value is the fact, "
+                          "the model only words the question)")
     gen.add_argument("--reword", metavar="SET.jsonl",
                      help="instead of writing new questions, paraphrase the answerable "
                           "single-chunk questions of SET (their facts and evidence kept), each "
@@ -113,7 +117,8 @@ def run_generate(args: argparse.Namespace) -> int:
             n=args.n, llm=llm_from_flag(args.model, args.host), seed=args.seed,
             types=[t.strip() for t in args.types.split(",") if t.strip()],
             language=args.language, dense=not args.no_dense, chunks=args.chunks,
-            max_attempts=args.max_calls, round_trip=not args.no_round_trip)
+            max_attempts=args.max_calls, round_trip=not args.no_round_trip,
+            value_facts=not args.no_value_facts)
         config.check()
         out = Path(args.out)
         if not out.parent.is_dir():

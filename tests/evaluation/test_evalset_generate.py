@@ -80,7 +80,7 @@ SINGLE = {
     "PR-300": ("Which company replaces the seal kit HS-40 of the hydraulic press?",
                "Voss Hydraulik"),
     "Ingrid Holm": ("Who leads the maintenance team at the Eastbank plant?", "Ingrid Holm"),
-    "CNC-A01": ("Where do the machining centres report their spindle temperature?",
+    "CNC-A01": ("Where do the Eastbank machining centres report their spindle temperature?",
                 "Telemetry Hub"),
     "AC-05": ("空压机 AC-05 多久保养一次？", "每3个月"),
 }
@@ -270,7 +270,7 @@ def test_rejection_reasons_in_the_report(graph, canned):
     ])
     canned.override = lambda user: None if user.startswith("Reply") else next(replies)
     result = _api(graph, GenerationConfig(n=5, llm=LLMSpec(backend=BACKEND), types=["single"],
-                                          dense=False, max_attempts=5))
+                                          value_facts=False, dense=False, max_attempts=5))
     assert result.questions == []
     assert dict(result.report.total.rejected) == {
         "answer_not_in_source": 1, "answer_in_question": 1, "unreadable_reply": 1,
@@ -303,7 +303,7 @@ def test_multi_question_links_two_chunks_and_needs_both(graph, canned):
 
 
 def test_paraphrase_rewords_a_verified_question_and_copies_are_rejected(graph, canned):
-    result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+    result = _api(graph, GenerationConfig(value_facts=False, n=2, llm=LLMSpec(backend=BACKEND),
                                           types=["paraphrase"], dense=False, max_attempts=12))
     kept = {r.question: r for r in result.questions}
     assert set(kept) == {"How often is the greasing unit LP-07 maintained?",
@@ -320,7 +320,7 @@ def test_paraphrase_rewords_a_verified_question_and_copies_are_rejected(graph, c
     # other words for too few of them leave most key words in the chunk: rejected
     canned.override = lambda user: ("serviced: maintained" if user.startswith(
         "Question: How often") else None)
-    copied = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
+    copied = _api(graph, GenerationConfig(value_facts=False, n=2, llm=LLMSpec(backend=BACKEND),
                                           types=["paraphrase"], dense=False, max_attempts=12))
     questions = [r.question for r in copied.questions]
     assert "How often is the greasing unit LP-07 maintained?" not in questions
@@ -476,7 +476,7 @@ def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):
     canned.override = lambda user: ("QUESTION: How often is LP-07 serviced, every 500 "
                                     "operating hours?\nANSWER: every 500 operating hours"
                                     if user.startswith(("Text:", "文本：")) else None)
-    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
+    result = _api(graph, GenerationConfig(value_facts=False, n=1, llm=LLMSpec(backend=BACKEND),
                                           types=["paraphrase"], dense=False, max_attempts=5))
     assert result.questions == []
     rejected = result.report.total.rejected
@@ -581,7 +581,7 @@ def test_unanswerable_questions_ask_for_a_detail_the_corpus_never_mentions(graph
 def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canned):
     canned.override = lambda user: "Tomas Reyes" if user.startswith("Passages:") else None
     result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["single"],
-                                          dense=False, max_attempts=4))
+                                          value_facts=False, dense=False, max_attempts=4))
     assert result.questions == []  # two candidates, each a question and its round trip
     assert result.report.total.rejected == {"round_trip_mismatch": 2}
     cand = result.candidates[0]
@@ -590,7 +590,8 @@ def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canne
     assert cand.question in asked and "[1] " in asked  # asked of searched passages
     # the same questions without the round trip are kept
     plain = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["single"],
-                                         dense=False, max_attempts=2, round_trip=False))
+                                         value_facts=False, dense=False, max_attempts=2,
+                                         round_trip=False))
     assert len(plain.questions) == 1
 
 
@@ -599,14 +600,14 @@ def test_a_question_other_passages_answer_otherwise_is_rejected(graph, canned):
     def reply(user: str) -> str | None:
         if "Question: How often is the lubrication pump LP-07" in user:
             canned.asked_lp07 = getattr(canned, "asked_lp07", 0) + 1
-        if ("Question: Where do the machining centres report" in user
+        if ("Question: Where do the Eastbank machining centres report" in user
                 and "Telemetry Hub" not in user):
             return "the Eastbank plant"
         return None
 
     canned.override = reply
     result = _api(graph, GenerationConfig(n=5, llm=LLMSpec(backend=BACKEND), types=["single"],
-                                          dense=False, max_attempts=20))
+                                          value_facts=False, dense=False, max_attempts=20))
     rejected = [c for c in result.candidates if c.verdict.reason == "answered_elsewhere"]
     assert [c.question for c in rejected] == [SINGLE["CNC-A01"][0]]
     assert "the Eastbank plant" in rejected[0].verdict.detail and "not its source" in (

@@ -25,8 +25,24 @@ from modrag_studio.engine.evidence.expected import ExpectedEvidence, normalise_t
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.evaluation.generation import round_trip
+from modrag_studio.evaluation.generation.content import (
+    content_chunks,
+    names_any,
+    prose,
+    question_subjects,
+    skipped_text,
+    subject_terms,
+)
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.errors import GenerationError
+from modrag_studio.evaluation.generation.facts import ValueFact, build_fact_prompt, value_facts
+from modrag_studio.evaluation.generation.plan import (
+    capacity,
+    facts_first,
+    hand_on,
+    join_questions,
+    targets,
+)
 from modrag_studio.evaluation.generation.prompts import (
     DEFAULT_TYPES,
     QUESTION_TYPES,
@@ -95,6 +111,7 @@ class GenerationConfig:
     # the round trip)
     reply_tokens: int = 96
     round_trip: bool = True  # ask each kept question again of the passages a search finds
+    value_facts: bool = True  # single questions from sentences stating a value, asked first
 
     def check(self) -> None:
         if self.n < 1:
@@ -158,48 +175,6 @@ def probe_backend(llm: LLMSpec, cancel: CancelToken | None = None) -> None:
                               f"'{llm.model or 'default'}' does not answer: {exc}") from None
 
 
-def capacity(chunks: list[Chunk], types: Sequence[str], links: TermLinks | None) -> dict[str, int]:
-    """How many questions of each type the chunks allow (one per chunk and type; a
-    two-chunk question needs a chunk that shares a term with another)."""
-    return {t: (links.linked() if links is not None else 0) if t == "multi" else len(chunks)
-            for t in types}
-
-
-def targets(n: int, caps: dict[str, int]) -> dict[str, int]:
-    """``n`` spread evenly over the types, a type's share capped by what it allows."""
-    want = dict.fromkeys(caps, 0)
-    left = n
-    while left > 0:
-        open_types = [t for t in caps if want[t] < caps[t]]
-        if not open_types:
-            break
-        for t in open_types:
-            if left == 0:
-                break
-            want[t] += 1
-            left -= 1
-    return want
-
-
-def join_questions(first: str, second: str, language: str) -> str:
-    """Two questions as one: "How often is LP-07 serviced, and who looks after LP-07?"."""
-    head = first.rstrip().rstrip("?？").rstrip()
-    if language == "zh":
-        return f"{head}，{second.strip()}"
-    tail = second.strip()
-    if tail[:1].isupper() and not tail[1:2].isupper():
-        tail = tail[0].lower() + tail[1:]
-    return f"{head}, and {tail}"
-
-
-def _hand_on(want: dict[str, int], got: dict[str, int], done: str, others: list[str]) -> None:
-    """Move the questions type ``done`` could not give to ``others``, evenly."""
-    lacking, want[done] = want[done] - got[done], got[done]
-    for i in range(lacking):
-        if others:
-            want[others[i % len(others)]] += 1
-
-
 class _Generator:
     def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
                  links: TermLinks, cancel: CancelToken, report: QualityReport) -> None:
@@ -212,7 +187,9 @@ class _Generator:
         self.used_pairs: set[tuple[str, str]] = set()
         self.spec = config.llm.model_copy(update={
             "max_tokens": config.reply_tokens,
-            "seed": config.seed if config.llm.seed is not None else None})
+            "seed": config.seed if config.llm.seed is not None else None,
+            "extra": {**config.llm.extra, "reuse_prefix": True}})  # the prompts share a prefix
+        self.used_facts: set[tuple[str, str]] = set()
         self.ctx = _context(cancel)
         self.calls = 0
 
@@ -249,6 +226,9 @@ class _Generator:
                                           reply_text))
         if kind == "unanswerable":
             return self._unanswerable(chunk, language)
+        fact = self.fact_of(chunk) if self.config.value_facts else None
+        if fact is not None:
+            return self._from_fact(kind, chunk, fact)
         reply_text = self.ask(*build_prompt(kind, language, chunk.text))
         reply = parse_reply(reply_text, 1)
         if reply.problem:
@@ -261,11 +241,33 @@ class _Generator:
             cand = self._reworded(cand)
         return self._finish(cand)
 
+    def fact_of(self, chunk: Chunk) -> ValueFact | None:
+        """The first value-stating sentence of ``chunk`` no question has used yet."""
+        for fact in value_facts(chunk):
+            if (chunk.chunk_id, fact.sentence) not in self.used_facts:
+                return fact
+        return None
+
+    def _from_fact(self, kind: str, chunk: Chunk, fact: ValueFact) -> Candidate:
+        """A question rephrased from a sentence stating a value: the value is the expected
+        fact (found in code, verified in the chunk as any answer is), the model only words
+        the question, which must name the subject."""
+        self.used_facts.add((chunk.chunk_id, fact.sentence))
+        reply_text = self.ask(*build_fact_prompt(fact))
+        reply = parse_reply(reply_text, 0)
+        verdict = (Verdict("unreadable_reply", reply.problem) if reply.problem else
+                   check_answerable(reply.question, [fact.value], [chunk]))
+        cand = Candidate(kind, "en", reply.question, [fact.value], [chunk], verdict,
+                         f"{fact.kind}: {fact.sentence}\n---\n{reply_text}")
+        if kind == "paraphrase" and verdict.reason is None:
+            cand = self._reworded(cand)
+        return self._finish(cand)
+
     def _unanswerable(self, chunk: Chunk, language: str) -> Candidate | None:
         """A question asking for a detail the corpus never gives of a thing ``chunk`` names:
         the thing drawn among its codes and names, its kind said by the model, the detail
         drawn among those that kind has; None when the chunk names nothing."""
-        subjects = named_subjects(chunk.text, language)
+        subjects = named_subjects(prose(chunk.text), language)  # not a heading's or badge's words
         if not subjects:
             return None
         subject = self.rng.choice(subjects)
@@ -416,6 +418,11 @@ class _Generator:
         """Specificity (answerable questions), near-duplicates and the round trip, after
         the other checks (the cheap ones first)."""
         verdict = cand.verdict
+        subjects = question_subjects(cand.chunks, cand.language)
+        if verdict.reason is None and cand.kind != "claim" and not names_any(cand.question,
+                                                                              subjects):
+            verdict.reason = "unnamed_subject"
+            verdict.detail = f"names none of {', '.join(subjects[:4]) or '(no subject)'}"
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:
@@ -438,7 +445,8 @@ class _Generator:
                 verdict.detail = (f"asked of {', '.join(trip.passages)}, the model answers "
                                   f"{trip.answer or '(nothing)'!r}")
             elif cand.kind in ("single", "paraphrase") and not named_subjects(
-                    cand.question, cand.language):
+                    cand.question, cand.language) and not names_any(
+                    cand.question, subject_terms(cand.chunks[0], deep=False)):
                 trip = round_trip.check_elsewhere(self.search, ask, cand.language,
                                                   cand.question, cand.facts, cand.chunks)
                 cand.reply = f"{cand.reply}\n---\n{trip.answer or '(no answer)'}"
@@ -515,7 +523,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     if not all_chunks:
         raise GenerationError(f"the corpus gave no chunks ('{source.spec}' is empty): it holds "
                               "no document the loader reads")
-    chunks = usable_chunks(all_chunks, config.language)
+    chunks, skipped = content_chunks(usable_chunks(all_chunks, config.language))
     documents = len({c.doc_id for c in chunks})
     links = TermLinks(chunks)
     caps = capacity(chunks, config.types, links)
@@ -525,7 +533,8 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         raise GenerationError(
             f"the corpus is too small: {len(all_chunks)} chunk(s) from "
             f"{len({c.doc_id for c in all_chunks})} document(s), none with enough text{lang} "
-            "to ask about (80 characters or more); add documents")
+            "to ask about (80 characters or more, not headings, badges, links, code or "
+            f"changelog alone{'; ' + skipped_text(skipped) if skipped else ''}); add documents")
     if possible < config.n and reword is None:
         raise GenerationError(
             f"the corpus is too small for {config.n} questions: {len(all_chunks)} chunk(s) "
@@ -536,7 +545,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     search = build_search(doc, executor, inputs, all_chunks, source.splitter,
                           dense=config.dense, cancel=cancel, on_status=status)
     report = QualityReport(requested=config.n, model=config.model_name, seed=config.seed,
-                           chunks=len(chunks), documents=documents)
+                           chunks=len(chunks), documents=documents, skipped=skipped)
     generator = _Generator(config, chunks, search, links, cancel, report)
     for earlier in extend:
         generator.dedup.add(earlier.id, earlier.question)
@@ -547,7 +556,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})
     want = targets(config.n, caps)
     order = stratified_order(chunks, config.seed)
-    streams = {t: rotated(order, i / len(want)) for i, t in enumerate(want)}
+    by_fact = ("single", "paraphrase") if config.value_facts else ()
+    streams = {t: facts_first(order, i / len(want)) if t in by_fact else
+               rotated(order, i / len(want)) for i, t in enumerate(want)}
     kept: list[EvalQuestion] = []
     got = dict.fromkeys(want, 0)
     tried = dict.fromkeys(want, 0)
@@ -562,7 +573,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         chunk = next(streams[kind], None)
         if chunk is None:  # every chunk tried: the other types make up what this one lacks
             del streams[kind]
-            _hand_on(want, got, kind, [t for t in streams if got[t] + 1 <= caps[t]])
+            hand_on(want, got, kind, [t for t in streams if got[t] + 1 <= caps[t]])
             continue
         cand = generator.candidate(kind, chunk)
         if cand is None:
@@ -579,7 +590,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
             report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after {tried[kind]} "
                                 "tries; the rest of its share went to "
                                 f"{', '.join(others)}")
-            _hand_on(want, got, kind, others)
+            hand_on(want, got, kind, others)
         if on_progress is not None:
             mark = "kept" if cand.verdict.reason is None else f"rejected ({cand.verdict.reason})"
             on_progress(len(kept), config.n, f"{cand.kind}/{cand.language} {mark}")

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from modrag_studio.evaluation.generation.content import skipped_text
+
 #: Rejection reasons, as recorded, and what each means.
 REASONS = {
     "unreadable_reply": "the reply held no question or no answer",
@@ -37,6 +39,9 @@ REASONS = {
     "copies_text": "the question copies its chunk's sentences",
     "no_subject": "an unanswerable question does not name the thing of its chunk it was "
                   "asked about",
+    "unnamed_subject": "the question names none of its source's subjects (package, title, "
+                       "heading name, or a code or name the chunk gives): it is not "
+                       "answerable without knowing its chunk",
     "no_fitting_detail": "the thing drawn is of a kind no detail absent from the corpus fits "
                          "(or the model could not say its kind)",
 }
@@ -69,6 +74,7 @@ class QualityReport:
     by_type: dict[str, Tally] = field(default_factory=dict)
     by_language: dict[str, Tally] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)  # chunks left out before any call, by why
 
     def add(self, kind: str, language: str, reason: str | None, hard: bool = False) -> None:
         for tally in (self.total, self.by_type.setdefault(kind, Tally()),
@@ -83,6 +89,7 @@ class QualityReport:
     def to_dict(self) -> dict[str, Any]:
         return {"requested": self.requested, "model": self.model, "seed": self.seed,
                 "chunks": self.chunks, "documents": self.documents,
+                "skipped": dict(self.skipped.most_common()),
                 "seconds": round(self.seconds, 1), "calls": self.calls,
                 **self.total.to_dict(),
                 "by_type": {k: v.to_dict() for k, v in self.by_type.items()},
@@ -96,6 +103,11 @@ class QualityReport:
                  f"{t.generated - t.kept} rejected, {t.hard} kept as hard) from {self.chunks} "
                  f"chunks of {self.documents} documents with {self.model}, seed {self.seed}, "
                  f"{self.calls} model calls in {self.seconds:.0f} s"]
+        if self.skipped:
+            lines.append(f"  chunks {skipped_text(self.skipped)} (no model call)")
+        if self.calls:
+            per = f", {self.seconds / t.kept:.0f} s per kept question" if t.kept else ""
+            lines.append(f"  yield: {t.kept / self.calls:.2f} kept per model call{per}")
         for title, group in (("type", self.by_type), ("language", self.by_language)):
             for name, tally in sorted(group.items()):
                 why = ", ".join(f"{r} {n}" for r, n in tally.rejected.most_common())

@@ -12,6 +12,7 @@ from modrag_nodes.text.scripts import han_count, is_han, language_of
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.generation.content import share_subject
 from modrag_studio.evaluation.generation.terms import key_terms
 
 MIN_CHUNK_CHARS = 80
@@ -78,14 +79,17 @@ class TermLinks:
 
     def partner(self, chunk: Chunk, rng: random.Random, used: set[tuple[str, str]],
                 language: str = "") -> tuple[Chunk, str] | None:
-        """Another chunk (in ``language`` when given) sharing a term with ``chunk`` (another
-        document first, rarest term first), never a pair already in ``used``."""
+        """Another chunk (in ``language`` when given) sharing a term with ``chunk`` and a
+        subject (the same document, or the term is one's package or title: never two
+        unrelated documents), another document first, rarest term first, never a pair
+        already in ``used``."""
         options: list[tuple[int, int, str, str]] = []
         for term in self.terms.get(chunk.chunk_id, []):
             for other in self.by_term[term]:
                 pair = tuple(sorted((chunk.chunk_id, other)))
                 if other == chunk.chunk_id or pair in used or (
-                        language and language_of(self.chunks[other].text) != language):
+                        language and language_of(self.chunks[other].text) != language) or (
+                        not share_subject(chunk, self.chunks[other], term)):
                     continue
                 same_doc = int(self.chunks[other].doc_id == chunk.doc_id)
                 options.append((same_doc, len(self.by_term[term]), term, other))
