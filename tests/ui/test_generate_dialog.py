@@ -49,6 +49,7 @@ def test_generate_review_and_save_only_the_accepted_rows(qtbot, tmp_path, canned
     qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
     assert dialog.table.rowCount() == 5 and dialog.progress.value() == 5
     assert "5 questions kept" in dialog.status.text()
+    assert "kept per model call" in dialog.status.text()
     assert dialog.round_trip.isChecked()  # each kept question was asked again of a search
     assert sum(c.startswith(("Passages:", "段落：")) for c in canned.calls) >= 5
     types = {dialog.table.item(r, 1).text() for r in range(5)}

@@ -291,9 +291,15 @@ class GenerateDialog(QDialog):
         rejected = report.get("rejected", {})
         told = ", ".join(f"{k} {v}" for k, v in rejected.items() if v) if isinstance(
             rejected, dict) else ""
+        skipped = report.get("skipped") or {}
+        calls = report.get("calls") or 0
         self.status.setText(f"{len(self.questions)} questions kept of "
                             f"{report.get('generated', len(result.candidates))} generated"
                             + (f"; rejected: {told}" if told else "")
+                            + (f" ({len(self.questions) / calls:.2f} kept per model call)"
+                               if calls else "")
+                            + ("; chunks skipped before any model call: " + ", ".join(
+                                f"{k} {v}" for k, v in skipped.items()) if skipped else "")
                             + ". Untick to reject, edit in place, then Save.")
 
     # review ------------------------------------------------------------------------------
