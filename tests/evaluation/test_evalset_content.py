@@ -223,3 +223,19 @@ def test_the_names_a_question_may_carry_come_from_its_chunk():
     assert names_any("Where does CNC-A01 report its spindle temperature?", subjects)
     assert not names_any("Where do the machining centres report their temperature?",
                          subjects)
+
+
+def test_an_unanswerable_question_is_never_about_a_heading_or_a_badge(scripted, tmp_path):
+    # the "What is the phone number of Cookie Sessions / the Zenodo Badge?"
+    docs = {"sessions.md": "Cookie Sessions\n---------------\n\nThe Session Middleware keeps "
+                           "the session in a signed cookie of at most 4 KB, so a server "
+                           "restart loses no login.\n\n.. |Zenodo Badge| image:: "
+                           "https://zenodo.org/badge/123.svg\n   :target: https://zenodo.org\n"}
+    data = tiny_rag_graph(tmp_path, docs, backend=BACKEND)
+    doc = GraphDocument.model_validate_json(json.dumps(data))
+    for seed in range(6):  # the thing is drawn: several draws
+        config = GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), types=["unanswerable"],
+                                  dense=False, max_attempts=3, seed=seed)
+        generate_evalset(doc, {}, config, executor=Executor(default_registry()))
+    asked = [p for p in scripted.prompts if "what kind of thing is" in p]
+    assert asked and all('"Session Middleware"' in p for p in asked)
