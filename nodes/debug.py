@@ -7,8 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import InputPort, NodeContext, NodeType, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import InputPort, NodeContext, NodeType, OutputPort
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 

@@ -7,9 +7,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.errors import MissingRunInput
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    InputPort,
+    MissingRunInput,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 _NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"

@@ -17,18 +17,18 @@ from typing import Any
 
 from modrag_studio.distributed.plan import StepSpec
 from modrag_studio.engine.core.datatypes import Chunk, Document
-from modrag_studio.engine.core.node import CancelToken, NodeContext
+from modrag_studio.engine.core.node import NodeContext, node_context
+from modrag_studio.engine.core.resources import process_resources
 
 log = logging.getLogger(__name__)
 COUNTER_NAME = "modrag-index-progress"
 
 
 def worker_context(node_id: str, type_id: str) -> NodeContext:
-    """A NodeContext for a node run inside a Ray worker (progress is counted per block)."""
-    return NodeContext(node_id=node_id, type_id=type_id, iteration=0, cancel=CancelToken(),
-                       on_progress=lambda fraction, message: None, on_stream=lambda text: None,
-                       logger=logging.getLogger(f"modrag.ray.{node_id}"),
-                       work_dir=Path(tempfile.gettempdir()), run_inputs={})
+    """A NodeContext for a node run inside a Ray worker (progress is counted per block;
+    models are kept in the worker process's resources)."""
+    return node_context(node_id, type_id, resources=process_resources(),
+                        work_dir=Path(tempfile.gettempdir()))
 
 
 def run_node(step: StepSpec, **inputs: Any) -> dict[str, Any]:

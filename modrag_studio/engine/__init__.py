@@ -1,7 +1,9 @@
-"""The headless core: graph documents, typed ports, registry, validation, executor, cache.
+"""The headless engine, for running graphs from a script: documents, the registry,
+validation, the executor and its cache, hooks and traces.
 
 Nothing under this package imports Qt or the node library: the registry it runs with is
-built by the application (``modrag_studio.composition``).
+built by the application (``modrag_studio.composition``). A node type imports what it needs
+from one module, ``modrag_studio.engine.core.node`` (the node-author API), not from here.
 """
 
 from modrag_studio.engine.cache.node_cache import NodeCache
@@ -22,8 +24,7 @@ from modrag_studio.engine.core.graph_io import (
     graph_input_names,
     graph_interface,
 )
-from modrag_studio.engine.core.node import CancelToken, NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort, check_types, type_name
+from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import Problem
 from modrag_studio.engine.run.executor import BadRunInput, Executor, RunResult
@@ -32,9 +33,8 @@ from modrag_studio.engine.run.trace import NodeVisit, Trace
 
 __all__ = [
     "BadRunInput", "CancelToken", "ConnectionRefused", "Executor", "GraphDocument",
-    "GraphInterface", "GraphInvalid", "GraphLoadError", "GraphPort", "InputPort", "ModragError",
-    "NodeCache", "NodeConfigError", "NodeContext", "NodeRegistry", "NodeType", "NodeVisit",
-    "OutputPort", "Problem", "RunCancelled", "RunHook", "RunResult", "Trace", "UnknownNodeType",
-    "check_types", "graph_input_names", "graph_interface", "load", "loads",
-    "save", "type_name", "validate",
+    "GraphInterface", "GraphInvalid", "GraphLoadError", "GraphPort", "ModragError",
+    "NodeCache", "NodeConfigError", "NodeRegistry", "NodeVisit", "Problem", "RunCancelled",
+    "RunHook", "RunResult", "Trace", "UnknownNodeType", "graph_input_names",
+    "graph_interface", "load", "loads", "save", "validate",
 ]

@@ -28,7 +28,6 @@ from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.graph_io import graph_interface
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.core.resources import using_resources
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
@@ -157,10 +156,11 @@ def batched_query_embeddings(
     texts = [t for i, t in enumerate(texts) if not i or t in missing]  # batches as before
     from modrag_nodes.vectorstore.search_memo import search_memo
 
-    with using_resources(executor.resources), query_vector_memo() as memo, search_memo():
+    held = executor.resources  # where the per-query runs read the memos
+    with query_vector_memo(held) as memo, search_memo(held):
         for spec in specs.values():
             try:
-                remember(memo, spec, texts, embed(spec, texts, role="query"))
+                remember(memo, spec, texts, embed(spec, texts, role="query", resources=held))
             except Exception as exc:  # the per-query runs will embed (and report) themselves
                 log.warning("batched query embedding with %s failed: %s", spec.model_id, exc)
         _search_ahead(doc, firsts, executor, texts)
@@ -225,6 +225,7 @@ def _search_ahead(doc: GraphDocument, firsts: dict[str, Any], executor: Executor
             continue
         try:
             executor.registry.instance(nodes[target].type).search_ahead(
-                node_type.Params.model_validate(nodes[target].params), inputs, texts)
+                node_type.Params.model_validate(nodes[target].params), inputs, texts,
+                executor.resources)
         except Exception as exc:  # the per-query runs will search (and report) themselves
             log.warning("searching ahead at node '%s' failed: %s", target, exc)

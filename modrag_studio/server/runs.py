@@ -15,7 +15,6 @@ import anyio
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.serialize import to_jsonable
-from modrag_studio.engine.run.cancel_scope import cancel_scope
 from modrag_studio.engine.run.executor import Executor, RunResult
 from modrag_studio.engine.run.hooks import RunHook
 from modrag_studio.engine.trust.store_mode import read_only_stores
@@ -85,7 +84,7 @@ class RunManager:
         timer = asyncio.get_running_loop().call_later(self.timeout_s, on_timeout)
 
         def work() -> RunResult:
-            with read_only_stores(), cancel_scope(token):
+            with read_only_stores():
                 return self.executor.run(self.doc, inputs, hooks=hooks or [], cancel=token,
                                          run_id=run_id)
 

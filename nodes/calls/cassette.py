@@ -32,7 +32,7 @@ from modrag_nodes.calls.requests import (
     request_diff,
     request_key,
 )
-from modrag_studio.engine.core.errors import ModragError, NodeConfigError
+from modrag_studio.engine.core.node import ModragError, NodeConfigError
 
 FORMAT = "modrag-calls"
 VERSION = 1

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from pydantic import model_validator
 
 from modrag_nodes.embedding.spec import EmbedderSpec
-from modrag_studio.engine.core.datatypes import Chunk, Contract
+from modrag_studio.engine.core.node import Chunk, Contract
 
 
 class EmbeddedChunks(Contract):

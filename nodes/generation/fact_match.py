@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import BARE_NUMBER, quantities, quantity_pattern
 from modrag_nodes.text.words import contains_phrase, split
-from modrag_studio.engine.core.datatypes import Answer
+from modrag_studio.engine.core.node import Answer
 
 # Words a fact may carry that an answer need not repeat once the quantities match (a
 # corpus's own words, such as "operating" in "500 operating hours", are the ``fillers``

@@ -9,9 +9,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_graded_lines, parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.core.datatypes import Query, ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 GRADE_PROMPT = (

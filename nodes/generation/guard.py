@@ -28,9 +28,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_studio.engine.core.datatypes import Answer, Query, ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 NO_EVIDENCE = "I could not find reliable evidence to answer this question."

@@ -7,9 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from modrag_nodes.llm.client import LLMSpec, chat
-from modrag_studio.engine.core.datatypes import ChatMessage
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext
+from modrag_studio.engine.core.node import ChatMessage, NodeConfigError, NodeContext
 
 
 def require_llm(llm: LLMSpec | None, why: str) -> LLMSpec:

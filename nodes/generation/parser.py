@@ -22,11 +22,20 @@ from modrag_nodes.generation.prompt import REFUSAL
 from modrag_nodes.generation.schema_check import schema_errors
 from modrag_nodes.generation.template_echo import instruction_text, strip_echo
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.datatypes import Answer, Citation, Prompt, Query, ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import OptionalFilePath, resolve_path
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    Citation,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OptionalFilePath,
+    OutputPort,
+    Prompt,
+    Query,
+    ScoredChunk,
+    resolve_path,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 _BRACKET = re.compile(r"(?<!\[)\[([^\[\]\n]{1,120})\](?!\()|【([^【】\n]{1,120})】"

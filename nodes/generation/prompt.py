@@ -16,11 +16,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.llm.client import LLMSpec
 from modrag_nodes.text.scripts import cjk_count, language_of
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query, ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import OptionalFilePath, resolve_path
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    ChatMessage,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OptionalFilePath,
+    OutputPort,
+    Prompt,
+    Query,
+    ScoredChunk,
+    resolve_path,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 CitationStyle = Literal["doc_id", "number"]

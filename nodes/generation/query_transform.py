@@ -17,9 +17,14 @@ from modrag_nodes.generation.llm_call import SamplingAware, ask, require_llm
 from modrag_nodes.generation.messy_parsing import clean_single_text, parse_list
 from modrag_nodes.llm.client import LLMSpec
 from modrag_nodes.text.numbers import NUMBER_RUN
-from modrag_studio.engine.core.datatypes import Answer, Query
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+)
 
 Mode = Literal["passthrough", "rewrite", "hyde", "decompose", "synonyms"]
 

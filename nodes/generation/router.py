@@ -14,9 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.core.datatypes import Query
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import InputPort, NodeContext, NodeType, OutputPort, Query
 
 MAX_ROUTES = 4
 CLASSIFY_PROMPT = (

@@ -18,9 +18,15 @@ from modrag_nodes.generation.guard import NO_EVIDENCE
 from modrag_nodes.generation.llm_call import SamplingAware, ask
 from modrag_nodes.generation.messy_parsing import parse_yes_no
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.engine.core.datatypes import Answer, Query, ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 CHECK_PROMPT = (

@@ -16,7 +16,7 @@ import re
 
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.scripts import HAN
-from modrag_studio.engine.core.datatypes import Prompt
+from modrag_studio.engine.core.node import Prompt
 
 _ANGLE = re.compile(r"<\s*([^<>\n]{1,600}?)\s*>")
 _WORD_BRACKET = re.compile(r"\[([A-Za-z]+ [A-Za-z ]{2,40})\]")

@@ -40,7 +40,7 @@ from modrag_nodes.grounding.claims import (
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.text.normalise import normalise as flat
 from modrag_nodes.text.words import contains_phrase, word_count
-from modrag_studio.engine.core.datatypes import Claim, ScoredChunk
+from modrag_studio.engine.core.node import Claim, ScoredChunk
 
 ENTITY_KINDS = ("identifier", "name")
 CARRY_BACK = 3  # sentences a value's sentence may continue (antecedents)

@@ -50,10 +50,18 @@ from modrag_nodes.grounding.subjects import (
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.scripts import language_of
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.datatypes import Answer, Claim, Query, ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import OptionalFilePath, resolve_path
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    Claim,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OptionalFilePath,
+    OutputPort,
+    Query,
+    ScoredChunk,
+    resolve_path,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 ClaimKind = Literal["quantity", "number", "date", "identifier", "name"]

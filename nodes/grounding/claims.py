@@ -34,7 +34,7 @@ from modrag_nodes.text.numbers import (
 from modrag_nodes.text.scripts import HAN, is_han, language_of
 from modrag_nodes.text.stopwords import question_stop_words, word_list
 from modrag_nodes.text.words import LETTER_WORD, bigrams, contains_phrase, loaded_jieba
-from modrag_studio.engine.core.datatypes import Claim
+from modrag_studio.engine.core.node import Claim
 
 _CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
 # a block named in prose ("found in evidence blocks 3 and 4", "证据块 2"): a citation, not a

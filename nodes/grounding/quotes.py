@@ -27,9 +27,14 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import DECIMAL
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
-from modrag_studio.engine.core.datatypes import Answer, Query
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 _MARKER = re.compile(r"\[\s*\d+(?:\s*[,，、]\s*\d+)*\s*\]")

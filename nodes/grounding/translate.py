@@ -27,9 +27,14 @@ from modrag_nodes.grounding.claims import (
 )
 from modrag_nodes.llm.client import LLMSpec
 from modrag_nodes.text.scripts import language_of
-from modrag_studio.engine.core.datatypes import Answer, Query
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 #: The translation request, by the question's language; {answer} is the answer's text.

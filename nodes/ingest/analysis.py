@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from modrag_nodes.ingest.contracts import STRATEGIES, DocumentAnalysis, IngestPlan, StrategyAttempt
 from modrag_nodes.ingest.markdown import headings
 from modrag_nodes.text.scripts import CJK, cjk_count
-from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.node import Chunk
 
 _LIST_ITEM = re.compile(r"^\s{0,6}(?:[-*+\u2022]|\d{1,3}[.)])\s+\S", re.MULTILINE)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$|^[^\t\n]+(?:\t[^\t\n]*){2,}$", re.MULTILINE)

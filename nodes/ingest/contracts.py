@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from modrag_studio.engine.core.datatypes import Contract
+from modrag_studio.engine.core.node import Contract
 
 Strategy = Literal["markdown", "recursive", "sentence", "fixed"]
 STRATEGIES: tuple[str, ...] = ("markdown", "recursive", "sentence", "fixed")

@@ -26,14 +26,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.ingest.contracts import FileProblem, LoadReport
 from modrag_nodes.ingest.html_text import html_to_text
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.datatypes import Document
-from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import AnyPath, open_regular
-from modrag_studio.engine.core.paths import resolve_path as graph_path
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    AnyPath,
+    Document,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    RunCancelled,
+    open_regular,
+)
+from modrag_studio.engine.core.node import resolve_path as graph_path
 from modrag_studio.engine.evidence.lineage import EvidenceRole
-from modrag_studio.engine.run.cancel_scope import cancel_scope, check_cancelled, is_cancelled
+from modrag_studio.engine.run.cancel_scope import check_cancelled, is_cancelled
 
 SUPPORTED = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".jsonl")
 HASH_LIMIT = 1 << 20  # files up to 1 MiB are fingerprinted by content, larger by size + mtime
@@ -514,8 +520,7 @@ class LoadFiles(NodeType):
     def run(self, ctx: NodeContext, params: LoadParams, path: str | None = None
             ) -> dict[str, Any]:
         root = resolve_path(params, path)
-        with cancel_scope(ctx.cancel):
-            documents, report = load_documents(root, params, ctx)
+        documents, report = load_documents(root, params, ctx)
         ctx.progress(1.0, None, f"{len(documents)} documents")
         ctx.note(files_matched=report.files_matched, files_loaded=report.files_loaded,
                  documents=report.documents, unreadable=len(report.unreadable),

@@ -15,9 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.ingest.spans import Span, make_chunks, recursive_spans, sentence_spans
-from modrag_studio.engine.core.datatypes import Chunk, Document
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    Document,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 EmbedFn = Callable[[list[str]], Any]

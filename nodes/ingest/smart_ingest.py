@@ -25,9 +25,14 @@ from modrag_nodes.ingest.contracts import (
     StrategyAttempt,
 )
 from modrag_nodes.ingest.splitters import split_with
-from modrag_studio.engine.core.datatypes import Chunk, Document
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    Document,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from modrag_nodes.text.words import TOKEN
-from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.node import Chunk, Document
 from modrag_studio.engine.run.cancel_scope import check_cancelled
 
 Span = tuple[int, int]

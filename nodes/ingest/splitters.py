@@ -22,11 +22,15 @@ from modrag_nodes.ingest.spans import (
     token_windows,
 )
 from modrag_nodes.ingest.window_fit import fit_to_embedder
-from modrag_studio.engine.core.datatypes import Chunk, Document
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    Document,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
-from modrag_studio.engine.run.cancel_scope import cancel_scope
 
 Level = Literal["paragraph", "line", "sentence", "word"]
 
@@ -121,17 +125,17 @@ def split_with(strategy: str, doc: Document, size: int, overlap: int) -> list[Ch
 def split_all(ctx: NodeContext | None, documents: list[Document],
               split_one: Callable[[Document], list[Chunk]]) -> list[Chunk]:
     """Split every document, reporting progress; cancellation (and so a run time limit) is
-    checked between documents and inside a long one (``spans.CHECK_EVERY``)."""
+    checked between documents and inside a long one (``spans.CHECK_EVERY``, through the
+    run's cancel scope, which the executor opens)."""
     chunks: list[Chunk] = []
     total = len(documents)
     step = max(1, total // 100)
-    with cancel_scope(ctx.cancel if ctx is not None else None):
-        for number, doc in enumerate(documents):
-            if ctx is not None:
-                ctx.check_cancelled()
-                if number % step == 0:
-                    ctx.progress(number, total, f"{number}/{total} documents")
-            chunks.extend(split_one(doc))
+    for number, doc in enumerate(documents):
+        if ctx is not None:
+            ctx.check_cancelled()
+            if number % step == 0:
+                ctx.progress(number, total, f"{number}/{total} documents")
+        chunks.extend(split_one(doc))
     if ctx is not None:
         ctx.progress(total, total, f"{len(chunks)} chunks")
     return chunks

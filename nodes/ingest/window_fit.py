@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from modrag_nodes.ingest.spans import Span, page_of, recursive_spans
-from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.node import Chunk, Document
 
 MIN_TOKENS = 8  # a limit below this leaves no room for text beside the special tokens
 MARGIN = 0.9  # a cut aims a little under the limit: a text's density is not uniform
@@ -23,17 +23,18 @@ MARGIN = 0.9  # a cut aims a little under the limit: a text's density is not uni
 Counter = Callable[[list[str]], list[int]]
 
 
-def window_counter(spec: Any) -> tuple[Counter, int] | None:
+def window_counter(spec: Any, resources: Any = None) -> tuple[Counter, int] | None:
     """(tokens per text as ``spec``'s model counts them, its window), or None when its
-    tokenizer is not at hand (a server's model)."""
+    tokenizer is not at hand (a server's model). A model it loads is kept in ``resources``
+    (the run's; the process's when None)."""
     from modrag_nodes.embedding.tokens import spec_token_counts
 
-    probe = spec_token_counts(spec, ["probe"])
+    probe = spec_token_counts(spec, ["probe"], resources)
     if probe is None:
         return None
 
     def count(texts: list[str]) -> list[int]:
-        counted = spec_token_counts(spec, texts)
+        counted = spec_token_counts(spec, texts, resources)
         return counted[0] if counted is not None else [0] * len(texts)
 
     return count, probe[1]
@@ -105,7 +106,7 @@ def fit_to_embedder(ctx: Any, chunks: list[Chunk], documents: list[Document], sp
     """``chunks`` fitted to ``spec``'s window (or ``max_tokens`` when smaller and set);
     noted on the node (``cut_to_window``, ``window``); a warning when the embedder's
     tokenizer is not at hand, so the chunks could not be counted."""
-    counter = window_counter(spec)
+    counter = window_counter(spec, ctx.resources)
     if counter is None:
         ctx.warn(f"the chunks were not fitted to embedder {spec.model_id}: its tokenizer is "
                  "not available here (a server's model); lower chunk_size if its window is "

@@ -11,11 +11,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.kg.contracts import GraphExtraction, KnowledgeGraph
 from modrag_nodes.kg.store import KGStore, load_store
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    FolderPath,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Resources,
+    resolve_path,
+    work_home,
+)
 from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
 _NAME = r"^[A-Za-z0-9_\-]{1,64}$"
@@ -54,8 +61,8 @@ def summarize(store: KGStore) -> dict[str, Any]:
 
 
 def build_graph(extraction: GraphExtraction, path: Path, *, mode: str = "incremental",
-                remove_missing: bool = True, chunks: list[Chunk] | None = None
-                ) -> tuple[KnowledgeGraph, dict[str, Any]]:
+                remove_missing: bool = True, chunks: list[Chunk] | None = None,
+                resources: Resources | None = None) -> tuple[KnowledgeGraph, dict[str, Any]]:
     """Update (or create) the graph file at ``path``; returns the handle and update counts."""
     if chunks:
         extraction = extraction.model_copy(deep=True)
@@ -79,7 +86,7 @@ def build_graph(extraction: GraphExtraction, path: Path, *, mode: str = "increme
             counts[k] for k in ("new_chunks", "changed_chunks", "removed_chunks"))):
         refuse_write(f"kg.build: the graph file {path.name} would change ({reason})")
     digest = store.save(path)
-    load_store(path)  # warm the read cache for search nodes in this process
+    load_store(path, resources)  # warm the read cache for the search nodes of the run
     summary = summarize(store)
     return KnowledgeGraph(path=str(path), content_hash=digest, summary=summary), {
         "reason": reason, **counts}
@@ -117,7 +124,8 @@ class BuildGraph(NodeType):
             chunks: list[Chunk] | None = None) -> dict[str, Any]:
         path = graph_path(params, ctx.work_dir)
         handle, counts = build_graph(extraction, path, mode=params.mode,
-                                     remove_missing=params.remove_missing, chunks=chunks)
+                                     remove_missing=params.remove_missing, chunks=chunks,
+                                     resources=ctx.resources)
         summary = handle.summary
         ctx.note(path=str(path), nodes=summary["nodes"], edges=summary["edges"],
                  mean_degree=summary["mean_degree"], max_degree=summary["max_degree"],

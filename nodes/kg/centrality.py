@@ -15,9 +15,7 @@ from modrag_nodes.kg.contracts import KnowledgeGraph
 from modrag_nodes.kg.linking import store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
-from modrag_studio.engine.core.datatypes import ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import InputPort, NodeContext, NodeType, OutputPort, ScoredChunk
 from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 
@@ -116,7 +114,7 @@ class CentralityRerank(NodeType):
 
     def run(self, ctx: NodeContext, params: CentralityParams, chunks: list[ScoredChunk],
             graph: KnowledgeGraph) -> dict[str, Any]:
-        store = store_of(graph)
+        store = store_of(graph, ctx.resources)
         ranked = rerank(chunks, store, weight=params.weight, method=params.method)
         index = store.chunk_index()
         attached = sum(1 for c in chunks if c.chunk_id in index)

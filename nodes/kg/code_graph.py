@@ -22,11 +22,15 @@ from modrag_nodes.kg.build import BuildParams, build_graph, graph_file_writes, g
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, KnowledgeGraph, Relation
 from modrag_nodes.kg.extract_rules import resolve_dir
 from modrag_nodes.kg.store import text_hash
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import FolderPath
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    FolderPath,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 
 SKIP_DIRS = {"__pycache__", ".git", ".venv", "venv", "build", "dist", "node_modules"}
 
@@ -256,7 +260,8 @@ class CodeGraph(NodeType):
         if not chunks:
             raise NodeConfigError(f"param 'path': no Python modules found under {root}")
         build = BuildParams(folder=params.folder, name=params.name, mode="rebuild")
-        handle, _ = build_graph(extraction, graph_path(build, ctx.work_dir), mode="rebuild")
+        handle, _ = build_graph(extraction, graph_path(build, ctx.work_dir), mode="rebuild",
+                                 resources=ctx.resources)
         ctx.note(root=str(root), modules=len(chunks), edges=handle.summary["edges"],
                  top_degree=handle.summary["top_degree"][:5])
         return {"graph": handle, "chunks": chunks}

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from modrag_studio.engine.core.datatypes import Contract, ScoredChunk
+from modrag_studio.engine.core.node import Contract, ScoredChunk
 
 
 class Entity(BaseModel):

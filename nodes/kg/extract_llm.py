@@ -21,10 +21,15 @@ from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
 from modrag_nodes.llm.client import LLMSpec, chat
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    ChatMessage,
+    Chunk,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+)
 
 PROMPT = """Extract the entities and the relations between them from the text.
 Entity types: {entity_types}.

@@ -27,11 +27,16 @@ from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
 from modrag_nodes.kg.store import text_hash
 from modrag_nodes.text.numbers import parse_number
 from modrag_studio.engine.cache.node_cache import stable_hash
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import FilePath, resolve_path
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    FilePath,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    resolve_path,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

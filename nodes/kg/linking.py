@@ -24,10 +24,15 @@ from modrag_nodes.kg.store import KGStore, load_store
 from modrag_nodes.text.scripts import HAN
 from modrag_nodes.text.stopwords import word_list
 from modrag_nodes.text.words import LATIN_WORD_ANY_CASE
-from modrag_studio.engine.core.datatypes import Query
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    Resources,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -193,9 +198,10 @@ def _unit(vectors: Any) -> np.ndarray:
     return array / np.where(norms == 0, 1, norms)
 
 
-def store_of(graph: KnowledgeGraph, port: str = "graph") -> KGStore:
+def store_of(graph: KnowledgeGraph, resources: Resources, port: str = "graph") -> KGStore:
+    """The store of ``graph`` (a node's input ``port``), kept in the run's ``resources``."""
     try:
-        return load_store(graph.path)
+        return load_store(graph.path, resources)
     except ValueError as exc:
         raise NodeConfigError(f"input '{port}': {exc}") from exc
 
@@ -218,7 +224,8 @@ class LinkEntities(NodeType):
 
     def run(self, ctx: NodeContext, params: LinkParams, query: Query, graph: KnowledgeGraph,
             embedder: EmbedderSpec | None = None) -> dict[str, Any]:
-        result = link_entities(query.text, store_of(graph), ctx=ctx, embedder=embedder,
+        store = store_of(graph, ctx.resources)
+        result = link_entities(query.text, store, ctx=ctx, embedder=embedder,
                                fuzzy_threshold=params.fuzzy_threshold,
                                embedding_threshold=params.embedding_threshold,
                                min_confidence=params.min_confidence, max_links=params.max_links,

@@ -21,10 +21,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.kg.contracts import GraphPath, GraphSearchResult
 from modrag_nodes.retrieval.tokenizers import Tokenizer
 from modrag_nodes.text.scripts import language_of
-from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    ScoredChunk,
+)
 
 
 class PathTextParams(BaseModel):

@@ -30,9 +30,15 @@ from modrag_nodes.kg.contracts import (
 from modrag_nodes.kg.linking import link_entities, store_of
 from modrag_nodes.kg.store import KGStore
 from modrag_nodes.retrieval.ranking import retriever_id, with_ranks
-from modrag_studio.engine.core.datatypes import Chunk, Query, ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 Direction = Literal["both", "out", "in", "auto"]
@@ -235,7 +241,7 @@ class GraphSearch(NodeType):
     def run(self, ctx: NodeContext, params: SearchParams, query: Query, graph: KnowledgeGraph,
             links: EntityLinks | None = None, chunks: list[Chunk] | None = None
             ) -> dict[str, Any]:
-        store = store_of(graph)
+        store = store_of(graph, ctx.resources)
         by_id = {c.chunk_id: c for c in chunks} if chunks else None
         result, problems = search(store, query.text, links, params, by_id)
         with_ranks(result.chunks, retriever_id(ctx, params.label))

@@ -36,7 +36,7 @@ from typing import Any
 
 from modrag_nodes.kg.aliases import AliasTable, display, initials
 from modrag_nodes.kg.contracts import Entity, GraphExtraction, Relation
-from modrag_studio.engine.core.resources import current_resources
+from modrag_studio.engine.core.node import Resources, given_or_process
 
 FORMAT = "modrag-kg/1"
 GENERIC_TYPES = {"", "Entity", "Identifier", "Unknown"}
@@ -257,16 +257,16 @@ class KGStore:
         return cls.from_dict(data, where=str(path))
 
 
-def load_store(path: str | Path) -> KGStore:
-    """Load a graph file, kept in the run's resources by path, modification time and size
-    (a changed file is read again). Treat as read-only."""
+def load_store(path: str | Path, resources: Resources | None = None) -> KGStore:
+    """Load a graph file, kept in ``resources`` (the run's; the process's when None) by path,
+    modification time and size (a changed file is read again). Treat as read-only."""
     file = Path(path)
     try:
         stat = file.stat()
     except OSError as exc:
         raise ValueError(f"knowledge graph file {file} not found: {exc}") from exc
     stamp = (stat.st_mtime_ns, stat.st_size)
-    resources = current_resources()
+    resources = given_or_process(resources)
     held = resources.peek("knowledge graph", str(file))
     if held is not None and held[0] != stamp:
         resources.drop("knowledge graph", str(file))

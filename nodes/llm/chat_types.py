@@ -9,8 +9,7 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
-from modrag_studio.engine.core.datatypes import ChatMessage, Contract
-from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.node import CancelToken, ChatMessage, Contract
 
 
 class LLMSpec(Contract):
@@ -62,6 +61,10 @@ class ChatResult:
 
 
 class ChatBackend(Protocol):
+    """A chat backend. One that keeps loaded models (the embedded one) says so with
+    ``holds_models = True``: its ``chat`` is then also given ``resources=`` (the run's
+    ``Resources``), where it keeps them."""
+
     def chat(
         self,
         spec: LLMSpec,

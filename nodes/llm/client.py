@@ -12,9 +12,15 @@ from collections.abc import Callable
 
 from modrag_nodes.calls import cassette
 from modrag_nodes.llm.chat_types import ChatBackend, ChatResult, LLMSpec
-from modrag_studio.engine.core.datatypes import ChatMessage
-from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.core.node import CancelToken, NodeContext
+from modrag_studio.engine.core.node import (
+    CancelToken,
+    ChatMessage,
+    NodeConfigError,
+    NodeContext,
+    Resources,
+    RunCancelled,
+    given_or_process,
+)
 
 _BACKENDS: dict[str, Callable[[], ChatBackend]] = {}
 _INSTANCES: dict[str, ChatBackend] = {}
@@ -57,6 +63,7 @@ def chat(
     ctx: NodeContext | None = None,
     stream: bool = True,
     raise_on_cancel: bool = True,
+    resources: Resources | None = None,
 ) -> ChatResult:
     """Run one chat completion; streamed tokens go to ``ctx.stream`` when ``stream``.
 
@@ -65,14 +72,19 @@ def chat(
     from the file without building the backend. Backends stop
     between tokens when the run is cancelled and return ``stopped="cancelled"``; ``chat`` then
     raises ``RunCancelled`` (the executor marks the node cancelled) unless ``raise_on_cancel``
-    is False, in which case the partial result is returned.
+    is False, in which case the partial result is returned. A backend that keeps loaded
+    models keeps them in ``ctx.resources`` (else ``resources``, else the process's).
     """
     on_token = ctx.stream if (ctx is not None and stream) else None
     cancel = ctx.cancel if ctx is not None else CancelToken()
     sent = with_system(spec, messages)
 
+    held = ctx.resources if ctx is not None else given_or_process(resources)
+
     def live() -> ChatResult:
-        return get_backend(spec.backend).chat(spec, sent, on_token=on_token, cancel=cancel)
+        backend = get_backend(spec.backend)
+        extra = {"resources": held} if getattr(backend, "holds_models", False) else {}
+        return backend.chat(spec, sent, on_token=on_token, cancel=cancel, **extra)
 
     try:
         if (tape := cassette.active("chat")) is not None:  # the backend is built only

@@ -25,11 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
-from modrag_studio.engine.core.datatypes import ChatMessage
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import CancelToken
-from modrag_studio.engine.core.paths import model_dir
-from modrag_studio.engine.core.resources import current_resources, parameter_bytes
+from modrag_studio.engine.core.node import (
+    CancelToken,
+    ChatMessage,
+    NodeConfigError,
+    Resources,
+    given_or_process,
+    model_dir,
+    parameter_bytes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +108,9 @@ class LoadedModel:
     reported: bool = False
 
 
-def load_model(path: Path) -> LoadedModel:
-    """The model at ``path`` loaded with transformers (kept in the run's resources)."""
+def load_model(path: Path, resources: Resources | None = None) -> LoadedModel:
+    """The model at ``path`` loaded with transformers, kept in ``resources`` (the run's; the
+    process's when None)."""
 
     def load() -> LoadedModel:
         start = time.perf_counter()
@@ -115,9 +120,9 @@ def load_model(path: Path) -> LoadedModel:
                  loaded.source)
         return loaded
 
-    return current_resources().model("chat model", f"transformers:{path}", load,
-                                     name=f"{path.name} (transformers)",
-                                     size=lambda m: parameter_bytes(m.model))
+    return given_or_process(resources).model(
+        "chat model", f"transformers:{path}", load, name=f"{path.name} (transformers)",
+        size=lambda m: parameter_bytes(m.model))
 
 
 def _load_transformers(path: Path) -> LoadedModel:
@@ -216,23 +221,28 @@ def pick_engine(path: Path, engine: str = "auto") -> str:
 
 
 class EmbeddedBackend:
-    """``ChatBackend`` running a local model in-process (llama.cpp, else transformers)."""
+    """``ChatBackend`` running a local model in-process (llama.cpp, else transformers), kept
+    in the run's resources."""
+
+    holds_models = True
 
     def chat(self, spec: LLMSpec, messages: list[ChatMessage], *,
-             on_token: Callable[[str], None] | None, cancel: CancelToken) -> ChatResult:
+             on_token: Callable[[str], None] | None, cancel: CancelToken,
+             resources: Resources | None = None) -> ChatResult:
         path = resolve_model(spec.model)
         if pick_engine(path, str(spec.extra.get("engine", "auto"))) == "xllamacpp":
             from modrag_nodes.llm import xllamacpp_runtime as xrt
 
             engine = xrt.load_engine(path, threads=int(spec.extra.get("threads", 0)),
                                      context_length=spec.context_length,
-                                     lookup=bool(spec.extra.get("lookup_decoding", False)))
+                                     lookup=bool(spec.extra.get("lookup_decoding", False)),
+                                     resources=resources)
             load_time = None if engine.reported else engine.load_time_s
             engine.reported = True
             result = xrt.chat(engine, spec, messages, on_token=on_token, cancel=cancel)
             result.load_time_s = load_time
             return result
-        loaded = load_model(path)
+        loaded = load_model(path, resources)
         load_time = None if loaded.reported else loaded.load_time_s
         loaded.reported = True
         threads = int(spec.extra.get("threads", 0))

@@ -5,7 +5,7 @@ Nothing is loaded, downloaded or assembled here; the Qwen parts are only looked 
 
 from __future__ import annotations
 
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeConfigError
 
 
 def embedded_health(model: str, engine: str = "auto", threads: int = 0) -> str:

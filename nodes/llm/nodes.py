@@ -20,11 +20,18 @@ from modrag_nodes.llm.pickers import (
     best_embedded_model,
     list_chat_models,
 )
-from modrag_studio.engine.core.datatypes import Answer, ChatMessage, Prompt, Query
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import FilePath
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Answer,
+    ChatMessage,
+    FilePath,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Prompt,
+    Query,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 

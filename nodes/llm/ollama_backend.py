@@ -16,9 +16,7 @@ from typing import Any
 
 from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
 from modrag_nodes.llm.retry import retry_on_connect
-from modrag_studio.engine.core.datatypes import ChatMessage
-from modrag_studio.engine.core.errors import ModragError, NodeConfigError
-from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.node import CancelToken, ChatMessage, ModragError, NodeConfigError
 from modrag_studio.engine.core.redact import scrub
 
 DEFAULT_HOST = "127.0.0.1:11434"

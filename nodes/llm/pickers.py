@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from modrag_studio.engine.core.paths import model_dir
+from modrag_studio.engine.core.node import model_dir
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def _listed(call: Callable[[], list[str]], source: str, failure: str = "") -> Mo
     try:
         return ModelListing(list(call()), source)
     except Exception as exc:  # a picker never fails the panel: say why there is no list
-        from modrag_studio.engine.core.errors import ModragError
+        from modrag_studio.engine.core.node import ModragError
 
         if isinstance(exc, ModragError):  # our own message already names the URL
             return ModelListing(source=source, error=str(exc).split("\n", 1)[0])

@@ -18,8 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.paths import model_dir
+from modrag_studio.engine.core.node import NodeConfigError, model_dir
 
 MODEL_NAME = "Qwen2.5-Coder-1.5B-Instruct"
 FILE_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"

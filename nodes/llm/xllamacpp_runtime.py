@@ -18,10 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.llm.chat_types import ChatResult, LLMSpec
-from modrag_studio.engine.core.datatypes import ChatMessage
-from modrag_studio.engine.core.errors import ModragError, NodeConfigError
-from modrag_studio.engine.core.node import CancelToken
-from modrag_studio.engine.core.resources import current_resources
+from modrag_studio.engine.core.node import (
+    CancelToken,
+    ChatMessage,
+    ModragError,
+    NodeConfigError,
+    Resources,
+    given_or_process,
+)
 
 MIN_CONTEXT = 4096  # one engine serves every node; a smaller context_length still fits
 MAX_SLOTS = 8  # requests one engine serves together, however many runs share it
@@ -100,9 +104,10 @@ _RELOAD_LOCK = threading.Lock()
 
 
 def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTEXT,
-                lookup: bool = False) -> Engine:
-    """The engine for ``path``, kept in the run's resources. ``threads`` > 0 sets decode and
-    prompt-processing threads; 0 uses ``default_threads`` and ``default_batch_threads``.
+                lookup: bool = False, resources: Resources | None = None) -> Engine:
+    """The engine for ``path``, kept in ``resources`` (the run's; the process's when None).
+    ``threads`` > 0 sets decode and prompt-processing threads; 0 uses ``default_threads``
+    and ``default_batch_threads``.
     ``lookup``: prompt-lookup decoding (``LOOKUP_NGRAM``) when it has one slot.
 
     It has a slot (a request served at once, with ``context_length`` of context) for every
@@ -114,7 +119,7 @@ def load_engine(path: Path, *, threads: int = 0, context_length: int = MIN_CONTE
     """
     count, batch = thread_counts(threads)
     key = (str(path), count, batch, lookup)
-    resources = current_resources()
+    resources = given_or_process(resources)
     per_slot = max(MIN_CONTEXT, context_length)
     slots = max(1, min(MAX_SLOTS, resources.concurrent_runs))
 

@@ -28,10 +28,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from modrag_nodes.retrieval.ranking import retriever_id, scored, top_indices, with_ranks
 from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
-from modrag_studio.engine.core.datatypes import Chunk, Contract, Query, ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    Contract,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 Engine = Literal["rank-bm25", "fast", "bm25s"]

@@ -43,9 +43,14 @@ from modrag_nodes.generation.prompt import estimate_tokens
 from modrag_nodes.grounding.claims import Block, compound_terms, key_terms, term_present
 from modrag_nodes.ingest.spans import sentence_spans, trim
 from modrag_nodes.retrieval.tokenizers import StemmerName, Tokenizer, tokenize
-from modrag_studio.engine.core.datatypes import Query, ScoredChunk
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    InputPort,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 BRACKETS = ("()", "（）", "《》", "「」", "『』", "“”", "[]", "【】")

@@ -28,10 +28,14 @@ from modrag_nodes.retrieval.ranking import (
     unique_ids,
     with_ranks,
 )
-from modrag_studio.engine.core.datatypes import ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 Normalization = Literal["minmax", "zscore"]

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk, ScoreKind, SourceRank
-from modrag_studio.engine.core.node import NodeContext
+from modrag_studio.engine.core.node import Chunk, NodeContext, ScoredChunk, ScoreKind, SourceRank
 
 if TYPE_CHECKING:
     import numpy as np

@@ -29,11 +29,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.retrieval.ranking import list_id, remember_input, retriever_id, with_ranks
 from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_studio.engine.core.datatypes import Query, ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
-from modrag_studio.engine.core.resources import current_resources, parameter_bytes
+from modrag_studio.engine.core.node import (
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    Resources,
+    RunCancelled,
+    ScoredChunk,
+    given_or_process,
+    parameter_bytes,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole, UncutRanking
 
 DEFAULT_RERANKER = "BAAI/bge-reranker-v2-m3"
@@ -70,9 +78,11 @@ def resolve_model(name: str) -> str:
             f"(hf download {name}) or set param 'model' to a folder") from exc
 
 
-def _cached_model(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
-    return current_resources().model("reranker", key, load, name=" ".join(map(str, key)),
-                                     size=lambda m: parameter_bytes(getattr(m, "model", m)))
+def _cached_model(resources: Resources | None, key: tuple[Any, ...], load: Callable[[], Any]
+                  ) -> Any:
+    return given_or_process(resources).model(
+        "reranker", key, load, name=" ".join(map(str, key)),
+        size=lambda m: parameter_bytes(getattr(m, "model", m)))
 
 
 def _offline() -> None:
@@ -80,8 +90,10 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-def load_cross_encoder(model: str, *, max_length: int, device: str = "cpu") -> Any:
-    """A sentence-transformers ``CrossEncoder`` from a folder or the local cache (shared)."""
+def load_cross_encoder(model: str, *, max_length: int, device: str = "cpu",
+                       resources: Resources | None = None) -> Any:
+    """A sentence-transformers ``CrossEncoder`` from a folder or the local cache, kept in
+    ``resources`` (the run's; the process's when None)."""
     folder = resolve_model(model)
 
     def load() -> Any:
@@ -95,11 +107,13 @@ def load_cross_encoder(model: str, *, max_length: int, device: str = "cpu") -> A
             raise NodeConfigError(f"reranker model '{model}' could not be loaded as a "
                                   f"cross-encoder from {folder}: {exc}") from exc
 
-    return _cached_model(("cross-encoder", folder, device, max_length), load)
+    return _cached_model(resources, ("cross-encoder", folder, device, max_length), load)
 
 
-def load_flag_reranker(model: str, *, use_fp16: bool, max_length: int) -> Any:
-    """FlagEmbedding's ``FlagReranker`` (the optional ``flag`` extra), shared per process."""
+def load_flag_reranker(model: str, *, use_fp16: bool, max_length: int,
+                       resources: Resources | None = None) -> Any:
+    """FlagEmbedding's ``FlagReranker`` (the optional ``flag`` extra), kept in ``resources``
+    (the run's; the process's when None)."""
     try:
         from FlagEmbedding import FlagReranker
     except ImportError as exc:
@@ -114,7 +128,7 @@ def load_flag_reranker(model: str, *, use_fp16: bool, max_length: int) -> Any:
         _offline()
         return FlagReranker(folder, use_fp16=use_fp16, max_length=max_length)
 
-    return _cached_model(("flag", folder, use_fp16, max_length), load)
+    return _cached_model(resources, ("flag", folder, use_fp16, max_length), load)
 
 
 # the shared rerank procedure -------------------------------------------------------------
@@ -283,7 +297,7 @@ class CrossEncoderRerank(_Reranker):
 
     def scorer(self, ctx: NodeContext, params: CrossEncoderParams) -> tuple[Scorer, str]:
         model = load_cross_encoder(params.model, max_length=params.max_length,
-                                   device=params.device)
+                                   device=params.device, resources=ctx.resources)
         import torch
 
         activation = torch.nn.Sigmoid() if params.scores == "probability" else torch.nn.Identity()
@@ -321,7 +335,7 @@ class FlagRerank(_Reranker):
 
     def scorer(self, ctx: NodeContext, params: FlagParams) -> tuple[Scorer, str]:
         model = load_flag_reranker(params.model, use_fp16=params.use_fp16,
-                                   max_length=params.max_length)
+                                   max_length=params.max_length, resources=ctx.resources)
 
         def batch(pairs: list[tuple[str, str]]) -> Any:
             return model.compute_score([list(p) for p in pairs], batch_size=len(pairs),
@@ -360,7 +374,8 @@ class EmbeddingRerank(_Reranker):
         spec = embedder or EmbedderSpec()
         ctx.note(embedder=spec.model_id)
         if index is not None and candidates:
-            ctx.note(stored_vectors=_read_stored(spec, index, list(candidates)))
+            ctx.note(stored_vectors=_read_stored(spec, index, list(candidates),
+                                                 ctx.resources))
         return super().run(ctx, params, query, candidates)
 
 
@@ -369,7 +384,8 @@ class EmbeddingRerank(_Reranker):
         return cosine_scorer(spec, ctx), "similarity"
 
 
-def _read_stored(spec: EmbedderSpec, index: VectorIndex, candidates: list[ScoredChunk]) -> int:
+def _read_stored(spec: EmbedderSpec, index: VectorIndex, candidates: list[ScoredChunk],
+                 resources: Resources) -> int:
     """Put the candidates' stored vectors in the passage memo (so the scorer embeds none of
     them) when ``index`` was embedded by ``spec``'s model; how many were read."""
     if index.model_id != spec.model_id:
@@ -378,12 +394,12 @@ def _read_stored(spec: EmbedderSpec, index: VectorIndex, candidates: list[Scored
 
     from modrag_nodes.vectorstore.handles import stored_vectors
 
-    memo = passage_vectors(spec)
+    memo = passage_vectors(spec, resources)
     missing = [c for c in candidates if c.chunk.text not in memo]
     if not missing:
         return 0
     try:
-        vectors = stored_vectors(index, [c.chunk.chunk_id for c in missing])
+        vectors = stored_vectors(index, [c.chunk.chunk_id for c in missing], resources)
     except Exception:  # a store that cannot be read: the scorer embeds them as before
         return 0
     if vectors is None:
@@ -434,11 +450,12 @@ class PassageVectors:
         return np.stack([known[t] for t in texts])
 
 
-def passage_vectors(spec: EmbedderSpec) -> PassageVectors:
-    """The memo of ``spec``'s passage vectors, held (and unloaded) with the models."""
-    return current_resources().model("passage-vectors", spec.model_id, PassageVectors,
-                                     name=f"passage vectors of {spec.model_id}",
-                                     size=lambda memo: memo.size_bytes() or 1)
+def passage_vectors(spec: EmbedderSpec, resources: Resources | None = None) -> PassageVectors:
+    """The memo of ``spec``'s passage vectors, held (and unloaded) with the models of
+    ``resources`` (the run's; the process's when None)."""
+    return given_or_process(resources).model(
+        "passage-vectors", spec.model_id, PassageVectors,
+        name=f"passage vectors of {spec.model_id}", size=lambda memo: memo.size_bytes() or 1)
 
 
 def cosine_scorer(spec: EmbedderSpec, ctx: NodeContext | None = None) -> Scorer:
@@ -449,7 +466,8 @@ def cosine_scorer(spec: EmbedderSpec, ctx: NodeContext | None = None) -> Scorer:
 
         try:
             q = np.asarray(embed_texts(spec, [query], role="query", ctx=ctx), dtype=np.float64)
-            p = passage_vectors(spec).embed(spec, texts, ctx) if texts else \
+            held = ctx.resources if ctx is not None else None
+            p = passage_vectors(spec, held).embed(spec, texts, ctx) if texts else \
                 np.zeros((0, q.shape[1]))
         except ModuleNotFoundError as exc:
             raise RerankFailed(f"embedder {spec.model_id} is unavailable: {exc}") from exc

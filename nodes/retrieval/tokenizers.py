@@ -25,7 +25,7 @@ from pydantic import Field
 from modrag_nodes.text.scripts import CJK_RUN
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import UNICODE_WORD, loaded_jieba, split
-from modrag_studio.engine.core.datatypes import Contract
+from modrag_studio.engine.core.node import Contract
 
 TokenizerKind = Literal["regex", "jieba", "bigram"]
 StopWords = Literal["none", "english"]

@@ -11,10 +11,16 @@ from modrag_nodes.retrieval.ranking import scored, source_rank
 from modrag_nodes.vectorstore import exact_search, handles, search_memo
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.records import META_MODEL_ID
-from modrag_studio.engine.core.datatypes import Query, ScoredChunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.ports import InputPort, OutputPort
+from modrag_studio.engine.core.node import (
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    OutputPort,
+    Query,
+    Resources,
+    ScoredChunk,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 
@@ -45,15 +51,15 @@ class VectorRetrieve(NodeType):
     outputs = (OutputPort("results", list[ScoredChunk], "Best chunks first, rank 1.."),)
 
     def search_ahead(self, params: VectorRetrieveParams, inputs: dict[str, Any],
-                     texts: list[str]) -> int:
+                     texts: list[str], resources: Resources | None = None) -> int:
         """An evaluation's hook: search all its queries at once (see search_queries_ahead)."""
-        return search_queries_ahead(params, inputs, texts)
+        return search_queries_ahead(params, inputs, texts, resources)
 
     def run(self, ctx: NodeContext, params: VectorRetrieveParams, index: VectorIndex,
             query: Query, embedder: EmbedderSpec | None = None) -> dict[str, Any]:
         spec = _query_embedder(index, embedder)
         key = handles.location_key(index)
-        collection, version = handles.open_collection(key, index.collection)
+        collection, version = handles.open_collection(key, index.collection, ctx.resources)
         if collection is None:
             raise NodeConfigError(
                 f"input 'index': collection '{index.collection}' does not exist at "
@@ -81,10 +87,11 @@ class VectorRetrieve(NodeType):
                 f"query vectors have {vectors.shape[1]} dimensions, the index {index.dim}"
             )
         where = (*key, index.collection, version)
-        found = search_memo.remembered(where, min(params.top_k, count), vectors)
+        found = search_memo.remembered(where, min(params.top_k, count), vectors,
+                                       ctx.resources)
         if found is None and exact_search.applies(collection, count):
             found = exact_search.query(collection, where, vectors, min(params.top_k, count),
-                                       ["documents", "metadatas"])
+                                       ["documents", "metadatas"], ctx.resources)
             ctx.note(search="exact (a small collection)")
         elif found is None:
             found = collection.query(
@@ -93,7 +100,7 @@ class VectorRetrieve(NodeType):
             )
         else:
             ctx.note(searched_ahead=True)
-        results = _merge(found, params.top_k, ctx.node_id)
+        results = _merge(found, params.top_k, ctx.node_id, ctx.resources)
         ctx.note(
             model_id=spec.model_id, queries=len(texts),
             embedded="hypothetical answer (HyDE)" if query.hypothetical else "query texts",
@@ -104,24 +111,26 @@ class VectorRetrieve(NodeType):
 
 
 def search_queries_ahead(params: VectorRetrieveParams, inputs: dict[str, Any],
-                         texts: list[str]) -> int:
-    """Search ``texts`` (plain queries) in one batched call into the open search memo, so the
-    per-query runs of an evaluation skip their own call; returns the rows kept."""
+                         texts: list[str], resources: Resources | None = None) -> int:
+    """Search ``texts`` (plain queries) in one batched call into the search memo open in
+    ``resources`` (the per-query runs'), so the runs of an evaluation skip their own call;
+    returns the rows kept."""
     index = inputs.get("index")
-    if not isinstance(index, VectorIndex) or not texts or not search_memo.is_open():
+    if not isinstance(index, VectorIndex) or not texts or not search_memo.is_open(resources):
         return 0
     spec = _query_embedder(index, inputs.get("embedder"))
     key = handles.location_key(index)
-    collection, version = handles.open_collection(key, index.collection)
+    collection, version = handles.open_collection(key, index.collection, resources)
     if collection is None:
         return 0
     count = handles.count_at(key, index.collection, collection, version)
     if count == 0:
         return 0
-    vectors = embed_texts(spec, texts, role="query")
+    vectors = embed_texts(spec, texts, role="query", resources=resources)
     return search_memo.search_ahead(collection, (*key, index.collection, version),
                                     min(params.top_k, count), vectors,
-                                    exact=exact_search.applies(collection, count))
+                                    exact=exact_search.applies(collection, count),
+                                    resources=resources)
 
 
 def _query_embedder(index: VectorIndex, embedder: EmbedderSpec | None) -> EmbedderSpec:
@@ -135,7 +144,8 @@ def _query_embedder(index: VectorIndex, embedder: EmbedderSpec | None) -> Embedd
     return embedder
 
 
-def _merge(found: dict[str, Any], top_k: int, node_id: str) -> list[ScoredChunk]:
+def _merge(found: dict[str, Any], top_k: int, node_id: str, resources: Resources
+           ) -> list[ScoredChunk]:
     """One list from the per-text results: each chunk keeps its best similarity."""
     best: dict[str, tuple[float, str, str | None, dict[str, Any] | None]] = {}
     for row, ids in enumerate(found["ids"]):
@@ -149,7 +159,7 @@ def _merge(found: dict[str, Any], top_k: int, node_id: str) -> list[ScoredChunk]
                 best[record_id] = (similarity, record_id,
                                    docs[col] if docs else None, metas[col] if metas else None)
     ordered = sorted(best.values(), key=lambda item: (-item[0], item[1]))[:top_k]
-    chunk_of = search_memo.chunk_maker()
+    chunk_of = search_memo.chunk_maker(resources)
     return [scored(chunk_of(record_id, text, meta), score, score_kind="similarity", rank=rank,
                    retriever=node_id, sources={node_id: source_rank(node_id, rank, score)})
             for rank, (score, record_id, text, meta) in enumerate(ordered, start=1)]

@@ -17,16 +17,20 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from modrag_nodes.embedding.contracts import EmbeddedChunks
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore import chroma_store as cs
-from modrag_nodes.vectorstore import sync
+from modrag_nodes.vectorstore import handles, sync
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.records import embedder_of as embedder_of
 from modrag_nodes.vectorstore.sync import DEFAULT_DELETE_SHARE as DEFAULT_DELETE_SHARE
 from modrag_nodes.vectorstore.sync import delete_share_ok as delete_share_ok
 from modrag_nodes.vectorstore.write_lock import collection_lock, no_writer
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.node import NodeContext
-from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
-from modrag_studio.engine.core.ports import OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    FolderPath,
+    NodeContext,
+    OutputPort,
+    resolve_path,
+    work_home,
+)
 from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
 _COLLECTION = r"^[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]$"
@@ -119,6 +123,7 @@ class ChromaStore(sync.StoreNode):
             embedded: EmbeddedChunks | None = None) -> dict[str, Any]:
         chunks, spec, given = sync.resolve_inputs(chunks, embedder, embedded)
         key = location(params, ctx.work_dir)
+        handles.hold(key, ctx.resources)  # closed with the run's resources
         read_only = stores_read_only()
         cs.refresh(key)  # another process may have written the folder since
         client = cs.client_for(key)  # names an unusable folder before any lock file is made

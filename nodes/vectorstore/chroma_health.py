@@ -6,7 +6,7 @@ from pathlib import Path
 
 from modrag_nodes.vectorstore import store_health
 from modrag_nodes.vectorstore.chroma_store import SQLITE_FILE, folder_problem
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeConfigError
 
 
 def folder_health(folder: Path, collection: str = "modrag") -> str:

@@ -28,7 +28,7 @@ from modrag_nodes.vectorstore.records import chunk_metadata as chunk_metadata
 from modrag_nodes.vectorstore.records import content_stamp as content_stamp
 from modrag_nodes.vectorstore.records import embedder_metadata
 from modrag_nodes.vectorstore.records import input_stamp as input_stamp
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeConfigError
 
 PAGE = 5000
 
@@ -72,6 +72,21 @@ def forget_clients() -> None:
             conn.close()
         _watchers.clear()
         _seen.clear()
+
+
+def close_location(key: tuple[Any, ...]) -> None:
+    """Drop the client of one location and its collections, counts and change watcher (the
+    run's resources closing the store they held; a later call opens it again)."""
+    with _lock:
+        _clients.pop(key, None)
+        for cached in [k for k in _collections if k[:len(key)] == key]:
+            _collections.pop(cached, None)
+        for cached in [k for k in _counts if k[:len(key)] == key]:
+            _counts.pop(cached, None)
+        _seen.pop(key, None)
+        watcher = _watchers.pop(key[1], None) if key[0] == "chroma-persistent" else None
+    if watcher is not None:
+        watcher[1].close()
 
 
 # Change detection --------------------------------------------------------------------------
@@ -347,4 +362,4 @@ def max_batch(client: Any) -> int:
 #: The searches' way in (``handles``): embedded folders and servers.
 DRIVER = StoreDriver(backends=("chroma-persistent", "chroma-http"), location_key=location_key,
                      open_collection=open_collection, count_at=count_at, forget=forget_clients,
-                     folder_backends=("chroma-persistent",))
+                     close=close_location, folder_backends=("chroma-persistent",))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from modrag_nodes.embedding.spec import EmbedderSpec
-from modrag_studio.engine.core.datatypes import Contract
+from modrag_studio.engine.core.node import Contract
 
 #: Which driver wrote the index (a ``handles.StoreDriver`` backend): "chroma-persistent",
 #: "chroma-http", "lancedb", or a new store's.

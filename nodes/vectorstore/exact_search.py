@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from modrag_studio.engine.core.resources import current_resources
+from modrag_studio.engine.core.node import Resources, given_or_process
 
 EXACT_LIMIT = 2_000
 KEEP = 8  # collections whose vectors are held, most recently searched first to stay
@@ -54,10 +54,11 @@ class HeldVectors:
         return entry
 
 
-def held_vectors() -> HeldVectors:
-    return current_resources().model("collection-vectors", "exact-search", HeldVectors,
-                                     name="vectors of small collections (exact search)",
-                                     size=lambda held: held.size_bytes() or 1)
+def held_vectors(resources: Resources | None = None) -> HeldVectors:
+    return given_or_process(resources).model(
+        "collection-vectors", "exact-search", HeldVectors,
+        name="vectors of small collections (exact search)",
+        size=lambda held: held.size_bytes() or 1)
 
 
 def applies(collection: Any, count: int) -> bool:
@@ -73,11 +74,12 @@ def applies(collection: Any, count: int) -> bool:
 
 
 def query(collection: Any, where: tuple[Any, ...], vectors: Any, n: int,
-          include: list[str]) -> dict[str, list]:
-    """The ``n`` nearest records of each of ``vectors`` by cosine distance, exactly."""
+          include: list[str], resources: Resources | None = None) -> dict[str, list]:
+    """The ``n`` nearest records of each of ``vectors`` by cosine distance, exactly (the
+    collection's vectors are held in ``resources``, the run's)."""
     import numpy as np
 
-    ids, matrix = held_vectors().get(collection, where)
+    ids, matrix = held_vectors(resources).get(collection, where)
     queries = np.asarray(vectors, dtype=np.float64)
     queries = queries / np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
     similarity = queries @ matrix.T

@@ -6,6 +6,10 @@ Each store's driver module (a ``*_store`` module of this package) declares a ``D
 backends it writes (``VectorIndex.backend``, the first item of a location key) and how to
 open and count them. The drivers are found here by that convention, so a new store is its
 node module and its driver module, and nothing here names one.
+
+A store a run opens is held by the run's resources (``hold``: a handle of kind
+``"vector store"`` under its location key), and closed through its driver when they are
+emptied (``Resources.unload``, the studio's "Unload models") or close their handles.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from modrag_nodes.vectorstore.contracts import VectorIndex
+from modrag_studio.engine.core.node import Resources
 
 
 @dataclass(frozen=True)
@@ -28,7 +33,8 @@ class StoreDriver:
     kept in a local folder (locked against a second writer); ``location_key(index)``: the
     key its clients are cached by (``(backend, ...)``); ``open_collection(key, name)``: the
     collection (None when missing) and its store version; ``count_at``: the record count at
-    that version; ``forget``: drop every cached client, connection and table.
+    that version; ``forget``: drop every cached client, connection and table; ``close``:
+    drop those of one location key (the run's resources closing the store they held).
     """
 
     backends: tuple[str, ...]
@@ -36,6 +42,7 @@ class StoreDriver:
     open_collection: Callable[[tuple[Any, ...], str], tuple[Any | None, Any]]
     count_at: Callable[[tuple[Any, ...], str, Any, Any], int]
     forget: Callable[[], None]
+    close: Callable[[tuple[Any, ...]], None]
     folder_backends: tuple[str, ...] = ()
 
 
@@ -77,8 +84,22 @@ def location_key(index: VectorIndex) -> tuple[Any, ...]:
     return driver_of(index.backend).location_key(index)
 
 
-def open_collection(key: tuple[Any, ...], name: str) -> tuple[Any | None, Any]:
-    """The collection (None when missing) and the store version it was read at."""
+HANDLE_KIND = "vector store"  # the kind of the handles a run's resources hold
+
+
+def hold(key: tuple[Any, ...], resources: Resources | None) -> None:
+    """Hold the store at ``key`` in ``resources`` (the run's): its driver closes it when they
+    are emptied. Nothing is held when ``resources`` is None (work outside a run)."""
+    if resources is not None:
+        driver = driver_of(key[0])
+        resources.handle(HANDLE_KIND, key, lambda: key, driver.close)
+
+
+def open_collection(key: tuple[Any, ...], name: str, resources: Resources | None = None
+                    ) -> tuple[Any | None, Any]:
+    """The collection (None when missing) and the store version it was read at; the store
+    is held by ``resources`` (the run's) from now on."""
+    hold(key, resources)
     return driver_of(key[0]).open_collection(key, name)
 
 
@@ -92,14 +113,15 @@ def forget() -> None:
         driver.forget()
 
 
-def stored_vectors(index: VectorIndex, ids: list[str]) -> Any | None:
+def stored_vectors(index: VectorIndex, ids: list[str], resources: Resources | None = None
+                   ) -> Any | None:
     """The stored vectors of ``ids`` as float32 rows in that order, when the collection (a
     Chroma collection or a LanceDB table) holds every one of them; None otherwise."""
     import numpy as np
 
     from modrag_nodes.vectorstore.records import batches
 
-    collection, _ = open_collection(location_key(index), index.collection)
+    collection, _ = open_collection(location_key(index), index.collection, resources)
     if collection is None:
         return None
     found: dict[str, Any] = {}

@@ -17,16 +17,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.contracts import EmbeddedChunks
 from modrag_nodes.embedding.spec import EmbedderSpec
+from modrag_nodes.vectorstore import handles, sync
 from modrag_nodes.vectorstore import lance_store as ls
 from modrag_nodes.vectorstore import records as rec
-from modrag_nodes.vectorstore import sync
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.write_lock import collection_lock, no_writer
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import ModragError, NodeConfigError
-from modrag_studio.engine.core.node import NodeContext
-from modrag_studio.engine.core.paths import FolderPath, resolve_path, work_home
-from modrag_studio.engine.core.ports import OutputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    FolderPath,
+    ModragError,
+    NodeConfigError,
+    NodeContext,
+    OutputPort,
+    resolve_path,
+    work_home,
+)
 from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
 TYPE_ID = "store.lancedb"
@@ -98,6 +103,7 @@ class LanceDBStore(sync.StoreNode):
             embedded: EmbeddedChunks | None = None) -> dict[str, Any]:
         chunks, spec, given = sync.resolve_inputs(chunks, embedder, embedded)
         key = location(params, ctx.work_dir)
+        handles.hold(key, ctx.resources)  # closed with the run's resources
         folder = key[1]
         if not Path(folder).is_dir():
             refuse_write(f"{TYPE_ID}: LanceDB folder {folder} does not exist")

@@ -21,8 +21,7 @@ from typing import Any
 from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.handles import StoreDriver
 from modrag_nodes.vectorstore.records import chunk_metadata
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import Chunk, NodeConfigError
 
 BACKEND = "lancedb"
 META_KEY = b"modrag"
@@ -60,6 +59,18 @@ def forget() -> None:
         _dbs.clear()
         _tables.clear()
         _counts.clear()
+
+
+def close_location(key: tuple[Any, ...]) -> None:
+    """Drop the connection of one folder and its tables and counts (a later call opens the
+    folder again)."""
+    folder = str(key[1])
+    with _lock:
+        _dbs.pop(folder, None)
+        for cached in [k for k in _tables if k[0] == folder]:
+            _tables.pop(cached, None)
+        for cached in [k for k in _counts if k[0] == folder]:
+            _counts.pop(cached, None)
 
 
 def table_dir(folder: str | Path, name: str) -> Path:
@@ -280,4 +291,4 @@ def location_key(index: VectorIndex) -> tuple[str, str]:
 #: The searches' way in (``handles``): tables in a local folder.
 DRIVER = StoreDriver(backends=(BACKEND,), location_key=location_key,
                      open_collection=open_collection, count_at=count_at, forget=forget,
-                     folder_backends=(BACKEND,))
+                     close=close_location, folder_backends=(BACKEND,))

@@ -10,7 +10,7 @@ from typing import Any
 
 from modrag_nodes.embedding.contracts import content_hash, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec
-from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.node import Chunk
 
 # Keys of the collection (table) metadata the stores write.
 META_MODEL_ID = "embedder_model_id"

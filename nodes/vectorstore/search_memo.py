@@ -14,34 +14,35 @@ from typing import TYPE_CHECKING, Any
 
 from modrag_nodes.vectorstore import exact_search
 from modrag_nodes.vectorstore.records import chunk_from_record
-from modrag_studio.engine.core.resources import MemoStack, current_resources
+from modrag_studio.engine.core.node import MemoStack, Resources, given_or_process
 
 if TYPE_CHECKING:  # imported where it runs: registering the node types needs no numpy
     import numpy as np
 
 
-def _stack() -> MemoStack:
-    return current_resources().memos("vector-search")
 BATCH = 256  # query vectors per collection.query call, at most ...
 MAX_RESULTS_PER_CALL = 20_000  # ... results: Chroma fetches them in one SQL statement, and
 # SQLite refuses more than 32,766 variables ("too many SQL variables" at 256 x 200)
 
 
-def _stack() -> MemoStack:
-    return current_resources().memos("vector-search")
+def _stack(resources: Resources | None) -> MemoStack:
+    return given_or_process(resources).memos("vector-search")
 
 
-def search_memo() -> AbstractContextManager[dict[tuple[Any, ...], Any]]:
-    """Open a memo {(collection, version, n, vector bytes): result row}; dropped at the end."""
-    return _stack().open()
+def search_memo(resources: Resources | None = None
+                ) -> AbstractContextManager[dict[tuple[Any, ...], Any]]:
+    """Open a memo {(collection, version, n, vector bytes): result row} in ``resources``
+    (the runs' that read it; the process's when None); dropped at the end."""
+    return _stack(resources).open()
 
 
-def chunk_maker() -> Callable[[str, str | None, dict[str, Any] | None], Any]:
+def chunk_maker(resources: Resources | None = None
+                ) -> Callable[[str, str | None, dict[str, Any] | None], Any]:
     """A function giving a record's chunk, built once per open memo (an evaluation sees the
     same chunks in many queries' results; chunks are shared read-only, like an index's).
     The memo open now is looked up once, for all the chunks of a search result. Without an
     open memo, a new chunk each time."""
-    memos = _stack().open_memos()
+    memos = _stack(resources).open_memos()
     if not memos:
         return chunk_from_record
     memo = memos[-1]
@@ -57,8 +58,8 @@ def chunk_maker() -> Callable[[str, str | None, dict[str, Any] | None], Any]:
     return remembered_chunk
 
 
-def is_open() -> bool:
-    return bool(_stack().open_memos())
+def is_open(resources: Resources | None = None) -> bool:
+    return bool(_stack(resources).open_memos())
 
 
 def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
@@ -67,9 +68,10 @@ def _key(where: tuple[Any, ...], n: int, vector: np.ndarray) -> tuple[Any, ...]:
     return (*where, n, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
 
 
-def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray) -> dict[str, list] | None:
+def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray,
+               resources: Resources | None = None) -> dict[str, list] | None:
     """The search result of every vector (Chroma's layout), or None when one is not held."""
-    for memo in reversed(_stack().open_memos()):
+    for memo in reversed(_stack(resources).open_memos()):
         rows = [memo.get(_key(where, n, v)) for v in vectors]
         if all(r is not None for r in rows):
             return {field: [r[i] for r in rows]
@@ -78,7 +80,7 @@ def remembered(where: tuple[Any, ...], n: int, vectors: np.ndarray) -> dict[str,
 
 
 def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.ndarray, *,
-                 exact: bool = False) -> int:
+                 exact: bool = False, resources: Resources | None = None) -> int:
     """Search every vector now into the open memos (``exact``: by ``exact_search``, as the
     per-query search of a small collection does); returns the rows kept.
 
@@ -86,14 +88,14 @@ def search_ahead(collection: Any, where: tuple[Any, ...], n: int, vectors: np.nd
     are then read once each (many queries share chunks: reading them per result was most of
     the time of the batched searches).
     """
-    memos = _stack().open_memos()
+    memos = _stack(resources).open_memos()
     if not memos or len(vectors) == 0:
         return 0
     rows: list[tuple[np.ndarray, list[str], list[float]]] = []
     batch = max(1, min(BATCH, MAX_RESULTS_PER_CALL // max(1, n)))
     for start in range(0, len(vectors), batch):
         part = vectors[start:start + batch]
-        found = (exact_search.query(collection, where, part, n, []) if exact else
+        found = (exact_search.query(collection, where, part, n, [], resources) if exact else
                  collection.query(query_embeddings=part, n_results=n, include=["distances"]))
         rows.extend(zip(part, found["ids"], found["distances"], strict=True))
     records: dict[str, tuple[str | None, dict[str, Any] | None]] = {}

@@ -26,11 +26,15 @@ from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
 from modrag_nodes.embedding.tokens import warn_over_window
 from modrag_nodes.ingest.loaders import recently_unreadable
 from modrag_nodes.vectorstore import records as rec
-from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.node import NodeContext, NodeType
-from modrag_studio.engine.core.paths import work_home
-from modrag_studio.engine.core.ports import InputPort
+from modrag_studio.engine.core.node import (
+    Chunk,
+    InputPort,
+    NodeConfigError,
+    NodeContext,
+    NodeType,
+    Resources,
+    work_home,
+)
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 from modrag_studio.engine.trust.store_mode import deletes_allowed, refuse_write, stores_read_only
 
@@ -225,8 +229,9 @@ def final_state(stored: dict[str, tuple[str, str]], chunks: list[Chunk], planned
 
 
 def check_dim(name: str, stored: Any, spec: EmbedderSpec, vectors: dict[str, Any],
-              given: EmbeddedChunks | None) -> int:
-    """The vectors' dimension; refused when it differs from the collection's (``stored``)."""
+              given: EmbeddedChunks | None, resources: Resources) -> int:
+    """The vectors' dimension; refused when it differs from the collection's (``stored``).
+    A model loaded to tell it is kept in the run's ``resources``."""
     if vectors:
         dim = len(next(iter(vectors.values())))
     elif given is not None:
@@ -236,7 +241,7 @@ def check_dim(name: str, stored: Any, spec: EmbedderSpec, vectors: dict[str, Any
     else:
         from modrag_nodes.embedding.models import embedding_dim  # loads the model
 
-        dim = embedding_dim(spec)
+        dim = embedding_dim(spec, resources)
     if stored and int(stored) != dim:
         raise NodeConfigError(
             f"collection '{name}' holds {stored}-dimensional vectors but "
@@ -316,7 +321,7 @@ def embed_and_write(ctx: NodeContext, spec: EmbedderSpec, chunks: list[Chunk],
         progress.before = start
         vectors = embed_missing(progress, spec, chunks, given, part)  # type: ignore[arg-type]
         if dim is None:
-            dim = check_dim(target.name, stored_dim, spec, vectors, given)
+            dim = check_dim(target.name, stored_dim, spec, vectors, given, ctx.resources)
             target.set_metadata(rec.embedder_metadata(spec, dim, "", rec.WRITING))
         target.write(Uncancelled(ctx), chunks, {"added": [i for i in part if i in added],
                                    "updated": [i for i in part if i not in added],
@@ -351,7 +356,7 @@ def synchronise(ctx: NodeContext, params: SyncParams, target: SyncTarget, chunks
     dim = embed_and_write(ctx, spec, chunks, given, planned, target, stored_dim)
     embed_s = time.perf_counter() - started
     if dim is None:
-        dim = check_dim(target.name, stored_dim, spec, {}, given)
+        dim = check_dim(target.name, stored_dim, spec, {}, given, ctx.resources)
 
     synced_from = rec.input_stamp(chunks, spec.model_id, params.delete_missing)
     changed = bool(to_embed or planned["relabelled"] or planned["deleted"])

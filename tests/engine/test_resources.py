@@ -14,7 +14,6 @@ from modrag_studio.engine.core.ports import OutputPort
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.resources import (
     Resources,
-    current_resources,
     process_resources,
 )
 from modrag_studio.engine.run.executor import Executor
@@ -89,7 +88,7 @@ def test_a_bad_bound_is_refused_naming_the_variable(monkeypatch, bad):
         Resources()
 
 
-SEEN: list[tuple[object, object]] = []
+SEEN: list[object] = []
 
 
 class RecordsResources(NodeType):
@@ -97,7 +96,7 @@ class RecordsResources(NodeType):
     outputs = (OutputPort("value", str),)
 
     def run(self, ctx: NodeContext, params: Any) -> dict[str, Any]:
-        SEEN.append((ctx.resources, current_resources()))
+        SEEN.append(ctx.resources)
         return {"value": "seen"}
 
 
@@ -111,8 +110,48 @@ def test_nodes_of_a_run_see_the_executors_resources(tmp_path):
     own = Resources()
     SEEN.clear()
     assert Executor(registry, work_dir=tmp_path, resources=own).run(doc).ok
-    assert [(own, own)] == SEEN
-    assert current_resources() is process_resources()  # only inside the run
+    assert [own] == SEEN
     SEEN.clear()
     Executor(registry, work_dir=tmp_path / "2").run(doc)
-    assert [(process_resources(), process_resources())] == SEEN
+    assert [process_resources()] == SEEN
+
+
+def test_a_context_made_outside_a_run_carries_what_it_is_given(tmp_path):
+    """``node_context`` (the executor's, and a script's or worker's) gives a node the
+    resources, cancel, folder and progress it was made with, and nothing of the process's."""
+    from modrag_studio.engine.core.errors import RunCancelled
+    from modrag_studio.engine.core.node import CancelToken, node_context
+
+    own, cancel, told = Resources(), CancelToken(), []
+    ctx = node_context("n", "test.records_resources", resources=own, cancel=cancel,
+                       work_dir=tmp_path, on_progress=lambda f, m: told.append((f, m)))
+    assert ctx.resources is own and ctx.resources is not process_resources()
+    assert ctx.work_dir == tmp_path and ctx.run_inputs == {}
+    ctx.progress(1, 4, "a quarter")
+    assert told == [(0.25, "a quarter")]
+    cancel.cancel()
+    with pytest.raises(RunCancelled):
+        ctx.check_cancelled()
+
+
+class CancelsItsRun(NodeType):
+    type_id = "test.cancels_its_run"
+    outputs = (OutputPort("value", str),)
+
+    def run(self, ctx: NodeContext, params: Any) -> dict[str, Any]:
+        from modrag_studio.engine.run.cancel_scope import check_cancelled
+
+        ctx.cancel.cancel()
+        check_cancelled()  # code without a context sees the run's token
+        return {"value": "not cancelled"}
+
+
+def test_the_executor_opens_the_runs_cancel_scope(tmp_path):
+    registry = NodeRegistry()
+    registry.register(GraphOutput)
+    registry.register(CancelsItsRun)
+    doc = graph([node("c", "test.cancels_its_run"), node("out", "graph.output", name="value")],
+                [edge("c.value", "out.value")], name="cancel-scope")
+    result = Executor(registry, work_dir=tmp_path).run(doc)
+    assert result.trace.status == "cancelled"
+    assert next(v for v in result.trace.visits if v.node_id == "c").status == "cancelled"

@@ -17,7 +17,7 @@ from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.core.node import CancelToken
-from modrag_studio.engine.core.resources import Resources, current_resources
+from modrag_studio.engine.core.resources import Resources
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.answer_eval import evaluate_answers
 from modrag_studio.evaluation.evalset import load_evalset
@@ -39,12 +39,14 @@ class Concurrent:
     most = 0
     told: list[int] = []
 
-    def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
+    holds_models = True  # given the run's resources, as a backend keeping models is
+
+    def chat(self, spec, messages, *, on_token, cancel, resources) -> ChatResult:
         cls = type(self)
         with cls.lock:
             cls.running += 1
             cls.most = max(cls.most, cls.running)
-            cls.told.append(current_resources().concurrent_runs)
+            cls.told.append(resources.concurrent_runs)
         try:
             time.sleep(0.15)
             text = messages[-1].content

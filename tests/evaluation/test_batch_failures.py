@@ -41,12 +41,12 @@ def test_one_bad_query_in_a_batch_is_named_and_the_others_are_scored(tmp_path, m
     real = models.embed
     calls: list[int] = []
 
-    def refusing(model, texts, role="passage", ctx=None):
+    def refusing(model, texts, role="passage", ctx=None, resources=None):
         if role == "query":
             calls.append(len(texts))
             if POISON in texts:
                 raise ValueError("the embedder refused a text")
-        return real(model, texts, role=role, ctx=ctx)
+        return real(model, texts, role=role, ctx=ctx, resources=resources)
 
     monkeypatch.setattr(models, "embed", refusing)
     monkeypatch.setattr(spec, "embed", refusing)

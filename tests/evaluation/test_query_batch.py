@@ -25,8 +25,8 @@ def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
     calls: list[tuple[str, int]] = []
     encoder = models._encoder
 
-    def spy(spec, role, texts=1):
-        encode = encoder(spec, role, texts)
+    def spy(spec, role, texts=1, resources=None):
+        encode = encoder(spec, role, texts, resources)
         return lambda batch: calls.append((role, len(batch))) or encode(batch)
 
     monkeypatch.setattr(models, "_encoder", spy)
@@ -40,9 +40,9 @@ def test_batched_queries_score_like_one_at_a_time(tmp_path, monkeypatch, root):
     monkeypatch.setattr(Collection, "query", counted)
     exact = exact_search.query  # a small collection is searched exactly, not by Chroma
 
-    def counted_exact(collection, where, vectors, n, include):
+    def counted_exact(collection, where, vectors, n, include, resources=None):
         searches.append(len(vectors))
-        return exact(collection, where, vectors, n, include)
+        return exact(collection, where, vectors, n, include, resources)
 
     monkeypatch.setattr(exact_search, "query", counted_exact)
     executor = Executor(default_registry(),

@@ -25,16 +25,8 @@ from pydantic import BaseModel, ConfigDict  # noqa: E402
 from modrag_nodes import register_builtin_nodes  # noqa: E402
 from modrag_nodes.embedding.contracts import EmbeddedChunks  # noqa: E402
 from modrag_nodes.embedding.spec import EmbedderSpec  # noqa: E402
-from modrag_studio.engine import (  # noqa: E402
-    Executor,
-    GraphDocument,
-    NodeCache,
-    NodeContext,
-    NodeRegistry,
-    NodeType,
-)
-from modrag_studio.engine.core.datatypes import Chunk  # noqa: E402
-from modrag_studio.engine.core.ports import OutputPort  # noqa: E402
+from modrag_studio.engine import Executor, GraphDocument, NodeCache, NodeRegistry  # noqa: E402
+from modrag_studio.engine.core.node import Chunk, NodeContext, NodeType, OutputPort  # noqa: E402
 
 PYTHON = sys.executable
 

@@ -83,6 +83,7 @@ class _CancelledAfter(CancelToken):
 def test_splitting_one_huge_document_stops_when_the_run_is_cancelled():
     from modrag_nodes.ingest.splitters import RecursiveParams, RecursiveSplitter, split_all
     from modrag_studio.engine.core.datatypes import Document
+    from modrag_studio.engine.run.cancel_scope import cancel_scope
 
     doc = Document(doc_id="big", text="A short sentence here. " * 60_000)  # 1.4 M chars
     splitter, params = RecursiveSplitter(), RecursiveParams(chunk_size=200, overlap=0)
@@ -100,7 +101,7 @@ def test_splitting_one_huge_document_stops_when_the_run_is_cancelled():
     whole = split_all(Ctx(CancelToken()), [doc], lambda d: splitter.split_one(params, d))
     assert len(whole) > 5000
     token = _CancelledAfter(reads=3)  # not cancelled at the document's start: inside it
-    with pytest.raises(RunCancelled):
+    with pytest.raises(RunCancelled), cancel_scope(token):  # the scope a run opens
         split_all(Ctx(token), [doc], lambda d: splitter.split_one(params, d))
     assert token.looks >= 3
 

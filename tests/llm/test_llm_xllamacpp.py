@@ -11,7 +11,7 @@ import pytest
 from modrag_nodes.llm import embedded, xllamacpp_runtime
 from modrag_nodes.llm.client import LLMSpec, chat
 from modrag_studio.engine.core.errors import NodeConfigError, RunCancelled
-from modrag_studio.engine.core.resources import Resources, using_resources
+from modrag_studio.engine.core.resources import Resources
 from tests.llm.helpers import Recorder, user
 
 pytestmark = pytest.mark.skipif(not xllamacpp_runtime.available(),
@@ -167,31 +167,30 @@ def test_concurrent_runs_get_an_engine_with_a_slot_each_that_serves_them_togethe
     resources = Resources()
     path = embedded.packaged_gguf()
     try:
-        with using_resources(resources):
-            single = xllamacpp_runtime.load_engine(path, threads=1)
-            assert single.slots == 1
-            with resources.concurrent(2):
-                engine = xllamacpp_runtime.load_engine(path, threads=1)
-                assert engine is not single and engine.slots == 2
-                assert engine.n_ctx == 2 * xllamacpp_runtime.MIN_CONTEXT
-                windows: list[tuple[float, float, float]] = []
+        single = xllamacpp_runtime.load_engine(path, threads=1, resources=resources)
+        assert single.slots == 1
+        with resources.concurrent(2):
+            engine = xllamacpp_runtime.load_engine(path, threads=1, resources=resources)
+            assert engine is not single and engine.slots == 2
+            assert engine.n_ctx == 2 * xllamacpp_runtime.MIN_CONTEXT
+            windows: list[tuple[float, float, float]] = []
 
-                def ask() -> None:
-                    start = time.perf_counter()
-                    result = chat(spec(max_tokens=32), user(LONG))
-                    assert result.completion_tokens == 32
-                    windows.append((start, start + result.time_to_first_token_s,
-                                    start + result.duration_s))
+            def ask() -> None:
+                start = time.perf_counter()
+                result = chat(spec(max_tokens=32), user(LONG), resources=resources)
+                assert result.completion_tokens == 32
+                windows.append((start, start + result.time_to_first_token_s,
+                                start + result.duration_s))
 
-                threads = [threading.Thread(target=contextvars.copy_context().run, args=(ask,))
-                           for _ in range(2)]
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join()
-                assert len(windows) == 2
-                assert max(first for _, first, _ in windows) < min(end for *_, end in windows)
-            assert xllamacpp_runtime.load_engine(path, threads=1) is engine
+            threads = [threading.Thread(target=contextvars.copy_context().run, args=(ask,))
+                       for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len(windows) == 2
+            assert max(first for _, first, _ in windows) < min(end for *_, end in windows)
+        assert xllamacpp_runtime.load_engine(path, threads=1, resources=resources) is engine
     finally:
         resources.unload()
 
@@ -204,24 +203,24 @@ def test_lookup_decoding_drafts_from_the_prompt_and_only_with_one_slot():
     ask = user(f"Repeat this sentence exactly, nothing else: {sentence}")
     resources = Resources()
     try:
-        with using_resources(resources):
-            plain = chat(spec(max_tokens=24), ask)
-            lookup = chat(spec(max_tokens=24, extra={**FAST, "lookup_decoding": True}), ask)
-            assert plain.drafted_tokens == 0 and "drafted_tokens" not in plain.trace_details()
-            assert 0 < lookup.accepted_tokens <= lookup.drafted_tokens
-            assert lookup.trace_details()["accepted_tokens"] == lookup.accepted_tokens
-            assert lookup.completion_tokens == plain.completion_tokens
-            assert lookup.text == plain.text  # a sentence copied from the prompt
-            engine = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1,
-                                                   lookup=True)
-            assert engine.lookup and engine.slots == 1
-            with resources.concurrent(2):
-                both = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1,
-                                                     lookup=True)
-                assert both.slots == 2 and not both.lookup
-            # alone again: the one-slot engine with lookup is loaded again
-            again = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1,
-                                                  lookup=True)
-            assert again.lookup and again.slots == 1
+        plain = chat(spec(max_tokens=24), ask, resources=resources)
+        lookup = chat(spec(max_tokens=24, extra={**FAST, "lookup_decoding": True}), ask,
+                      resources=resources)
+        assert plain.drafted_tokens == 0 and "drafted_tokens" not in plain.trace_details()
+        assert 0 < lookup.accepted_tokens <= lookup.drafted_tokens
+        assert lookup.trace_details()["accepted_tokens"] == lookup.accepted_tokens
+        assert lookup.completion_tokens == plain.completion_tokens
+        assert lookup.text == plain.text  # a sentence copied from the prompt
+        engine = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1,
+                                               lookup=True, resources=resources)
+        assert engine.lookup and engine.slots == 1
+        with resources.concurrent(2):
+            both = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1,
+                                                 lookup=True, resources=resources)
+            assert both.slots == 2 and not both.lookup
+        # alone again: the one-slot engine with lookup is loaded again
+        again = xllamacpp_runtime.load_engine(embedded.packaged_gguf(), threads=1,
+                                              lookup=True, resources=resources)
+        assert again.lookup and again.slots == 1
     finally:
         resources.unload()

@@ -12,14 +12,13 @@ MB = 2**20
 
 PROBE = """
 import json
-from modrag_studio.engine.core.resources import Resources, resident_bytes, using_resources
+from modrag_studio.engine.core.resources import Resources, resident_bytes
 from modrag_nodes.llm.embedded import packaged_gguf
 from modrag_nodes.llm.xllamacpp_runtime import load_engine
 
 resources = Resources()
 before = resident_bytes()
-with using_resources(resources):
-    load_engine(packaged_gguf(), threads=1)
+load_engine(packaged_gguf(), threads=1, resources=resources)
 loaded = resident_bytes()
 held = resources.resident()
 gone = resources.unload()

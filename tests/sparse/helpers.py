@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk
-from modrag_studio.engine.core.node import CancelToken, NodeContext
+from modrag_studio.engine.core.node import NodeContext, node_context
+from modrag_studio.engine.core.resources import Resources, process_resources
 
 
-def make_ctx(node_id: str = "node", type_id: str = "test") -> NodeContext:
-    return NodeContext(node_id=node_id, type_id=type_id, iteration=0, cancel=CancelToken(),
-                       on_progress=lambda f, m: None, on_stream=lambda t: None,
-                       logger=logging.getLogger("test"), work_dir=Path("."), run_inputs={})
+def make_ctx(node_id: str = "node", type_id: str = "test",
+             resources: Resources | None = None) -> NodeContext:
+    """A visit's context outside a run (``resources``: the process's when None)."""
+    return node_context(node_id, type_id, resources=resources or process_resources(),
+                        work_dir=Path("."))
 
 
 def chunk(chunk_id: str, text: str = "", **metadata: Any) -> Chunk:

@@ -190,7 +190,7 @@ def test_embedding_reranker_uses_cosine_of_the_packaged_embedder(embedding_backe
 def test_passage_vectors_embed_each_chunk_once_across_queries(monkeypatch):
     import modrag_nodes.retrieval.rerank as rerank_module
     from modrag_nodes.embedding.spec import EmbedderSpec
-    from modrag_studio.engine.core.resources import Resources, using_resources
+    from modrag_studio.engine.core.resources import Resources
 
     calls: list[list[str]] = []
 
@@ -199,11 +199,12 @@ def test_passage_vectors_embed_each_chunk_once_across_queries(monkeypatch):
         return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
 
     monkeypatch.setattr(rerank_module, "embed_texts", fake_embed)
-    with using_resources(Resources()):
-        memo = rerank_module.passage_vectors(EmbedderSpec())
-        first = memo.embed(EmbedderSpec(), ["aa", "b", "aa"], None)
-        second = memo.embed(EmbedderSpec(), ["b", "ccc"], None)
-        assert rerank_module.passage_vectors(EmbedderSpec()) is memo  # one per embedder
+    held = Resources()
+    memo = rerank_module.passage_vectors(EmbedderSpec(), held)
+    first = memo.embed(EmbedderSpec(), ["aa", "b", "aa"], None)
+    second = memo.embed(EmbedderSpec(), ["b", "ccc"], None)
+    assert rerank_module.passage_vectors(EmbedderSpec(), held) is memo  # one per embedder
+    assert rerank_module.passage_vectors(EmbedderSpec()) is not memo  # held in ``held``
     assert calls == [["aa", "b"], ["ccc"]]
     assert first[:, 0].tolist() == [2, 1, 2] and second[:, 0].tolist() == [1, 3]
     small = rerank_module.PassageVectors(limit=2)
@@ -268,7 +269,7 @@ def test_embedding_reranker_reads_the_stores_vectors_and_ranks_as_when_embedding
     passage and scores as when it embeds them; a store of another model is not read."""
     import modrag_nodes.retrieval.rerank as rerank_module
     from modrag_nodes.embedding.spec import EmbedderSpec
-    from modrag_studio.engine.core.resources import Resources, using_resources
+    from modrag_studio.engine.core.resources import Resources
 
     registry = NodeRegistry()
     register_builtin_nodes(registry)
@@ -281,35 +282,33 @@ def test_embedding_reranker_reads_the_stores_vectors_and_ranks_as_when_embedding
          edge("q.value", "dense.query"), edge("q.value", "rr.query"),
          edge("dense.results", "rr.candidates"), edge("store.index", "rr.index"),
          edge("rr.results", "out.value")])
-    with using_resources(Resources()):  # a memo of its own: other tests fill the process's
-        result = Executor(registry=registry, resources=Resources()).run(
-            doc, {"question": "Which animal purrs?"})
-        assert result.ok, result.trace.failure_summary()
-        visit = next(v for v in result.trace.visits if v.node_id == "rr")
-        assert visit.details["stored_vectors"] == len(TEXTS)
-        index = result.output_of("store", "index")
+    # a memo of its own: other tests fill the process's
+    result = Executor(registry=registry, resources=Resources()).run(
+        doc, {"question": "Which animal purrs?"})
+    assert result.ok, result.trace.failure_summary()
+    visit = next(v for v in result.trace.visits if v.node_id == "rr")
+    assert visit.details["stored_vectors"] == len(TEXTS)
+    index = result.output_of("store", "index")
     embedded = []
     real = rerank_module.embed_texts
     monkeypatch.setattr(rerank_module, "embed_texts", lambda spec, texts, **kw: (
         embedded.append((kw.get("role"), list(texts))) or real(spec, texts, **kw)))
-    with using_resources(Resources()):
-        ctx = make_ctx("rr")
-        read = EmbeddingRerank().run(ctx, EmbeddingRerank.Params(top_n=5),
-                                     query=Query(text="Which animal purrs?"),
-                                     candidates=candidates(), index=index)
+    ctx = make_ctx("rr", resources=Resources())
+    read = EmbeddingRerank().run(ctx, EmbeddingRerank.Params(top_n=5),
+                                 query=Query(text="Which animal purrs?"),
+                                 candidates=candidates(), index=index)
     assert ctx.details["stored_vectors"] == len(TEXTS)
     assert [role for role, _ in embedded] == ["query"]  # no passage embedded
-    with using_resources(Resources()):
-        fresh = EmbeddingRerank().run(make_ctx("rr"), EmbeddingRerank.Params(top_n=5),
-                                      query=Query(text="Which animal purrs?"),
-                                      candidates=candidates())
+    fresh = EmbeddingRerank().run(make_ctx("rr", resources=Resources()),
+                                  EmbeddingRerank.Params(top_n=5),
+                                  query=Query(text="Which animal purrs?"),
+                                  candidates=candidates())
     assert [r.chunk_id for r in read["results"]] == [r.chunk_id for r in fresh["results"]]
     for a, b in zip(read["results"], fresh["results"], strict=True):
         assert a.score == pytest.approx(b.score, abs=1e-6)
     other = index.model_copy(update={"model_id": "another-model"})
-    with using_resources(Resources()):
-        ctx = make_ctx("rr")
-        EmbeddingRerank().run(ctx, EmbeddingRerank.Params(top_n=5), query=Query(text="q"),
-                              candidates=candidates(), index=other)
+    ctx = make_ctx("rr", resources=Resources())
+    EmbeddingRerank().run(ctx, EmbeddingRerank.Params(top_n=5), query=Query(text="q"),
+                          candidates=candidates(), index=other)
     assert ctx.details["stored_vectors"] == 0
     assert EmbedderSpec().model_id == index.model_id

@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from modrag_nodes.embedding.contracts import EmbeddedChunks, record_hash
 from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.vectorstore import handles, records
-from modrag_studio.engine import Executor, GraphDocument, NodeCache, NodeContext, NodeType
+from modrag_studio.engine import Executor, GraphDocument, NodeCache
 from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.core.node import NodeContext, NodeType
 from modrag_studio.engine.core.ports import OutputPort
 from tests.hardening.helpers import STORES, registry
 

@@ -1,4 +1,12 @@
-"""The node type declaration every node in the library derives from, and its run context."""
+"""The node-author API: what a node type needs, in one module.
+
+``NodeType`` (the declaration every node derives from) and ``NodeContext`` (what a visit may
+use: the run's ``resources``, ``cancel``, ``work_dir``, progress, streaming, trace notes) are
+defined here; the ports, data contracts, errors, path params and the resource service a node
+uses are re-exported, so a node module imports the engine from here alone (the evidence
+roles, ``engine.evidence.lineage``, and the store write modes, ``engine.trust.store_mode``,
+live in the layers that read them).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +18,53 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from modrag_studio.engine.core.errors import RunCancelled
+from modrag_studio.engine.core.datatypes import (
+    Answer,
+    ChatMessage,
+    Chunk,
+    Citation,
+    Claim,
+    Contract,
+    Document,
+    Prompt,
+    Query,
+    ScoredChunk,
+    ScoreKind,
+    SourceRank,
+)
+from modrag_studio.engine.core.errors import (
+    MissingRunInput,
+    ModragError,
+    NodeConfigError,
+    RunCancelled,
+)
+from modrag_studio.engine.core.paths import (
+    AnyPath,
+    FilePath,
+    FolderPath,
+    OptionalFilePath,
+    env_limit,
+    model_dir,
+    open_regular,
+    resolve_path,
+    work_home,
+)
 from modrag_studio.engine.core.ports import InputPort, OutputPort
-from modrag_studio.engine.core.resources import Resources, current_resources
+from modrag_studio.engine.core.resources import (
+    MemoStack,
+    Resources,
+    given_or_process,
+    parameter_bytes,
+)
+
+__all__ = [
+    "Answer", "AnyPath", "CancelToken", "ChatMessage", "Chunk", "Citation", "Claim",
+    "Contract", "Document", "env_limit", "FilePath", "FolderPath", "given_or_process",
+    "InputPort", "MemoStack", "MissingRunInput", "model_dir", "ModragError", "node_context",
+    "NodeConfigError", "NodeContext", "NodeType", "NoParams", "open_regular",
+    "OptionalFilePath", "OutputPort", "parameter_bytes", "Prompt", "Query", "resolve_path",
+    "Resources", "RunCancelled", "ScoredChunk", "ScoreKind", "SourceRank", "work_home",
+]
 
 
 class NoParams(BaseModel):
@@ -42,7 +94,13 @@ class CancelToken:
 
 
 class NodeContext:
-    """What a node may use while it runs: progress, streaming, notes for the trace, cancel."""
+    """What a node may use while it runs: the run's resources (models, memos, open stores),
+    cancel, its work folder, progress, streaming and notes for the trace.
+
+    Made by :func:`node_context` (the executor's visits, and work that runs one node's code
+    outside a graph run: an evaluation set's generator, a Ray worker); nodes reach every run
+    service through it, never through globals.
+    """
 
     def __init__(
         self,
@@ -65,7 +123,7 @@ class NodeContext:
         self.log = logger
         self.work_dir = work_dir
         self.run_inputs = run_inputs
-        self.resources = resources or current_resources()  # models and memos to reuse
+        self.resources = given_or_process(resources)  # models, memos and stores to reuse
         self.details: dict[str, Any] = {}
         self.warnings: list[str] = []
         self._on_progress = on_progress
@@ -90,6 +148,28 @@ class NodeContext:
 
     def check_cancelled(self) -> None:
         self.cancel.raise_if_cancelled()
+
+
+def node_context(node_id: str, type_id: str, *, resources: Resources,
+                 cancel: CancelToken | None = None, work_dir: Path | None = None,
+                 run_inputs: Mapping[str, Any] | None = None, iteration: int = 0,
+                 on_progress: Callable[[float | None, str], None] | None = None,
+                 on_stream: Callable[[str], None] | None = None) -> NodeContext:
+    """The context of one visit of a node: the executor's, and the one to give a node's
+    code run outside a graph run (progress and streamed text go nowhere unless asked)."""
+    return NodeContext(
+        node_id=node_id, type_id=type_id, iteration=iteration, cancel=cancel or CancelToken(),
+        on_progress=on_progress or _ignore_progress, on_stream=on_stream or _ignore_stream,
+        logger=logging.getLogger(f"modrag.node.{node_id}"), work_dir=work_dir or work_home(),
+        run_inputs=run_inputs if run_inputs is not None else {}, resources=resources)
+
+
+def _ignore_progress(fraction: float | None, message: str) -> None:
+    return None
+
+
+def _ignore_stream(text: str) -> None:
+    return None
 
 
 class NodeType:
@@ -182,10 +262,12 @@ class NodeType:
         collection), for the trust list; ``outside(path)`` says whether a path is outside."""
         return []
 
-    def search_ahead(self, params: Any, inputs: dict[str, Any], texts: list[str]) -> int:
-        """An evaluation's hook: search all ``texts`` at once from this visit's ``inputs``,
-        so each question's run finds its results memoised; returns how many were searched
-        (0: the node does not search ahead)."""
+    def search_ahead(self, params: Any, inputs: dict[str, Any], texts: list[str],
+                     resources: Resources | None = None) -> int:
+        """An evaluation's hook: search all ``texts`` at once from this visit's ``inputs``
+        into the memo open in ``resources`` (the runs'), so each question's run finds its
+        results memoised; returns how many were searched (0: the node does not search
+        ahead)."""
         return 0
 
     def param_listing(self, params: Any, name: str) -> Any | None:

@@ -1,19 +1,19 @@
 """Models and memos that runs reuse: one bounded, evictable service (part of the node API).
 
 Loading an embedder, a reranker or a chat model takes seconds, so nodes keep what they load
-for the next run. They keep it here and nowhere else: ``ctx.resources`` (or
-:func:`current_resources` in helpers that have no ``NodeContext``) is the service of the run
-in progress; an executor brings its own (a studio session, a server process, one run) and the
-process has a default. The service is bounded (least recently used models go first) and
-can be emptied on demand (the studio's "Unload models"), and it holds the memos an
-evaluation opens for its precomputed query vectors and searches. An evaluation that runs
-several questions at once says so (:meth:`Resources.concurrent`), so that a model that can
-serve requests together (llama.cpp's slots) is loaded with that many.
+for the next run. They keep it here and nowhere else: ``ctx.resources`` is the service of the
+run in progress (a node's helpers take it as an argument); an executor brings its own (a
+studio session, a server process, one run) and the process has a default
+(:func:`process_resources`, for work outside a run that names none). The service is
+bounded (least recently used models go first) and can be emptied on demand (the studio's
+"Unload models"), it holds the memos an evaluation opens for its precomputed query vectors
+and searches, and the stores its runs opened (handles, closed when it is emptied). An
+evaluation that runs several questions at once says so (:meth:`Resources.concurrent`), so
+that a model that can serve requests together (llama.cpp's slots) is loaded with that many.
 """
 
 from __future__ import annotations
 
-import contextvars
 import ctypes
 import gc
 import os
@@ -82,6 +82,7 @@ class Resources:
         self._loading: dict[tuple[str, Hashable], threading.Lock] = {}
         self._memos: dict[str, MemoStack] = {}
         self._concurrent: list[int] = []  # what each open ``concurrent`` block asked for
+        self._handles: dict[tuple[str, Hashable], tuple[Any, Callable[[Any], None]]] = {}
 
     @property
     def concurrent_runs(self) -> int:
@@ -151,13 +152,53 @@ class Resources:
 
     def unload(self, kind: str | None = None) -> list[Resident]:
         """Forget every object (of ``kind``, or all), release them and give the memory back
-        to the system where the allocator allows; returns what was unloaded."""
+        to the system where the allocator allows; returns what was unloaded. Open handles
+        of ``kind`` (all: every one) are closed too."""
         with self._lock:
             gone = [e for slot, e in self._held.items() if kind is None or slot[0] == kind]
             for entry in gone:
                 del self._held[(entry.kind, entry.key)]
         _release(gone)
+        self.close_handles(kind)
         return gone
+
+    def handle(self, kind: str, key: Hashable, open_: Callable[[], T],
+               close: Callable[[T], None]) -> T:
+        """The open handle under (``kind``, ``key``) (a store's client, a connection),
+        opened with ``open_()`` the first time and closed with ``close`` by
+        :meth:`close_handles` or :meth:`unload`. Handles hold files and connections, not
+        memory: they are not counted against the bound on models."""
+        slot = (kind, key)
+        with self._lock:
+            held = self._handles.get(slot)
+            if held is not None:
+                return held[0]
+            gate = self._loading.setdefault(slot, threading.Lock())
+        with gate:
+            with self._lock:
+                held = self._handles.get(slot)
+                if held is not None:
+                    return held[0]
+            value = open_()
+            with self._lock:
+                self._handles[slot] = (value, close)
+                self._loading.pop(slot, None)
+        return value
+
+    def open_handles(self, kind: str | None = None) -> list[tuple[str, Hashable]]:
+        """(kind, key) of every open handle (of ``kind``)."""
+        with self._lock:
+            return [slot for slot in self._handles if kind is None or slot[0] == kind]
+
+    def close_handles(self, kind: str | None = None) -> int:
+        """Close every open handle (of ``kind``); returns how many were closed."""
+        with self._lock:
+            gone = [(slot, self._handles.pop(slot)) for slot in list(self._handles)
+                    if kind is None or slot[0] == kind]
+        for _, (value, close) in gone:
+            with suppress(Exception):  # a failed close must not stop the others
+                close(value)
+        return len(gone)
 
     def resident(self) -> list[Resident]:
         """What is held now, least recently used first (values not included)."""
@@ -237,8 +278,6 @@ def resident_bytes() -> int:
 
 _process_resources: Resources | None = None
 _process_lock = threading.Lock()
-_current: contextvars.ContextVar[Resources | None] = contextvars.ContextVar(
-    "modrag_resources", default=None)
 
 
 def process_resources() -> Resources:
@@ -250,19 +289,6 @@ def process_resources() -> Resources:
         return _process_resources
 
 
-def current_resources() -> Resources:
-    """The service of the run in this context, else the process's."""
-    return _current.get() or process_resources()
-
-
-@contextmanager
-def using_resources(resources: Resources | None) -> Iterator[None]:
-    """Make ``resources`` the current service for the block (None: leave it as it is)."""
-    if resources is None:
-        yield
-        return
-    token = _current.set(resources)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+def given_or_process(resources: Resources | None) -> Resources:
+    """``resources`` when given, else the process's service (work outside a run)."""
+    return resources if resources is not None else process_resources()

