@@ -45,6 +45,7 @@ from modrag_studio.evaluation.scorecard.figures import headline  # noqa: E402
 
 REPLIES: dict[str, list[str]] = {}  # question -> the model's replies, attempt by attempt
 CALLS: dict[str, int] = {}
+GENERATE_NODES = ("generate",)  # basic_rag's node that calls the model
 DEMO_SET = ROOT / "resources" / "sample_corpus" / "eval_questions.jsonl"
 
 
@@ -111,7 +112,10 @@ def replay(doc: GraphDocument, questions: list[EvalQuestion], rows: dict[str, di
         if q.id not in rows:
             continue
         CALLS.pop(q.question, None)
-        result = executor.run(doc, {**(inputs or {}), "question": q.question})
+        # the model's node always runs: a reply cached by an earlier replay would skip the
+        # count of attempts, and a later attempt would get the first reply again
+        result = executor.run(doc, {**(inputs or {}), "question": q.question},
+                              rerun=GENERATE_NODES)
         answer = result.outputs.get("answer")
         text = answer.text if answer is not None else ""
         refused = bool(answer is not None and (answer.fallback or is_refusal(answer)))

@@ -34,6 +34,14 @@ def content_words(text: str, fillers: tuple[str, ...] = ()) -> list[str]:
     return [w for w in split(stripped, han="chars") if w not in skip]
 
 
+def _written_forms(fact_n: str) -> tuple[str, ...]:
+    """A fact as written, and its English plural when it ends on a letter word ("Monday"
+    is stated by "on Mondays")."""
+    if re.search(r"[a-z]{3,}$", fact_n):
+        return fact_n, fact_n + "s", fact_n + "es"
+    return (fact_n,)
+
+
 def fact_found(fact: str, answer_text: str, fillers: Iterable[str] = ()) -> bool:
     """Whether ``answer_text`` states ``fact``.
 
@@ -45,7 +53,7 @@ def fact_found(fact: str, answer_text: str, fillers: Iterable[str] = ()) -> bool
     """
     fillers = tuple(fillers)
     fact_n, answer_n = normalise(fact), normalise(answer_text)
-    if fact_n and contains_phrase(answer_n, fact_n):
+    if fact_n and any(contains_phrase(answer_n, form) for form in _written_forms(fact_n)):
         return True
     fact_quantities = quantities(fact, fillers)
     if fact_quantities:
@@ -76,13 +84,24 @@ def fact_recall(expected_facts: Sequence[Sequence[str]], answer_text: str,
 
 # --- refusals --------------------------------------------------------------------------
 
+_SOURCE_WORDS = ("evidence|documents?|docs|context|texts?|passages?|sources?|blocks?|excerpts?"
+                 "|information|materials?|records?|data")
 REFUSAL_PATTERNS = (
     r"\bi (?:do not|don't) know\b", r"\b(?:cannot|can't|can ?not|unable to) (?:be )?"
     r"(?:answer|determine|find|tell|say|provide)", r"\bnot (?:enough|sufficient) information\b",
     r"\b(?:no|insufficient) (?:relevant )?(?:information|evidence|data)\b",
-    r"\b(?:does|do) not (?:contain|mention|say|support|provide|include|specify)",
-    r"\b(?:doesn't|don't) (?:contain|mention|say|support|provide|include|specify)",
-    r"\bnot (?:mentioned|stated|specified|provided|found|available|covered)\b",
+    r"\b(?:does not|do not|doesn't|don't) (?:mention|say|specify|state)\b",
+    # "does not support / contain …" declines only when the evidence is what lacks it: "The
+    # library does not support Python 2" is an answer, "The documents do not contain …" is not
+    rf"\b(?:{_SOURCE_WORDS})\b(?:\s+[\w'-]+){{0,3}}\s+"
+    r"(?:does not|do not|doesn't|don't) (?:contain|support|provide|include|cover|answer)\b",
+    r"\bnot (?:mentioned|stated|specified)\b",
+    # "not found / provided / available" likewise: "raises KeyError if the key is not found"
+    # is an answer; "not found in the documents", "the information is not available" are not
+    rf"\bnot (?:provided|found|available|covered|given) (?:in|by) (?:the |any |these )?"
+    rf"(?:{_SOURCE_WORDS})\b",
+    rf"\b(?:{_SOURCE_WORDS})\b(?:\s+[\w'-]+){{0,3}}\s+(?:is|are) not "
+    r"(?:provided|found|available|covered|given)\b",
     r"\bthere is no (?:mention|information|record)\b", r"\bnone of the documents\b",
     r"无法回答", r"无法确定", r"无法找到", r"不知道", r"没有(?:提到|提及|相关|找到|关于|足够)",
     r"未(?:提及|提到|找到|说明|记载)", r"(?:证据|文档|资料|材料)中?(?:没有|并未|未)", r"不清楚",

@@ -31,14 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from modrag_nodes.grounding.claims import (
+    CITATION,
     Block,
     claim_found,
     extract_claims,
+    is_identifier,
     key_terms,
     spellings,
 )
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.text.normalise import normalise as flat
+from modrag_nodes.text.normalise import normalise_map
+from modrag_nodes.text.scripts import is_han
 from modrag_nodes.text.words import contains_phrase, word_count
 from modrag_studio.engine.core.node import Claim, ScoredChunk
 
@@ -46,6 +50,9 @@ ENTITY_KINDS = ("identifier", "name")
 CARRY_BACK = 3  # sentences a value's sentence may continue (antecedents)
 BRIDGE_HOPS = 2  # shared names a pairing may pass through within a block
 LEAD_WORDS = 3  # a sentence whose first name starts within this many words is about it
+MIN_TITLE = 2  # a document title this long (characters) written in a question is a subject
+TERM_SHARE = 0.5  # an answer whose located terms are beside other subjects more than this …
+MIN_TERMS = 2  # … and at least this many of them, states what another subject's text says
 _LINES = re.compile(r"[^\n]+")
 # a line that stands alone: a table row, a list item, a heading
 _OWN_LINE = re.compile(r"^\s*(?:\||[-*+] |\d{1,3}[.)] |#)", re.MULTILINE)
@@ -102,6 +109,20 @@ class Mismatch:
                 f"not beside {self.asked}")
 
 
+def describe_mismatches(mismatches: list[Mismatch], most: int = 4) -> str:
+    """One clause per block and subject: "block [2] names 双翼豆, 翅果木 beside 盾柱木, not
+    beside 马来穿山甲" (at most ``most`` values each)."""
+    groups: dict[tuple[int, str, tuple[str, ...]], list[str]] = {}
+    for m in mismatches:
+        groups.setdefault((m.block, m.asked, tuple(m.instead[:3])), []).append(m.claim.text)
+    clauses = []
+    for (block, asked, instead), values in groups.items():
+        named = ", ".join(dict.fromkeys(values[:most])) + (" …" if len(values) > most else "")
+        beside = " and ".join(instead) or "other things"
+        clauses.append(f"block [{block}] names {named} beside {beside}, not beside {asked}")
+    return "; ".join(clauses)
+
+
 def _entities(text: str, aliases: list[set[str]]) -> dict[str, tuple[str, int]]:
     """The identifiers, names and dictionary entities of ``text``: normalised -> (as written,
     where it starts in ``flat(text)``), in reading order."""
@@ -134,6 +155,9 @@ def document_words(item: ScoredChunk) -> set[str]:
         stem = PurePath(name or "").stem
         if stem:
             words.add(flat(stem))
+    title = item.chunk.metadata.get("title")
+    if isinstance(title, str) and title.strip():
+        words.add(flat(title.strip()))
     for heading in item.chunk.metadata.get("heading_path") or []:
         if isinstance(heading, str) and heading.strip():
             words.add(flat(heading.strip("# ")))
@@ -194,7 +218,21 @@ def question_subjects(question: str, items: list[ScoredChunk],
     for term in key_terms(question):
         if term in documents and not any(term in s.spellings for s in subjects.values()):
             subjects[term] = Subject(term, frozenset({term}), "document")
+    for title in sorted(document_titles(items), key=len, reverse=True):
+        if (len(title) >= MIN_TITLE and contains_phrase(norm, title)
+                and not any(title in s.name or s.name in title for s in subjects.values())):
+            subjects[title] = Subject(title, frozenset({title}), "document")
     return list(subjects.values())
+
+
+def document_titles(items: list[ScoredChunk]) -> set[str]:
+    """The titles of the evidence's documents (a loader's title, else none), normalised."""
+    titles = set()
+    for item in items:
+        title = item.chunk.metadata.get("title")
+        if isinstance(title, str) and title.strip():
+            titles.add(flat(title.strip()))
+    return titles
 
 
 def _linked(index: int, sentences: list[EvidenceSentence],
@@ -224,6 +262,70 @@ def answer_sentence_of(answer: str) -> Callable[[int], int]:
     cuts = sorted({end for _, end in sentence_spans(answer)}
                   | {m.end() for m in re.finditer(r"\n", answer)})
     return lambda offset: bisect.bisect_right(cuts, offset)
+
+
+def answer_terms(answer: str, question: str, languages: str = "zh") -> list[Claim]:
+    """The content words of ``answer`` that ``question`` does not write, as claims of kind
+    ``term`` with their spans: the plain nouns ("双翼豆", "腺体") a name check cannot see
+    where no capital letter marks a name. ``languages``: "zh" for Chinese words only, "all"
+    for English words too."""
+    masked = CITATION.sub(lambda m: " " * len(m.group(0)), answer)
+    norm, index = normalise_map(masked)
+    asked = flat(question)
+    asked_terms = set(key_terms(question))
+    found: list[Claim] = []
+    for term in key_terms(masked):
+        if (term in asked_terms or contains_phrase(asked, term) or is_identifier(term)
+                or languages == "zh" and not all(is_han(ch) for ch in term)):
+            continue
+        at = norm.find(term)
+        if at >= 0:
+            first, last = index[at], index[at + len(term) - 1] + 1
+            found.append(Claim(text=answer[first:last], kind="term", start=first, end=last))
+    return found
+
+
+def misaligned_terms(terms: list[Claim], question: str, items: list[ScoredChunk],
+                     aliases: list[set[str]]) -> list[Mismatch]:
+    """The ``answer_terms`` written only beside other subjects than the question's, when they
+    are more than ``TERM_SHARE`` of the terms the evidence writes (and ``MIN_TERMS`` or
+    more): one plain word may stand anywhere; an answer most of whose words come from text
+    about another subject states what that text says of it. Empty when the question names
+    no subject the evidence writes."""
+    if not question or not items or not terms:
+        return []
+    sentences = evidence_sentences(items, aliases)
+    written = [subject for subject in question_subjects(question, items, aliases)
+               if any(s.names(set(subject.spellings)) for s in sentences)]
+    if not written:
+        return []
+    every_spelling = set().union(*(s.spellings for s in written))
+    located: list[tuple[Claim, list[EvidenceSentence], bool]] = []
+    for term in terms:
+        key = flat(term.text)
+        if any(key in s or s in key for s in every_spelling):
+            continue
+        holding = [i for i, s in enumerate(sentences) if contains_phrase(s.text, key)]
+        if holding:
+            linked = [_linked(i, sentences, {key}) for i in holding]
+            about = any(s.names(every_spelling) for group in linked for s in group)
+            located.append((term, linked[0], about))
+    astray = [(term, linked) for term, linked, about in located if not about]
+    if len(astray) < MIN_TERMS or len(astray) <= TERM_SHARE * len(located):
+        return []
+    return [Mismatch(term.model_copy(update={"verdict": "evidence"}), linked[0].block,
+                     written[0].name, _about_instead(linked, {flat(term.text)}))
+            for term, linked in astray]
+
+
+def _about_instead(linked: list[EvidenceSentence], value: set[str]) -> list[str]:
+    """What a value's sentences speak of: their names, else their document's words (a title
+    before a file or record id)."""
+    names = list(dict.fromkeys(s.spelt[e] for s in linked for e in s.spelt if e not in value))
+    if names:
+        return names
+    words = sorted(linked[0].context, key=lambda w: (bool(re.search(r"\d", w)), len(w), w))
+    return words[:1]
 
 
 def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
@@ -275,9 +377,6 @@ def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
     for n, (claim, value, linked) in enumerate(values):
         if n in aligned:
             continue
-        first = linked[0][0]
-        instead = list(dict.fromkeys(
-            s.spelt[e] for s in linked[0] for e in s.spelt if e not in value)
-        ) or sorted(first.context)[:1]
-        found.append(Mismatch(claim, first.block, written[0].name, instead))
+        found.append(Mismatch(claim, linked[0][0].block, written[0].name,
+                              _about_instead(linked[0], value)))
     return found

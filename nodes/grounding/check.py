@@ -25,7 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
-from modrag_nodes.grounding.alignment import Mismatch, document_words, misaligned
+from modrag_nodes.grounding.alignment import (
+    Mismatch,
+    answer_terms,
+    describe_mismatches,
+    document_words,
+    misaligned,
+    misaligned_terms,
+)
 from modrag_nodes.grounding.claims import (
     Block,
     absent_terms,
@@ -120,13 +127,21 @@ class GroundingParams(BaseModel):
                           "document) in one evidence sentence, or in sentences joined by a "
                           "shared name; a value written only beside other subjects is a "
                           "mismatch ('block [2] names X beside Y, not beside Z')")
+    term_alignment: Literal["off", "zh", "all"] = Field(
+        "zh", description="With alignment: the answer's content words the question does not "
+                          "write are aligned too, and an answer most of whose words the "
+                          "evidence writes only beside other subjects is a mismatch (zh: "
+                          "Chinese words, where no capital letter marks a name; all: English "
+                          "words too)")
     require_citation: bool = Field(
         True, description="An answer that states something and cites no evidence block "
                           "(no valid [n]) is ungrounded: it is never shown as grounded")
     asked_value: bool = Field(
         True, description="A question that asks for a price, a count or a date, answered "
-                          "with no number or date that could be one, is ungrounded (the "
-                          "retry says so; after it, the refusal)")
+                          "with no number or date that could be one, or for a flag, option, "
+                          "command or variable, answered with no name written as code "
+                          "(`x`, --flag, NAME_X, a.b, f()), is ungrounded (the retry says "
+                          "so; after it, the refusal)")
 
 
 class GroundingCheck(NodeType):
@@ -205,7 +220,14 @@ class GroundingCheck(NodeType):
         refused = is_refusal(answer)
         mismatches = (misaligned(claims, question, items, aliases, answer.text)
                       if params.alignment and question and not refused else [])
-        claims = _mark_mismatches(claims, mismatches)
+        if mismatches or not params.alignment or params.term_alignment == "off" or refused:
+            strays = []
+        else:
+            strays = misaligned_terms(
+                answer_terms(answer.text, question, params.term_alignment), question, items,
+                aliases)
+        mismatches = [*mismatches, *strays]
+        claims = _mark_mismatches([*claims, *(m.claim for m in strays)], mismatches)
         if params.scope == "evidence":
             missing = [c for c in claims if c.verdict in ("missing", "mismatch")]
         else:
@@ -244,7 +266,7 @@ class GroundingCheck(NodeType):
             port = "ungrounded"
         else:
             port = "grounded"
-        reason = ("; ".join(m.describe() for m in mismatches)
+        reason = (describe_mismatches(mismatches)
                   if mismatches and port == "ungrounded"
                   else NO_CITATION if uncited and port == "ungrounded" and not missing
                   else "the answer repeats the question" if echoed and port == "ungrounded"

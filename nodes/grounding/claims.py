@@ -33,10 +33,16 @@ from modrag_nodes.text.numbers import (
 )
 from modrag_nodes.text.scripts import HAN, is_han, language_of
 from modrag_nodes.text.stopwords import question_stop_words, word_list
-from modrag_nodes.text.words import LETTER_WORD, bigrams, contains_phrase, loaded_jieba
+from modrag_nodes.text.words import (
+    LETTER_WORD,
+    bigrams,
+    chinese_action_words,
+    contains_phrase,
+    loaded_jieba,
+)
 from modrag_studio.engine.core.node import Claim
 
-_CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
+CITATION = re.compile(r"\[[^\[\]\n]{1,40}\]|【[^【】\n]{1,40}】|［[^［］\n]{1,40}］")
 # a block named in prose ("found in evidence blocks 3 and 4", "证据块 2"): a citation, not a
 # number the answer states (small models write them instead of, or beside, "[3]")
 _BLOCK_REFERENCE = re.compile(
@@ -122,7 +128,7 @@ def spellings(claim_norm: str, aliases: list[set[str]]) -> set[str]:
 def extract_claims(answer: str) -> list[Claim]:
     """The claims of ``answer`` in reading order, with spans into ``answer``. Citations
     (``[1]``, ``[doc_id]``, "evidence block 3" in prose) and list markers are not claims."""
-    masked = _CITATION.sub(lambda m: " " * len(m.group(0)), answer)
+    masked = CITATION.sub(lambda m: " " * len(m.group(0)), answer)
     masked = _BLOCK_REFERENCE.sub(lambda m: " " * len(m.group(0)), masked)
     masked = _LIST_MARK.sub(lambda m: " " * len(m.group(0)), masked)
     norm, index = normalise_map(masked)
@@ -289,11 +295,14 @@ def absent_terms(question: str, blocks: list[Block], raw_blocks: list[str],
     in a Chinese block); identifiers are judged always."""
     scripts = {language_of(text) for text in raw_blocks}
     norm, index = normalise_map(question)
+    # a Chinese question's verbs and adjectives say how it asks; documents write them in other
+    # words (担任 as 任, 擅长 as 善于): only its nouns and names must be written
+    actions = chinese_action_words(norm) if any(is_han(ch) for ch in norm) else set()
     absent = []
     for term in key_terms(question, extra_stop_words):
         identifier = is_identifier(term)
         script = "zh" if is_han(term) else "en"
-        if not identifier and scripts - {script}:
+        if not identifier and (scripts - {script} or term in actions):
             continue
         if not term_present(term, blocks, aliases):
             at = norm.find(term)

@@ -152,6 +152,14 @@ _ASKS_DATE = re.compile(
 _DATE_WORDS = re.compile(  # a year (1227年, 1997), a century or era, a clock hour (六点, 9时)
     rf"(?<![0-9\-])(?:1\d{{3}}|20\d{{2}})(?![0-9\-])|[0-9{CN_NUMERALS}]+\s*(?:年|世纪|点|时)"
     r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|bc|ad)\b")
+# a technical question that asks for a name of code: an answer must write one (`x`, --flag,
+# NAME_IN_CAPS, snake_case, dotted.name, call(), CamelCase)
+_ASKS_CODE = re.compile(
+    r"\b(?:which|what)\s+(?:[\w-]+\s+){0,3}?(?:flags?|options?|commands?|"
+    r"environment variables?|variables?|arguments?|parameters?|keywords?|switch(?:es)?)\b")
+_CODE = re.compile(
+    r"`[^`\n]+`|(?<![\w-])--?[a-z][\w-]*|\b[A-Za-z]\w*_\w+\b|\b\w+\(\)"
+    r"|\b[a-z_]\w*\.[a-z_]\w*\b|\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b")
 _TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
 # a number as the answer metrics read one (digits, 五百, "five"), or a count word
 _NUMBER_WORD = re.compile(NUMBER + r"|\b(?:thousand|dozen)\b")
@@ -174,6 +182,8 @@ def missing_asked_value(question: str, answer: str) -> str:
         if any(c.kind in ("number", "quantity") for c in claims):
             return ""
         return "" if _NUMBER_WORD.search(flat(_without_negations(answer))) else "a number"
+    if _ASKS_CODE.search(q_norm) and not _CODE.search(_without_negations(answer)):
+        return "a name of code (a flag, option, command or variable)"
     if _ASKS_DATE.search(q_norm):
         if any(c.kind == "date" for c in claims) or _DATE_WORDS.search(flat(answer)):
             return ""

@@ -73,6 +73,25 @@ def loaded_jieba():  # noqa: ANN201 - jieba has no types
     return jieba
 
 
+#: jieba's part-of-speech tags of the words that say how something is done or is (verbs,
+#: adjectives, adverbs), not what it is about
+_ACTION_TAGS = frozenset(("v", "vd", "vi", "vg", "a", "ad", "ag", "d"))
+
+
+def chinese_action_words(text: str) -> set[str]:
+    """The verbs, adjectives and adverbs of ``text``'s Chinese, as jieba tags them ("担任",
+    "擅长"); empty when jieba is not installed."""
+    try:
+        loaded_jieba()
+    except ImportError:
+        return set()
+    import jieba.posseg as posseg
+
+    with _jieba_lock:
+        tagged = posseg.lcut(text)
+    return {w.word for w in tagged if w.flag in _ACTION_TAGS and HAN_RUN.fullmatch(w.word)}
+
+
 def word_count(text: str) -> int:
     """Words of ``text``: its Latin words, and its Chinese characters two to a word (a run of
     three counts two)."""

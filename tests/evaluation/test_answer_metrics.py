@@ -63,6 +63,13 @@ def test_quantities_read_full_width_digits_chinese_numerals_and_ignore_ids():
     assert quantities("５００小时，四十分钟，CNC-A01 h") == [(500.0, "h"), (40.0, "min")]
 
 
+def test_a_fact_word_is_stated_by_its_plural_but_not_by_a_longer_word():
+    assert fact_found("Monday", "New versions are released on Mondays.")
+    assert fact_found("batch", "It applies several edits in batches.")
+    assert not fact_found("Monday", "It is released on Mondayish dates.")
+    assert not fact_found("py311", "It targets py3110.")
+
+
 def test_fact_recall_counts_an_item_when_any_alternative_is_stated():
     facts = [["王芳", "Wang Fang"], ["CNC-A01"], ["every 3 months"]]
     recall, missed = fact_recall(facts, "Li Na's mentor is Wang Fang, who runs CNC-A01.")
@@ -77,8 +84,16 @@ def test_fact_recall_counts_an_item_when_any_alternative_is_stated():
     ("文档中没有提到首席执行官。", True),
     ("无法回答这个问题。", True),
     ("证据没有说。[1]", True),  # the prompt's refusal sentence, written in Chinese
+    ("The information is not available in the provided evidence.", True),
+    ("This is not found in the documents.", True),
+    ("The evidence blocks do not cover the licence price.", True),
     ("LP-07 is serviced every 500 hours.", False),
     ("李娜负责空压机 AC-05。", False),
+    # an answer that states what a thing does not do is an answer, not a refusal
+    ("The 2.x series does not support Python 2; use 1.9.", False),
+    ("Batch mode copies the table, because SQLite does not support ALTER in place.", False),
+    ("get() returns None when the key is not found.", False),
+    ("If no value is provided, the default of 0.1 seconds is used.", False),
 ])
 def test_refusals_are_recognised_in_english_and_chinese(text, refused):
     assert is_refusal(text) is refused

@@ -221,6 +221,14 @@ def test_a_price_question_answered_without_a_price_is_sent_back(run_node) -> Non
     ("蓝帐汗国形成于什么时候？", "蓝帐汗国形成于1227年前后。[2]", ""),
     ("When was the abbey founded?", "It was founded in 1132. [1]", ""),
     ("When was the abbey founded?", "In the 12th century. [1]", ""),
+    ("What flag do the wheels declare?", "The full API works on 3.14t. [1]",
+     "a name of code (a flag, option, command or variable)"),
+    ("What flag do the wheels declare?", "They declare `Py_MOD_GIL_NOT_USED`. [1]", ""),
+    ("Which environment variables skip the C build?", "MULTIDICT_NO_EXTENSIONS=1 [1]", ""),
+    ("Which option picks the installer?", "The --installer option [2].", ""),
+    ("Which command starts the server?", "Run transformers.serve() [2].", ""),
+    ("Which command starts the server?", "It is started from the shell [2].",
+     "a name of code (a flag, option, command or variable)"),
 ])
 def test_the_value_asked_for(question, text, missing) -> None:
     assert missing_asked_value(question, text) == missing
@@ -238,3 +246,17 @@ def test_an_entity_type_of_the_dictionary_is_no_key_term(run_node, dictionary) -
     out = run_node(GroundingCheck, {**words, "aliases_file": dictionary}, answer=answer)
     assert list(out) == ["grounded"] and out["grounded"].absent_terms == []
     assert type_words(dictionary_entities(dictionary)) == ["person", "persons", "site", "sites"]
+
+
+def test_a_chinese_questions_verbs_need_not_be_written_but_its_nouns_must() -> None:
+    """Documents restate how a question asks (担任 as 任, 擅长 as 善于); what it asks about
+    (首席执行官, a freight company) must be written."""
+    from modrag_nodes.grounding.claims import Block, absent_terms
+
+    def absent(question: str, text: str) -> list[str]:
+        return absent_terms(question, [Block.of(text)], [text], [])
+
+    bio = "1992年4月，任中共天津市大港区委副书记、代区长。佩内塔善于稳定的底线相持与网前战术。"
+    assert absent("1992年4月，罗保铭担任什么职务？", "罗保铭" + bio) == ["职务"]
+    assert absent("佩内塔擅长什么战术？", bio) == []
+    assert absent("诺维尔的首席执行官是谁？", "诺维尔的总经理是张敏。") == ["首席", "执行官"]
