@@ -11,7 +11,8 @@ from PySide6.QtWidgets import QApplication
 
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.ui.canvas.editor_extras import compatible_types, fragment_corner
+from modrag_studio.engine.edit.clipboard import fragment_corner
+from modrag_studio.ui.canvas.editor_extras import compatible_types
 
 pytestmark = pytest.mark.ui
 

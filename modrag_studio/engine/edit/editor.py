@@ -8,7 +8,6 @@ every edit, undo, redo or reset and mirror the difference (the canvas, the probl
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,9 +30,8 @@ from modrag_studio.engine.core.document import (
 from modrag_studio.engine.core.errors import ConnectionRefused, ModragError, UnknownNodeType
 from modrag_studio.engine.core.registry import NodeRegistry
 from modrag_studio.engine.core.validation import carried_problem, connection_problem
+from modrag_studio.engine.edit.clipboard import fragment_text, with_fragment
 from modrag_studio.engine.layout.auto_layout import with_auto_layout
-
-CLIPBOARD_KIND = "modrag-studio/fragment"
 
 
 class ParamRejected(ModragError):
@@ -534,63 +532,21 @@ class GraphEditor:
             "notes": [n for n in layout.notes if n.id not in gone],
         })))
 
-    # --- clipboard -------------------------------------------------------------------------
+    # --- clipboard (the fragment format lives in ``clipboard``) ----------------------------
 
     def copy(self, node_ids: list[str]) -> str:
         """The selected nodes and the edges between them as JSON text for the clipboard."""
-        chosen = set(node_ids)
-        layout = self._layout()
-        data = {
-            "kind": CLIPBOARD_KIND,
-            "nodes": [n.model_dump(mode="json", exclude_none=True)
-                      for n in self._doc.nodes if n.id in chosen],
-            "edges": [e.model_dump(mode="json", by_alias=True, exclude_none=True)
-                      for e in self._doc.edges
-                      if e.source_node in chosen and e.target_node in chosen],
-            "positions": {k: [v.x, v.y] for k, v in layout.nodes.items() if k in chosen},
-        }
-        return json.dumps(data)
+        return fragment_text(self._doc, node_ids)
 
     def paste(self, text: str, offset: tuple[float, float] = (40.0, 40.0)) -> list[str]:
         """Insert a copied fragment with fresh ids; returns the new node ids (empty if none)."""
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, TypeError):
+        pasted = with_fragment(self._doc, text, offset, known=self.registry.__contains__,
+                               new_id=self.new_node_id)
+        if pasted is None:
             return []
-        if not isinstance(data, dict) or data.get("kind") != CLIPBOARD_KIND:
-            return []
-        taken = set(self._doc.node_ids())
-        mapping: dict[str, str] = {}
-        new_nodes: list[NodeSpec] = []
-        for raw in data.get("nodes", []):
-            spec = NodeSpec.model_validate(raw)
-            if spec.type not in self.registry:
-                continue
-            new_id = self.new_node_id(spec.type, taken)
-            taken.add(new_id)
-            mapping[spec.id] = new_id
-            new_nodes.append(spec.model_copy(update={"id": new_id}))
-        if not new_nodes:
-            return []
-        new_edges = []
-        for raw in data.get("edges", []):
-            edge = EdgeSpec.model_validate(raw)
-            if edge.source_node in mapping and edge.target_node in mapping:
-                new_edges.append(edge.model_copy(update={
-                    "source": f"{mapping[edge.source_node]}.{edge.source_port}",
-                    "target": f"{mapping[edge.target_node]}.{edge.target_port}",
-                }))
-        layout = self._layout()
-        positions = dict(layout.nodes)
-        for old_id, new_id in mapping.items():
-            x, y = data.get("positions", {}).get(old_id, (0.0, 0.0))
-            positions[new_id] = NodeLayout(x=x + offset[0], y=y + offset[1])
-        self._apply(f"paste {len(new_nodes)} node(s)", self._with(
-            nodes=[*self._doc.nodes, *new_nodes],
-            edges=[*self._doc.edges, *new_edges],
-            layout=layout.model_copy(update={"nodes": positions}),
-        ))
-        return list(mapping.values())
+        doc, new_ids = pasted
+        self._apply(f"paste {len(new_ids)} node(s)", doc)
+        return new_ids
 
     def duplicate(self, node_ids: list[str]) -> list[str]:
         return self.paste(self.copy(node_ids))

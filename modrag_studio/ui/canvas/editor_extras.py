@@ -3,7 +3,6 @@ and dropping a wire on empty canvas to add a compatible node that gets connected
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +12,6 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from modrag_studio.engine.core.ports import check_types
 from modrag_studio.engine.core.registry import NodeRegistry
-from modrag_studio.engine.edit.editor import CLIPBOARD_KIND
 from modrag_studio.ui.canvas.empty_hint import EmptyCanvasHint
 from modrag_studio.ui.canvas.view import ZOOM_STEP, Minimap, ZoomControls, zoom_by
 from modrag_studio.ui.canvas.wire_ranks import ranked_for_wire
@@ -55,21 +53,6 @@ def distinct_keys(keys: list[QKeySequence | QKeySequence.StandardKey]) -> list[Q
             if not sequence.isEmpty() and sequence not in seen:
                 seen.append(sequence)
     return seen
-
-
-def fragment_corner(text: str) -> tuple[float, float] | None:
-    """Top-left position of the nodes in copied clipboard text (None: not a fragment)."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        return None
-    if not isinstance(data, dict) or data.get("kind") != CLIPBOARD_KIND:
-        return None
-    points = [p for p in (data.get("positions") or {}).values()
-              if isinstance(p, list | tuple) and len(p) == 2]
-    if not points:
-        return None
-    return min(float(p[0]) for p in points), min(float(p[1]) for p in points)
 
 
 class EditorExtras:
