@@ -48,7 +48,8 @@ def embedded_responder(max_tokens: int = 32) -> Responder:
 
     def respond(request: dict[str, Any]) -> list[str]:
         from modrag_nodes.llm.client import LLMSpec, chat
-        from modrag_studio.engine.core.datatypes import ChatMessage
+        from modrag_studio.engine.core.node import ChatMessage, node_context
+        from modrag_studio.engine.core.resources import process_resources
 
         if "messages" in request:
             messages = [ChatMessage(role=m["role"], content=m.get("content", ""))
@@ -58,22 +59,11 @@ def embedded_responder(max_tokens: int = 32) -> Responder:
         limit = (request.get("options") or {}).get("num_predict") or max_tokens
         pieces: list[str] = []
         chat(LLMSpec(max_tokens=min(limit, max_tokens)), messages, raise_on_cancel=False,
-             ctx=_Collector(pieces))
+             ctx=node_context("fixture", "llm.generate", resources=process_resources(),
+                              on_stream=pieces.append))
         return pieces
 
     return respond
-
-
-class _Collector:
-    """A stand-in for NodeContext that keeps streamed pieces."""
-
-    def __init__(self, pieces: list[str]) -> None:
-        from modrag_studio.engine.core.node import CancelToken
-
-        self.pieces, self.cancel = pieces, CancelToken()
-
-    def stream(self, text: str) -> None:
-        self.pieces.append(text)
 
 
 def split_tokens(text: str) -> list[str]:

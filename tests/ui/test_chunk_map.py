@@ -8,6 +8,8 @@ from modrag_nodes.embedding.spec import EmbedderSpec
 from modrag_nodes.embedding.tokens import embedder_window, token_counts, warn_over_window
 from modrag_nodes.ingest.splitters import split_fixed
 from modrag_studio.engine.core.datatypes import Document
+from modrag_studio.engine.core.node import NodeContext, node_context
+from modrag_studio.engine.core.resources import process_resources
 from modrag_studio.ui.inspection.chunk_map import (
     OVER,
     OVERLAP,
@@ -36,20 +38,16 @@ def test_embedder_token_splitter_keeps_every_chunk_inside_the_window():
     assert chunks[-1].end == len(TEXT.rstrip(".")) + 1 or chunks[-1].end == len(TEXT)
 
 
-class _Ctx:
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    def warn(self, message: str) -> None:
-        self.warnings.append(message)
+def _ctx() -> NodeContext:
+    return node_context("store", "store.chroma", resources=process_resources())
 
 
 def test_store_warns_when_chunks_exceed_the_window():
-    ctx = _Ctx()
+    ctx = _ctx()
     spec = EmbedderSpec()
     assert warn_over_window(ctx, spec, ["short text", TEXT]) == 1
     assert "1 of 2 chunks" in ctx.warnings[0] and "256" in ctx.warnings[0]
-    assert warn_over_window(_Ctx(), spec, ["short text"]) == 0
+    assert warn_over_window(_ctx(), spec, ["short text"]) == 0
 
 
 def test_chunk_map_colours_overlap_and_marks_long_chunks_red(qtbot):
