@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from modrag_nodes.vectorstore.write_lock import held_by, written_here
-from modrag_studio.engine.core.errors import NodeConfigError
+from modrag_studio.engine.core.node import NodeConfigError
 
 
 def folder_health(folder: Path, collection: str, label: str,

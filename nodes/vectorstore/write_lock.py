@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from modrag_nodes.vectorstore.handles import folder_backends  # keys ("<backend>", folder)
-from modrag_studio.engine.core.errors import NodeConfigError
-from modrag_studio.engine.core.paths import env_limit
+from modrag_studio.engine.core.node import NodeConfigError, env_limit
 
 WAIT_ENV = "MODRAG_STORE_LOCK_WAIT"
 _thread_locks: dict[tuple[Any, ...], threading.Lock] = {}
