@@ -213,7 +213,7 @@ def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_pa
     data = json.loads(report.read_text())
     assert data["kept"] == 6
     assert data["generated"] == data["kept"] + sum(data["rejected"].values())
-    assert data["by_language"]["zh"]["kept"] == 1
+    assert data["by_language"]["zh"]["kept"] >= 1
     # each asks for a detail the corpus never mentions, drawn per call
     details = {d for pair in ABSENT_DETAILS for d in pair}
     assert all(any(d in r.question for d in details) for r in absent)
