@@ -1,13 +1,12 @@
 """Evaluation sets generated from a corpus with the graph's own loader and splitter, verified
 before they are kept (``generate_evalset``), with a quality report."""
 
+from modrag_studio.evaluation.generation.config import GenerationConfig, probe_backend
 from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.generator import (
     Candidate,
-    GenerationConfig,
     GenerationResult,
     generate_evalset,
-    probe_backend,
 )
 from modrag_studio.evaluation.generation.prompts import QUESTION_TYPES
 from modrag_studio.evaluation.generation.report import REASONS, QualityReport

@@ -13,18 +13,23 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
 
-from modrag_nodes.llm.client import LLMSpec, chat
+from modrag_nodes.llm.client import chat
 from modrag_nodes.text.scripts import language_of
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
-from modrag_studio.engine.core.node import CancelToken, NodeContext, node_context
-from modrag_studio.engine.core.resources import Resources, given_or_process
+from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.resources import Resources
 from modrag_studio.engine.evidence.expected import ExpectedEvidence, normalise_text
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.evaluation.generation import round_trip
+from modrag_studio.evaluation.generation.config import (
+    GenerationConfig,
+    generation_context,
+    probe_backend,
+)
 from modrag_studio.evaluation.generation.content import (
     content_chunks,
     names_any,
@@ -44,8 +49,6 @@ from modrag_studio.evaluation.generation.plan import (
     targets,
 )
 from modrag_studio.evaluation.generation.prompts import (
-    DEFAULT_TYPES,
-    QUESTION_TYPES,
     build_prompt,
     build_synonym_prompt,
     build_translate_prompt,
@@ -91,43 +94,7 @@ from modrag_studio.evaluation.generation.verify import (
 )
 
 log = logging.getLogger(__name__)
-LANGUAGES = ("auto", "en", "zh")
 GIVE_UP = 2  # a type that has had this many calls per question it owes stops asking
-
-
-@dataclass
-class GenerationConfig:
-    """What to generate: ``n`` questions of ``types`` with ``llm``; ``dense`` False skips
-    the embedding search (specificity then rests on BM25 alone)."""
-
-    n: int
-    llm: LLMSpec
-    seed: int = 0
-    types: Sequence[str] = DEFAULT_TYPES
-    language: str = "auto"
-    dense: bool = True
-    chunks: str | None = None  # NODE.PORT of the splitter output, when the graph has several
-    max_attempts: int | None = None  # model calls at most (default 4n + 20; 3n + 20 without
-    # the round trip)
-    reply_tokens: int = 96
-    round_trip: bool = True  # ask each kept question again of the passages a search finds
-    value_facts: bool = True  # single questions from sentences stating a value, asked first
-
-    def check(self) -> None:
-        if self.n < 1:
-            raise GenerationError(f"--n {self.n}: ask for at least one question")
-        unknown = [t for t in self.types if t not in QUESTION_TYPES]
-        if unknown or not self.types:
-            named = ", ".join(unknown) or "(none)"
-            raise GenerationError(f"--types: unknown question type(s) {named} "
-                                  f"(types: {', '.join(QUESTION_TYPES)})")
-        if self.language not in LANGUAGES:
-            raise GenerationError(f"--language {self.language}: use one of "
-                                  f"{', '.join(LANGUAGES)}")
-
-    @property
-    def model_name(self) -> str:
-        return f"{self.llm.backend}:{self.llm.model or 'default'}"
 
 
 @dataclass
@@ -155,28 +122,6 @@ class GenerationResult:
 Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
 
 
-def _context(cancel: CancelToken, resources: Resources | None) -> NodeContext:
-    """The context the generator's chat calls run in (models kept in ``resources``, the
-    executor's)."""
-    return node_context("evalset.generate", "evalset.generate", cancel=cancel,
-                        resources=given_or_process(resources))
-
-
-def probe_backend(llm: LLMSpec, cancel: CancelToken | None = None,
-                  resources: Resources | None = None) -> None:
-    """One tiny call, so a backend that is down fails before any work (GenerationError
-    naming the backend and the model)."""
-    spec = llm.model_copy(update={"max_tokens": 4, "retries": min(llm.retries, 1)})
-    try:
-        chat(spec, [ChatMessage(role="user", content="Reply with: OK")],
-             ctx=_context(cancel or CancelToken(), resources), stream=False)
-    except RunCancelled:
-        raise
-    except Exception as exc:
-        raise GenerationError(f"chat backend '{llm.backend}' with model "
-                              f"'{llm.model or 'default'}' does not answer: {exc}") from None
-
-
 class _Generator:
     def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
                  links: TermLinks, cancel: CancelToken, report: QualityReport,
@@ -193,7 +138,7 @@ class _Generator:
             "seed": config.seed if config.llm.seed is not None else None,
             "extra": {**config.llm.extra, "reuse_prefix": True}})  # the prompts share a prefix
         self.used_facts: set[tuple[str, str]] = set()
-        self.ctx = _context(cancel, resources)
+        self.ctx = generation_context(cancel, resources)
         self.calls = 0
 
     @cached_property
