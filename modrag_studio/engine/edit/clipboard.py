@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from modrag_studio.engine.core.document import EdgeSpec, GraphDocument, Layout, NodeLayout, NodeSpec
 
@@ -33,11 +34,8 @@ def with_fragment(doc: GraphDocument, text: str, offset: tuple[float, float], *,
     """``doc`` with the fragment ``text`` added, each node under ``new_id(type, taken)``
     and moved by ``offset``, and the new ids; None when ``text`` is no fragment or holds no
     node of a ``known`` type."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        return None
-    if not isinstance(data, dict) or data.get("kind") != CLIPBOARD_KIND:
+    data = _fragment(text)
+    if data is None:
         return None
     taken = set(doc.node_ids())
     mapping: dict[str, str] = {}
@@ -73,14 +71,22 @@ def with_fragment(doc: GraphDocument, text: str, offset: tuple[float, float], *,
 
 def fragment_corner(text: str) -> tuple[float, float] | None:
     """Top-left position of the nodes in copied clipboard text (None: not a fragment)."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
-        return None
-    if not isinstance(data, dict) or data.get("kind") != CLIPBOARD_KIND:
+    data = _fragment(text)
+    if data is None:
         return None
     points = [p for p in (data.get("positions") or {}).values()
               if isinstance(p, list | tuple) and len(p) == 2]
     if not points:
         return None
     return min(float(p[0]) for p in points), min(float(p[1]) for p in points)
+
+
+def _fragment(text: str) -> dict[str, Any] | None:
+    """The fragment ``text`` holds, read from JSON (None: not a fragment)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, TypeError):
+        return None
+    if not isinstance(data, dict) or data.get("kind") != CLIPBOARD_KIND:
+        return None
+    return data
