@@ -155,9 +155,8 @@ def document_words(item: ScoredChunk) -> set[str]:
         stem = PurePath(name or "").stem
         if stem:
             words.add(flat(stem))
-    title = item.chunk.metadata.get("title")
-    if isinstance(title, str) and title.strip():
-        words.add(flat(title.strip()))
+    if title := _title(item):
+        words.add(title)
     for heading in item.chunk.metadata.get("heading_path") or []:
         if isinstance(heading, str) and heading.strip():
             words.add(flat(heading.strip("# ")))
@@ -227,12 +226,26 @@ def question_subjects(question: str, items: list[ScoredChunk],
 
 def document_titles(items: list[ScoredChunk]) -> set[str]:
     """The titles of the evidence's documents (a loader's title, else none), normalised."""
-    titles = set()
-    for item in items:
-        title = item.chunk.metadata.get("title")
-        if isinstance(title, str) and title.strip():
-            titles.add(flat(title.strip()))
-    return titles
+    return {title for item in items if (title := _title(item))}
+
+
+def _title(item: ScoredChunk) -> str:
+    """A chunk's document title as its loader gave it, normalised ("" when none)."""
+    title = item.chunk.metadata.get("title")
+    return flat(title.strip()) if isinstance(title, str) and title.strip() else ""
+
+
+def _written_subjects(question: str, items: list[ScoredChunk], aliases: list[set[str]]
+                      ) -> tuple[list[EvidenceSentence], list[Subject]]:
+    """The evidence's sentences and the question's subjects some sentence writes; both empty
+    when none is written (the sentences are not read when the question names no subject)."""
+    subjects = question_subjects(question, items, aliases)
+    if not subjects:
+        return [], []
+    sentences = evidence_sentences(items, aliases)
+    written = [subject for subject in subjects
+               if any(s.names(set(subject.spellings)) for s in sentences)]
+    return (sentences, written) if written else ([], [])
 
 
 def _linked(index: int, sentences: list[EvidenceSentence],
@@ -294,9 +307,7 @@ def misaligned_terms(terms: list[Claim], question: str, items: list[ScoredChunk]
     no subject the evidence writes."""
     if not question or not items or not terms:
         return []
-    sentences = evidence_sentences(items, aliases)
-    written = [subject for subject in question_subjects(question, items, aliases)
-               if any(s.names(set(subject.spellings)) for s in sentences)]
+    sentences, written = _written_subjects(question, items, aliases)
     if not written:
         return []
     every_spelling = set().union(*(s.spellings for s in written))
@@ -338,12 +349,7 @@ def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
     if not question or not items or not any(c.verdict in ("cited", "evidence")
                                              for c in claims):
         return []
-    subjects = question_subjects(question, items, aliases)
-    if not subjects:
-        return []
-    sentences = evidence_sentences(items, aliases)
-    written = [subject for subject in subjects
-               if any(s.names(set(subject.spellings)) for s in sentences)]
+    sentences, written = _written_subjects(question, items, aliases)
     if not written:
         return []
     every_spelling = set().union(*(s.spellings for s in written))
