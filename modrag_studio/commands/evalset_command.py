@@ -76,8 +76,8 @@ def check_gates(summary: dict[str, Any], ranking: dict[str, dict[str, float]],
 def judge_from_flag(flag: str | None):
     if not flag:
         return None
-    from modrag_nodes.evaluation.judge import chat_asker, judge_answer
-    from modrag_nodes.llm.client import LLMSpec
+    from modrag_nodes.evaluation.api import chat_asker, judge_answer
+    from modrag_nodes.llm.api import LLMSpec
 
     backend, _, model = flag.partition(":")
     ask_model = chat_asker(LLMSpec(backend=backend, model=model))

@@ -76,12 +76,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def llm_from_flag(flag: str, host: str | None = None):
     """``BACKEND[:MODEL]`` as an LLMSpec; the embedded backend's default is the best model
     installed (Qwen2.5-Coder-1.5B when present, else SmolLM2-135M)."""
-    from modrag_nodes.llm.client import LLMSpec
+    from modrag_nodes.llm.api import LLMSpec
 
     backend, _, model = flag.partition(":")
     backend = backend.strip() or "embedded"
     if backend == "embedded" and not model.strip():
-        from modrag_nodes.llm.pickers import best_embedded_model
+        from modrag_nodes.llm.api import best_embedded_model
 
         model = best_embedded_model()
     return LLMSpec(backend=backend, model=model.strip(), host=host or None)

@@ -258,7 +258,7 @@ def laid_out(doc: Any) -> Any:
 
 def survey_folder(folder: Path) -> FolderSurvey:
     """Languages of the folder's files and the largest chunk size that fits the embedder."""
-    from modrag_nodes.ingest.loaders import LoadParams, load_documents
+    from modrag_nodes.ingest.api import LoadParams, load_documents
     from modrag_nodes.text.scripts import language_of
 
     documents, report = load_documents(folder, LoadParams())
@@ -279,8 +279,8 @@ def fitting_chunk_size(documents: list[Any], spec: Any
     Markdown chunks all fit the window of the embedder ``spec`` (an ``EmbedderSpec``),
     counted with its tokenizer; the smallest size, uncounted, when the embedder is not at
     hand."""
-    from modrag_nodes.embedding.tokens import spec_token_counts
-    from modrag_nodes.ingest.splitters import split_markdown
+    from modrag_nodes.embedding.api import spec_token_counts
+    from modrag_nodes.ingest.api import split_markdown
 
     longest, window = None, None
     for size in CHUNK_SIZES:
@@ -298,7 +298,7 @@ def fitting_chunk_size(documents: list[Any], spec: Any
 def folder_spec(chinese: bool) -> Any:
     """The ``EmbedderSpec`` of the embedder the folder's pipeline gets (``composition.
     folder_embedder``), to count its chunks' tokens with."""
-    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_nodes.embedding.api import EmbedderSpec
     from modrag_studio.composition import folder_embedder
 
     params = folder_embedder(chinese)

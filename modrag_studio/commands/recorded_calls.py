@@ -42,7 +42,7 @@ def with_recorded_calls(
 
     @functools.wraps(command)
     def run(args: argparse.Namespace) -> int:
-        from modrag_nodes.calls.cassette import Cassette, using
+        from modrag_nodes.calls.api import Cassette, using
         from modrag_studio.engine.core.errors import ModragError
 
         record, replay = args.record_calls, args.replay_calls

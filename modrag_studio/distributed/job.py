@@ -48,7 +48,7 @@ def run_index_job(request: IndexRequest, *, cancel: CancelToken | None = None,
     """Index and return the summary (mode, documents, chunks, seconds, stages, store count,
     BM25 chunks). Raises IngestGraphError (no usable ingest part), RunCancelled,
     RayUnavailable, IndexFailed or another ModragError."""
-    from modrag_nodes.vectorstore.chroma import ChromaStore
+    from modrag_nodes.vectorstore.api import ChromaStore
     from modrag_studio.distributed.plan import IngestGraphError, ingest_plan
 
     plan = ingest_plan(request.doc)

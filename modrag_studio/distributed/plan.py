@@ -35,8 +35,8 @@ class IngestTypes:
 
     @classmethod
     def of(cls, registry: NodeRegistry) -> IngestTypes:
-        from modrag_nodes.embedding.spec import EmbedderSpec
-        from modrag_nodes.retrieval.bm25 import BM25Index
+        from modrag_nodes.embedding.api import EmbedderSpec
+        from modrag_nodes.retrieval.api import BM25Index
 
         def producing(value_type: type) -> frozenset[str]:
             return registry.type_ids(where=lambda t: any(p.type is value_type
@@ -203,7 +203,7 @@ def index_locally(doc: GraphDocument, plan: IngestPlan, inputs: Mapping[str, Any
 
 def corpus_root(plan: IngestPlan, inputs: Mapping[str, Any]) -> Path:
     """The file or folder the loader reads (its graph input, else its 'path' param)."""
-    from modrag_nodes.ingest.loaders import LoadParams, resolve_path
+    from modrag_nodes.ingest.api import LoadParams, resolve_path
 
     value = inputs.get(plan.loader_input) if plan.loader_input else None
     if plan.loader_input and value in (None, ""):
@@ -238,7 +238,7 @@ def embedder_of_plan(doc: GraphDocument, plan: IngestPlan, inputs: Mapping[str, 
                      executor: Executor | None = None) -> Any:
     """The store's EmbedderSpec, made by the graph's own embed.model node (which also checks
     that the model is available here)."""
-    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_nodes.embedding.api import EmbedderSpec
 
     if plan.embedder_node is None:
         return EmbedderSpec()

@@ -69,7 +69,7 @@ class IndexSummary:
 
 def work_units(root: Path, loader: StepSpec, block_lines: int) -> list[dict[str, Any]]:
     """Files to read, a JSONL corpus cut into byte ranges of ``block_lines`` lines."""
-    from modrag_nodes.ingest.loaders import LoadParams, match_files
+    from modrag_nodes.ingest.api import LoadParams, match_files
 
     params = LoadParams.model_validate(loader.params)
     files, _ = match_files(root, params)
@@ -218,7 +218,7 @@ def _run_pipeline(ray: Any, plan: IngestPlan, root: Path, units: list[dict[str, 
 
 def merge_bm25(step: StepSpec, chunks: list[Chunk], tokens: list[list[str]]) -> Any:
     """One BM25 index from the shards' token lists (in the local chunk order)."""
-    from modrag_nodes.retrieval.bm25 import BM25Index
+    from modrag_nodes.retrieval.api import BM25Index
 
     p = step.params
     return BM25Index.from_tokens(chunks, tokens, tokenizer=bm25_tokenizer(step),
@@ -233,7 +233,7 @@ class _StoreTarget:
     ``open_for_write`` and the delete-share guard runs before anything is deleted."""
 
     def __init__(self, step: StepSpec, embedder: Any) -> None:
-        from modrag_nodes.vectorstore.chroma import ChromaParams, location
+        from modrag_nodes.vectorstore.api import ChromaParams, location
 
         self.params = ChromaParams.model_validate(step.params)
         self.step = step
@@ -247,32 +247,37 @@ class _StoreTarget:
 
     def locked(self, cancel: CancelToken | None) -> Any:
         """The collection's write lock (the one ``store.chroma`` takes)."""
-        from modrag_nodes.vectorstore.write_lock import collection_lock
+        from modrag_nodes.vectorstore.api import collection_lock
 
         return collection_lock(self.key, self.params.collection,
                                should_stop=lambda: cancel is not None and cancel.cancelled)
 
     def open(self) -> None:
         """Open the collection and mark it as being written (hold ``locked()``)."""
-        from modrag_nodes.vectorstore import chroma_store as cs
-        from modrag_nodes.vectorstore.chroma import open_for_write
+        from modrag_nodes.vectorstore.api import (
+            META_DIM,
+            client_for,
+            embedder_metadata,
+            open_for_write,
+            stored_state,
+        )
         from modrag_studio.engine.trust.store_mode import refuse_write
 
         refuse_write(f"store.chroma: collection '{self.params.collection}' would be written "
                      "by a Ray indexing job")
-        client = cs.client_for(self.key)
+        client = client_for(self.key)
         self.collection = collection = open_for_write(
             client, self.params, self.spec,
             lambda text: logging.getLogger(__name__).warning("node '%s': %s",
                                                              self.step.node_id, text))
         self.before = dict(collection.metadata or {})
-        self.initial = {} if self.remote else cs.stored_state(collection)
+        self.initial = {} if self.remote else stored_state(collection)
         # Hold blocks back while what is stored but not yet seen exceeds the delete guard.
         self.missing = set(self.initial) if self.params.delete_missing else set()
         self.pending: list[Mapping[str, Any]] | None = [] if self.missing else None
         self._flush_when_safe()
-        dim = (collection.metadata or {}).get(cs.META_DIM)
-        collection.modify(metadata=cs.embedder_metadata(self.spec, dim, "", "writing"))
+        dim = (collection.metadata or {}).get(META_DIM)
+        collection.modify(metadata=embedder_metadata(self.spec, dim, "", "writing"))
 
     def take(self, batch: Mapping[str, Any]) -> int:
         """Write a block of embedded rows to a Chroma folder (returns the rows written). While
@@ -287,7 +292,7 @@ class _StoreTarget:
         return self._flush_when_safe()
 
     def _flush_when_safe(self, deleting: int | None = None) -> int:
-        from modrag_nodes.vectorstore.chroma import delete_share_ok
+        from modrag_nodes.vectorstore.api import delete_share_ok
 
         deleting = len(self.missing) if deleting is None else deleting
         if self.pending is None or not delete_share_ok(self.params, deleting,
@@ -307,7 +312,7 @@ class _StoreTarget:
         return self._flush_when_safe(deleting)
 
     def _guard(self, deleting: int, stored: int) -> None:
-        from modrag_nodes.vectorstore.chroma import check_delete_share
+        from modrag_nodes.vectorstore.api import check_delete_share
 
         try:
             check_delete_share(self.params, deleting, stored)
@@ -323,26 +328,35 @@ class _StoreTarget:
         """Delete what the input no longer has (param 'delete_missing', within the delete
         guard) and stamp the collection as ``store.chroma`` would after synchronising these
         chunks."""
-        from modrag_nodes.vectorstore import chroma_store as cs
+        from modrag_nodes.vectorstore.api import (
+            META_DIM,
+            batches,
+            client_for,
+            content_stamp,
+            embedder_metadata,
+            input_stamp,
+            max_batch,
+            stored_state,
+        )
 
         collection = self.collection
         present = {c.chunk_id for c in chunks}
-        stored = cs.stored_state(collection)
+        stored = stored_state(collection)
         if self.params.delete_missing:
             gone = sorted(i for i in stored if i not in present)
             self._guard(len(gone), len(stored))
-            for ids in cs.batches(gone, cs.max_batch(cs.client_for(self.key))):
+            for ids in batches(gone, max_batch(client_for(self.key))):
                 collection.delete(ids=ids)
             stored = {i: h for i, h in stored.items() if i in present}
-        dim = self.dim or int((collection.metadata or {}).get(cs.META_DIM) or 0)
+        dim = self.dim or int((collection.metadata or {}).get(META_DIM) or 0)
         if not dim:
-            from modrag_nodes.embedding.models import embedding_dim
+            from modrag_nodes.embedding.api import embedding_dim
 
             dim = embedding_dim(self.spec)
         count = collection.count()
-        collection.modify(metadata=cs.embedder_metadata(
-            self.spec, dim, cs.content_stamp(stored, self.spec.model_id),
-            cs.input_stamp(chunks, self.spec.model_id, self.params.delete_missing), count))
+        collection.modify(metadata=embedder_metadata(
+            self.spec, dim, content_stamp(stored, self.spec.model_id),
+            input_stamp(chunks, self.spec.model_id, self.params.delete_missing), count))
         return count
 
     def restore(self) -> None:

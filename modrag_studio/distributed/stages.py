@@ -65,7 +65,7 @@ COUNT_WAIT_S = 5.0
 def read_units(batch: dict[str, Any], loader: StepSpec, root: str,
                run_key: str) -> dict[str, Any]:
     """A block of work units (a file, or a byte range of a JSONL file) -> document rows."""
-    from modrag_nodes.ingest.loaders import LoadParams, UnreadableFile, beir_documents, load_file
+    from modrag_nodes.ingest.api import LoadParams, UnreadableFile, beir_documents, load_file
 
     params = LoadParams.model_validate(loader.params)
     docs: list[str] = []
@@ -109,7 +109,7 @@ def split_block(batch: dict[str, Any], chain: list[StepSpec], bm25: StepSpec | N
     for step in chain:
         wired: dict[str, Any] = {}
         if step.embedder_json is not None:  # a splitter fitting chunks to the embedder
-            from modrag_nodes.embedding.spec import EmbedderSpec
+            from modrag_nodes.embedding.api import EmbedderSpec
 
             wired["embedder"] = EmbedderSpec.model_validate_json(step.embedder_json)
         outputs = run_node(step, **{_list_port(step): value}, **wired)
@@ -131,8 +131,7 @@ def _list_port(step: StepSpec) -> str:
 
 
 def bm25_tokenizer(bm25: StepSpec) -> Any:
-    from modrag_nodes.retrieval.bm25 import BM25IndexParams
-    from modrag_nodes.retrieval.tokenizers import Tokenizer
+    from modrag_nodes.retrieval.api import BM25IndexParams, Tokenizer
 
     p = BM25IndexParams.model_validate(bm25.params)
     return Tokenizer(kind=p.tokenizer, lowercase=p.lowercase, stopwords=p.stopwords,
@@ -140,7 +139,7 @@ def bm25_tokenizer(bm25: StepSpec) -> Any:
 
 
 def bm25_tokens(bm25: StepSpec, chunks: list[Chunk]) -> list[list[str]]:
-    from modrag_nodes.retrieval.bm25 import chunk_text
+    from modrag_nodes.retrieval.api import chunk_text
 
     fields = bm25.params.get("fields", "text")
     return bm25_tokenizer(bm25).tokenize_many([chunk_text(c, fields) for c in chunks])
@@ -154,12 +153,12 @@ class EmbedActor:
     def __init__(self, embedder_json: str, store: dict[str, Any] | None,
                  stored: dict[str, tuple[str, str]] | None, run_key: str,
                  threads: int = 0, pid_file: str | None = None) -> None:
-        from modrag_nodes.embedding.spec import EmbedderSpec
+        from modrag_nodes.embedding.api import EmbedderSpec
 
         if threads:
             import torch
 
-            from modrag_nodes.embedding.onnx_bert import limit_threads
+            from modrag_nodes.embedding.api import limit_threads
 
             torch.set_num_threads(threads)
             limit_threads(threads)
@@ -172,8 +171,12 @@ class EmbedActor:
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
 
-        from modrag_nodes.embedding.contracts import content_hash, record_hash
-        from modrag_nodes.embedding.nodes import EmbedChunks, EmbedChunksParams
+        from modrag_nodes.embedding.api import (
+            EmbedChunks,
+            EmbedChunksParams,
+            content_hash,
+            record_hash,
+        )
 
         if self.pid_file:  # announced when busy with a block, i.e. mid-job
             with open(self.pid_file, "a", encoding="utf-8") as fh:
@@ -215,9 +218,9 @@ class EmbedActor:
 
 def open_store_collection(store: dict[str, Any]) -> Any:
     """The store's collection (None when it does not exist yet), through the store's code."""
-    from modrag_nodes.vectorstore import chroma_store as cs
+    from modrag_nodes.vectorstore.api import client_for, get_collection
 
-    return cs.get_collection(cs.client_for(tuple(store["key"])), store["collection"])
+    return get_collection(client_for(tuple(store["key"])), store["collection"])
 
 
 # writing -------------------------------------------------------------------------------------
@@ -237,7 +240,7 @@ def upsert_rows(collection: Any, batch: dict[str, Any]) -> int:
     """Upsert the rows flagged ``embedded``; idempotent, so a retried block changes nothing."""
     import numpy as np
 
-    from modrag_nodes.vectorstore import chroma_store as cs
+    from modrag_nodes.vectorstore.api import chunk_metadata
 
     rows = [i for i, flag in enumerate(batch["embedded"]) if flag]
     if not rows:
@@ -246,7 +249,7 @@ def upsert_rows(collection: Any, batch: dict[str, Any]) -> int:
     collection.upsert(ids=[c.chunk_id for c in chunks],
                       embeddings=np.asarray(batch["vector"][rows], dtype=np.float32),
                       documents=[c.text for c in chunks],
-                      metadatas=[cs.chunk_metadata(c) for c in chunks])
+                      metadatas=[chunk_metadata(c) for c in chunks])
     return len(rows)
 
 

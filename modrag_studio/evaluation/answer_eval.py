@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from modrag_nodes.generation.fact_match import is_refusal
+from modrag_nodes.generation.api import is_refusal
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.datatypes import Answer, ScoredChunk
 from modrag_studio.engine.core.document import GraphDocument

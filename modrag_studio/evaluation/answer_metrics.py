@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from modrag_nodes.generation.fact_match import fact_recall
+from modrag_nodes.generation.api import fact_recall
 from modrag_nodes.text.words import token_count
 from modrag_studio.engine.core.datatypes import Answer, Chunk
 from modrag_studio.engine.evidence.expected import ExpectedEvidence

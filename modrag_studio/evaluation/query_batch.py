@@ -83,8 +83,8 @@ def _cacheable(doc: GraphDocument, node_id: str, registry: NodeRegistry | None) 
 
 def _embedding_nodes(doc: GraphDocument, side: set[str], executor: Executor) -> list[str]:
     """Query-side nodes that take an embedder or a vector index (checked on port types)."""
-    from modrag_nodes.embedding.spec import EmbedderSpec
-    from modrag_nodes.vectorstore.contracts import VectorIndex
+    from modrag_nodes.embedding.api import EmbedderSpec
+    from modrag_nodes.vectorstore.api import VectorIndex
 
     found = []
     for node in doc.nodes:
@@ -101,7 +101,7 @@ def _embedding_nodes(doc: GraphDocument, side: set[str], executor: Executor) -> 
 
 def _query_embedders(doc: GraphDocument, node_id: str, result: Any) -> list[Any]:
     """Embedder specs flowing into ``node_id`` (directly or inside a vector index)."""
-    from modrag_nodes.embedding.spec import EmbedderSpec
+    from modrag_nodes.embedding.api import EmbedderSpec
 
     specs: dict[str, Any] = {}
     for edge in doc.edges:
@@ -131,8 +131,7 @@ def batched_query_embeddings(
     setup runs keep out of the disk cache, as the per-query runs do.
     """
     try:
-        from modrag_nodes.embedding.memo import query_vector_memo, remember
-        from modrag_nodes.embedding.models import embed
+        from modrag_nodes.embedding.api import embed, query_vector_memo, remember
     except ImportError:  # the embedding nodes are not installed
         yield 0
         return
@@ -154,7 +153,7 @@ def batched_query_embeddings(
         yield 0
         return
     texts = [t for i, t in enumerate(texts) if not i or t in missing]  # batches as before
-    from modrag_nodes.vectorstore.search_memo import search_memo
+    from modrag_nodes.vectorstore.api import search_memo
 
     held = executor.resources  # where the per-query runs read the memos
     with query_vector_memo(held) as memo, search_memo(held):

@@ -288,6 +288,54 @@ def test_the_cycle_finder_finds_a_cycle():
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
 
 
+#: node-library packages whose every module is public (a shared library, not a node family)
+SHARED_NODE_LIBRARIES = {"text"}
+#: the application's imports, those made only for type checking included
+APPLICATION_IMPORTS = [imp for module, path in MODULES.items()
+                       if module.startswith("modrag_studio.")
+                       for imp in _imports(module, path, type_only=True)]
+
+
+def family_internals(imports: list[Import], resolve=_resolve) -> list[str]:
+    """Imports of a node family's own modules (file:line) instead of its ``api`` module."""
+    wrong = []
+    for imp in imports:
+        parts = (resolve(imp.target) or "").split(".")
+        if (parts[0] == "modrag_nodes" and len(parts) > 2
+                and parts[1] not in SHARED_NODE_LIBRARIES and parts[2] != "api"):
+            wrong.append(f"{imp.path.relative_to(ROOT)}:{imp.line}: {imp.target}")
+    return wrong
+
+
+def test_the_application_reaches_node_families_only_through_their_api():
+    """Evaluation, commands, the studio, ... import ``modrag_nodes.<family>.api``, never a
+    family's own modules (docs/writing-nodes.md); the text library is public throughout."""
+    assert family_internals(APPLICATION_IMPORTS) == []
+
+
+def test_the_internals_finder_names_the_import_and_lets_the_api_and_text_pass():
+    here = ROOT / "modrag_studio" / "x.py"
+    imports = [Import("modrag_studio.a", "modrag_nodes.vectorstore.chroma_store", here, 1),
+               Import("modrag_studio.a", "modrag_nodes.vectorstore.api.VectorIndex", here, 2),
+               Import("modrag_studio.a", "modrag_nodes.text.words.words", here, 3)]
+    assert family_internals(imports) == [
+        "modrag_studio/x.py:1: modrag_nodes.vectorstore.chroma_store"]
+
+
+def test_every_name_of_a_family_api_resolves():
+    import importlib
+
+    apis = sorted(m for m in MODULES if m.startswith("modrag_nodes.") and m.endswith(".api"))
+    assert len(apis) >= 8
+    missing = []
+    for name in apis:
+        api = importlib.import_module(name)
+        missing += [f"{name}.{attr}" for attr in api.__all__ if not hasattr(api, attr)]
+        with pytest.raises(AttributeError, match="no attribute 'not_exported'"):
+            api.not_exported  # noqa: B018
+    assert missing == []
+
+
 def test_qt_only_in_the_studio_and_nodegraphqt_only_in_its_adapter():
     wrong = []
     for imp in IMPORTS:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from modrag_nodes.llm.client import LLMSpec, chat
+from modrag_nodes.llm.api import LLMSpec, chat
 from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import RunCancelled
 from modrag_studio.engine.core.node import CancelToken, NodeContext, node_context

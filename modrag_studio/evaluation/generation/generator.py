@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
 
-from modrag_nodes.llm.client import chat
+from modrag_nodes.llm.api import chat
 from modrag_nodes.text.scripts import language_of
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import ChatMessage, Chunk

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from modrag_nodes.generation.messy_parsing import extract_json
+from modrag_nodes.generation.api import extract_json
 from modrag_nodes.text.scripts import is_han
 
 QUESTION_TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")

@@ -13,7 +13,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from modrag_nodes.generation.fact_match import fact_found, is_refusal
+from modrag_nodes.generation.api import fact_found, is_refusal
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import BARE_NUMBER, CN_NUMERALS, EN_NUMBER_WORDS, quantities
 from modrag_nodes.text.words import word_count

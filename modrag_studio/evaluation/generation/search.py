@@ -11,13 +11,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-from modrag_nodes.retrieval.bm25 import BM25Index
-from modrag_nodes.retrieval.ranking import top_indices
-from modrag_nodes.retrieval.tokenizers import Tokenizer
+from modrag_nodes.embedding.api import EmbedderSpec, embed_texts
+from modrag_nodes.retrieval.api import BM25Index, Tokenizer, top_indices
 from modrag_nodes.text.scripts import HAN_CHAR
-from modrag_nodes.vectorstore.contracts import VectorIndex
-from modrag_nodes.vectorstore.handles import stored_vectors
+from modrag_nodes.vectorstore.api import VectorIndex, stored_vectors
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import CancelToken, node_context

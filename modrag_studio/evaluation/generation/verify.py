@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from modrag_nodes.generation.fact_match import fact_found
+from modrag_nodes.generation.api import fact_found
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import DECIMAL, frequencies
 from modrag_nodes.text.scripts import HAN_CHAR, HAN_RUN, han_count, is_han, language_of

@@ -46,8 +46,7 @@ def embedder_model(values: dict[str, Any]) -> str | None:
 def measure(chunks: list[Chunk], model: str | None) -> tuple[list[ChunkSize], int | None]:
     """Each chunk's size in the model's tokens and the model's window (None: unknown)."""
     try:
-        from modrag_nodes.embedding.spec import DEFAULT_MODEL
-        from modrag_nodes.embedding.tokens import embedder_window, token_counts
+        from modrag_nodes.embedding.api import DEFAULT_MODEL, embedder_window, token_counts
 
         name = model or DEFAULT_MODEL
         counts = token_counts([c.text for c in chunks], name)

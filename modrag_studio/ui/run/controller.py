@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
-from modrag_nodes.calls.cassette import replaying
+from modrag_nodes.calls.api import replaying
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import GraphDocument

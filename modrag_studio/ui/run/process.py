@@ -16,7 +16,7 @@ import queue
 import time
 from typing import Any
 
-from modrag_nodes.calls.cassette import replaying
+from modrag_nodes.calls.api import replaying
 from modrag_studio.engine.core.document import GraphDocument, from_json_dict, to_json_dict
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import RunResult
