@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QToolButton
 
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.document import load
@@ -59,6 +60,16 @@ def test_a_sample_copy_keeps_its_relative_paths_working(main_window, qtbot, root
     main_window.save_as = lambda: called.append("save_as") or False  # the dialog, not shown
     main_window.save()
     assert called == ["save_as"] and sample.read_bytes() == before
+
+
+def test_the_canvas_zoom_buttons_stay_under_the_start_page(main_window, qtbot):
+    page = main_window.features.studio_ux.start_page
+    qtbot.waitUntil(lambda: page.isVisible())
+    view = main_window.canvas.view
+    fit = next(b for b in view.findChildren(QToolButton) if b.text() == "Fit")
+    centre = fit.mapTo(view, fit.rect().center())
+    qtbot.waitUntil(lambda: page.isAncestorOf(view.childAt(centre))
+                    or view.childAt(centre) is page)
 
 
 def test_new_graph_button_leaves_an_empty_canvas(main_window, qtbot):

@@ -228,6 +228,10 @@ class StartPage(QScrollArea):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if watched is self.parent() and event.type() == QEvent.Type.Resize:
             self.setGeometry(self.parent().rect())
+        elif (watched is self.parent() and event.type() == QEvent.Type.ChildAdded
+              and self.isVisible()):
+            # a widget laid over the canvas later (the zoom buttons) would stack above the page
+            QTimer.singleShot(0, self.raise_)
         return False
 
     def show_over_canvas(self) -> None:
