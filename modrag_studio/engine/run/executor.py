@@ -1,4 +1,7 @@
-"""Runs a validated graph: dependency order, branches, bounded loops, cache, cancel, trace."""
+"""Runs a validated graph: dependency order, branches, bounded loops, cache, cancel, trace.
+
+Which nodes a run visits is decided in ``selection``; what it hands back is a ``RunResult``
+(``result``), re-exported here."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +47,10 @@ from modrag_studio.engine.run.hooks import HookSet, RunHook
 from modrag_studio.engine.run.inputs import EdgeDelivery, Gathered, gather_inputs
 from modrag_studio.engine.run.isolation import isolate
 from modrag_studio.engine.run.pins import Pin
+from modrag_studio.engine.run.result import RunResult
 from modrag_studio.engine.run.run_notes import run_notes
 from modrag_studio.engine.run.run_state import NodeState, RunState
+from modrag_studio.engine.run.selection import select_nodes
 from modrag_studio.engine.run.trace import ErrorInfo, NodeVisit, Trace, summarize
 from modrag_studio.engine.trust.reach import absolute_path_inputs
 
@@ -55,52 +60,6 @@ __all__ = ["BadRunInput", "Executor", "RunResult"]
 
 class BadRunInput(ModragError):
     """A run was given an input name the graph does not declare."""
-
-
-@dataclass
-class RunResult:
-    """Graph outputs by name, the trace, and every node visit's full inputs and outputs.
-    ``outputs`` are private copies made when first read (``output_of`` never pays for them);
-    ``node_inputs`` and ``node_outputs`` share objects with the cache: treat them as read-only.
-    """
-
-    trace: Trace
-    node_inputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
-    node_outputs: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
-    shared_outputs: dict[str, Any] = field(default_factory=dict, repr=False)
-    registry: NodeRegistry | None = field(default=None, repr=False)  # the types that ran
-    planned: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # plan_only
-    _outputs: dict[str, Any] | None = field(default=None, repr=False)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "registry": None}  # node types are looked up where it lands
-
-    @property
-    def outputs(self) -> dict[str, Any]:
-        if self._outputs is None:
-            self._outputs = isolate(self.shared_outputs)
-        return self._outputs
-
-    @outputs.setter
-    def outputs(self, value: dict[str, Any]) -> None:
-        self._outputs = self.shared_outputs = value
-
-    @property
-    def status(self) -> str:
-        return self.trace.status
-
-    @property
-    def ok(self) -> bool:
-        return self.trace.status == "ok"
-
-    def output_of(self, node_id: str, port: str, iteration: int | None = None) -> Any:
-        """A node's output value (last visit unless ``iteration`` is given)."""
-        if iteration is None:
-            visits = [k for k in self.node_outputs if k[0] == node_id]
-            if not visits:
-                raise KeyError(f"node '{node_id}' produced nothing in this run")
-            iteration = max(i for _, i in visits)
-        return self.node_outputs[(node_id, iteration)][port]
 
 
 @dataclass
@@ -539,56 +498,17 @@ class Executor:
         for name, node_id in (("target", target), ("start_from", start_from)):
             if node_id is not None and node_id not in ids and not expanded.inner_of(node_id):
                 raise BadRunInput(f"{name}: no node '{node_id}' in the graph")
-        active = ids if target is None else _closure(topology, _members(expanded, target))
-        forced = {n for node_id in rerun for n in _members(expanded, node_id)}
-        cached_only: set[str] = set()
         interface = graph_interface(doc, self.registry)
-        if start_from is not None:
-            starts = _members(expanded, start_from)
-            forced |= starts
-            graph_inputs = {p.node_id for p in interface.inputs}
-            cached_only = _closure(topology, starts) - starts - graph_inputs
+        selection = select_nodes(expanded, topology, interface, target=target, rerun=rerun,
+                                 start_from=start_from)
         inputs = absolute_path_inputs(doc, inputs, graph_base_dir(doc, base_dir), self.registry)
         run = _Run(self, doc, inputs, HookSet([*self.hooks, *hooks]), cancel or CancelToken(),
                    run_id or uuid.uuid4().hex[:12], topology, interface, pins)
         run.memory_only = set(memory_only)
         run.plan_only = plan_only
-        if run.pins:
-            active &= (needed_nodes(topology, set(run.pins)) if target is None else set().union(
-                *(needed_nodes(topology, set(run.pins), t) for t in _members(expanded, target))))
         folder = graph_base_dir(doc, base_dir)
         run.result.trace.problems.extend(run_notes(doc, self.registry, inputs, folder))
         with (using_work_dir(self.work_dir), using_graph_folder(folder),
               cancel_scope(run.cancel)):
-            return run.execute(active, forced, cached_only)
-
-
-def _members(expanded: Expanded, node_id: str) -> set[str]:
-    """The nodes of the expanded graph a node id stands for (a subgraph: its inner nodes)."""
-    return set(expanded.inner_of(node_id)) or {node_id}
-
-
-def _closure(topology: Topology, nodes: set[str]) -> set[str]:
-    """``nodes`` and everything upstream of them."""
-    found = set(nodes)
-    for node_id in nodes:
-        found |= topology.upstream(node_id)
-    return found
-
-
-def needed_nodes(topology: Topology, pinned: set[str], target: str | None = None) -> set[str]:
-    """The nodes a run must visit when ``pinned`` nodes hand out pinned values: walking back
-    from ``target`` (or from every node nothing depends on), never past a pinned node."""
-    roots = {target} if target is not None else {
-        n for n in topology.node_ids if not topology.outgoing.get(n)}
-    needed = set(roots)
-    queue = list(roots)
-    while queue:
-        node_id = queue.pop()
-        if node_id in pinned:
-            continue
-        for edge in topology.incoming.get(node_id, []):
-            if edge.source_node not in needed:
-                needed.add(edge.source_node)
-                queue.append(edge.source_node)
-    return needed
+            return run.execute(selection.past_pins(topology, set(run.pins)), selection.forced,
+                               selection.cached_only)
