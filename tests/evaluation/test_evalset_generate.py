@@ -27,7 +27,6 @@ from modrag_studio.evaluation.generation import GenerationConfig, GenerationErro
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.prompts import (
     ABSENT_DETAILS,
-    build_prompt,
     parse_claim,
     parse_reply,
     parse_synonyms,
@@ -46,16 +45,20 @@ from modrag_studio.evaluation.generation.sampling import stratified_order
 from modrag_studio.evaluation.generation.subjects import (
     KIND_DETAILS,
     absent_details,
+    build_kind_prompt,
     fitting_details,
     named_subjects,
     parse_kind,
+    template_question,
+    thing_subjects,
 )
-from modrag_studio.evaluation.generation.terms import word_stems
+from modrag_studio.evaluation.generation.terms import key_terms, word_stems
 from modrag_studio.evaluation.generation.verify import (
     WORD_CHECK_VOCABULARY,
     check_answerable,
     check_back_translation,
     check_claim,
+    check_unanswerable,
     stated_in,
 )
 from tests.tiny_rag import tiny_rag_graph
@@ -345,7 +348,7 @@ def test_synonym_replies_are_read_and_substituted():
 def test_a_paraphrase_repeating_one_word_is_garbled(graph, canned):
     canned.override = lambda user: ("lubrication: pump oil\nserviced: pump checked"
                                     if user.startswith(("Question:", "问题：")) else None)
-    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
+    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), value_facts=False,
                                           types=["paraphrase"], dense=False, max_attempts=20))
     assert result.questions == []
     [cand] = [c for c in result.candidates if "LP-07" in c.question]
@@ -485,35 +488,39 @@ def test_paraphrase_of_a_rejected_question_is_not_asked(graph, canned):
     assert not any(c.startswith(("Question:", "问题：")) for c in canned.calls)
 
 
-def _asked_of(user: str) -> tuple[str, str] | None:
-    """The thing and detail an unanswerable-question prompt asks about (None: another
-    prompt)."""
-    named = re.search(r"The text names (.+?)\. Write one question asking for the (.+?) of |"
-                      r"这段文本提到了(.+?)。写一个问.+?的(.+?)的问题", user)
-    return tuple(g for g in named.groups() if g) if named else None
+def _kinds_asked(calls: list[str]) -> list[str]:
+    return [c for c in calls if "what kind of thing is" in c or "是哪一类东西" in c]
 
 
-def test_unanswerable_must_name_something_absent(graph, canned):
-    canned.override = lambda user: (f"QUESTION: How often is {_asked_of(user)[0]} serviced?"
-                                    "\nANSWER: none" if _asked_of(user) else None)
-    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND),
-                                          types=["unanswerable"], dense=False, max_attempts=4))
-    assert result.questions == []
-    assert result.report.total.rejected == {"not_absent": 2}  # a kind and a question each
+def test_unanswerable_must_name_something_absent_that_its_chunk_is_about():
+    chunk = Chunk(chunk_id="p#0", doc_id="p", text=DOCS["pumps.md"])
+    vocab = set(words(" ".join(DOCS.values())))
+    assert check_unanswerable("How often is LP-07 serviced?", vocab, chunk).reason == (
+        "not_absent")
+    assert check_unanswerable("What is the warranty period of the canteen toaster?", vocab,
+                              chunk).reason == "no_subject"
+    assert check_unanswerable("Who insures LP-07 in this incident?", vocab,
+                              chunk).reason == "refers_to_text"
+    assert check_unanswerable("What is the warranty period of LP-07?", vocab,
+                              chunk).reason is None
 
 
 def test_unanswerable_questions_ask_of_a_named_thing_for_a_detail_of_its_kind(graph, canned):
     result = _api(graph, GenerationConfig(n=4, llm=LLMSpec(backend=BACKEND), seed=5,
                                           types=["unanswerable"], dense=False))
     assert len(result.questions) == 4
-    kinds = [c for c in canned.calls if "what kind of thing is" in c or "是哪一类东西" in c]
-    assert len(kinds) == len(result.candidates)
-    asked = [_asked_of(c) for c in canned.calls if _asked_of(c)]
-    for cand, (thing, detail) in zip(result.candidates, asked, strict=True):
-        assert thing in cand.question and detail in cand.question
-        of_people = detail in ("age", "email address", "phone number", "年龄", "电子邮箱",
-                               "电话号码")
-        assert of_people == cand.reply.startswith("person")
+    # the question is written in code: one call per thing for its kind, none for the question
+    kinds = _kinds_asked(canned.calls)
+    things = {re.search(r'kind of thing is "(.+?)"|“(.+?)”是哪一类', c).group(
+        1) or re.search(r"“(.+?)”是哪一类", c).group(1) for c in kinds}
+    assert len(kinds) == len(things) <= len(result.candidates)
+    assert not any("does NOT give" in c or "无法回答" in c for c in canned.calls)
+    for cand in result.candidates:  # the question asks for a detail of its thing's kind
+        lang = 0 if cand.language == "en" else 1
+        fitting = [p[lang] for p in ABSENT_DETAILS if p[0] in KIND_DETAILS[parse_kind(
+            cand.reply)]]
+        assert any(cand.question == template_question(d, t, cand.language) for d in fitting
+                   for t in named_subjects(cand.question, cand.language)), cand.question
     # what a chunk names: codes and names, not headings or a sentence's first word
     assert named_subjects("# Pump Room\nThe Inventory Service calls WH-DB-01. In 2021 "
                           "Ingrid Holm joined.", "en") == ["WH-DB-01", "Inventory Service",
@@ -533,26 +540,27 @@ def test_unanswerable_questions_ask_of_a_named_thing_for_a_detail_of_its_kind(gr
     assert nothing.report.total.rejected == {"no_fitting_detail": 1}
 
 
-def test_unanswerable_must_name_what_its_chunk_is_about_and_not_copy_it(graph, canned):
-    asked = iter([
-        "QUESTION: What is the warranty period of the canteen toaster?\nANSWER: none",
-        "QUESTION: {sentence} Who sold {thing}?\nANSWER: none",
-        "QUESTION: Who insures {thing} in this incident?\nANSWER: none",
-    ])
-
-    def question(user: str) -> str | None:
-        if _asked_of(user) is None:
-            return None
-        sentence = re.search(r"Text:\n(.+?\.)\s", user).group(1)
-        return next(asked).format(sentence=sentence, thing=_asked_of(user)[0])
-
-    canned.override = question
-    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=1,
-                                          types=["unanswerable"], dense=False, max_attempts=6,
-                                          language="en"))
-    assert result.questions == []
-    reasons = [c.verdict.reason for c in result.candidates]
-    assert reasons == ["no_subject", "copies_text", "refers_to_text"]
+def test_unanswerable_things_are_named_things_and_their_details_fit_them():
+    # a flag, a standard or a version is no thing with a price or a founder
+    assert thing_subjects("The flag VERSION1 works with UTF-8 and OAuth2 on PR-300, said "
+                          "Marco Gorelli.", "en", "regex") == ["regex", "PR-300",
+                                                               "Marco Gorelli"]
+    # software is asked about its history and trade, never a budget ("the budget of Flake8")
+    assert "budget" not in KIND_DETAILS["software"]
+    assert "budget" in KIND_DETAILS["organisation"]
+    # the kind is asked of the sentences naming the thing, not the whole chunk
+    text = ("The plant has a canteen. " * 30) + "The press PR-300 stamps brackets. " + (
+        "The canteen opens at six. " * 30)
+    user = build_kind_prompt("en", text, "PR-300")[1]
+    assert "The press PR-300 stamps brackets." in user and "canteen" not in user
+    # one question, no second one joined to it ("Who is Marco Gorelli and what is his
+    # phone number?"), holding the words of its detail (the absence check needs them)
+    for en, zh in ABSENT_DETAILS:
+        for detail, lang in ((en, "en"), (zh, "zh")):
+            question = template_question(detail, "PR-300", lang)
+            assert "PR-300" in question and question.count("?") + question.count("？") == 1
+            # (a count is asked with "how many", not "the number of")
+            assert set(key_terms(detail)) - set(key_terms(question)) <= {"number"}, question
 
 
 def test_unanswerable_questions_ask_for_a_detail_the_corpus_never_mentions(graph, canned):
@@ -564,18 +572,12 @@ def test_unanswerable_questions_ask_for_a_detail_the_corpus_never_mentions(graph
     assert ("保修期", ["修期"]) in details["zh"]
     assert absent_details({w for pair in ABSENT_DETAILS for w in words(" ".join(pair))})[
         "en"][0] == ("price", [])  # a corpus that mentions every detail: none is required
-    user = build_prompt("unanswerable", "en", "The pump LP-07.", "LP-07", "serial number")[1]
-    assert "asking for the serial number of LP-07" in user
-    # a question that asks for another detail than the one drawn is rejected
-    def elsewhere(user: str) -> str | None:
-        asked = _asked_of(user)
-        return f"QUESTION: Who repairs {asked[0]} on Sundays?\nANSWER: none" if asked else None
-
-    canned.override = elsewhere
-    result = _api(graph, GenerationConfig(n=1, llm=LLMSpec(backend=BACKEND), seed=2,
-                                          types=["unanswerable"], dense=False, max_attempts=1,
+    result = _api(graph, GenerationConfig(n=3, llm=LLMSpec(backend=BACKEND), seed=2,
+                                          types=["unanswerable"], dense=False,
                                           language="en"))
-    assert result.report.total.rejected == {"asks_otherwise": 1}
+    corpus = set(words(" ".join(DOCS.values())))
+    for row in result.questions:  # each asks for something no chunk mentions
+        assert set(key_terms(row.question)) - corpus, row.question
 
 
 def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canned):
@@ -741,16 +743,11 @@ def test_an_unanswerable_question_is_answered_when_the_passages_speak_of_its_sub
 
 
 def test_a_failing_type_hands_its_share_to_the_others(graph, canned):
-    def refuse_absent(user: str):
-        if _asked_of(user):
-            return f"QUESTION: How often is {_asked_of(user)[0]} serviced?\nANSWER: none"
-        return None
-
-    canned.override = refuse_absent
+    canned.override = lambda user: "no idea" if _kinds_asked([user]) else None
     result = _api(graph, GenerationConfig(n=2, llm=LLMSpec(backend=BACKEND),
                                           types=["single", "unanswerable"], dense=False))
     assert [r.tags[1] for r in result.questions] == ["type:single"] * 2
-    assert result.report.by_type["unanswerable"].rejected == {"not_absent": 4}
+    assert result.report.by_type["unanswerable"].rejected == {"no_fitting_detail": 4}
     assert "unanswerable: 0 kept of 1 after 4 tries" in result.report.text()
 
 

@@ -7,8 +7,10 @@ instructions come first (the same prefix every call, which the backend can reuse
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
+from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.scripts import language_of
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
@@ -38,7 +40,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 #: the kinds of value, the most question-worthy first
 KIND_RANK = {kind: i for i, (kind, _) in enumerate(_PATTERNS)}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|\n\s*\n|\n\s*[-*+]\s+|\n(?=\s*\d+\.\s)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|;\s+|\n\s*\n|\n\s*[-*+]\s+|\n(?=\s*\d+\.\s)")
 MIN_WORDS, MAX_WORDS = 6, 45
 _NOT_NAME_START = frozenset(("the", "a", "an", "how", "what", "why", "on", "in", "this",
                              "pull", "open", "see", "please", "if", "for"))
@@ -61,9 +63,38 @@ def sentences(text: str) -> list[str]:
     return [re.sub(r"\s+", " ", p).strip(" -*+") for p in parts if p and p.strip()]
 
 
-def _value(sentence: str, subjects: list[str]) -> tuple[str, str] | None:
+# words before a value that make it an example, not a fact ("like a username ... `username=alice`")
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|for (?:example|instance)|such as|like|i\.e\.)(?:\W|$)",
+                      re.I)
+# placeholder names examples use
+_PLACEHOLDER = re.compile(r"\b(?:foo|bar|baz|qux|spam|eggs|alice|bob|example|my_\w+|your_\w+)\b",
+                          re.I)
+# an identifier that reads as a name: a word, dotted or dashed path, maybe called ("load()")
+_WORDLIKE = re.compile(r"[A-Za-z_][\w.\-/]*[\w](?:\(\))?|[A-Za-z]{2,}")
+_COORDINATED = re.compile(r"^\W{0,3}(?:,\s+(?:the\s+)?[`A-Z0-9]|\s+(?:or|and|nor)\s+\W{0,2}\w|"
+                          r"\s*[/&]\s*\W?\w)|(?:,|\bor|\band|\bnor|/|&)\s+(?:the\s+)?\W{0,3}$")
+
+
+def link_labels(text: str) -> list[str]:
+    """The labels of the links in ``text`` (Markdown ``[label](url)``, ``[label][ref]``,
+    reStructuredText
+    ``label <url>`_``, ```label`_``): words that point elsewhere, no fact of the text."""
+    found = re.findall(r"\[([^\]]{2,80})\](?:\([^)]*\)|\[[^\]]*\])|"
+                       r"`([^`<]{2,80}?)\s*<[^>]*>`_{1,2}|`([^`<]{2,80}?)\s*`_{1,2}", text)
+    return [label.strip() for group in found for label in group if label.strip()]
+
+
+def _coordinated(sentence: str, start: int, end: int) -> bool:
+    """Whether the value at ``start:end`` is one of a list ("A and B", "`x`, `y` or `z`"):
+    a question asking for it has several answers."""
+    return bool(_COORDINATED.search(sentence[end:end + 12]) or
+                _COORDINATED.search(sentence[max(0, start - 8):start]))
+
+
+def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[str, str] | None:
     """The first value of ``sentence`` (by kind, then position) that is none of
-    ``subjects`` nor part of one."""
+    ``subjects`` nor part of one, no link label, no example, not one of a list and (an
+    identifier) a name rather than a snippet."""
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(sentence):
             value = match.group("v").strip().rstrip("`.,:;)")
@@ -71,14 +102,29 @@ def _value(sentence: str, subjects: list[str]) -> tuple[str, str] | None:
                     kind == "name" and (value.split()[0].lower() in _NOT_NAME_START
                                         or not sentence[:match.start()].strip())):
                 continue  # a sentence's first capitalised words are no name ("With Hypothesis")
+            bare = value.strip("`")
+            before = sentence[max(0, match.start() - 30):match.start()]
+            if any(bare.lower() in label.lower() for label in labels) or (
+                    _EXAMPLE.search(before) or _PLACEHOLDER.search(bare)):
+                continue  # a link's label or an example value, no fact
+            if kind in ("name", "code", "identifier") and _coordinated(
+                    sentence, match.start(), match.end()):
+                continue
             if kind == "identifier":
-                value = value.strip("`")
-                if len(words(value)) > 4 or value.lower() in ("true", "false", "none"):
+                value = bare
+                if (len(words(value)) > 4 or value.lower() in ("true", "false", "none")
+                        or "=" in value or not _WORDLIKE.fullmatch(value)):
                     continue
             if kind == "quantity" and re.fullmatch(r"[12]\d{3}\s?s?", value):
                 continue  # a year ("2019s"), not a quantity
             return value, kind
     return None
+
+
+def _frame(fact: ValueFact) -> str:
+    """The sentence of ``fact`` with its value taken out: two facts of one frame ("Zhang Min
+    is the mentor of Wang Fang." / "... of Lukas Berg.") are answers of one question."""
+    return normalise(fact.sentence.replace(fact.value, " "))
 
 
 def value_facts(chunk: Chunk) -> list[ValueFact]:
@@ -92,6 +138,7 @@ def value_facts(chunk: Chunk) -> list[ValueFact]:
     package = package_name(chunk)
     document = document_subject(chunk)
     found: list[ValueFact] = []
+    labels = link_labels(chunk.text)
     for sentence in sentences(chunk.text):
         if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS or skip_reason(sentence):
             continue
@@ -102,24 +149,45 @@ def value_facts(chunk: Chunk) -> list[ValueFact]:
         subject = package or (named[0] if named else document)
         if not subject:
             continue
-        hit = _value(sentence, [subject])
+        hit = _value(sentence, [subject], labels)
         if hit is None:
             continue
         found.append(ValueFact(sentence, hit[0], hit[1], subject))
+    frames = Counter(_frame(f) for f in found)
+    found = [f for f in found if frames[_frame(f)] == 1]
     found.sort(key=lambda f: KIND_RANK[f.kind])
     return found
 
 
-SYSTEM = "You turn a statement into an exam question. You reply only in the format asked."
-PROMPT = ("Rewrite the statement below as one question whose answer is the given answer.\n"
-          "Rules: the question names the subject; it makes sense to someone who has not read "
-          "the statement; it does not contain the answer; at most 20 words.\n"
-          "Reply with exactly one line:\nQUESTION: <the question>\n\n"
-          "Subject: {subject}\nStatement: {sentence}\nAnswer: {value}")
+# The instructions are the system message, the same for every call (the backend reads them
+# once and keeps them: reuse_prefix); a call's own part is its subject, statement and answer.
+SYSTEM = ("You turn statements into exam questions. For each statement, write one question "
+          "whose answer is the given answer. Rules: the question names the subject; it makes "
+          "sense to someone who has not read the statement; it does not contain the answer; "
+          "at most 20 words. Reply with one line per statement, in order:\n"
+          "QUESTION: <the question>")
+# a paraphrase: the same, worded apart from its statement
+OWN_WORDS = (" Use your own words: keep the names, but say the rest differently from the "
+             "statement.")
+ITEM = "Subject: {subject}\nStatement: {sentence}\nAnswer: {value}"
+REPLY_TOKENS = 48  # one question line; a second one for a two-statement prompt
 
 
-def build_fact_prompt(fact: ValueFact) -> tuple[str, str]:
-    """(system, user) messages asking to rephrase ``fact`` as a question naming its subject
-    (the fixed instructions first: every call shares that prefix)."""
-    return SYSTEM, PROMPT.format(subject=fact.subject, sentence=fact.sentence,
-                                 value=fact.value)
+def build_fact_prompt(*facts: ValueFact, own_words: bool = False) -> tuple[str, str]:
+    """(system, user) messages asking to rephrase each of ``facts`` as a question naming
+    its subject (``own_words``: worded apart from its statement, for a paraphrase)."""
+    system = SYSTEM + (OWN_WORDS if own_words else "")
+    return system, "\n\n".join(ITEM.format(subject=f.subject, sentence=f.sentence,
+                                             value=f.value) for f in facts)
+
+
+_QUESTION_LINE = re.compile(r"^\W{0,4}(?:\d[.)]\s*)?\W{0,3}(?:question|q)\s*\d?\s*\**\s*[:：]\s*"
+                            r"\**\s*(?P<q>.+?)\s*$", re.I)
+
+
+def parse_fact_questions(reply: str) -> list[str]:
+    """The questions of a reply to ``build_fact_prompt``, in order: labelled lines, else
+    lines ending in a question mark."""
+    lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
+    found = [m.group("q").strip("*\"' ") for ln in lines if (m := _QUESTION_LINE.match(ln))]
+    return found or [ln.strip("*\"' ") for ln in lines if ln.endswith(("?", "？"))]

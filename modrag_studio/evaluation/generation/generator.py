@@ -33,6 +33,7 @@ from modrag_studio.evaluation.generation.config import (
 from modrag_studio.evaluation.generation.content import (
     content_chunks,
     names_any,
+    package_name,
     prose,
     question_subjects,
     skipped_text,
@@ -40,7 +41,8 @@ from modrag_studio.evaluation.generation.content import (
 )
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.errors import GenerationError
-from modrag_studio.evaluation.generation.facts import ValueFact, build_fact_prompt, value_facts
+from modrag_studio.evaluation.generation.fact_questions import FactQuestions
+from modrag_studio.evaluation.generation.facts import ValueFact
 from modrag_studio.evaluation.generation.plan import (
     capacity,
     facts_first,
@@ -75,6 +77,8 @@ from modrag_studio.evaluation.generation.subjects import (
     named_subjects,
     names_subject,
     parse_kind,
+    template_question,
+    thing_subjects,
 )
 from modrag_studio.evaluation.generation.terms import (
     key_terms,
@@ -84,6 +88,7 @@ from modrag_studio.evaluation.generation.terms import (
 )
 from modrag_studio.evaluation.generation.verify import (
     PARAPHRASE_MAX_OVERLAP,
+    Candidate,
     Deduplicator,
     Verdict,
     check_answerable,
@@ -95,20 +100,10 @@ from modrag_studio.evaluation.generation.verify import (
 
 log = logging.getLogger(__name__)
 GIVE_UP = 2  # a type that has had this many calls per question it owes stops asking
-
-
-@dataclass
-class Candidate:
-    """One generated question with the verdict of its checks (kept or why not)."""
-
-    kind: str
-    language: str
-    question: str
-    facts: list[str]
-    chunks: list[Chunk]
-    verdict: Verdict
-    reply: str = ""
-    row: EvalQuestion | None = None
+BATCH = 6  # questions drafted before they are checked
+# drafts of one prompt family in a row: value sentences (single and two-chunk, then
+# paraphrase, whose instructions add a sentence), then the kind of a thing, then chunks
+DRAFT_ORDER = {"single": 0, "multi": 0, "paraphrase": 1, "unanswerable": 2}
 
 
 @dataclass
@@ -122,7 +117,7 @@ class GenerationResult:
 Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
 
 
-class _Generator:
+class _Generator(FactQuestions):
     def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
                  links: TermLinks, cancel: CancelToken, report: QualityReport,
                  resources: Resources | None = None) -> None:
@@ -138,6 +133,9 @@ class _Generator:
             "seed": config.seed if config.llm.seed is not None else None,
             "extra": {**config.llm.extra, "reuse_prefix": True}})  # the prompts share a prefix
         self.used_facts: set[tuple[str, str]] = set()
+        self.facts_by_chunk: dict[str, list[ValueFact]] = {}
+        self.kinds: dict[str, str] = {}  # the model's word for what a thing is, per thing
+        self.deferred = False
         self.ctx = generation_context(cancel, resources)
         self.calls = 0
 
@@ -159,11 +157,19 @@ class _Generator:
             raise GenerationError(f"chat backend '{self.spec.backend}' with model "
                                   f"'{self.spec.model or 'default'}' failed: {exc}") from None
 
-    def candidate(self, kind: str, chunk: Chunk) -> Candidate | None:
+    def candidate(self, kind: str, chunk: Chunk, fallback: str | None = None, *,
+                  finish: bool = True) -> Candidate | None:
         """One verified (or rejected) question about ``chunk``; None when a two-chunk
-        question finds no partner chunk."""
+        question finds no partner chunk. ``fallback``: the type a paraphrase worded too
+        close to its statement is kept as (a type still owed questions), not lost;
+        ``finish`` False: the checks that ask the model are left to ``finish``."""
+        self.deferred = not finish
         language = language_of(chunk.text)
         if kind == "multi":
+            fact = self.fact_of(chunk) if self.config.value_facts else None
+            partner = self.fact_partner(chunk, fact) if fact is not None else None
+            if partner is not None:
+                return self._two_facts(chunk, fact, *partner)
             return self._two_chunk(chunk, language)
         if kind == "claim":
             reply_text = self.ask(*build_prompt("claim", language, chunk.text))
@@ -176,7 +182,7 @@ class _Generator:
             return self._unanswerable(chunk, language)
         fact = self.fact_of(chunk) if self.config.value_facts else None
         if fact is not None:
-            return self._from_fact(kind, chunk, fact)
+            return self._from_fact(kind, chunk, fact, fallback)
         reply_text = self.ask(*build_prompt(kind, language, chunk.text))
         reply = parse_reply(reply_text, 1)
         if reply.problem:
@@ -189,38 +195,21 @@ class _Generator:
             cand = self._reworded(cand)
         return self._finish(cand)
 
-    def fact_of(self, chunk: Chunk) -> ValueFact | None:
-        """The first value-stating sentence of ``chunk`` no question has used yet."""
-        for fact in value_facts(chunk):
-            if (chunk.chunk_id, fact.sentence) not in self.used_facts:
-                return fact
-        return None
-
-    def _from_fact(self, kind: str, chunk: Chunk, fact: ValueFact) -> Candidate:
-        """A question rephrased from a sentence stating a value: the value is the expected
-        fact (found in code, verified in the chunk as any answer is), the model only words
-        the question, which must name the subject."""
-        self.used_facts.add((chunk.chunk_id, fact.sentence))
-        reply_text = self.ask(*build_fact_prompt(fact))
-        reply = parse_reply(reply_text, 0)
-        verdict = (Verdict("unreadable_reply", reply.problem) if reply.problem else
-                   check_answerable(reply.question, [fact.value], [chunk]))
-        cand = Candidate(kind, "en", reply.question, [fact.value], [chunk], verdict,
-                         f"{fact.kind}: {fact.sentence}\n---\n{reply_text}")
-        if kind == "paraphrase" and verdict.reason is None:
-            cand = self._reworded(cand)
-        return self._finish(cand)
-
     def _unanswerable(self, chunk: Chunk, language: str) -> Candidate | None:
         """A question asking for a detail the corpus never gives of a thing ``chunk`` names:
-        the thing drawn among its codes and names, its kind said by the model, the detail
-        drawn among those that kind has; None when the chunk names nothing."""
-        subjects = named_subjects(prose(chunk.text), language)  # not a heading's or badge's words
+        the thing drawn among its package, codes and names, its kind said by the model (once
+        per thing), the detail drawn among those that kind has, the question written from a
+        template; None when the chunk names nothing."""
+        body = prose(chunk.text)  # not a heading's or a badge's words
+        package = package_name(chunk)
+        subjects = thing_subjects(body, language, package if names_any(body, [package]) else "")
         if not subjects:
             return None
         subject = self.rng.choice(subjects)
-        kind_reply = self.ask(*build_kind_prompt(language, chunk.text, subject),
-                              max_tokens=KIND_REPLY_TOKENS)
+        if subject not in self.kinds:
+            self.kinds[subject] = self.ask(*build_kind_prompt(language, chunk.text, subject),
+                                           max_tokens=KIND_REPLY_TOKENS)
+        kind_reply = self.kinds[subject]
         thing = parse_kind(kind_reply)
         details = fitting_details(thing, language, self.absent_details[language])
         if not details:
@@ -229,20 +218,16 @@ class _Generator:
             return self._finish(Candidate("unanswerable", language, "", [], [chunk], verdict,
                                           kind_reply))
         detail, absent = self.rng.choice(details)
-        reply_text = self.ask(*build_prompt("unanswerable", language, chunk.text, subject,
-                                            detail))
-        reply = parse_reply(reply_text, 0)
-        if reply.problem:
-            verdict = Verdict("unreadable_reply", reply.problem)
-        elif not names_subject(reply.question, subject):
+        question = template_question(detail, subject, language)
+        if not names_subject(question, subject):
             verdict = Verdict("no_subject", f"does not name {subject!r}")
         else:
-            verdict = check_unanswerable(reply.question, self.vocab, chunk)
+            verdict = check_unanswerable(question, self.vocab, chunk)
             if verdict.reason is None and absent and not set(absent) & set(
-                    key_terms(reply.question)):
+                    key_terms(question)):
                 verdict = Verdict("asks_otherwise", f"asked for its {detail}")
-        return self._finish(Candidate("unanswerable", language, reply.question, [], [chunk],
-                                      verdict, f"{thing}: {kind_reply}\n---\n{reply_text}"))
+        return self._finish(Candidate("unanswerable", language, question, [], [chunk],
+                                      verdict, f"{thing}: {kind_reply}"))
 
     def _reworded(self, cand: Candidate) -> Candidate:
         """A verified single question reworded: a second call gives another word for each
@@ -363,6 +348,9 @@ class _Generator:
                                       "\n---\n".join(replies)))
 
     def _finish(self, cand: Candidate) -> Candidate:
+        return cand if self.deferred else self.finish(cand)
+
+    def finish(self, cand: Candidate) -> Candidate:
         """Specificity (answerable questions), near-duplicates and the round trip, after
         the other checks (the cheap ones first)."""
         verdict = cand.verdict
@@ -504,7 +492,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})
     want = targets(config.n, caps)
     order = stratified_order(chunks, config.seed)
-    by_fact = ("single", "paraphrase") if config.value_facts else ()
+    by_fact = ("single", "paraphrase", "multi") if config.value_facts else ()
     streams = {t: facts_first(order, i / len(want)) if t in by_fact else
                rotated(order, i / len(want)) for i, t in enumerate(want)}
     kept: list[EvalQuestion] = []
@@ -514,34 +502,56 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
     limit = config.max_attempts or (4 if config.round_trip else 3) * config.n + 20
     while len(kept) < config.n and generator.calls < limit:
         cancel.raise_if_cancelled()
-        open_types = [t for t in want if got[t] < want[t] and t in streams]
-        if not open_types:
+        # A batch: the questions drafted one after another, then checked one after another,
+        # so consecutive calls share their instructions (which the backend keeps).
+        jobs: list[tuple[str, Chunk]] = []
+        size = min(BATCH, config.n - len(kept), max(1, (limit - generator.calls) // 2))
+        while len(jobs) < size:
+            open_types = [t for t in want if got[t] < want[t] and t in streams]
+            if not open_types:
+                break
+            kind = min(open_types, key=lambda t: tried[t] / want[t])  # types take turns
+            chunk = next(streams[kind], None)
+            if chunk is None:  # every chunk tried: the other types make up what it lacks
+                del streams[kind]
+                hand_on(want, got, kind, [t for t in streams if got[t] + 1 <= caps[t]])
+                continue
+            tried[kind] += 1
+            jobs.append((kind, chunk))
+        if not jobs:
             break
-        kind = min(open_types, key=lambda t: tried[t] / want[t])  # types take turns
-        chunk = next(streams[kind], None)
-        if chunk is None:  # every chunk tried: the other types make up what this one lacks
-            del streams[kind]
-            hand_on(want, got, kind, [t for t in streams if got[t] + 1 <= caps[t]])
-            continue
-        cand = generator.candidate(kind, chunk)
-        if cand is None:
-            continue
-        tried[kind] += 1
-        candidates.append(cand)
-        row = generator.record(cand, f"g{first + len(kept):03d}")
-        if row is not None:
-            kept.append(row)
-            got[kind] += 1
-        others = [t for t in streams if t != kind and want[t] < caps[t]]
-        if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:
-            # a type that keeps failing hands the rest of its share to the others
-            report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after {tried[kind]} "
-                                "tries; the rest of its share went to "
-                                f"{', '.join(others)}")
-            hand_on(want, got, kind, others)
-        if on_progress is not None:
-            mark = "kept" if cand.verdict.reason is None else f"rejected ({cand.verdict.reason})"
-            on_progress(len(kept), config.n, f"{cand.kind}/{cand.language} {mark}")
+        jobs.sort(key=lambda job: DRAFT_ORDER.get(job[0], len(DRAFT_ORDER)))
+        drafts: list[tuple[str, Candidate]] = []
+        for kind, chunk in jobs:
+            if generator.calls >= limit:
+                break
+            fallback = "single" if kind == "paraphrase" and got.get("single", 0) < want.get(
+                "single", 0) else None
+            cand = generator.candidate(kind, chunk, fallback, finish=False)
+            if cand is None:
+                tried[kind] -= 1
+            else:
+                drafts.append((kind, cand))
+        for kind, cand in drafts:  # each drafted question is checked (a call may pass limit)
+            if len(kept) >= config.n:
+                break
+            cand = generator.finish(cand)
+            candidates.append(cand)
+            row = generator.record(cand, f"g{first + len(kept):03d}")
+            if row is not None:
+                kept.append(row)
+                got[cand.kind] += 1
+            others = [t for t in streams if t != kind and want[t] < caps[t]]
+            if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:
+                # a type that keeps failing hands the rest of its share to the others
+                report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after "
+                                    f"{tried[kind]} tries; the rest of its share went to "
+                                    f"{', '.join(others)}")
+                hand_on(want, got, kind, others)
+            if on_progress is not None:
+                mark = ("kept" if cand.verdict.reason is None
+                        else f"rejected ({cand.verdict.reason})")
+                on_progress(len(kept), config.n, f"{cand.kind}/{cand.language} {mark}")
     short = [f"{t} {got[t]}/{want[t]}" for t in want if got[t] < want[t]]
     if short:
         report.notes.append(f"fewer questions than asked ({', '.join(short)}) after "

@@ -4,6 +4,7 @@ the types that can use them), and how two verified questions are joined into one
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 
 from modrag_studio.engine.core.datatypes import Chunk
@@ -13,9 +14,13 @@ from modrag_studio.evaluation.generation.sampling import TermLinks, rotated
 
 def capacity(chunks: list[Chunk], types: Sequence[str], links: TermLinks | None) -> dict[str, int]:
     """How many questions of each type the chunks allow (one per chunk and type; a
-    two-chunk question needs a chunk that shares a term with another)."""
-    return {t: (links.linked() if links is not None else 0) if t == "multi" else len(chunks)
-            for t in types}
+    two-chunk question needs a chunk that shares a term with another, or a value sentence
+    beside another one's in its document)."""
+    linked = links.linked() if links is not None else 0
+    if "multi" in types:
+        with_fact = Counter(c.doc_id for c in chunks if value_facts(c))
+        linked = max(linked, sum(n for n in with_fact.values() if n >= 2))
+    return {t: linked if t == "multi" else len(chunks) for t in types}
 
 
 def targets(n: int, caps: dict[str, int]) -> dict[str, int]:

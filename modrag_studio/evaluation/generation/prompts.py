@@ -42,13 +42,6 @@ PROMPTS = {
                         "Reply with one line per word, as word: other word",
     ("synonyms", "zh"): "问题：{question}\n\n下面每个词，给出在这个问题里意思相同的另一个词或短语。"
                         "\n{words}\n每个词回复一行，格式为：词：另一个词",
-    ("unanswerable", "en"): "Text:\n{text}\n\nThe text names {term}. Write one question asking "
-                            "for the {detail} of {term}. The text does NOT give it. The "
-                            "question must name {term} and ask only for its {detail}.\nReply "
-                            "with exactly two lines:\nQUESTION: <the question>\nANSWER: none",
-    ("unanswerable", "zh"): "文本：\n{text}\n\n这段文本提到了{term}。写一个问{term}的{detail}的"
-                            "问题。文本无法回答这个问题。问题要写出{term}，只问它的{detail}。\n"
-                            "只回复两行：\n问题：<问题>\n答案：无",
     ("claim", "en"): "Text:\n{text}\n\nWrite one sentence that states the main finding or "
                      "point of this text, as a reader who read it last week would put it: in "
                      "your own words, at most 25 words, without copying its numbers.\n"
@@ -83,20 +76,21 @@ ABSENT_DETAILS: tuple[tuple[str, str], ...] = (
     ("serial number", "序列号"), ("weight", "重量"), ("insurer", "保险公司"),
     ("budget", "预算"), ("founder", "创始人"), ("email address", "电子邮箱"), ("age", "年龄"),
     ("phone number", "电话号码"), ("website", "网址"), ("purchase date", "购买日期"),
+    ("year founded", "创立年份"), ("commercial licence price", "商业许可价格"),
+    ("mascot", "吉祥物"), ("release date", "发布日期"),
+    ("number of contributors", "贡献者人数"),
 )
 
 
-def build_prompt(kind: str, language: str, text: str, term: str = "",
-                 detail: str = "") -> tuple[str, str]:
+def build_prompt(kind: str, language: str, text: str, term: str = "") -> tuple[str, str]:
     """(system, user) messages for one question of ``kind`` in ``language`` (``about``: a
     single-chunk question naming ``term``, one half of a two-chunk question; ``paraphrase``
-    starts as a ``single`` question; ``unanswerable`` asks for the ``detail`` of
-    ``term``)."""
+    starts as a ``single`` question; an unanswerable question is written from a template,
+    ``subjects.template_question``)."""
     lang = language if language in SYSTEM else "en"
     kind = "single" if kind == "paraphrase" else kind
     limit = MAX_CHUNK_CHARS
-    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang],
-                                        detail=detail)
+    user = PROMPTS[(kind, lang)].format(text=clip(text, limit), term=term, format=FORMAT[lang])
     return SYSTEM[lang], user
 
 

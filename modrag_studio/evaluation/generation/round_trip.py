@@ -23,20 +23,23 @@ from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import key_terms, overlap
 
 PASSAGES = 3
-PASSAGE_CHARS = 700
-REPLY_TOKENS = 40
+PASSAGE_CHARS = 320  # of each passage, the sentences about the question (a prompt of ~300 tokens)
+REPLY_TOKENS = 32
 
+# The instructions are the system message, the same for every call: the backend reads them
+# once and keeps them (reuse_prefix); each call reads only its passages and question.
 SYSTEM = {
-    "en": "You answer questions from the passages given. You reply with the answer only.",
-    "zh": "你根据给出的段落回答问题。只回复答案。",
+    "en": "You answer questions from the passages given. Answer with a short phrase copied "
+          "from the passages (a question in two parts: both answers, separated by ';'). If "
+          "the passages do not answer it, reply NONE. You reply with the answer only.",
+    "zh": "你根据给出的段落回答问题。用从段落中原样复制的简短短语回答（两部分的问题：两个答案，用"
+          "“；”分开）。如果段落没有回答这个问题，回复“无”。只回复答案。",
 }
 PROMPT = {
-    "en": "Passages:\n{passages}\n\nQuestion: {question}\n\nAnswer with a short phrase copied "
-          "from the passages (a question in two parts: both answers, separated by ';'). If "
-          "the passages do not answer it, reply NONE.",
-    "zh": "段落：\n{passages}\n\n问题：{question}\n\n用从段落中原样复制的简短短语回答（两部分的"
-          "问题：两个答案，用“；”分开）。如果段落没有回答这个问题，回复“无”。",
+    "en": "Passages:\n{passages}\n\nQuestion: {question}",
+    "zh": "段落：\n{passages}\n\n问题：{question}",
 }
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 _NONE = re.compile(r"^\W*(?:none|n/?a|no answer|unknown|not (?:stated|given|mentioned)|无|没有|"
                    r"未提及|不知道)\W*$", re.IGNORECASE)
 _LABEL = re.compile(r"^\W*(?:answer|答案|回答)\s*[:：]\s*", re.IGNORECASE)
@@ -51,15 +54,42 @@ class RoundTrip:
     passages: list[str]
 
 
-def numbered(passages: list[Chunk]) -> str:
-    """The passages as the prompts show them: ``[1] text``, one a line, each clipped."""
-    return "\n".join(f"[{i}] {clip(c.text, PASSAGE_CHARS)}" for i, c in enumerate(passages, 1))
+def window(text: str, question: str, limit: int = PASSAGE_CHARS) -> str:
+    """The part of ``text`` about ``question``: the sentence holding most of its key terms
+    (the first of equals), then the sentences around it while ``limit`` characters allow. A
+    passage is chosen by the question alone, so the source is shown as any other passage is
+    (not cut around its fact)."""
+    parts = [p.strip() for p in _SENTENCE_END.split(text.strip()) if p.strip()]
+    if len(text) <= limit or len(parts) <= 1:
+        return clip(text, limit)
+    terms = set(key_terms(question))
+    scores = [len(terms & set(key_terms(p))) for p in parts]
+    best = scores.index(max(scores))
+    first = last = best
+    size = len(parts[best])
+    while True:
+        grown = False
+        for side in (last + 1, first - 1):  # the next sentence first, then the one before
+            if 0 <= side < len(parts) and size + len(parts[side]) + 1 <= limit:
+                size += len(parts[side]) + 1
+                first, last = min(first, side), max(last, side)
+                grown = True
+        if not grown:
+            break
+    return clip(" ".join(parts[first:last + 1]), limit)
+
+
+def numbered(passages: list[Chunk], question: str = "") -> str:
+    """The passages as the prompts show them: ``[1] text``, one a line, each cut to the
+    sentences about ``question`` (clipped from its start without one)."""
+    return "\n".join(f"[{i}] {window(c.text, question) if question else clip(c.text, 700)}"
+                     for i, c in enumerate(passages, 1))
 
 
 def build_prompt(language: str, question: str, passages: list[Chunk]) -> tuple[str, str]:
     """(system, user) messages asking ``question`` of ``passages``, numbered."""
     lang = language if language in SYSTEM else "en"
-    return SYSTEM[lang], PROMPT[lang].format(passages=numbered(passages),
+    return SYSTEM[lang], PROMPT[lang].format(passages=numbered(passages, question),
                                              question=question.strip())
 
 
@@ -184,6 +214,10 @@ def answers_it(question: str, answer: str, passages: list[Chunk]) -> bool:
     return overlap(said, text) >= 0.5 and overlap(question, said) > 0
 
 
+CLAIM_SYSTEM = {
+    "en": "You answer questions from the passages given. You reply with the answer only.",
+    "zh": "你根据给出的段落回答问题。只回复答案。",
+}
 CLAIM_PROMPT = {
     "en": "Passages:\n{passages}\n\nStatement: {claim}\n\nWhich passage is this statement "
           "about? Reply with the passage number only.",
@@ -197,7 +231,7 @@ def check_claim(search: CorpusSearch, ask, language: str, claim: str, sources: l
     highest for it, names the source as the passage it is about."""
     passages = passages_for(search, claim, sources, seed)
     lang = language if language in SYSTEM else "en"
-    reply = ask(SYSTEM[lang], CLAIM_PROMPT[lang].format(passages=numbered(passages),
+    reply = ask(CLAIM_SYSTEM[lang], CLAIM_PROMPT[lang].format(passages=numbered(passages, claim),
                                                         claim=claim.strip()))
     number = re.search(r"\d+", reply)
     picked = int(number.group(0)) if number else 0

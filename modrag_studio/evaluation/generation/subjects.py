@@ -22,11 +22,13 @@ KINDS = ("person", "organisation", "machine", "part", "software", "contract", "p
 # Details (the English names of ABSENT_DETAILS) a thing of each kind has.
 KIND_DETAILS: dict[str, tuple[str, ...]] = {
     "person": ("age", "email address", "phone number"),
-    "organisation": ("founder", "website", "phone number", "email address"),
+    "organisation": ("founder", "website", "phone number", "email address", "budget"),
     "machine": ("price", "warranty period", "manufacturer", "serial number", "weight",
                 "purchase date"),
     "part": ("price", "manufacturer", "weight", "warranty period"),
-    "software": ("budget", "website"),
+    # a project's history and trade, not an organisation's budget ("the budget of Flake8")
+    "software": ("year founded", "commercial licence price", "mascot", "release date",
+                 "number of contributors"),
     "contract": ("insurer", "price"),
     "place": ("phone number", "website"),
 }
@@ -46,14 +48,30 @@ _KIND_WORDS: tuple[tuple[str, str], ...] = (
     ("其他", "other"),
 )
 KIND_PROMPTS = {
-    "en": "Text:\n{text}\n\nIn this text, what kind of thing is \"{subject}\"? Reply with "
-          "one word: person, organisation, machine, part, software, contract, place or other.",
-    "zh": "文本：\n{text}\n\n在这段文本中，“{subject}”是哪一类东西？只回复一个词：人物、机构、"
-          "设备、零件、软件、合同、地点或其他。",
+    "en": "Text:\n{text}\n\nIn this text, what kind of thing is \"{subject}\"?",
+    "zh": "文本：\n{text}\n\n在这段文本中，“{subject}”是哪一类东西？",
 }
-KIND_SYSTEM = {"en": "You classify things named in a text. You reply with one word.",
-               "zh": "你给文本中提到的东西分类。只回复一个词。"}
+# the instructions first, the same every call (the backend keeps them: reuse_prefix)
+KIND_SYSTEM = {"en": "You classify things named in a text. You reply with one word: person, "
+                     "organisation, machine, part, software, contract, place or other.",
+               "zh": "你给文本中提到的东西分类。只回复一个词：人物、机构、设备、零件、软件、合同、"
+                     "地点或其他。"}
 KIND_REPLY_TOKENS = 8
+KIND_CONTEXT_CHARS = 400  # the sentences naming the thing, not the whole chunk
+# How an unanswerable question asks for a detail (written in code: a model asked to write it
+# joined two questions, "Who is Marco Gorelli and what is his phone number?"); others ask
+# "What is the <detail> of <thing>?". Each holds its detail's words, which the check needs.
+QUESTION_TEMPLATES: dict[tuple[str, str], str] = {
+    ("age", "en"): "What age is {s}?",
+    ("year founded", "en"): "In which year was {s} founded?",
+    ("commercial licence price", "en"): "What is the price of a commercial licence for {s}?",
+    ("mascot", "en"): "What is the name of the {s} mascot?",
+    ("release date", "en"): "What was the release date of the first version of {s}?",
+    ("number of contributors", "en"): "How many contributors does {s} have?",
+    ("manufacturer", "en"): "Who is the manufacturer of {s}?",
+    ("founder", "en"): "Who is the founder of {s}?",
+    ("insurer", "en"): "Who is the insurer of {s}?",
+}
 
 # A code: letters and digits with at least one capital letter and one digit ("PR-300",
 # "WH-DB-01", "HT-2024-1107", "IL6"); a year alone is no code.
@@ -116,9 +134,44 @@ def named_subjects(text: str, language: str) -> list[str]:
 
 
 def build_kind_prompt(language: str, text: str, subject: str) -> tuple[str, str]:
-    """(system, user) messages asking what kind of thing ``subject`` is in ``text``."""
+    """(system, user) messages asking what kind of thing ``subject`` is in ``text`` (its
+    sentences naming ``subject``, the text's start without one)."""
     lang = language if language in KIND_PROMPTS else "en"
-    return KIND_SYSTEM[lang], KIND_PROMPTS[lang].format(text=clip(text, 1400), subject=subject)
+    return KIND_SYSTEM[lang], KIND_PROMPTS[lang].format(text=naming_sentences(text, subject),
+                                                        subject=subject)
+
+
+def naming_sentences(text: str, subject: str, limit: int = KIND_CONTEXT_CHARS) -> str:
+    """The sentences of ``text`` that name ``subject``, as many as ``limit`` characters
+    allow (the text's start when none does)."""
+    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n\s*\n", text)
+             if p.strip()]
+    folded = normalise(subject)
+    naming = [p for p in parts if folded in normalise(p)]
+    return clip(" ".join(naming) if naming else text, limit)
+
+
+def template_question(detail: str, subject: str, language: str) -> str:
+    """The question asking for ``detail`` of ``subject`` in ``language``."""
+    lang = "zh" if language == "zh" else "en"
+    default = "{s}的{d}是什么？" if lang == "zh" else "What is the {d} of {s}?"
+    return QUESTION_TEMPLATES.get((detail, lang), default).format(s=subject, d=detail)
+
+
+def thing_subjects(text: str, language: str, package: str = "") -> list[str]:
+    """What an unanswerable question may ask about: the ``package`` a document is named
+    after, codes that name one thing (letters, a hyphen, digits: PR-300, HT-2024-0892; not
+    a flag or a standard: VERSION1, OAuth2, UTF-8) and names (two capitalised words or
+    more; Chinese person and organisation names)."""
+    found = [package] if package else []
+    for name in named_subjects(text, language):
+        if _CODE.fullmatch(name) and not _THING_CODE.fullmatch(name):
+            continue
+        found.append(name)
+    return list(dict.fromkeys(found))
+
+
+_THING_CODE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-[A-Za-z]*\d{2,}[A-Za-z0-9-]*")
 
 
 def parse_kind(reply: str) -> str:

@@ -17,6 +17,7 @@ from modrag_nodes.text.numbers import DECIMAL, frequencies
 from modrag_nodes.text.scripts import HAN_CHAR, HAN_RUN, han_count, is_han, language_of
 from modrag_nodes.text.words import LATIN_WORD, words
 from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
     absent_terms,
@@ -59,6 +60,20 @@ class Verdict:
     dense_rank: int | None = None
     sources: list[Chunk] = field(default_factory=list)  # chunks holding the facts, in order
     facts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Candidate:
+    """One generated question with the verdict of its checks (kept or why not)."""
+
+    kind: str
+    language: str
+    question: str
+    facts: list[str]
+    chunks: list[Chunk]
+    verdict: Verdict
+    reply: str = ""
+    row: EvalQuestion | None = None
 
 
 def _too_long(fact: str) -> bool:

@@ -1,0 +1,119 @@
+"""Questions from sentences stating a value (``facts.value_facts``): one short call words a
+question per sentence, whose value is the expected fact; a single question, a paraphrase
+(worded apart, or kept as the single question still owed) or a two-chunk question from two
+sentences about one subject, in one call. The generator's part that drafts them."""
+
+from __future__ import annotations
+
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.engine.evidence.expected import normalise_text
+from modrag_studio.evaluation.generation.content import names_any
+from modrag_studio.evaluation.generation.facts import (
+    REPLY_TOKENS,
+    ValueFact,
+    build_fact_prompt,
+    parse_fact_questions,
+    value_facts,
+)
+from modrag_studio.evaluation.generation.plan import join_questions
+from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_answerable
+
+
+class FactQuestions:
+    """Drafting from value sentences; the generator provides ``ask``, ``_finish``, its
+    chunks and the sets of used facts and pairs."""
+
+    chunks: list[Chunk]
+    used_facts: set[tuple[str, str]]
+    used_pairs: set[tuple[str, str]]
+    facts_by_chunk: dict[str, list[ValueFact]]
+
+    def ask(self, system: str, user: str, max_tokens: int | None = None) -> str:
+        raise NotImplementedError
+
+    def _finish(self, cand: Candidate) -> Candidate:
+        raise NotImplementedError
+
+    def facts(self, chunk: Chunk) -> list[ValueFact]:
+        if chunk.chunk_id not in self.facts_by_chunk:
+            self.facts_by_chunk[chunk.chunk_id] = value_facts(chunk)
+        return self.facts_by_chunk[chunk.chunk_id]
+
+    def fact_of(self, chunk: Chunk) -> ValueFact | None:
+        """The first value-stating sentence of ``chunk`` no question has used yet."""
+        for fact in self.facts(chunk):
+            if (chunk.chunk_id, fact.sentence) not in self.used_facts:
+                return fact
+        return None
+
+    def fact_partner(self, chunk: Chunk, fact: ValueFact) -> tuple[Chunk, ValueFact] | None:
+        """Another chunk with an unused value sentence about the same subject (of the same
+        document, or naming the same subject), for a two-chunk question; the nearest chunk
+        of the document first."""
+        options: list[tuple[int, int, str, Chunk, ValueFact]] = []
+        for other in self.chunks:
+            if other.chunk_id == chunk.chunk_id or tuple(sorted(
+                    (chunk.chunk_id, other.chunk_id))) in self.used_pairs:
+                continue
+            same_doc = other.doc_id == chunk.doc_id
+            if not same_doc and not (fact.subject and names_any(other.text, [fact.subject])):
+                continue
+            found = self.fact_of(other)
+            if found is None or found.value == fact.value or (
+                    normalise_text(found.subject) != normalise_text(fact.subject)):
+                continue
+            options.append((0 if same_doc else 1, abs(other.index - chunk.index),
+                            other.chunk_id, other, found))
+        if not options:
+            return None
+        best = min(options, key=lambda o: o[:3])
+        return best[3], best[4]
+
+    def _from_fact(self, kind: str, chunk: Chunk, fact: ValueFact,
+                   fallback: str | None = None) -> Candidate:
+        """A question rephrased from a sentence stating a value in one short call: the value
+        is the expected fact (found in code, verified in the chunk as any answer is), the
+        model only words the question, which must name the subject. A paraphrase is asked in
+        other words; one still worded like its statement is kept as ``fallback``."""
+        self.used_facts.add((chunk.chunk_id, fact.sentence))
+        reply_text = self.ask(*build_fact_prompt(fact, own_words=kind == "paraphrase"),
+                              max_tokens=REPLY_TOKENS)
+        questions = parse_fact_questions(reply_text)
+        question = questions[0] if questions else ""
+        verdict = (check_answerable(question, [fact.value], [chunk]) if question else
+                   Verdict("unreadable_reply", "no question in the reply"))
+        if kind == "paraphrase" and verdict.reason is None:
+            worded = check_answerable(question, [fact.value], [chunk], paraphrase=True)
+            if worded.reason is not None and fallback is not None:
+                kind = fallback
+            else:
+                verdict = worded
+        cand = Candidate(kind, "en", question, [fact.value], [chunk], verdict,
+                         f"{fact.kind}: {fact.sentence}\n---\n{reply_text}")
+        return self._finish(cand)
+
+    def _two_facts(self, chunk: Chunk, fact: ValueFact, other: Chunk, second: ValueFact
+                   ) -> Candidate:
+        """A two-chunk question from two value sentences about one subject: one call words
+        a question per sentence, joined in code; answering needs both values."""
+        chunks = [chunk, other]
+        self.used_pairs.add(tuple(sorted((chunk.chunk_id, other.chunk_id))))
+        self.used_facts.update({(chunk.chunk_id, fact.sentence), (other.chunk_id,
+                                                                  second.sentence)})
+        reply_text = self.ask(*build_fact_prompt(fact, second),
+                              max_tokens=2 * REPLY_TOKENS)
+        questions = parse_fact_questions(reply_text)
+        facts = [fact.value, second.value]
+        reply = f"{fact.kind}: {fact.sentence}\n{second.kind}: {second.sentence}\n---\n{reply_text}"
+        if len(questions) < 2:
+            return self._finish(Candidate("multi", "en", questions[0] if questions else "",
+                                          facts, chunks, Verdict("unreadable_reply",
+                                                                 "not two questions"), reply))
+        for half, value, part in zip(questions, facts, chunks, strict=False):
+            verdict = check_answerable(half, [value], [part])
+            if verdict.reason is not None:
+                return self._finish(Candidate("multi", "en", half, facts, chunks, verdict,
+                                              reply))
+        question = join_questions(questions[0], questions[1], "en")
+        verdict = check_answerable(question, facts, chunks)
+        return self._finish(Candidate("multi", "en", question, facts, chunks, verdict, reply))

@@ -1,0 +1,212 @@
+"""Cheaper questions of the same quality: value sentences whose value is no fact (a link's
+label, an example, one of a list) rejected before any call; a two-chunk question from two
+value sentences of one subject in one call; a paraphrase worded like its statement kept as
+the single question it is; the round trip shown the sentences about the question, not whole
+chunks; drafts written one after another, then checked (calls sharing their instructions)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from modrag_nodes.ingest.splitters import split_markdown
+from modrag_nodes.llm.client import ChatResult, LLMSpec, register_backend, unregister_backend
+from modrag_studio.composition import default_registry
+from modrag_studio.engine.core.datatypes import Chunk, Document
+from modrag_studio.engine.core.document import GraphDocument
+from modrag_studio.engine.run.executor import Executor
+from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
+from modrag_studio.evaluation.generation.facts import (
+    build_fact_prompt,
+    link_labels,
+    parse_fact_questions,
+    value_facts,
+)
+from modrag_studio.evaluation.generation.round_trip import build_prompt, window
+from tests.tiny_rag import tiny_rag_graph
+
+PKGDOCS = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "pkgdocs-dev"
+needs_pkgdocs = pytest.mark.skipif(not (PKGDOCS / "docs").is_dir(),
+                                   reason="shared pkgdocs corpus absent")
+
+
+def _chunk(text: str, doc: str = "notes.md", index: int = 0) -> Chunk:
+    return Chunk(chunk_id=f"{doc}#{index}", doc_id=doc, text=text, index=index)
+
+
+def _values(text: str, doc: str = "notes.md") -> set[str]:
+    return {f.value for f in value_facts(_chunk(text, doc))}
+
+
+def _readme(name: str) -> list[Chunk]:
+    path = PKGDOCS / "docs" / name
+    return split_markdown(Document(doc_id=name, text=path.read_text(encoding="utf-8"),
+                                   source=str(path)), 800, 0)
+
+
+def test_a_value_is_no_link_label_example_list_item_or_snippet():
+    # a link's label points elsewhere ("as described in Getting Started")
+    linked = ("For small fixes, you can install the nightly version as described in "
+              "[Getting Started](https://example.org/start).")
+    assert "Getting Started" in link_labels(linked) and "Getting Started" not in _values(
+        linked, "torch.md")
+    assert _values("Professional support for charset-normalizer is available as part of "
+                   "the [Tidelift Subscription][1] for companies.", "charset.md") == set()
+    # an example value is no fact of the subject
+    assert _values("A form with only text, like a username, is sent as one short line: "
+                   "`username=alice`.", "python-multipart.md") == set()
+    assert "`NumPy`" not in _values("Tensor computation, such as NumPy arrays, runs on the "
+                                    "GPU with the `NumPy` bridge.", "torch.md")
+    # one of a list has other answers too
+    assert _values("Conversions can be applied per label using the `ulabel` or `alabel` "
+                   "functions for specialized use cases.", "idna.md") == set()
+    assert _values("The Order Service depends on the Inventory Service and the Payment "
+                   "Gateway for every order.") == set()
+    # two sentences of one frame: "Who does Zhang Min mentor?" has two answers
+    mentors = ("Zhang Min is the mentor of Wang Fang in the plant.\n\nZhang Min is the "
+               "mentor of Lukas Berg in the plant.")
+    assert _values(mentors) == set()
+    # a snippet is no name
+    assert _values("If using float, consider specifying `{n:.3f}` or similar in the bar "
+                   "format of the progress display.", "tqdm.md") == set()
+    # what is a fact stays one; a comma after a name ends no list of names
+    assert _values("The contract HT-2025-0031 is signed with Corvid Cloud, who host the "
+                   "database replica.") == {"Corvid Cloud"}
+    assert _values("The ``BESTMATCH`` flag makes fuzzy matching search for the best match "
+                   "instead of the next match.", "regex.md") == {"BESTMATCH"}
+
+
+@needs_pkgdocs
+def test_value_facts_on_real_readmes_keep_facts_and_drop_labels_and_examples():
+    values = {f.value for c in _readme("python-multipart.md") for f in value_facts(c)}
+    assert "5 GB" in values and "username=alice" not in values
+    torch = {f.value for c in _readme("torch.md") for f in value_facts(c)}
+    assert "Getting Started" not in torch and "30-60 minutes" in torch
+
+
+def test_fact_questions_are_read_one_per_statement():
+    reply = "**QUESTION 1:** How much memory does x need?\nQUESTION 2: Which flag does y use?"
+    assert parse_fact_questions(reply) == ["How much memory does x need?",
+                                           "Which flag does y use?"]
+    assert parse_fact_questions("Sure!\nHow much memory does x need?") == [
+        "How much memory does x need?"]
+
+
+def test_round_trip_shows_each_passage_cut_to_the_sentences_about_the_question():
+    filler = " ".join(f"The canteen serves soup number {i} on weekdays." for i in range(20))
+    text = f"{filler} The lubrication pump LP-07 is serviced every 500 operating hours. {filler}"
+    cut = window(text, "How often is the lubrication pump LP-07 serviced?")
+    assert "LP-07 is serviced every 500 operating hours." in cut and len(cut) <= 320
+    passages = [_chunk(text, "a.md"), _chunk(filler + " " + filler, "b.md", 1)]
+    system, user = build_prompt("en", "How often is the pump LP-07 serviced?", passages)
+    assert user.startswith("Passages:\n[1] ") and len(user) < 800  # not 2 x 1,500 characters
+    assert "reply NONE" in system and "reply NONE" not in user  # the shared part is the system
+    assert window("Short passage.", "anything?") == "Short passage."
+
+
+# --- generation with a scripted backend ---------------------------------------------------
+
+BACKEND = "test-scripted-cheap"
+DOCS = {
+    "python-multipart.md": "# python-multipart\n\n## Big files\n\nIf the server reads the "
+                           "whole request first, python-multipart needs 5 GB of memory per "
+                           "upload. The parser streams the request in small pieces.\n\n"
+                           + "More text about parsing forms and fields follows here. " * 14
+                           + "\n\n## Spooling\n\nOnce a file grows past 1 MiB, python-multipart"
+                             " moves it to a temporary file on disk.",
+}
+QUESTIONS = {"5 GB": "How much memory does python-multipart need per upload?",
+             "1 MiB": "At what size does python-multipart move a file to disk?"}
+PARAPHRASES = {"5 GB": "How much RAM must python-multipart have for each transfer?"}
+
+
+class Scripted:
+    """Words a question per statement of a value prompt (``own_words``: the paraphrase table,
+    unless ``copy``), answers the round trip with the values its passages hold; records
+    the (system, user) messages."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.copy = False
+
+    def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
+        system, user = messages[0].content, messages[-1].content
+        self.calls.append((system, user))
+        if user.startswith("Reply with: OK"):
+            return ChatResult(text="OK", model="scripted")
+        if user.startswith("Passages:"):
+            asked = user.split("Question:")[-1]
+            found = [v for v, q in QUESTIONS.items()  # each half of a joined question
+                     if q.rstrip("?")[1:] in asked or PARAPHRASES.get(v) == asked.strip()]
+            return ChatResult(text="; ".join(found) or "NONE", model="scripted")
+        lines = []
+        for value in re.findall(r"^Answer: (.+)$", user, re.M):
+            table = PARAPHRASES if "own words" in system and not self.copy else QUESTIONS
+            lines.append(f"QUESTION: {table.get(value, QUESTIONS.get(value, '?'))}")
+        return ChatResult(text="\n".join(lines) or "nothing", model="scripted")
+
+
+@pytest.fixture
+def scripted():
+    backend = Scripted()
+    register_backend(BACKEND, lambda: backend)
+    yield backend
+    unregister_backend(BACKEND)
+
+
+def _generate(tmp_path: Path, types: list[str], n: int = 1, **options) -> object:
+    folder = tmp_path / f"run{len(list(tmp_path.iterdir()))}"
+    folder.mkdir()
+    data = tiny_rag_graph(folder, DOCS, backend=BACKEND)
+    doc = GraphDocument.model_validate_json(json.dumps(data))
+    config = GenerationConfig(n=n, llm=LLMSpec(backend=BACKEND), types=types, dense=False,
+                              **options)
+    return generate_evalset(doc, {}, config, executor=Executor(default_registry()))
+
+
+def _value_prompts(scripted: Scripted) -> list[str]:
+    return [user for _, user in scripted.calls if user.startswith("Subject:")]
+
+
+def test_a_two_chunk_question_comes_from_two_value_sentences_of_one_subject_in_one_call(
+        scripted, tmp_path):
+    result = _generate(tmp_path, ["multi"])
+    [row] = result.questions
+    assert row.question == ("How much memory does python-multipart need per upload, and at "
+                            "what size does python-multipart move a file to disk?")
+    assert [f[0] for f in row.expected_facts] == ["5 GB", "1 MiB"]
+    assert len(row.expected_evidence.to_dict()["chunk_ids"]) == 2
+    [prompt] = _value_prompts(scripted)  # one call wrote both halves
+    assert prompt.count("Subject: python-multipart") == 2
+    assert result.report.calls == 2  # that call and the round trip
+
+
+def test_a_paraphrase_is_worded_apart_or_kept_as_the_single_question_still_owed(
+        scripted, tmp_path):
+    result = _generate(tmp_path, ["paraphrase"], max_attempts=4)
+    [row] = result.questions
+    assert row.question == PARAPHRASES["5 GB"] and "type:paraphrase" in row.tags
+    # no synonym call: the value prompt asked for other words itself
+    assert [s for s, _ in scripted.calls if "own words" in s] and not any(
+        "For each word below" in u for _, u in scripted.calls)
+    scripted.calls.clear()
+    scripted.copy = True  # the model copies its statement's words
+    copied = _generate(tmp_path, ["single", "paraphrase"], n=2, seed=3)
+    kinds = [c.kind for c in copied.candidates]
+    assert kinds.count("single") == 2 and [r.tags[1] for r in copied.questions] == [
+        "type:single"] * 2
+    lone = _generate(tmp_path, ["paraphrase"], max_attempts=2)  # no single owed: rejected
+    assert lone.questions == [] and lone.candidates[0].verdict.reason == "not_a_paraphrase"
+
+
+def test_questions_are_drafted_one_after_another_then_checked(scripted, tmp_path):
+    result = _generate(tmp_path, ["single"], n=2)
+    assert len(result.questions) == 2
+    kinds = ["value" if u.startswith("Subject:") else "trip" for _, u in scripted.calls[1:]]
+    assert kinds == ["value", "value", "trip", "trip"]  # consecutive calls share a system
+    systems = [s for s, _ in scripted.calls[1:]]
+    assert systems[0] == systems[1] and systems[2] == systems[3]
+    assert build_fact_prompt.__doc__
