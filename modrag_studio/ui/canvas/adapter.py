@@ -26,10 +26,12 @@ from modrag_studio.engine.layout.render import type_color
 from modrag_studio.engine.layout.titles import graph_titles, node_title
 from modrag_studio.ui.canvas.decor import LayoutItems, NodeDecorations
 from modrag_studio.ui.canvas.gestures import CanvasGestures
-from modrag_studio.ui.canvas.items import (
-    LOD_SCALE,
-    category_color,
-    label_output_ports,
+from modrag_studio.ui.canvas.items import LOD_SCALE, label_output_ports
+from modrag_studio.ui.canvas.node_face import (
+    body_color,
+    input_faces,
+    node_tip,
+    output_faces,
     port_labels,
 )
 from modrag_studio.ui.canvas.param_rows import NodeParamRows, RowsInNode
@@ -399,23 +401,13 @@ class CanvasAdapter:
         node = RerouteNode() if reroute else StudioNode()
         hidden = _no_port_drawing if reroute else None  # the dot itself is drawn
         if node_type is not None:
-            for port in node_type.inputs:
-                label = port.name if port.required else f"{port.name}?"
-                view = node.add_input(port.name, multi_input=port.multiple,
-                                      display_name=not reroute, painter_func=hidden,
-                                      color=type_color(type_name(port.type))).view
-                view.setToolTip(f"{label}: {type_name(port.type)}"
-                                + (" (several)" if port.multiple else "")
-                                + (f"\n{port.description}" if port.description else ""))
-            for port in node_type.outputs:
-                view = node.add_output(port.name, multi_output=True, display_name=not reroute,
-                                       painter_func=hidden,
-                                       color=type_color(type_name(port.type))).view
-                view.setToolTip(f"{port.name}: {type_name(port.type)}"
-                                + (f"\n{port.description}" if port.description else ""))
-            node.set_color(*category_color(node_type.category))
-        else:
-            node.set_color(110, 40, 40)
+            for port in input_faces(node_type):
+                node.add_input(port.name, multi_input=port.several, display_name=not reroute,
+                               painter_func=hidden, color=port.color).view.setToolTip(port.tip)
+            for port in output_faces(node_type):
+                node.add_output(port.name, multi_output=port.several, display_name=not reroute,
+                                painter_func=hidden, color=port.color).view.setToolTip(port.tip)
+        node.set_color(*body_color(node_type))
         node.NODE_NAME = node_title(spec, node_type)
         if not reroute:
             node.view.studio_id, node.view.param_rows = node_id, self.params
@@ -426,14 +418,9 @@ class CanvasAdapter:
         self._ids[node.id] = node_id
         self._set_title(node_id, doc, titles)
         self._place(node_id, doc)
-        tip = f"{node_id} ({spec.type})"
-        if node_type is not None and node_type.description:
-            tip += f"\n{node_type.description}"
-        node.view.setToolTip(tip)
+        node.view.setToolTip(node_tip(node_id, spec.type, node_type))
         node.view.on_zoom_level = self._zoom_level_changed
         if reroute:
-            node.view.setToolTip(f"{node_id}: reroute point (double-click a wire to add one; "
-                                 "delete it to join the wire again)")
             return
         self.decor.add(node_id, node.view, spec.bypass)
 
@@ -467,13 +454,9 @@ class CanvasAdapter:
         x, y = (entry.x, entry.y) if entry else (0.0, 0.0)
         node.view.xy_pos = [x, y]
         node.model.pos = [x, y]
-        if entry is not None and entry.color:
-            c = QColor(entry.color)
-            node.view.color = (c.red(), c.green(), c.blue(), 255)
-        else:
-            node_type = self._type_of(node_id) if node_id in doc.node_ids() else None
-            base = category_color(node_type.category) if node_type else (110, 40, 40)
-            node.view.color = (*base, 255)
+        chosen = entry.color if entry is not None else None
+        node_type = None if chosen or node_id not in doc.node_ids() else self._type_of(node_id)
+        node.view.color = (*body_color(node_type, chosen), 255)
         node.view.update()
         for port in node.input_ports() + node.output_ports():
             port.view.redraw_connected_pipes()

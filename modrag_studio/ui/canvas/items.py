@@ -17,18 +17,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from modrag_studio.engine.layout.render import type_color
-
-_CATEGORY_COLORS: dict[str, tuple[int, int, int]] = {}
-
-
-def category_color(category: str) -> tuple[int, int, int]:
-    """A muted node body colour per category (stable across runs)."""
-    if category not in _CATEGORY_COLORS:
-        r, g, b = type_color(f"category:{category}")
-        _CATEGORY_COLORS[category] = (r // 3 + 20, g // 3 + 20, b // 3 + 20)
-    return _CATEGORY_COLORS[category]
-
 #: A colour for every state of the one vocabulary (``engine.run.trace.NODE_STATES``).
 STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "idle": (80, 80, 90),
@@ -42,30 +30,6 @@ STATE_COLORS: dict[str, tuple[int, int, int]] = {
     "bypassed": (150, 150, 165),
     "pinned": (190, 120, 230),
 }
-
-
-def port_labels(spec: Any, node_type: Any = None) -> dict[str, str]:
-    """Output port name -> label for routers: ``route_N`` by its route's name, ``default`` by
-    ``default_route`` (the ports are static; the ``routes`` param names them)."""
-    params = dict(spec.params)
-    if node_type is not None and "routes" in getattr(node_type.Params, "model_fields", {}):
-        for name in ("routes", "default_route"):
-            if name not in params:
-                default = node_type.Params.model_fields[name].default if \
-                    name in node_type.Params.model_fields else None
-                params[name] = default
-    routes = params.get("routes")
-    if not isinstance(routes, list):
-        return {}
-    labels = {}
-    for index, route in enumerate(routes, start=1):
-        name = route.get("name") if isinstance(route, dict) else getattr(route, "name", None)
-        if name:
-            labels[f"route_{index}"] = str(name)
-    default = params.get("default_route")
-    if isinstance(default, str) and default and default != "default":
-        labels["default"] = f"{default} (default)"
-    return labels
 
 
 class LayoutItem(QGraphicsRectItem):
