@@ -578,6 +578,8 @@ def test_unanswerable_questions_ask_for_a_detail_the_corpus_never_mentions(graph
     corpus = set(words(" ".join(DOCS.values())))
     for row in result.questions:  # each asks for something no chunk mentions
         assert set(key_terms(row.question)) - corpus, row.question
+    assert result.questions and all(c.verdict.detail.startswith("absent: ")
+                                    for c in result.candidates if c.verdict.reason is None)
 
 
 def test_round_trip_rejects_a_question_the_corpus_answers_otherwise(graph, canned):
