@@ -3,7 +3,10 @@ suite: the answers it fixes and the answers it breaks, from the model's stored r
 model call; see ``grounding_replay.py``).
 
     .venv/bin/python bench/grounding_rules.py [--first] [--only demo pkgdocs cmrc]
-        [--out bench/results/grounding_rules.md]
+        [--answers pkgdocs=FILE.jsonl ...] [--out bench/results/grounding_rules.md]
+
+``--answers NAME=FILE`` replays another run's stored replies for that corpus of the suite (a
+fresh ``bench_answer_metrics.py`` run, for example) instead of the file named below.
 
 A rule *fixes* a question when the outcome is correct with it and not without it (an
 answerable question answered right, an unanswerable one refused), and *breaks* one in the
@@ -87,10 +90,17 @@ def main() -> None:
     parser.add_argument("--first", action="store_true", help="replay first replies only")
     parser.add_argument("--only", nargs="+", help="corpora of the suite to run")
     parser.add_argument("--out", type=Path, help="also write the tables (Markdown)")
+    parser.add_argument("--answers", nargs="+", default=[], metavar="NAME=FILE",
+                        help="stored replies to replay for a corpus, instead of the default")
     args = parser.parse_args()
+    chosen = dict(pair.split("=", 1) for pair in args.answers)
+    unknown = set(chosen) - {c.name for c in SUITE}
+    if unknown:
+        parser.error(f"--answers: no corpus named {', '.join(sorted(unknown))} in the suite")
     lines: list[str] = []
     effects: dict[str, dict[str, tuple[int, int]]] = {rule: {} for rule in RULES}
-    corpora = [c for c in SUITE if not args.only or c.name in args.only]
+    corpora = [Corpus(c.name, Path(chosen[c.name]), c.evalset, c.sets) if c.name in chosen
+               else c for c in SUITE if not args.only or c.name in args.only]
     for corpus in corpora:
         if not corpus.answers.is_file():
             print(f"{corpus.name}: no stored replies at {corpus.answers}", file=sys.stderr)
