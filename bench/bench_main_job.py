@@ -9,6 +9,11 @@ retry when the grounding check asked for one, and the rest (graph checks, parsin
 the interpreter's exit).
 
     .venv/bin/python bench/bench_main_job.py [--runs 3] [--set llm.threads=2 ...] [--warm]
+        [--graph GRAPH.json --evalset QUESTIONS.jsonl --input corpus=DIR --goal 15]
+
+``--graph``/``--evalset``/``--input`` time another graph on its own questions (for example
+the graph ``modrag new --from-folder`` built on a folder, indexed first): the first
+``--runs`` answerable questions of the set, in file order.
 
 ``--warm`` answers the same questions in this one process instead, after one untimed
 warm-up question (the LP-07 one), as the studio's run worker does (one executor, the models,
@@ -41,11 +46,11 @@ PARTS = ("process start", "embedder load", "retrieval", "chat model load", "prom
 RETRIEVAL_TYPES = ("retrieve.", "fuse.", "bm25.", "store.")
 
 
-def questions(count: int) -> list[str]:
-    rows = [json.loads(line) for line in EVALSET.read_text(encoding="utf-8").splitlines()
+def questions(count: int, evalset: Path = EVALSET) -> list[str]:
+    rows = [json.loads(line) for line in evalset.read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    return [r["question"] for r in rows if r.get("answerable") and r.get("language") == "en"
-            ][:count]
+    return [r["question"] for r in rows
+            if r.get("answerable") and r.get("language", "en") == "en"][:count]
 
 
 def split(trace: dict, spawned_at: float, wall: float) -> dict[str, float]:
@@ -78,9 +83,14 @@ def main() -> None:
                         help="NODE.PARAM=VALUE for every run")
     parser.add_argument("--warm", action="store_true",
                         help="answer in this process after a warm-up, as the studio's worker")
+    parser.add_argument("--graph", type=Path, default=ROOT / "sample_graphs" / "basic_rag.json")
+    parser.add_argument("--evalset", type=Path, default=EVALSET)
+    parser.add_argument("--input", action="append", default=[], dest="inputs",
+                        help="NAME=VALUE graph input for every run (besides the question)")
+    parser.add_argument("--goal", type=float, default=None, help="seconds (default 8; 5 warm)")
     args = parser.parse_args()
     if args.warm:
-        report(warm_rows(args), "warm worker", 5)
+        report(warm_rows(args), "warm worker", args.goal or 5)
         return
     # bytecode is written and read (``__pycache__``) as on a user's machine: an environment
     # with PYTHONDONTWRITEBYTECODE would compile every imported module from source each run
@@ -89,12 +99,13 @@ def main() -> None:
     modrag = str(Path(sys.executable).parent / "modrag")
     rows = []
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    for question in questions(args.runs):
+    for question in questions(args.runs, args.evalset):
         with tempfile.TemporaryDirectory() as tmp:
             trace_file = Path(tmp) / "trace.json"
-            command = [modrag, "run", str(ROOT / "sample_graphs" / "basic_rag.json"), "-q",
+            command = [modrag, "run", str(args.graph), "-q",
                        "--json", "--input", f"question={question}", "--trace-out",
                        str(trace_file), "--rerun", "generate", "--rerun", "retrieve",
+                       *(f"--input={i}" for i in args.inputs),
                        *(f"--set={s}" for s in args.sets)]
             spawned_at, start = time.time(), time.perf_counter()
             done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT)
@@ -110,7 +121,7 @@ def main() -> None:
         print(f"{wall:6.2f} s  {question[:60]!r}: prompt {tokens.get('prompt_tokens')} tokens, "
               f"{tokens.get('completion_tokens')} generated; "
               f"{(answer.get('text') if isinstance(answer, dict) else str(answer))[:70]!r}")
-    report(rows, "modrag run", 8)
+    report(rows, "modrag run", args.goal or 8)
 
 
 def warm_rows(args: argparse.Namespace) -> list[tuple[float, dict[str, float]]]:
@@ -122,15 +133,17 @@ def warm_rows(args: argparse.Namespace) -> list[tuple[float, dict[str, float]]]:
     from modrag_studio.engine.run.executor import Executor
 
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    doc = load_with_overrides(str(ROOT / "sample_graphs" / "basic_rag.json"), args.sets)
+    doc = load_with_overrides(str(args.graph), args.sets)
+    inputs = dict(pair.split("=", 1) for pair in args.inputs)
     executor = Executor(default_registry(), NodeCache(cache_home()))
     warm_up = "How often is the lubrication pump LP-07 serviced?"  # not one of the measured
-    executor.run(doc, {"question": warm_up}, rerun=["generate", "retrieve"])
+    executor.run(doc, {**inputs, "question": warm_up}, rerun=["generate", "retrieve"])
     rows = []
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    for question in questions(args.runs):  # the same questions as the fresh processes
+    for question in questions(args.runs, args.evalset):  # as the fresh processes
         spawned_at, start = time.time(), time.perf_counter()
-        result = executor.run(doc, {"question": question}, rerun=["generate", "retrieve"])
+        result = executor.run(doc, {**inputs, "question": question},
+                              rerun=["generate", "retrieve"])
         wall = time.perf_counter() - start
         trace = json.loads(result.trace.to_json())
         rows.append((wall, split(trace, spawned_at, wall)))
