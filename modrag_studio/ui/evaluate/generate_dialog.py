@@ -41,7 +41,14 @@ from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
-from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
+from modrag_studio.ui.jobs.background import (
+    BackgroundJob,
+    JobControls,
+    Task,
+    error_text,
+    show_running,
+    tell_when_closed_running,
+)
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
 DEFAULT_ON = ("single", "multi", "unanswerable", "paraphrase")
@@ -393,12 +400,16 @@ class EvalsetGeneration:
         evaluation_sets.menu.addAction("Generate evaluation set…", self.open)
 
     def open(self) -> GenerateDialog:
+        if self.dialog is not None and show_running(self.dialog):
+            return self.dialog
         variants = self.variants
         dialog = GenerateDialog(variants.applied(), inputs=variants.run_inputs(),
                                 executor=variants.executor(), on_saved=self.saved,
                                 parent=self.window,
                                 guard=lambda d, i: variants.guards_allow(d, i, "Generate"))
         self.dialog = dialog
+        tell_when_closed_running(dialog, self.window.show_message,
+                                 "Evaluation > Generate evaluation set…")
         dialog.show()
         return dialog
 

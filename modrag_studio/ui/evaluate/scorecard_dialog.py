@@ -37,7 +37,14 @@ from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
-from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
+from modrag_studio.ui.jobs.background import (
+    BackgroundJob,
+    JobControls,
+    Task,
+    error_text,
+    show_running,
+    tell_when_closed_running,
+)
 
 STAGES = {"questions": "questions kept", "answers": "questions answered"}
 
@@ -291,6 +298,8 @@ class Scorecards:
         evaluation_sets.menu.addAction("Score this folder…", self.open)
 
     def open(self) -> ScorecardDialog:
+        if self.dialog is not None and show_running(self.dialog):
+            return self.dialog
         variants = self.variants
         doc = variants.document()
         folder = doc.source_path.parent if doc.source_path is not None else Path.cwd()
@@ -300,6 +309,8 @@ class Scorecards:
                                  parent=self.window,
                                  guard=lambda d, i: variants.guards_allow(d, i, "Scorecard"))
         self.dialog = dialog
+        tell_when_closed_running(dialog, self.window.show_message,
+                                 "Evaluation > Score this folder…")
         dialog.show()
         return dialog
 

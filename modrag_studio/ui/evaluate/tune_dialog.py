@@ -47,7 +47,14 @@ from modrag_studio.evaluation.tuning.power import (
 )
 from modrag_studio.ui.evaluate.graph_inputs import input_default
 from modrag_studio.ui.evaluate.wording import in_studio_words
-from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task, error_text
+from modrag_studio.ui.jobs.background import (
+    BackgroundJob,
+    JobControls,
+    Task,
+    error_text,
+    show_running,
+    tell_when_closed_running,
+)
 
 #: The metrics a tune can improve: the registry's headline ones (Hit at the default k, 10).
 METRICS = tuple(METRIC_REGISTRY.headline(10))
@@ -411,6 +418,8 @@ class Tuning:
         evaluation_sets.menu.addAction("Tune…", self.open)
 
     def open(self) -> TuneDialog:
+        if self.dialog is not None and show_running(self.dialog):
+            return self.dialog
         variants = self.variants
         doc = variants.document()
         selected = [n for n in self.window.canvas.selected_node_ids() if n in doc.node_ids()]
@@ -420,6 +429,8 @@ class Tuning:
                             on_apply=self.store, parent=self.window,
                             guard=lambda d, i: variants.guards_allow(d, i, "Tune"))
         self.dialog = dialog
+        tell_when_closed_running(dialog, self.window.show_message,
+                                 "Evaluation > Tune…")
         dialog.show()
         return dialog
 

@@ -160,3 +160,23 @@ class BackgroundJob:
 def error_text(error: BaseException | None) -> str:
     """``Type: message`` ('' for no error): how a dialog tells a failed job."""
     return "" if error is None else f"{type(error).__name__}: {error}"
+
+
+def show_running(dialog: Any) -> bool:
+    """Bring back ``dialog`` (a job dialog with a ``job``) when its job still runs: closing
+    the dialog hid it and the job went on, so opening the action again shows that job, to
+    watch or cancel, instead of starting a second one beside it."""
+    if dialog is None or not dialog.job.busy:
+        return False
+    dialog.show()
+    dialog.raise_()
+    dialog.activateWindow()
+    return True
+
+
+def tell_when_closed_running(dialog: Any, tell: Callable[[str], None], action: str) -> None:
+    """When ``dialog`` is closed while its job runs, say in the status bar (``tell``) that
+    the job goes on and that ``action`` (the menu path) shows it again."""
+    dialog.finished.connect(lambda _result: dialog.job.busy and tell(
+        f"The job goes on in the background; {action} shows it (Cancel job stops it)"))
+
