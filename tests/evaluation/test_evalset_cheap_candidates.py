@@ -19,6 +19,7 @@ from modrag_studio.engine.core.datatypes import Chunk, Document
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
+from modrag_studio.evaluation.generation.content import subject_terms
 from modrag_studio.evaluation.generation.facts import (
     build_fact_prompt,
     link_labels,
@@ -85,6 +86,51 @@ def test_value_facts_on_real_readmes_keep_facts_and_drop_labels_and_examples():
     assert "5 GB" in values and "username=alice" not in values
     torch = {f.value for c in _readme("torch.md") for f in value_facts(c)}
     assert "Getting Started" not in torch and "30-60 minutes" in torch
+
+
+def test_code_and_pieces_of_longer_names_are_no_values():
+    assert _values("The pattern ``{2i+2d+1s<=4}`` allows errors, checked in a loop by "
+                   "the regex engine.", "regex.md") == set()
+    assert "Universal File" not in _values("This is a Python package for writing binary "
+                                           "files in the GGML Universal File format.",
+                                           "gguf.md")
+    assert "International System" not in _values("The number is scaled with the "
+                                                  "International System of Units prefixes.",
+                                                  "tqdm.md")
+
+
+def _zh(text: str, title: str = "", doc: str = "zh.md") -> list[tuple[str, str, str]]:
+    chunk = Chunk(chunk_id=f"{doc}#0", doc_id=doc, text=text, metadata={"title": title})
+    return [(f.value, f.subject, f.kind) for f in value_facts(chunk) if f.language == "zh"]
+
+
+def test_chinese_sentences_state_values_about_a_code_a_title_or_a_name():
+    assert _zh("冷却泵 CP-12 的保养周期为每3个月。保养内容包括检查叶轮和更换轴封。") == [
+        ("每3个月", "CP-12", "quantity")]
+    # a record's short title is what its sentences are about, though they leave it unsaid
+    assert _zh("尤金袋鼠\n\n尤金袋鼠分布在澳洲南部岛屿。牠们很细小，约只有8公斤重，适合饲养。",
+               title="尤金袋鼠") == [("8公斤", "尤金袋鼠", "quantity")]
+    assert _zh("松平康忠是日本武将。在永禄5年（1562年）元服，被任命为知行。", title="松平康忠") == [
+        ("1562年", "松平康忠", "date")]
+    assert _zh("李娜负责空压机 AC-05，每次保养后要记录读数和所用备件。") == [
+        ("AC-05", "李娜", "code")]
+    # a decade, a reign's ninth year and the digits of a code are no amounts
+    assert _zh("1980年代开始人工引入冷水性鱼类，成为著名的养殖基地。", title="赛里木湖") == []
+    assert _zh("九年，命权宣徽南院事，后来又升为枢密使。", title="楚昭辅") == []
+    assert _zh("空压机 AC-05 位于山顶工厂，为装配线的气动工具供气。") == []
+    # two values of a kind: a question about one has another answer too
+    assert _zh("这台液压泵在2019年和2021年各检修过一次。", title="液压泵") == []
+    # a question names a record's subject by its title (a record has no headings)
+    record = Chunk(chunk_id="T#0", doc_id="TRIAL_154", text="牠们很细小，约只有8公斤重。",
+                   metadata={"title": "尤金袋鼠", "heading_path": []})
+    assert subject_terms(record) == ["尤金袋鼠"]
+    # the prompt is Chinese, its instructions the system message
+    chunk = Chunk(chunk_id="z#0", doc_id="z", text="冷却泵 CP-12 的保养周期为每3个月。")
+    system, user = build_fact_prompt(value_facts(chunk)[0])
+    assert user == "主题：CP-12\n陈述：冷却泵 CP-12 的保养周期为每3个月。\n答案：每3个月"
+    assert "问题：" in system
+    assert parse_fact_questions("问题：冷却泵 CP-12 多久保养一次？") == [
+        "冷却泵 CP-12 多久保养一次？"]
 
 
 def test_fact_questions_are_read_one_per_statement():

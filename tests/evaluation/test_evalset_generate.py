@@ -545,6 +545,8 @@ def test_unanswerable_things_are_named_things_and_their_details_fit_them():
     assert thing_subjects("The flag VERSION1 works with UTF-8 and OAuth2 on PR-300, said "
                           "Marco Gorelli.", "en", "regex") == ["regex", "PR-300",
                                                                "Marco Gorelli"]
+    # a name said once, opening its sentence, may be a verb and a name
+    assert thing_subjects("Drop Python 3.5 support in the next release.", "en") == []
     # software is asked about its history and trade, never a budget ("the budget of Flake8")
     assert "budget" not in KIND_DETAILS["software"]
     assert "budget" in KIND_DETAILS["organisation"]

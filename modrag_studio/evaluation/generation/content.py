@@ -212,8 +212,8 @@ def package_name(chunk: Chunk) -> str:
 def subject_terms(chunk: Chunk, *, deep: bool = True) -> list[str]:
     """What ``chunk`` is about, for a question to name: its document's package or file name
     (``numpy.md`` -> numpy; a generic or prefixed name such as ``en_contracts`` is left
-    out), its document title (the first heading) and (``deep``) the names its other headings
-    give; most specific last, each once."""
+    out), its document title (the first heading, or the record's title without headings)
+    and (``deep``) the names its other headings give; most specific last, each once."""
     stem = package_name(chunk)
     found: list[str] = []
     named = bool(stem)
@@ -223,6 +223,8 @@ def subject_terms(chunk: Chunk, *, deep: bool = True) -> list[str]:
             found.append(stem.replace("-", " "))
             found.append(stem.replace("-", "_"))
     headings = chunk.metadata.get("heading_path") or []
+    if not headings and chunk.metadata.get("title"):  # a record's title (an article's name)
+        headings = [str(chunk.metadata["title"])]
     for depth, heading in enumerate(headings if deep else headings[:1]):
         found.extend(_title_names(str(heading), whole=depth == 0 and not named))
     stop = english_stopwords()

@@ -88,7 +88,7 @@ class FactQuestions:
                 kind = fallback
             else:
                 verdict = worded
-        cand = Candidate(kind, "en", question, [fact.value], [chunk], verdict,
+        cand = Candidate(kind, fact.language, question, [fact.value], [chunk], verdict,
                          f"{fact.kind}: {fact.sentence}\n---\n{reply_text}")
         return self._finish(cand)
 
@@ -106,14 +106,15 @@ class FactQuestions:
         facts = [fact.value, second.value]
         reply = f"{fact.kind}: {fact.sentence}\n{second.kind}: {second.sentence}\n---\n{reply_text}"
         if len(questions) < 2:
-            return self._finish(Candidate("multi", "en", questions[0] if questions else "",
+            return self._finish(Candidate("multi", fact.language, questions[0] if questions else "",
                                           facts, chunks, Verdict("unreadable_reply",
                                                                  "not two questions"), reply))
         for half, value, part in zip(questions, facts, chunks, strict=False):
             verdict = check_answerable(half, [value], [part])
             if verdict.reason is not None:
-                return self._finish(Candidate("multi", "en", half, facts, chunks, verdict,
+                return self._finish(Candidate("multi", fact.language, half, facts, chunks, verdict,
                                               reply))
-        question = join_questions(questions[0], questions[1], "en")
+        question = join_questions(questions[0], questions[1], fact.language)
         verdict = check_answerable(question, facts, chunks)
-        return self._finish(Candidate("multi", "en", question, facts, chunks, verdict, reply))
+        return self._finish(Candidate("multi", fact.language, question, facts, chunks,
+                                      verdict, reply))

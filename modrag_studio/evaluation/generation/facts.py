@@ -54,6 +54,7 @@ class ValueFact:
     value: str
     kind: str
     subject: str
+    language: str = "en"
 
 
 def sentences(text: str) -> list[str]:
@@ -102,6 +103,13 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
                     kind == "name" and (value.split()[0].lower() in _NOT_NAME_START
                                         or not sentence[:match.start()].strip())):
                 continue  # a sentence's first capitalised words are no name ("With Hypothesis")
+            if kind not in ("identifier", "flag") and _in_code(sentence, match.start()):
+                continue  # "1s" of ``{2i+2d+1s<=4}``: code, not a quantity
+            if kind == "name" and (re.search(r"(?:[A-Z][\w-]*|[\\/])\s?$",
+                                             sentence[:match.start()])
+                                   or re.match(r"\s+of\s+[A-Z]", sentence[match.end():])):
+                continue  # part of a longer name ("GGML Universal File", "International
+                # System of Units") or of a path ("C:\Program Files")
             bare = value.strip("`")
             before = sentence[max(0, match.start() - 30):match.start()]
             if any(bare.lower() in label.lower() for label in labels) or (
@@ -121,6 +129,11 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
     return None
 
 
+def _in_code(sentence: str, position: int) -> bool:
+    """Whether ``position`` of ``sentence`` is inside an inline code span (`...`, ``...``)."""
+    return any(m.start() < position < m.end() for m in re.finditer(r"(`+)[^`]+\1", sentence))
+
+
 def _frame(fact: ValueFact) -> str:
     """The sentence of ``fact`` with its value taken out: two facts of one frame ("Zhang Min
     is the mentor of Wang Fang." / "... of Lukas Berg.") are answers of one question."""
@@ -133,7 +146,10 @@ def value_facts(chunk: Chunk) -> list[ValueFact]:
     in text order; none for a chunk the content filter skips."""
     if skip_reason(chunk.text, chunk.metadata.get("heading_path") or ()) is not None:
         return []
-    if language_of(chunk.text) != "en":
+    language = language_of(chunk.text)
+    if language == "zh":
+        return _chinese_facts(chunk)
+    if language != "en":
         return []
     package = package_name(chunk)
     document = document_subject(chunk)
@@ -153,10 +169,66 @@ def value_facts(chunk: Chunk) -> list[ValueFact]:
         if hit is None:
             continue
         found.append(ValueFact(sentence, hit[0], hit[1], subject))
+    return _ranked(found)
+
+
+def _ranked(found: list[ValueFact]) -> list[ValueFact]:
+    """``found`` without facts that share a frame with another, the best kinds first."""
     frames = Counter(_frame(f) for f in found)
     found = [f for f in found if frames[_frame(f)] == 1]
-    found.sort(key=lambda f: KIND_RANK[f.kind])
+    found.sort(key=lambda f: KIND_RANK.get(f.kind, len(KIND_RANK)))
     return found
+
+
+# --- Chinese ---------------------------------------------------------------------------
+
+_ZH_TIME_UNITS = "个月|个小时|小时|分钟|个星期|星期|周|天|年"
+_ZH_UNITS = (f"{_ZH_TIME_UNITS}|秒钟|秒|倍|岁|公斤|千克|克|吨|平方公里|平方米|公里|千米|厘米|毫米|"
+             "米|公顷|亩|万元|亿元|美元|元|人|名|位|台|座|家|所|项|种|条|层|部|篇|届|场|度|℃|%|％")
+_ZH_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("date", re.compile(r"(?<![A-Za-z0-9.\-])(?P<v>\d{3,4}年(?:\d{1,2}月(?:\d{1,2}日)?)?)"
+                        r"(?!代)")),
+    # a number in Chinese numerals counts only after a word saying it is an amount (九年
+    # alone is a reign's ninth year)
+    ("quantity", re.compile(rf"(?P<v>每?(?<![A-Za-z0-9.\-])(?!\d{{3,4}}年)\d+(?:[.,]\d+)*\s?"
+                            rf"(?:{_ZH_UNITS})|"
+                            rf"(?:(?<=[约共前达近])|每)[一二两三四五六七八九十百千]+"
+                            rf"(?:{_ZH_TIME_UNITS}))")),
+    ("code", _PATTERNS[-1][1]),
+)
+_ZH_SENTENCE = re.compile(r"(?<=[。！？；])|\n+")
+ZH_MIN_CHARS, ZH_MAX_CHARS = 8, 90
+
+
+def _zh_title(chunk: Chunk) -> str:
+    """A short document title (an article's name: 尤金袋鼠), '' for a long one."""
+    title = str(chunk.metadata.get("title") or "").strip()
+    return title if 0 < len(title) <= 12 and not re.search(r"[：:，,（(]", title) else ""
+
+
+def _chinese_facts(chunk: Chunk) -> list[ValueFact]:
+    """Chinese sentences stating a date, an amount with its unit or a code about a thing:
+    a code they name, else the document's short title (an article's subject, which its
+    sentences often leave unsaid), else a name they give (jieba's names are often pieces:
+    伊利诺 of 伊利诺州)."""
+    title = _zh_title(chunk)
+    found: list[ValueFact] = []
+    for sentence in (p.strip() for p in _ZH_SENTENCE.split(prose(chunk.text))):
+        if not ZH_MIN_CHARS <= len(sentence) <= ZH_MAX_CHARS or sentence.endswith(
+                ("？", "?", "：", ":")):
+            continue
+        named = named_subjects(sentence, "zh")  # a code first, then the title, then names
+        codes = [n for n in named if n.isascii()]
+        named = [*codes, *([title] if title else []), *(n for n in named if n not in codes)]
+        for kind, pattern in _ZH_PATTERNS:
+            hits = [m.group("v") for m in pattern.finditer(sentence)]
+            subject = next((n for n in named if not any(n in h or h in n for h in hits)),
+                           title)
+            hits = [h for h in hits if subject and h not in subject and subject not in h]
+            if len(hits) == 1:  # one value of that kind: the question has one answer
+                found.append(ValueFact(sentence, hits[0], kind, subject, "zh"))
+                break
+    return _ranked(found)
 
 
 # The instructions are the system message, the same for every call (the backend reads them
@@ -170,19 +242,26 @@ SYSTEM = ("You turn statements into exam questions. For each statement, write on
 OWN_WORDS = (" Use your own words: keep the names, but say the rest differently from the "
              "statement.")
 ITEM = "Subject: {subject}\nStatement: {sentence}\nAnswer: {value}"
+ZH_SYSTEM = ("你把陈述改写成考试题。每条陈述写一个问题，答案是给定的答案。要求：问题写出主题；"
+             "不看陈述也能看懂；问题里没有答案；不超过30个字。每条陈述回复一行，按顺序：\n"
+             "问题：<问题>")
+ZH_OWN_WORDS = "用自己的话：保留名称，其余用与陈述不同的说法。"
+ZH_ITEM = "主题：{subject}\n陈述：{sentence}\n答案：{value}"
 REPLY_TOKENS = 48  # one question line; a second one for a two-statement prompt
 
 
 def build_fact_prompt(*facts: ValueFact, own_words: bool = False) -> tuple[str, str]:
     """(system, user) messages asking to rephrase each of ``facts`` as a question naming
     its subject (``own_words``: worded apart from its statement, for a paraphrase)."""
-    system = SYSTEM + (OWN_WORDS if own_words else "")
-    return system, "\n\n".join(ITEM.format(subject=f.subject, sentence=f.sentence,
-                                             value=f.value) for f in facts)
+    zh = facts[0].language == "zh"
+    system = (ZH_SYSTEM if zh else SYSTEM) + ((ZH_OWN_WORDS if zh else OWN_WORDS)
+                                              if own_words else "")
+    return system, "\n\n".join((ZH_ITEM if zh else ITEM).format(
+        subject=f.subject, sentence=f.sentence, value=f.value) for f in facts)
 
 
-_QUESTION_LINE = re.compile(r"^\W{0,4}(?:\d[.)]\s*)?\W{0,3}(?:question|q)\s*\d?\s*\**\s*[:：]\s*"
-                            r"\**\s*(?P<q>.+?)\s*$", re.I)
+_QUESTION_LINE = re.compile(r"^\W{0,4}(?:\d[.)]\s*)?\W{0,3}(?:question|q|问题)\s*\d?\s*\**\s*"
+                            r"[:：]\s*\**\s*(?P<q>.+?)\s*$", re.I)
 
 
 def parse_fact_questions(reply: str) -> list[str]:

@@ -162,11 +162,15 @@ def thing_subjects(text: str, language: str, package: str = "") -> list[str]:
     """What an unanswerable question may ask about: the ``package`` a document is named
     after, codes that name one thing (letters, a hyphen, digits: PR-300, HT-2024-0892; not
     a flag or a standard: VERSION1, OAuth2, UTF-8) and names (two capitalised words or
-    more; Chinese person and organisation names)."""
+    more, not once at a sentence's start; Chinese person and organisation names)."""
     found = [package] if package else []
     for name in named_subjects(text, language):
         if _CODE.fullmatch(name) and not _THING_CODE.fullmatch(name):
             continue
+        if language != "zh" and not _CODE.fullmatch(name) and text.count(name) < 2 and all(
+                _SENTENCE_START.search(text[:m.start()])
+                for m in re.finditer(re.escape(name), text)):
+            continue  # once, opening its sentence: maybe a verb and a name ("Drop Python")
         found.append(name)
     return list(dict.fromkeys(found))
 
