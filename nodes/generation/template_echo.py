@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from modrag_nodes.text.normalise import normalise
-from modrag_nodes.text.scripts import HAN
+from modrag_nodes.text.scripts import HAN, LATIN_LETTERS
 from modrag_studio.engine.core.node import Prompt
 
 _ANGLE = re.compile(r"<\s*([^<>\n]{1,600}?)\s*>")
@@ -52,11 +52,11 @@ _PROSE = re.compile(rf"\w+\s+\w+\s+\w+|[{HAN}]{{2}}")
 
 def _like(text: str, placeholder: str) -> bool:
     """A placeholder half translated or reworded ("<句子 with the facts>"): most of its
-    words are there."""
+    words are there. Both are normalised (lower case)."""
     words = placeholder.split()
     if len(words) < 3:
         return False
-    have = set(re.findall(r"[a-z]+", text))
+    have = set(LATIN_LETTERS.findall(text))
     return sum(w in have for w in words) >= 0.6 * len(words)
 
 

@@ -31,7 +31,7 @@ from modrag_nodes.text.numbers import (
     parse_number,
     quantities,
 )
-from modrag_nodes.text.scripts import HAN, is_han, language_of
+from modrag_nodes.text.scripts import HAN, LATIN_LETTERS, is_han, language_of
 from modrag_nodes.text.stopwords import question_stop_words, word_list
 from modrag_nodes.text.words import (
     LETTER_WORD,
@@ -168,7 +168,7 @@ def _names(text: str) -> Iterable[tuple[int, int]]:
     "Baltic Bearing Supply"); a sentence's first word counts only in a run of two."""
     for match in _NAME.finditer(text):
         words = [(m.start() + match.start(), m.end() + match.start())
-                 for m in re.finditer(r"[A-Za-z]+", match.group(0))]
+                 for m in LATIN_LETTERS.finditer(match.group(0))]
         while words and text[words[0][0]:words[0][1]].lower() in _ANSWER_WORDS:
             words.pop(0)
         while words and text[words[-1][0]:words[-1][1]].lower() in _ANSWER_WORDS:
@@ -188,7 +188,7 @@ def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
         wanted = quantities(claim.text)
         return bool(wanted) and all(q in block.quantities for q in wanted)
     if claim.kind == "number":
-        value = re.match(r"\d+(?:\.\d+)?", text)
+        value = DECIMAL.match(text)
         return value is not None and float(value.group(0)) in block.numbers
     if claim.kind == "date":
         if contains_phrase(block.text, text):

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from modrag_nodes.retrieval.ranking import retriever_id, scored, top_indices, with_ranks
 from modrag_nodes.retrieval.tokenizers import StemmerName, StopWords, Tokenizer, TokenizerKind
+from modrag_nodes.text.words import WORD_CHARACTERS
 from modrag_studio.engine.core.node import (
     Chunk,
     Contract,
@@ -230,7 +231,8 @@ class BM25IndexParams(BaseModel):
     lowercase: bool = Field(True, description="Lower-case text before tokenizing")
     stopwords: StopWords = Field("none", description="Drop English stop words")
     stemmer: StemmerName = Field("none", description="Snowball stemmer (PyStemmer)")
-    pattern: str = Field(r"\w+", description="Token pattern of the regex tokenizer")
+    pattern: str = Field(WORD_CHARACTERS.pattern,
+                         description="Token pattern of the regex tokenizer")
     fields: TextField = Field("text", description="Index the chunk text, or its title "
                               "(metadata 'title') and text")
 

@@ -24,7 +24,7 @@ from pydantic import Field
 
 from modrag_nodes.text.scripts import CJK_RUN
 from modrag_nodes.text.stopwords import english_stopwords
-from modrag_nodes.text.words import UNICODE_WORD, loaded_jieba, split
+from modrag_nodes.text.words import UNICODE_WORD, WORD_CHARACTERS, loaded_jieba, split
 from modrag_studio.engine.core.node import Contract
 
 TokenizerKind = Literal["regex", "jieba", "bigram"]
@@ -42,7 +42,8 @@ class Tokenizer(Contract):
     lowercase: bool = True
     stopwords: StopWords = "none"
     stemmer: StemmerName = "none"
-    pattern: str = Field(r"\w+", description="Token pattern of the regex tokenizer")
+    pattern: str = Field(WORD_CHARACTERS.pattern,
+                         description="Token pattern of the regex tokenizer")
 
     def tokenize(self, text: str) -> list[str]:
         return tokenize(self, text)

@@ -18,7 +18,9 @@ HAN_CHAR = re.compile(f"[{HAN}]")
 HAN_RUN = re.compile(f"[{HAN}]+")
 CJK_CHAR = re.compile(f"[{CJK}]")
 CJK_RUN = re.compile(f"[{CJK}]+")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
+#: A run of Latin letters, either case, no digits: a Latin word as the language threshold
+#: counts it, and the words of a proper name ("Ingrid Holm").
+LATIN_LETTERS = re.compile(r"[A-Za-z]+")
 
 #: A text is Chinese when its Chinese characters outnumber its Latin words by this factor
 #: (a word counting as one and a half characters: "由 Kestrel Hydraulics 合同供应" is Chinese
@@ -45,4 +47,4 @@ def language_of(text: str) -> str:
     """``zh`` when the Chinese characters of ``text`` outnumber ``HAN_PER_LATIN_WORD`` times
     its Latin words, else ``en``."""
     han = han_count(text)
-    return "zh" if han and han > HAN_PER_LATIN_WORD * len(_LATIN_WORD.findall(text)) else "en"
+    return "zh" if han and han > HAN_PER_LATIN_WORD * len(LATIN_LETTERS.findall(text)) else "en"

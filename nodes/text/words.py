@@ -20,6 +20,9 @@ LETTER_WORD = re.compile(r"[a-z][a-z\-']*[a-z]")
 #: A word in any script (letters and digits, no underscore): the BM25 bigram tokenizer's
 #: words between runs of CJK characters.
 UNICODE_WORD = re.compile(r"[^\W_]+")
+#: A run of word characters in any script (letters, digits, underscore): the regex
+#: tokenizer's default token.
+WORD_CHARACTERS = re.compile(r"\w+")
 #: A Latin word of raw text, either case.
 LATIN_WORD_ANY_CASE = re.compile(LATIN_WORD.pattern, re.IGNORECASE)
 #: A token of raw text: one CJK character, or a run of other non-space characters.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from modrag_nodes.retrieval.bm25 import BM25IndexParams
 from modrag_nodes.retrieval.tokenizers import Tokenizer, english_stopwords
 
 
@@ -20,6 +21,10 @@ def test_stopwords_and_stemming():
     tok = Tokenizer(stopwords="english", stemmer="english")
     assert tok.tokenize("The running of the cells is studied") == ["run", "cell", "studi"]
     assert {"the", "of", "is", "and"} <= english_stopwords()
+
+
+def test_default_pattern_is_the_one_saved_graphs_hold():
+    assert Tokenizer().pattern == BM25IndexParams().pattern == r"\w+"
 
 
 def test_custom_pattern_and_bad_pattern():

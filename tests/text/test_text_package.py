@@ -9,9 +9,9 @@ import pytest
 
 from modrag_nodes.text.normalise import normalise, normalise_map
 from modrag_nodes.text.numbers import frequencies, parse_number, quantities
-from modrag_nodes.text.scripts import cjk_count, han_count, language_of
+from modrag_nodes.text.scripts import LATIN_LETTERS, cjk_count, han_count, language_of
 from modrag_nodes.text.stopwords import english_stopwords, question_stop_words, word_list
-from modrag_nodes.text.words import split, token_count, word_count, words
+from modrag_nodes.text.words import WORD_CHARACTERS, split, token_count, word_count, words
 
 
 def test_one_language_threshold():
@@ -41,6 +41,13 @@ def test_split_takes_its_patterns():
     import re
 
     assert split("ab_cd 中文", word=re.compile(r"[^\W_]+")) == ["ab", "cd", "中文"]
+
+
+def test_latin_letters_and_word_characters():
+    # a proper name's words: letters only, either case, digits and CJK left out
+    assert LATIN_LETTERS.findall("Ingrid Holm's HS-40 鸡毛松") == ["Ingrid", "Holm", "s", "HS"]
+    # the regex tokenizer's default token: any script, digits and underscores kept
+    assert WORD_CHARACTERS.findall("snake_case v2, 鸡毛松!") == ["snake_case", "v2", "鸡毛松"]
 
 
 def test_token_count_counts_each_cjk_character():
