@@ -145,7 +145,7 @@ def test_round_trip_shows_each_passage_cut_to_the_sentences_about_the_question()
     filler = " ".join(f"The canteen serves soup number {i} on weekdays." for i in range(20))
     text = f"{filler} The lubrication pump LP-07 is serviced every 500 operating hours. {filler}"
     cut = window(text, "How often is the lubrication pump LP-07 serviced?")
-    assert "LP-07 is serviced every 500 operating hours." in cut and len(cut) <= 320
+    assert "LP-07 is serviced every 500 operating hours." in cut and len(cut) <= 260
     passages = [_chunk(text, "a.md"), _chunk(filler + " " + filler, "b.md", 1)]
     system, user = build_prompt("en", "How often is the pump LP-07 serviced?", passages)
     assert user.startswith("Passages:\n[1] ") and len(user) < 800  # not 2 x 1,500 characters

@@ -226,8 +226,10 @@ class _Generator(FactQuestions):
             if verdict.reason is None and absent and not set(absent) & set(
                     key_terms(question)):
                 verdict = Verdict("asks_otherwise", f"asked for its {detail}")
+        # a detail named in words no chunk uses is given nowhere: no round trip to show it
         return self._finish(Candidate("unanswerable", language, question, [], [chunk],
-                                      verdict, f"{thing}: {kind_reply}"))
+                                      verdict, f"{thing}: {kind_reply}",
+                                      round_trip=not absent))
 
     def _reworded(self, cand: Candidate) -> Candidate:
         """A verified single question reworded: a second call gives another word for each
@@ -365,7 +367,7 @@ class _Generator(FactQuestions):
             twin = self.dedup.duplicate_of(cand.question)
             if twin is not None:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
-        if verdict.reason is None and self.config.round_trip:
+        if verdict.reason is None and self.config.round_trip and cand.round_trip:
             facts = [] if cand.kind == "unanswerable" else cand.facts
             ask = partial(self.ask, max_tokens=round_trip.REPLY_TOKENS)
             if cand.kind == "claim":

@@ -23,7 +23,7 @@ from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import key_terms, overlap
 
 PASSAGES = 3
-PASSAGE_CHARS = 320  # of each passage, the sentences about the question (a prompt of ~300 tokens)
+PASSAGE_CHARS = 260  # of each passage, the sentences about the question (a prompt of ~250 tokens)
 REPLY_TOKENS = 32
 
 # The instructions are the system message, the same for every call: the backend reads them

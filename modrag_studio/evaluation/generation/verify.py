@@ -74,6 +74,7 @@ class Candidate:
     verdict: Verdict
     reply: str = ""
     row: EvalQuestion | None = None
+    round_trip: bool = True  # False: its checks settle it (no model needs to answer it)
 
 
 def _too_long(fact: str) -> bool:
