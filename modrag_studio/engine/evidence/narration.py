@@ -7,10 +7,7 @@ the cut of 8."); ``narrate_node`` what one node did with it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from modrag_studio.engine.evidence.attribution import Attribution, NodeEvidence
+from modrag_studio.engine.evidence.standing import Attribution, NodeEvidence
 
 LOST_HERE = "This is where it was lost."  # ends the first-loss node's narration
 
