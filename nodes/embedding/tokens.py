@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from modrag_nodes.embedding.spec import DEFAULT_MODEL
+from modrag_nodes.embedding.embedder import DEFAULT_MODEL
 from modrag_studio.engine.core.node import ModragError
 
 DEFAULT_WINDOW = 512

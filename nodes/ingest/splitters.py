@@ -49,7 +49,7 @@ def split_fixed(doc: Document, size: int, overlap: int, unit: str = "chars",
 def embedder_token_spans(text: str, size: int, overlap: int, model: str = "") -> list[Span]:
     """Windows of ``size`` word pieces of an embedder's tokenizer (its two special tokens
     counted), moving by ``size - overlap``: no chunk is longer than the model reads."""
-    from modrag_nodes.embedding.spec import DEFAULT_MODEL
+    from modrag_nodes.embedding.embedder import DEFAULT_MODEL
     from modrag_nodes.embedding.tokens import token_offsets
 
     return token_windows(token_offsets(text, model or DEFAULT_MODEL), max(1, size - 2), overlap)

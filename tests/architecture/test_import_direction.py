@@ -2,10 +2,10 @@
 
 Every import counts (module level and inside functions). A package may import itself and
 the packages its rule names; anything else, or any cycle between modules or between the node
-library's families (its sub-packages), fails with the importing file and line. Inside the
-studio (``ui/``) imports made only for type checking (``if TYPE_CHECKING:``) count too: no
-import, even one that never runs, goes back up between its sub-packages or round a loop of
-its modules.
+library's families (its sub-packages), fails with the importing file and line. Imports made
+only for type checking (``if TYPE_CHECKING:``) count for the loops of modules, and inside
+the studio (``ui/``) for its sub-packages too: no import, even one that never runs, goes
+round a loop of modules or back up between the studio's sub-packages.
 """
 
 from __future__ import annotations
@@ -97,10 +97,11 @@ def _imports(module: str, path: Path, type_only: bool = False) -> list[Import]:
 
 MODULES = _modules()
 IMPORTS = [imp for module, path in MODULES.items() for imp in _imports(module, path)]
+#: every import, those made only for type checking included
+TYPED_IMPORTS = [imp for module, path in MODULES.items()
+                 for imp in _imports(module, path, type_only=True)]
 #: the studio's imports, those made only for type checking included
-STUDIO_IMPORTS = [imp for module, path in MODULES.items()
-                  if module.startswith("modrag_studio.ui")
-                  for imp in _imports(module, path, type_only=True)]
+STUDIO_IMPORTS = [imp for imp in TYPED_IMPORTS if imp.source.startswith("modrag_studio.ui")]
 
 
 def _resolve(name: str) -> str | None:
@@ -160,8 +161,8 @@ def test_no_import_cycle_between_modules():
     assert module_cycles(IMPORTS) == []
 
 
-def test_no_import_cycle_between_studio_modules_even_for_type_checking():
-    assert module_cycles(STUDIO_IMPORTS) == []
+def test_no_import_cycle_between_modules_even_for_type_checking():
+    assert module_cycles(TYPED_IMPORTS) == []
 
 
 def test_type_checking_imports_are_counted_only_when_asked(tmp_path):
