@@ -246,8 +246,10 @@ def test_a_paraphrase_is_worded_apart_or_kept_as_the_single_question_still_owed(
     kinds = [c.kind for c in copied.candidates]
     assert kinds.count("single") == 2 and [r.tags[1] for r in copied.questions] == [
         "type:single"] * 2
-    lone = _generate(tmp_path, ["paraphrase"], max_attempts=2)  # no single owed: rejected
-    assert lone.questions == [] and lone.candidates[0].verdict.reason == "not_a_paraphrase"
+    scripted.calls.clear()  # no single owed: a second call gives other words
+    lone = _generate(tmp_path, ["paraphrase"], max_attempts=2)
+    assert lone.questions == [] and lone.candidates[0].verdict.reason == "unreadable_reply"
+    assert any("For each word below" in u for _, u in scripted.calls)
 
 
 def test_questions_are_drafted_one_after_another_then_checked(scripted, tmp_path):

@@ -34,6 +34,9 @@ class FactQuestions:
     def _finish(self, cand: Candidate) -> Candidate:
         raise NotImplementedError
 
+    def _reworded(self, cand: Candidate) -> Candidate:
+        raise NotImplementedError
+
     def facts(self, chunk: Chunk) -> list[ValueFact]:
         if chunk.chunk_id not in self.facts_by_chunk:
             self.facts_by_chunk[chunk.chunk_id] = value_facts(chunk)
@@ -74,7 +77,8 @@ class FactQuestions:
         """A question rephrased from a sentence stating a value in one short call: the value
         is the expected fact (found in code, verified in the chunk as any answer is), the
         model only words the question, which must name the subject. A paraphrase is asked in
-        other words; one still worded like its statement is kept as ``fallback``."""
+        other words; one still worded like its statement is kept as ``fallback`` (a type
+        still owed), else reworded by synonyms (one more short call)."""
         self.used_facts.add((chunk.chunk_id, fact.sentence))
         reply_text = self.ask(*build_fact_prompt(fact, own_words=kind == "paraphrase"),
                               max_tokens=REPLY_TOKENS)
@@ -82,15 +86,18 @@ class FactQuestions:
         question = questions[0] if questions else ""
         verdict = (check_answerable(question, [fact.value], [chunk]) if question else
                    Verdict("unreadable_reply", "no question in the reply"))
+        reword = False
         if kind == "paraphrase" and verdict.reason is None:
             worded = check_answerable(question, [fact.value], [chunk], paraphrase=True)
-            if worded.reason is not None and fallback is not None:
+            if worded.reason is None:
+                verdict = worded
+            elif fallback is not None:
                 kind = fallback
             else:
-                verdict = worded
+                reword = True  # the synonym call words it apart
         cand = Candidate(kind, fact.language, question, [fact.value], [chunk], verdict,
                          f"{fact.kind}: {fact.sentence}\n---\n{reply_text}")
-        return self._finish(cand)
+        return self._finish(self._reworded(cand) if reword else cand)
 
     def _two_facts(self, chunk: Chunk, fact: ValueFact, other: Chunk, second: ValueFact
                    ) -> Candidate:
