@@ -160,7 +160,7 @@ DOCS = {
     "python-multipart.md": "# python-multipart\n\n## Big files\n\nIf the server reads the "
                            "whole request first, python-multipart needs 5 GB of memory per "
                            "upload. The parser streams the request in small pieces.\n\n"
-                           + "More text about parsing forms and fields follows here. " * 14
+                           + "More text about how python-multipart parses forms follows. " * 14
                            + "\n\n## Spooling\n\nOnce a file grows past 1 MiB, python-multipart"
                              " moves it to a temporary file on disk.",
 }
@@ -262,9 +262,9 @@ def test_questions_are_drafted_one_after_another_then_checked(scripted, tmp_path
     assert build_fact_prompt.__doc__
 
 
-def test_what_kind_a_thing_is_is_asked_once(scripted, tmp_path):
-    result = _generate(tmp_path, ["unanswerable"], n=2)
-    assert len(result.questions) == 2
+def test_what_kind_a_thing_is_is_asked_once_and_each_detail_once(scripted, tmp_path):
+    result = _generate(tmp_path, ["unanswerable"], n=3)
+    assert len(result.questions) == 3 == len(result.candidates)  # a detail asked once
     assert all("python-multipart" in r.question for r in result.questions)
     kinds = [u for _, u in scripted.calls if "what kind of thing is" in u]
     assert len(kinds) == 1 and '"python-multipart"' in kinds[0]

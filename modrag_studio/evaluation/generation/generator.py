@@ -136,6 +136,7 @@ class _Generator(FactQuestions):
         self.facts_by_chunk: dict[str, list[ValueFact]] = {}
         self.kinds: dict[str, str] = {}  # the model's word for what a thing is, per thing
         self.deferred = False
+        self.asked: set[tuple[str, str]] = set()  # (thing, detail) of unanswerable questions
         self.ctx = generation_context(cancel, resources)
         self.calls = 0
 
@@ -217,7 +218,11 @@ class _Generator(FactQuestions):
                                                    "that kind is absent from the corpus")
             return self._finish(Candidate("unanswerable", language, "", [], [chunk], verdict,
                                           kind_reply))
+        details = [d for d in details if (subject, d[0]) not in self.asked]
+        if not details:  # each detail of this thing asked already: another chunk's turn
+            return None
         detail, absent = self.rng.choice(details)
+        self.asked.add((subject, detail))
         question = template_question(detail, subject, language)
         if not names_subject(question, subject):
             verdict = Verdict("no_subject", f"does not name {subject!r}")

@@ -76,7 +76,7 @@ ABSENT_DETAILS: tuple[tuple[str, str], ...] = (
     ("serial number", "序列号"), ("weight", "重量"), ("insurer", "保险公司"),
     ("budget", "预算"), ("founder", "创始人"), ("email address", "电子邮箱"), ("age", "年龄"),
     ("phone number", "电话号码"), ("website", "网址"), ("purchase date", "购买日期"),
-    ("year founded", "创立年份"), ("commercial licence price", "商业许可价格"),
+    ("commercial licence price", "商业许可价格"),
     ("mascot", "吉祥物"), ("release date", "发布日期"),
     ("number of contributors", "贡献者人数"),
 )

@@ -26,8 +26,10 @@ KIND_DETAILS: dict[str, tuple[str, ...]] = {
     "machine": ("price", "warranty period", "manufacturer", "serial number", "weight",
                 "purchase date"),
     "part": ("price", "manufacturer", "weight", "warranty period"),
-    # a project's history and trade, not an organisation's budget ("the budget of Flake8")
-    "software": ("year founded", "commercial licence price", "mascot", "release date",
+    # a project's trade and symbols, not an organisation's budget ("the budget of Flake8");
+    # not the year it was founded either, which a README says in other words ("first
+    # written in 2003")
+    "software": ("commercial licence price", "mascot", "release date",
                  "number of contributors"),
     "contract": ("insurer", "price"),
     "place": ("phone number", "website"),
@@ -63,7 +65,6 @@ KIND_CONTEXT_CHARS = 400  # the sentences naming the thing, not the whole chunk
 # "What is the <detail> of <thing>?". Each holds its detail's words, which the check needs.
 QUESTION_TEMPLATES: dict[tuple[str, str], str] = {
     ("age", "en"): "What age is {s}?",
-    ("year founded", "en"): "In which year was {s} founded?",
     ("commercial licence price", "en"): "What is the price of a commercial licence for {s}?",
     ("mascot", "en"): "What is the name of the {s} mascot?",
     ("release date", "en"): "What was the release date of the first version of {s}?",
