@@ -127,7 +127,7 @@ def test_chinese_sentences_state_values_about_a_code_a_title_or_a_name():
     # the prompt is Chinese, its instructions the system message
     chunk = Chunk(chunk_id="z#0", doc_id="z", text="冷却泵 CP-12 的保养周期为每3个月。")
     system, user = build_fact_prompt(value_facts(chunk)[0])
-    assert user == "主题：CP-12\n陈述：冷却泵 CP-12 的保养周期为每3个月。\n答案：每3个月"
+    assert user == "主题：CP-12\n陈述：冷却泵 CP-12 的保养周期为____。\n答案：每3个月"
     assert "问题：" in system
     assert parse_fact_questions("问题：冷却泵 CP-12 多久保养一次？") == [
         "冷却泵 CP-12 多久保养一次？"]
@@ -177,6 +177,7 @@ class Scripted:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
         self.copy = False
+        self.blank = False  # the model writes its statement back as the question
 
     def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
         system, user = messages[0].content, messages[-1].content
@@ -190,6 +191,9 @@ class Scripted:
             found = [v for v, q in QUESTIONS.items()  # each half of a joined question
                      if q.rstrip("?")[1:] in asked or PARAPHRASES.get(v) == asked.strip()]
             return ChatResult(text="; ".join(found) or "NONE", model="scripted")
+        if self.blank:
+            statement = re.search(r"^Statement: (.+)$", user, re.M).group(1)
+            return ChatResult(text=f"QUESTION: {statement.rstrip('.')}?", model="scripted")
         lines = []
         for value in re.findall(r"^Answer: (.+)$", user, re.M):
             table = PARAPHRASES if "own words" in system and not self.copy else QUESTIONS
@@ -268,3 +272,13 @@ def test_what_kind_a_thing_is_is_asked_once_and_each_detail_once(scripted, tmp_p
     assert all("python-multipart" in r.question for r in result.questions)
     kinds = [u for _, u in scripted.calls if "what kind of thing is" in u]
     assert len(kinds) == 1 and '"python-multipart"' in kinds[0]
+
+
+def test_the_value_is_a_blank_of_its_statement_and_a_question_keeping_it_is_rejected(
+        scripted, tmp_path):
+    scripted.blank = True
+    result = _generate(tmp_path, ["single"], max_attempts=2)
+    [prompt] = _value_prompts(scripted)[:1]
+    assert "needs ____ of memory" in prompt and prompt.count("5 GB") == 1  # the answer line
+    assert result.questions == [] and {c.verdict.detail for c in result.candidates} == {
+        "the question kept the blank"}

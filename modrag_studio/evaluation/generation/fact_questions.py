@@ -86,6 +86,8 @@ class FactQuestions:
         question = questions[0] if questions else ""
         verdict = (check_answerable(question, [fact.value], [chunk]) if question else
                    Verdict("unreadable_reply", "no question in the reply"))
+        if "__" in question:
+            verdict = Verdict("unreadable_reply", "the question kept the blank")
         reword = False
         if kind == "paraphrase" and verdict.reason is None:
             worded = check_answerable(question, [fact.value], [chunk], paraphrase=True)
@@ -117,7 +119,8 @@ class FactQuestions:
                                           facts, chunks, Verdict("unreadable_reply",
                                                                  "not two questions"), reply))
         for half, value, part in zip(questions, facts, chunks, strict=False):
-            verdict = check_answerable(half, [value], [part])
+            verdict = (Verdict("unreadable_reply", "the question kept the blank")
+                       if "__" in half else check_answerable(half, [value], [part]))
             if verdict.reason is not None:
                 return self._finish(Candidate("multi", fact.language, half, facts, chunks, verdict,
                                               reply))

@@ -233,18 +233,21 @@ def _chinese_facts(chunk: Chunk) -> list[ValueFact]:
 
 # The instructions are the system message, the same for every call (the backend reads them
 # once and keeps them: reuse_prefix); a call's own part is its subject, statement and answer.
+# The statement shows its value as a blank (____): a question rewritten from it asks for the
+# blank and cannot copy the value (asked with the value in the statement, the model put it
+# back into 8 of 28 questions).
 SYSTEM = ("You turn statements into exam questions. For each statement, write one question "
-          "whose answer is the given answer. Rules: the question names the subject; it makes "
-          "sense to someone who has not read the statement; it does not contain the answer; "
-          "at most 20 words. Reply with one line per statement, in order:\n"
-          "QUESTION: <the question>")
+          "whose answer is the given answer, which fills the blank (____). Rules: the question "
+          "names the subject; it makes sense to someone who has not read the statement; it "
+          "contains neither the answer nor a blank; at most 20 words. Reply with one line per "
+          "statement, in order:\nQUESTION: <the question>")
 # a paraphrase: the same, worded apart from its statement
 OWN_WORDS = (" Use your own words: keep the names, but say the rest differently from the "
              "statement.")
 ITEM = "Subject: {subject}\nStatement: {sentence}\nAnswer: {value}"
-ZH_SYSTEM = ("你把陈述改写成考试题。每条陈述写一个问题，答案是给定的答案。要求：问题写出主题；"
-             "不看陈述也能看懂；问题里没有答案；不超过30个字。每条陈述回复一行，按顺序：\n"
-             "问题：<问题>")
+ZH_SYSTEM = ("你把陈述改写成考试题。每条陈述写一个问题，答案是给定的答案，即填入空白（____）的"
+             "内容。要求：问题写出主题；不看陈述也能看懂；问题里既没有答案也没有空白；不超过30个字。"
+             "每条陈述回复一行，按顺序：\n问题：<问题>")
 ZH_OWN_WORDS = "用自己的话：保留名称，其余用与陈述不同的说法。"
 ZH_ITEM = "主题：{subject}\n陈述：{sentence}\n答案：{value}"
 REPLY_TOKENS = 48  # one question line; a second one for a two-statement prompt
@@ -257,7 +260,15 @@ def build_fact_prompt(*facts: ValueFact, own_words: bool = False) -> tuple[str, 
     system = (ZH_SYSTEM if zh else SYSTEM) + ((ZH_OWN_WORDS if zh else OWN_WORDS)
                                               if own_words else "")
     return system, "\n\n".join((ZH_ITEM if zh else ITEM).format(
-        subject=f.subject, sentence=f.sentence, value=f.value) for f in facts)
+        subject=f.subject, sentence=blanked(f), value=f.value) for f in facts)
+
+
+BLANK = "____"
+
+
+def blanked(fact: ValueFact) -> str:
+    """The sentence of ``fact`` with its value as a blank."""
+    return fact.sentence.replace(fact.value, BLANK)
 
 
 _QUESTION_LINE = re.compile(r"^\W{0,4}(?:\d[.)]\s*)?\W{0,3}(?:question|q|问题)\s*\d?\s*\**\s*"
@@ -266,7 +277,8 @@ _QUESTION_LINE = re.compile(r"^\W{0,4}(?:\d[.)]\s*)?\W{0,3}(?:question|q|问题)
 
 def parse_fact_questions(reply: str) -> list[str]:
     """The questions of a reply to ``build_fact_prompt``, in order: labelled lines, else
-    lines ending in a question mark."""
+    lines ending in a question mark (a question that kept a blank is checked and rejected as
+    any other: it does not ask for its value)."""
     lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
     found = [m.group("q").strip("*\"' ") for ln in lines if (m := _QUESTION_LINE.match(ln))]
     return found or [ln.strip("*\"' ") for ln in lines if ln.endswith(("?", "？"))]
