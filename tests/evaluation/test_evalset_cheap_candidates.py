@@ -27,6 +27,7 @@ from modrag_studio.evaluation.generation.facts import (
     value_facts,
 )
 from modrag_studio.evaluation.generation.round_trip import build_prompt, window
+from modrag_studio.evaluation.generation.verify import Deduplicator
 from tests.tiny_rag import tiny_rag_graph
 
 PKGDOCS = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "pkgdocs-dev"
@@ -282,3 +283,16 @@ def test_the_value_is_a_blank_of_its_statement_and_a_question_keeping_it_is_reje
     assert "needs ____ of memory" in prompt and prompt.count("5 GB") == 1  # the answer line
     assert result.questions == [] and {c.verdict.detail for c in result.candidates} == {
         "the question kept the blank"}
+
+
+def test_questions_naming_different_things_are_no_near_duplicates():
+    class Search:  # no embedder: word overlap
+        embedder = None
+
+    dedup = Deduplicator(Search())
+    dedup.add("g001", "What is the price of a commercial licence for regex?", {"regex"})
+    assert dedup.duplicate_of("What is the price of a commercial licence for tqdm?",
+                              {"tqdm"}) is None
+    assert dedup.duplicate_of("What is the price of a commercial licence for regex now?",
+                              {"regex"}) == "g001"
+    assert dedup.duplicate_of("What is the price of a commercial licence for regex?") == "g001"

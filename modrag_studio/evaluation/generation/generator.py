@@ -362,6 +362,7 @@ class _Generator(FactQuestions):
         the other checks (the cheap ones first)."""
         verdict = cand.verdict
         subjects = question_subjects(cand.chunks, cand.language)
+        cand.names = {normalise_text(t) for t in subjects if names_any(cand.question, [t])}
         if verdict.reason is None and cand.kind != "claim" and not names_any(cand.question,
                                                                               subjects):
             verdict.reason = "unnamed_subject"
@@ -369,7 +370,7 @@ class _Generator(FactQuestions):
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:
-            twin = self.dedup.duplicate_of(cand.question)
+            twin = self.dedup.duplicate_of(cand.question, cand.names)
             if twin is not None:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
         if verdict.reason is None and self.config.round_trip and cand.round_trip:
@@ -407,7 +408,7 @@ class _Generator(FactQuestions):
             return None
         cand.row = self.row(qid, cand)
         cand.row.tags.extend(tags)
-        self.dedup.add(qid, cand.question)
+        self.dedup.add(qid, cand.question, cand.names)
         return cand.row
 
     def row(self, qid: str, cand: Candidate) -> EvalQuestion:

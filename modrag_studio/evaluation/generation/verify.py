@@ -75,6 +75,7 @@ class Candidate:
     reply: str = ""
     row: EvalQuestion | None = None
     round_trip: bool = True  # False: its checks settle it (no model needs to answer it)
+    names: set[str] = field(default_factory=set)  # the subjects the question names
 
 
 def _too_long(fact: str) -> bool:
@@ -190,22 +191,27 @@ def check_specific(verdict: Verdict, question: str, search: CorpusSearch) -> Ver
 
 
 class Deduplicator:
-    """Near-duplicates by embedding similarity (word overlap when there is no embedder)."""
+    """Near-duplicates by embedding similarity (word overlap when there is no embedder); two
+    questions naming different things are none ("What is the mascot of regex?", "... of
+    tqdm?": one template, two questions)."""
 
     def __init__(self, search: CorpusSearch, threshold: float = 0.93) -> None:
         self.search, self.threshold = search, threshold
-        self.kept: list[tuple[str, object]] = []
+        self.kept: list[tuple[str, object, set[str]]] = []
 
-    def duplicate_of(self, question: str) -> str | None:
-        """The id of a kept question too similar to ``question``, else None."""
+    def duplicate_of(self, question: str, names: set[str] = frozenset()) -> str | None:
+        """The id of a kept question too similar to ``question`` (naming ``names``), else
+        None."""
         vector = self._key(question)
-        for qid, other in self.kept:
+        for qid, other, named in self.kept:
+            if names and named and not names & named:
+                continue
             if self._similar(vector, other):
                 return qid
         return None
 
-    def add(self, qid: str, question: str) -> None:
-        self.kept.append((qid, self._key(question)))
+    def add(self, qid: str, question: str, names: set[str] = frozenset()) -> None:
+        self.kept.append((qid, self._key(question), set(names)))
 
     def _key(self, question: str) -> object:
         if self.search.embedder is not None:
