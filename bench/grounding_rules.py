@@ -69,6 +69,7 @@ RULES = {
     "restated absent terms refused": {"ground.restated_terms": "false"},
     "swapped subject (dictionary)": {"ground.subject_check": "false"},
     "asked value not given": {"ground.asked_value": "false"},
+    "unbacked later sentences cut (new)": {"ground.cut_unbacked": "false"},
     "answer in the question's language": {"ground.check_language": "false"},
     "scope: claims in any block (not only cited)": {"ground.scope": "cited"},
 }

@@ -55,7 +55,7 @@ from modrag_nodes.grounding.subjects import (
     typed_entities,
 )
 from modrag_nodes.text.normalise import normalise
-from modrag_nodes.text.scripts import language_of
+from modrag_nodes.text.scripts import cjk_count, language_of
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.node import (
     Answer,
@@ -136,6 +136,12 @@ class GroundingParams(BaseModel):
     require_citation: bool = Field(
         True, description="An answer that states something and cites no evidence block "
                           "(no valid [n]) is ungrounded: it is never shown as grounded")
+    cut_unbacked: bool = Field(
+        True, description="An answer whose first sentence the evidence backs, but whose later "
+                          "sentences state a claim no evidence backs (or backs only beside "
+                          "another subject), loses those sentences instead of being sent back "
+                          "whole; the cut answer is checked again, and the sentences cut are "
+                          "noted in the trace ('cut')")
     asked_value: bool = Field(
         True, description="A question that asks for a price, a count or a date, answered "
                           "with no number or date that could be one, or for a flag, option, "
@@ -281,12 +287,47 @@ class GroundingCheck(NodeType):
                      "does not cite states (check the citations)")
         if port != "grounded":
             checked = checked.model_copy(update={"check_reason": reason})
-        ctx.note(attempt=attempt, route=port, verdict=port, reason=reason,
-                 claims=[_claim_row(c) for c in claims], absent_terms=absent,
-                 ungrounded=[c.text for c in missing], language=language,
-                 restated=restated, swapped=[list(pair) for pair in swapped],
-                 mismatches=[m.describe() for m in mismatches])
+        details = dict(attempt=attempt, route=port, verdict=port, reason=reason,
+                       claims=[_claim_row(c) for c in claims], absent_terms=absent,
+                       ungrounded=[c.text for c in missing], language=language,
+                       restated=restated, swapped=[list(pair) for pair in swapped],
+                       mismatches=[m.describe() for m in mismatches])
+        only_claims = (port == "ungrounded" and bool(missing) and not refused
+                       and not (wrong_language or asking or echoed or unasked or uncited))
+        kept, cut = (unbacked_sentences(answer.text, missing)
+                     if params.cut_unbacked and only_claims else ("", []))
+        if cut:
+            citations = extract_citations(kept, items)
+            shorter = answer.model_copy(update={
+                "text": kept, "citations": citations,
+                "invalid_citations": [c.ref for c in citations if not c.valid]})
+            before = dict(ctx.details)
+            again = self.run(ctx, params.model_copy(update={"cut_unbacked": False}), shorter,
+                             evidence=items, query=query)
+            if "grounded" in again:
+                ctx.note(cut=cut, cut_reason=reason)
+                return again
+            ctx.details.clear()  # the cut answer's check is not this answer's
+            ctx.details.update(before)
+        ctx.note(**details)
         return {port: checked}
+
+
+def unbacked_sentences(text: str, unbacked: list[Claim]) -> tuple[str, list[str]]:
+    """``text`` without its sentences after the first that hold an ``unbacked`` claim, and
+    those sentences; ("", []) when the first sentence holds one (the answer itself is not
+    backed) or no later sentence does."""
+    spans = [(m.start(), m.end()) for m in _SENTENCE.finditer(text) if m.group().strip()]
+    bad = [any(start <= c.start < end for c in unbacked) for start, end in spans]
+    if not spans or bad[0] or not any(bad):
+        return "", []
+    pieces = [(text[a:b].strip(), drop) for (a, b), drop in zip(spans, bad, strict=True)]
+    kept = ""
+    for piece, drop in pieces:
+        if not drop:  # Chinese sentences follow each other without a space
+            kept += (" " if kept and not cjk_count(kept[-1]) and not cjk_count(piece[0])
+                     else "") + piece
+    return kept, [piece for piece, drop in pieces if drop]
 
 
 def _mark_mismatches(claims: list[Claim], mismatches: list[Mismatch]) -> list[Claim]:
