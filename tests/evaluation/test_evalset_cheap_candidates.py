@@ -296,3 +296,20 @@ def test_questions_naming_different_things_are_no_near_duplicates():
     assert dedup.duplicate_of("What is the price of a commercial licence for regex now?",
                               {"regex"}) == "g001"
     assert dedup.duplicate_of("What is the price of a commercial licence for regex?") == "g001"
+
+
+def test_a_type_that_keeps_none_of_its_first_tries_hands_its_share_on(scripted, tmp_path):
+    docs = {f"pkg{i}.md": f"# pkg{i}\n\nThe pkg{i} parser needs {i + 2} GB of memory for "
+                          "each upload in its default setup, which the server reads in small "
+                          "pieces while it streams." for i in range(12)}
+    graph = GraphDocument.model_validate_json(json.dumps(tiny_rag_graph(
+        tmp_path, docs, backend=BACKEND)))
+    config = GenerationConfig(n=12, llm=LLMSpec(backend=BACKEND), dense=False,
+                              types=["paraphrase", "unanswerable"])
+    result = generate_evalset(graph, {}, config, executor=Executor(default_registry()))
+    tried = result.report.by_type["paraphrase"]  # (the model writes no question of these)
+    # it gives up after 8 tries (counted as drafted: a batch or two more), not 2 x 6 + 2
+    assert tried.kept == 0 and tried.generated <= 12
+    assert any(note.startswith("paraphrase: 0 kept of 6 after")
+               for note in result.report.notes)
+    assert len(result.questions) == 12  # the unanswerable type made up for it

@@ -100,6 +100,7 @@ from modrag_studio.evaluation.generation.verify import (
 
 log = logging.getLogger(__name__)
 GIVE_UP = 2  # a type that has had this many calls per question it owes stops asking
+GIVE_UP_EMPTY = 8  # ... or this many tries without keeping one
 BATCH = 6  # questions drafted before they are checked
 # drafts of one prompt family in a row: value sentences (single and two-chunk, then
 # paraphrase, whose instructions add a sentence), then the kind of a thing, then chunks
@@ -550,7 +551,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                 kept.append(row)
                 got[cand.kind] += 1
             others = [t for t in streams if t != kind and want[t] < caps[t]]
-            if got[kind] < want[kind] and tried[kind] >= GIVE_UP * want[kind] + 2 and others:
+            spent = tried[kind] >= min(GIVE_UP * want[kind] + 2,
+                                       GIVE_UP_EMPTY if got[kind] == 0 else 1 << 30)
+            if got[kind] < want[kind] and spent and others:
                 # a type that keeps failing hands the rest of its share to the others
                 report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after "
                                     f"{tried[kind]} tries; the rest of its share went to "
