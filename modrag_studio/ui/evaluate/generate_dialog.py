@@ -19,8 +19,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QDialog,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -40,15 +38,8 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
-from modrag_studio.ui.evaluate.wording import in_studio_words
-from modrag_studio.ui.jobs.background import (
-    BackgroundJob,
-    JobControls,
-    Task,
-    error_text,
-    show_running,
-    tell_when_closed_running,
-)
+from modrag_studio.ui.evaluate.job_dialog import Guard, JobAction, JobDialog
+from modrag_studio.ui.jobs.background import JobControls, Task, error_text
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
 DEFAULT_ON = ("single", "multi", "unanswerable", "paraphrase")
@@ -65,37 +56,30 @@ def _parse_facts(text: str) -> list[list[str]]:
             for part in text.split(";") if part.strip()]
 
 
-class GenerateDialog(QDialog):
+class GenerateDialog(JobDialog):
     """The generation form, its progress, the review table and Save."""
 
     def __init__(self, doc: GraphDocument, *, inputs: dict[str, str], executor: Executor,
-                 on_saved: Callable[[str], None],
-                 guard: Callable[[GraphDocument, dict[str, str]], bool] | None = None,
+                 on_saved: Callable[[str], None], guard: Guard | None = None,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(doc, job="evalset-generate", inputs=inputs, executor=executor,
+                         guard=guard, parent=parent)
         self.setWindowTitle(f"Generate an evaluation set from {doc.metadata.name or 'graph'}")
         self.resize(1000, 680)
-        self.doc, self.executor, self.on_saved = doc, executor, on_saved
-        self.inputs = dict(inputs)
-        self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
+        self.on_saved = on_saved
         self.result: Any = None
         self.questions: list[EvalQuestion] = []
         self.originals: dict[str, EvalQuestion] = {}  # the reworded set's rows, by id
-        self.job = BackgroundJob("evalset-generate", self)
         self.job.on("progress", self._on_progress)  # kept, wanted, note
         self.job.on("status", lambda text: self.status.setText(text))
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self.corpus_name = corpus_input_name(doc)
-        corpus_row = QHBoxLayout()
         self.corpus = QLineEdit(self.inputs.get(self.corpus_name or "", "")
                                 or input_default(doc, self.corpus_name))
-        browse = QPushButton("Folder…")
-        browse.clicked.connect(self._browse)
-        corpus_row.addWidget(self.corpus, 1)
-        corpus_row.addWidget(browse)
-        form.addRow(f"Corpus ({self.corpus_name or 'no corpus input'})", corpus_row)
+        form.addRow(f"Corpus ({self.corpus_name or 'no corpus input'})",
+                    self.folder_row(self.corpus, "Folder…", "Corpus folder"))
         knobs = QHBoxLayout()
         self.count = QSpinBox(minimum=1, maximum=1000, value=20)
         self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
@@ -131,7 +115,6 @@ class GenerateDialog(QDialog):
         self.model.setToolTip("BACKEND[:MODEL]: embedded (the best installed), "
                               "ollama:qwen2.5:7b, openai:MODEL")
         form.addRow("Chat model", self.model)
-        reword_row = QHBoxLayout()
         self.reword = QLineEdit()
         self.reword.setPlaceholderText("(none: write new questions) an evaluation set whose "
                                        "questions to put in other words")
@@ -139,11 +122,7 @@ class GenerateDialog(QDialog):
                                "single questions by synonyms, claims by translation into the "
                                "other language and back (two calls each; claims worded apart "
                                "from their chunk separate lexical from dense retrieval)")
-        pick_set = QPushButton("Set…")
-        pick_set.clicked.connect(self._browse_reword)
-        reword_row.addWidget(self.reword, 1)
-        reword_row.addWidget(pick_set)
-        form.addRow("Reword", reword_row)
+        form.addRow("Reword", self.file_row(self.reword, "Set…", "Evaluation set to reword"))
         layout.addLayout(form)
 
         progress_row = QHBoxLayout()
@@ -191,22 +170,8 @@ class GenerateDialog(QDialog):
             cancel=self.cancel_button)
 
     # the form ----------------------------------------------------------------------------
-    def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Corpus folder", self.corpus.text())
-        if folder:
-            self.corpus.setText(folder)
-
-    def _browse_reword(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Evaluation set to reword",
-                                              self.reword.text(), "Evaluation sets (*.jsonl)")
-        if path:
-            self.reword.setText(path)
-
     def _choose_path(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save evaluation set", self.path.text(),
-                                              "Evaluation sets (*.jsonl)")
-        if path:
-            self.path.setText(path)
+        if self.browse_new_file(self.path, "Save evaluation set"):
             self.save()
 
     def config(self):
@@ -221,10 +186,6 @@ class GenerateDialog(QDialog):
                                 round_trip=self.round_trip.isChecked())
 
     # running -----------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        return self.job.busy
-
     def start(self) -> bool:
         from modrag_studio.evaluation.generation import generate_evalset
 
@@ -237,14 +198,12 @@ class GenerateDialog(QDialog):
                 config.n = len(reword)  # every question of the set
             self.originals = {q.id: q for q in reword or []}
             config.check()
-        except Exception as exc:  # a bad form: said in the dialog
-            self.status.setText(f"Cannot start: {in_studio_words(exc)}")
-            return False
+        except Exception as exc:
+            return self.cannot_start(exc)
         inputs = dict(self.inputs)
         if self.corpus_name and self.corpus.text().strip():
             inputs[self.corpus_name] = self.corpus.text().strip()
-        if self.guard is not None and not self.guard(self.doc, inputs):
-            self.status.setText("Not started: the run was not allowed.")
+        if not self.allowed(inputs):
             return False
         executor, doc = self.executor, self.doc
         self.progress.setRange(0, config.n)
@@ -273,12 +232,6 @@ class GenerateDialog(QDialog):
         if not questions:
             raise ValueError(f"the set to reword, {path}, holds no question")
         return list(questions)
-
-    def cancel(self) -> None:
-        self.job.cancel()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.job.wait(timeout)
 
     def _on_progress(self, kept: int, wanted: int, note: str) -> None:
         self.progress.setRange(0, wanted)
@@ -388,30 +341,17 @@ def _html(text: str) -> str:
             .replace("\n", "<br>"))
 
 
-class EvalsetGeneration:
+class EvalsetGeneration(JobAction):
     """Evaluation > Generate evaluation set…: the dialog on the graph that will run (the
     active variant) with the run bar's inputs; a saved set opens in the evaluation-set
     panel."""
 
-    def __init__(self, window: Any, evaluation_sets: Any, variants: Any) -> None:
-        self.window, self.evaluation_sets, self.variants = window, evaluation_sets, variants
-        self.dialog: GenerateDialog | None = None
-        evaluation_sets.menu.addSeparator()
-        evaluation_sets.menu.addAction("Generate evaluation set…", self.open)
+    label = "Generate evaluation set…"
 
-    def open(self) -> GenerateDialog:
-        if self.dialog is not None and show_running(self.dialog):
-            return self.dialog
-        variants = self.variants
-        dialog = GenerateDialog(variants.applied(), inputs=variants.run_inputs(),
-                                executor=variants.executor(), on_saved=self.saved,
-                                parent=self.window,
-                                guard=lambda d, i: variants.guards_allow(d, i, "Generate"))
-        self.dialog = dialog
-        tell_when_closed_running(dialog, self.window.show_message,
-                                 "Evaluation > Generate evaluation set…")
-        dialog.show()
-        return dialog
+    def dialog_of(self, variants: Any) -> GenerateDialog:
+        return GenerateDialog(variants.applied(), inputs=variants.run_inputs(),
+                              executor=variants.executor(), on_saved=self.saved,
+                              parent=self.window, guard=self.guard("Generate"))
 
     def saved(self, path: str) -> None:
         self.evaluation_sets.panel.load(path)

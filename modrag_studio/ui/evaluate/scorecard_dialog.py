@@ -17,16 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QDialog,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
-    QPushButton,
     QSpinBox,
     QTextBrowser,
     QVBoxLayout,
@@ -36,15 +32,15 @@ from PySide6.QtWidgets import (
 from modrag_studio.engine.core.document import GraphDocument, VariantSpec
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
-from modrag_studio.ui.evaluate.wording import in_studio_words
-from modrag_studio.ui.jobs.background import (
-    BackgroundJob,
-    JobControls,
-    Task,
-    error_text,
-    show_running,
-    tell_when_closed_running,
+from modrag_studio.ui.evaluate.job_dialog import (
+    Guard,
+    JobAction,
+    JobDialog,
+    free_variant_name,
+    with_button,
 )
+from modrag_studio.ui.evaluate.wording import in_studio_words
+from modrag_studio.ui.jobs.background import Task, error_text
 
 STAGES = {"questions": "questions kept", "answers": "questions answered"}
 
@@ -78,21 +74,19 @@ def qt_html(page: str) -> str:
     return re.sub(r"var\(--([\w-]+)\)", lambda m: colour(m[1]), head) + "</style>" + body
 
 
-class ScorecardDialog(QDialog):
+class ScorecardDialog(JobDialog):
     """The form, the progress, the page and Apply as variant."""
 
     def __init__(self, doc: GraphDocument, *, inputs: dict[str, str], executor: Executor,
                  on_apply: Callable[[VariantSpec], None], page_path: str = "",
-                 evalset_path: str = "",
-                 guard: Callable[[GraphDocument, dict[str, str]], bool] | None = None,
+                 evalset_path: str = "", guard: Guard | None = None,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(doc, job="scorecard", inputs=inputs, executor=executor, guard=guard,
+                         parent=parent)
         self.setWindowTitle(f"Score a folder with {doc.metadata.name or 'the graph'}")
         self.resize(1000, 780)
-        self.doc, self.executor, self.on_apply = doc, executor, on_apply
-        self.inputs, self.guard = dict(inputs), guard
+        self.on_apply = on_apply
         self.card: Any = None  # evaluation.scorecard.Scorecard of the last run
-        self.job = BackgroundJob("scorecard", self)
         self.job.on("status", lambda text: self.status.setText(text))
         self.job.on("progress", self._on_progress)  # stage, done, total
 
@@ -102,7 +96,7 @@ class ScorecardDialog(QDialog):
         self.corpus = QLineEdit(self.inputs.get(self.corpus_name or "", "")
                                 or input_default(doc, self.corpus_name))
         form.addRow(f"Folder ({self.corpus_name or 'no corpus input'})",
-                    self._with_button(self.corpus, "Folder…", self._browse_corpus))
+                    self.folder_row(self.corpus, "Folder…", "Folder to score"))
         knobs = QHBoxLayout()
         self.count = QSpinBox(minimum=1, maximum=500, value=20)
         self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
@@ -117,70 +111,23 @@ class ScorecardDialog(QDialog):
         form.addRow("Generate", knobs)
         self.evalset = QLineEdit(evalset_path)
         self.evalset.setPlaceholderText("empty: generate and verify new questions")
-        form.addRow("Or use the set", self._with_button(self.evalset, "Browse…",
-                                                        self._browse_evalset))
+        form.addRow("Or use the set", self.file_row(self.evalset, "Browse…", "Evaluation set"))
         self.page_path = QLineEdit(page_path or str(Path.cwd() / "scorecard.html"))
-        form.addRow("Save the page as", self._with_button(self.page_path, "Choose…",
-                                                          self._browse_page))
+        form.addRow("Save the page as", with_button(self.page_path, "Choose…", self._browse_page))
         layout.addLayout(form)
         self.progress = QProgressBar()
         self.progress.setFormat("%v/%m")
         layout.addWidget(self.progress)
-        self.status = QLabel("Choose the folder, then Start.")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.status)
+        layout.addWidget(self.status_line("Choose the folder, then Start."))
         self.view = QTextBrowser()
         self.view.setOpenLinks(False)
         layout.addWidget(self.view, 1)
-        buttons = QHBoxLayout()
-        self.start_button = QPushButton("Start")
-        self.cancel_button = QPushButton("Cancel")
-        self.apply_button = QPushButton("Apply as variant")
-        self.start_button.clicked.connect(self.start)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.apply_button.clicked.connect(self.apply)
-        self.cancel_button.setEnabled(False)
-        self.apply_button.setEnabled(False)
-        buttons.addStretch(1)
-        for button in (self.start_button, self.cancel_button, self.apply_button):
-            buttons.addWidget(button)
-        layout.addLayout(buttons)
-        self.job.controls = JobControls(idle=[self.start_button,
-                                              (self.apply_button, lambda: False)],
-                                        cancel=self.cancel_button)  # Apply: by the result
-
-    @staticmethod
-    def _with_button(field: QLineEdit, text: str, action: Callable[[], None]) -> QHBoxLayout:
-        row = QHBoxLayout()
-        button = QPushButton(text)
-        button.clicked.connect(action)
-        row.addWidget(field, 1)
-        row.addWidget(button)
-        return row
-
-    def _browse_corpus(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Folder to score", self.corpus.text())
-        if path:
-            self.corpus.setText(path)
-
-    def _browse_evalset(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Evaluation set", self.evalset.text(),
-                                              "Evaluation sets (*.jsonl)")
-        if path:
-            self.evalset.setText(path)
+        self.add_variant_buttons(layout)
 
     def _browse_page(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save the scorecard", self.page_path.text(),
-                                              "HTML pages (*.html)")
-        if path:
-            self.page_path.setText(path)
+        self.browse_new_file(self.page_path, "Save the scorecard", "HTML pages (*.html)")
 
     # running -----------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        return self.job.busy
-
     def request(self):
         """The scorecard request of the form (raises, naming the field, when it is not
         usable)."""
@@ -214,11 +161,9 @@ class ScorecardDialog(QDialog):
             return False
         try:
             request = self.request()
-        except Exception as exc:  # a bad form: said in the dialog
-            self.status.setText(f"Cannot start: {in_studio_words(exc)}")
-            return False
-        if self.guard is not None and not self.guard(self.doc, request.inputs):
-            self.status.setText("Not started: the run was not allowed.")
+        except Exception as exc:
+            return self.cannot_start(exc)
+        if not self.allowed(request.inputs):
             return False
         executor = self.executor
         self.card = None
@@ -233,12 +178,6 @@ class ScorecardDialog(QDialog):
 
         self.job.start(compute, self._on_finished)
         return True
-
-    def cancel(self) -> None:
-        self.job.cancel()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.job.wait(timeout)
 
     def _on_progress(self, stage: str, done: int, total: int) -> None:
         self.progress.setRange(0, total)
@@ -272,52 +211,26 @@ class ScorecardDialog(QDialog):
     def apply(self) -> VariantSpec | None:
         """Store the suggested change as a variant (with the figures of its test), only when
         the tuner found it significantly better."""
-        from modrag_studio.engine.edit.variants import variant_names
-
         if self.card is None or not self.card.suggestion.significant:
             return None
-        taken = set(variant_names(self.doc))
-        name = next(n for n in ("scorecard", *(f"scorecard_{i}" for i in range(2, 1000)))
-                    if n not in taken)
+        name = free_variant_name(self.doc, "scorecard")
         variant = VariantSpec.model_validate({**self.card.suggestion.variant, "name": name})
-        self.on_apply(variant)
-        self.status.setText(f"{self.status.text()}\nStored as variant '{name}'.")
-        self.apply_button.setEnabled(False)
+        self.stored(variant, self.on_apply)
         return variant
 
 
-class Scorecards:
+class Scorecards(JobAction):
     """Evaluation > Score this folder…: the dialog on the base graph with the run bar's
     inputs and the evaluation-set panel's file; the change is stored through the Variants
     controller (undoable) and made the active variant."""
 
-    def __init__(self, window: Any, evaluation_sets: Any, variants: Any) -> None:
-        self.window, self.evaluation_sets, self.variants = window, evaluation_sets, variants
-        self.dialog: ScorecardDialog | None = None
-        evaluation_sets.menu.addSeparator()
-        evaluation_sets.menu.addAction("Score this folder…", self.open)
+    label = "Score this folder…"
+    variant_kind = "Scorecard"
 
-    def open(self) -> ScorecardDialog:
-        if self.dialog is not None and show_running(self.dialog):
-            return self.dialog
-        variants = self.variants
+    def dialog_of(self, variants: Any) -> ScorecardDialog:
         doc = variants.document()
         folder = doc.source_path.parent if doc.source_path is not None else Path.cwd()
-        dialog = ScorecardDialog(doc, inputs=variants.run_inputs(),
-                                 executor=variants.executor(), on_apply=self.store,
-                                 page_path=str(folder / "scorecard.html"),
-                                 parent=self.window,
-                                 guard=lambda d, i: variants.guards_allow(d, i, "Scorecard"))
-        self.dialog = dialog
-        tell_when_closed_running(dialog, self.window.show_message,
-                                 "Evaluation > Score this folder…")
-        dialog.show()
-        return dialog
-
-    def store(self, variant: VariantSpec) -> None:
-        from modrag_studio.engine.edit.variants import with_variant
-
-        variants = self.variants
-        variants.editor.replace(f"Scorecard variant {variant.name}",
-                                with_variant(variants.document(), variant))
-        variants.set_active(variant.name)
+        return ScorecardDialog(doc, inputs=variants.run_inputs(),
+                               executor=variants.executor(), on_apply=self.store,
+                               page_path=str(folder / "scorecard.html"), parent=self.window,
+                               guard=self.guard("Scorecard"))

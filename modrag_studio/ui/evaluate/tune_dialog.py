@@ -18,14 +18,11 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
-    QDialog,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -46,15 +43,8 @@ from modrag_studio.evaluation.tuning.power import (
     plan,
 )
 from modrag_studio.ui.evaluate.graph_inputs import input_default
-from modrag_studio.ui.evaluate.wording import in_studio_words
-from modrag_studio.ui.jobs.background import (
-    BackgroundJob,
-    JobControls,
-    Task,
-    error_text,
-    show_running,
-    tell_when_closed_running,
-)
+from modrag_studio.ui.evaluate.job_dialog import Guard, JobAction, JobDialog, free_variant_name
+from modrag_studio.ui.jobs.background import Task, error_text
 
 #: The metrics a tune can improve: the registry's headline ones (Hit at the default k, 10).
 METRICS = tuple(METRIC_REGISTRY.headline(10))
@@ -84,36 +74,28 @@ def start_nodes(doc: GraphDocument, selected: list[str], output: str) -> list[st
             and role_of(n.type, registry) is None]
 
 
-class TuneDialog(QDialog):
+class TuneDialog(JobDialog):
     """The form, the space table, the live trial table and the held-out verdict."""
 
     def __init__(self, doc: GraphDocument, registry: NodeRegistry, *, selected: list[str],
                  evalset_path: str, inputs: dict[str, str], executor: Executor,
-                 on_apply: Callable[[VariantSpec], None],
-                 guard: Callable[[GraphDocument, dict[str, str]], bool] | None = None,
+                 on_apply: Callable[[VariantSpec], None], guard: Guard | None = None,
                  parent: QWidget | None = None) -> None:
-        super().__init__(parent)
+        super().__init__(doc, job="tune", inputs=inputs, executor=executor, guard=guard,
+                         parent=parent)
         self.setWindowTitle(f"Tune {doc.metadata.name or 'graph'}")
         self.resize(900, 640)
-        self.doc, self.registry, self.selected = doc, registry, selected
-        self.inputs, self.executor, self.on_apply = dict(inputs), executor, on_apply
-        self.guard = guard  # Run's pre-run chain (the trust prompt); False: do not start
+        self.registry, self.selected, self.on_apply = registry, selected, on_apply
         self.result: Any = None
-        self.job = BackgroundJob("tune", self)
         self.job.on("trial", self._on_trial)  # Trial, done, total
         self.job.on("fold", self._on_fold)  # cross-validation folds done, total
         self.suggestions: list[Any] = []  # evaluation.tuning.suggest.Suggestion
 
         layout = QVBoxLayout(self)
         form = QFormLayout()
-        row = QHBoxLayout()
         self.evalset = QLineEdit(evalset_path)
         self.evalset.setPlaceholderText("evaluation set (.jsonl) with expected evidence")
-        browse = QPushButton("Browse…")
-        browse.clicked.connect(self._browse)
-        row.addWidget(self.evalset, 1)
-        row.addWidget(browse)
-        form.addRow("Evaluation set", row)
+        form.addRow("Evaluation set", self.file_row(self.evalset, "Browse…", "Evaluation set"))
         from modrag_studio.evaluation.compare import ranked_outputs
 
         self.output = QComboBox()
@@ -174,36 +156,12 @@ class TuneDialog(QDialog):
         self.trials.horizontalHeader().setStretchLastSection(True)
         self.trials.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.trials, 3)
-        self.status = QLabel("Choose the space, then Start.")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.status)
-        buttons = QHBoxLayout()
-        self.start_button = QPushButton("Start")
-        self.cancel_button = QPushButton("Cancel")
-        self.apply_button = QPushButton("Apply as variant")
-        self.start_button.clicked.connect(self.start)
-        self.cancel_button.clicked.connect(self.cancel)
-        self.apply_button.clicked.connect(self.apply)
-        self.cancel_button.setEnabled(False)
-        self.apply_button.setEnabled(False)
-        buttons.addStretch(1)
-        for button in (self.start_button, self.cancel_button, self.apply_button):
-            buttons.addWidget(button)
-        layout.addLayout(buttons)
-        self.job.controls = JobControls(idle=[self.start_button,
-                                              (self.apply_button, lambda: False)],
-                                        cancel=self.cancel_button)  # Apply: by the result
+        layout.addWidget(self.status_line("Choose the space, then Start."))
+        self.add_variant_buttons(layout)
         self._fill_space()
         self.update_plan()
 
     # the space ---------------------------------------------------------------------------
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Evaluation set", self.evalset.text(),
-                                              "Evaluation sets (*.jsonl)")
-        if path:
-            self.evalset.setText(path)
-
     def _fill_space(self) -> None:
         from modrag_studio.evaluation.tuning.suggest import suggest
 
@@ -269,10 +227,6 @@ class TuneDialog(QDialog):
             self.plan_label.setText(estimate.text())
 
     # running -----------------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        return self.job.busy
-
     def start(self) -> bool:
         from modrag_studio.evaluation.evalset import load_evalset
         from modrag_studio.evaluation.runner import pick_inputs
@@ -299,11 +253,9 @@ class TuneDialog(QDialog):
                 split_questions(dataset.evaluated_query_ids(), self.held_out.value(), 0)
             else:
                 check_cv(count, self.folds.value(), self.repeats.value())
-        except Exception as exc:  # a bad space or set: said in the dialog
-            self.status.setText(f"Cannot start: {in_studio_words(exc)}")
-            return False
-        if self.guard is not None and not self.guard(self.doc, self.inputs):
-            self.status.setText("Not started: the run was not allowed.")
+        except Exception as exc:  # a bad space or set
+            return self.cannot_start(exc)
+        if not self.allowed(self.inputs):
             return False
         doc, output, metric = self.doc, self.output.currentText(), self.metric_box.currentText()
         budget, held, seed = self.budget.value(), self.held_out.value(), self.seed.value()
@@ -325,12 +277,6 @@ class TuneDialog(QDialog):
 
         self.job.start(compute, self._on_finished)
         return True
-
-    def cancel(self) -> None:
-        self.job.cancel()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.job.wait(timeout)
 
     def _on_trial(self, trial: Any, done: int, total: int) -> None:
         row = self.trials.rowCount()
@@ -365,18 +311,13 @@ class TuneDialog(QDialog):
     def apply(self) -> VariantSpec | None:
         """Store the best trial as a variant (with the figures of its test), only when that
         test found it significantly better."""
-        from modrag_studio.engine.edit.variants import variant_names
         from modrag_studio.evaluation.tuning import winner_variant
 
         if self.result is None or self.result.best is None or not self.result.better:
             return None
-        taken = set(variant_names(self.doc))
-        name = next(n for n in ("tuned", *(f"tuned_{i}" for i in range(2, 1000)))
-                    if n not in taken)
+        name = free_variant_name(self.doc, "tuned")
         variant = winner_variant(self.doc, self.result, name, self.registry)
-        self.on_apply(variant)
-        self.status.setText(f"{self.status.text()}\nStored as variant '{name}'.")
-        self.apply_button.setEnabled(False)
+        self.stored(variant, self.on_apply)
         return variant
 
 
@@ -406,38 +347,18 @@ def summary(result: Any) -> str:
             f"{figures}")
 
 
-class Tuning:
+class Tuning(JobAction):
     """Evaluation > Tune…: opens the dialog on the base graph with the canvas selection,
     the evaluation-set panel's file and the run bar's inputs; the winner is stored through
     the Variants controller (undoable)."""
 
-    def __init__(self, window: Any, evaluation_sets: Any, variants: Any) -> None:
-        self.window, self.evaluation_sets, self.variants = window, evaluation_sets, variants
-        self.dialog: TuneDialog | None = None
-        evaluation_sets.menu.addSeparator()
-        evaluation_sets.menu.addAction("Tune…", self.open)
+    label = "Tune…"
+    variant_kind = "Tuned"
 
-    def open(self) -> TuneDialog:
-        if self.dialog is not None and show_running(self.dialog):
-            return self.dialog
-        variants = self.variants
+    def dialog_of(self, variants: Any) -> TuneDialog:
         doc = variants.document()
         selected = [n for n in self.window.canvas.selected_node_ids() if n in doc.node_ids()]
-        dialog = TuneDialog(doc, variants.editor.registry, selected=selected,
-                            evalset_path=self.evaluation_sets.panel.path or "",
-                            inputs=variants.run_inputs(), executor=variants.executor(),
-                            on_apply=self.store, parent=self.window,
-                            guard=lambda d, i: variants.guards_allow(d, i, "Tune"))
-        self.dialog = dialog
-        tell_when_closed_running(dialog, self.window.show_message,
-                                 "Evaluation > Tune…")
-        dialog.show()
-        return dialog
-
-    def store(self, variant: VariantSpec) -> None:
-        from modrag_studio.engine.edit.variants import with_variant
-
-        variants = self.variants
-        variants.editor.replace(f"Tuned variant {variant.name}",
-                                with_variant(variants.document(), variant))
-        variants.set_active(variant.name)
+        return TuneDialog(doc, variants.editor.registry, selected=selected,
+                          evalset_path=self.evaluation_sets.panel.path or "",
+                          inputs=variants.run_inputs(), executor=variants.executor(),
+                          on_apply=self.store, parent=self.window, guard=self.guard("Tune"))
