@@ -215,26 +215,31 @@ class _FusionParams(BaseModel):
     label: str = Field("", description="Retriever id in results (default: the node id)")
 
 
-class RRFParams(_FusionParams):
-    k: int = Field(60, ge=1, description="RRF constant: larger flattens the rank curve")
+class _FusionNode(NodeType):
+    """What every fusion node declares: several rankings in, one fused ranking out."""
 
-
-class RRFNode(NodeType):
-    type_id = "fuse.rrf"
     span_kind = "reranker"
-    key_params = ("top_k", "k")
     evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
-    title = "Reciprocal rank fusion"
     category = "Fusion & rerank"
-    description = ("Merges rankings by sum of weight / (k + rank); de-duplicates chunks and "
-                   "keeps each chunk's rank in every input.")
     isolate_inputs = False  # builds new items; never changes its input lists
-    Params = RRFParams
     inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
                         description="Ranked lists from several retrievers"),)
     outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),
                OutputPort("uncut", UncutRanking, "The whole fused ranking, before the "
                           "top_k cut"))
+
+
+class RRFParams(_FusionParams):
+    k: int = Field(60, ge=1, description="RRF constant: larger flattens the rank curve")
+
+
+class RRFNode(_FusionNode):
+    type_id = "fuse.rrf"
+    key_params = ("top_k", "k")
+    title = "Reciprocal rank fusion"
+    description = ("Merges rankings by sum of weight / (k + rank); de-duplicates chunks and "
+                   "keeps each chunk's rank in every input.")
+    Params = RRFParams
 
     def run(self, ctx: NodeContext, params: RRFParams,
             rankings: list[list[ScoredChunk]]) -> dict[str, Any]:
@@ -248,22 +253,13 @@ class ConvexParams(_FusionParams):
                                          "put on one scale before mixing")
 
 
-class ConvexNode(NodeType):
+class ConvexNode(_FusionNode):
     type_id = "fuse.convex"
-    span_kind = "reranker"
     key_params = ("top_k", "normalization")
-    evidence_role = EvidenceRole("merges", top_param="top_k", uncut_port="uncut")
     title = "Convex score fusion"
-    category = "Fusion & rerank"
     description = ("Merges rankings by a weighted sum of normalised scores; distances are "
                    "inverted first so higher is always better.")
-    isolate_inputs = False  # builds new items; never changes its input lists
     Params = ConvexParams
-    inputs = (InputPort("rankings", list[ScoredChunk], multiple=True,
-                        description="Ranked lists from several retrievers"),)
-    outputs = (OutputPort("results", list[ScoredChunk], "Fused ranking, best first"),
-               OutputPort("uncut", UncutRanking, "The whole fused ranking, before the "
-                          "top_k cut"))
 
     def run(self, ctx: NodeContext, params: ConvexParams,
             rankings: list[list[ScoredChunk]]) -> dict[str, Any]:

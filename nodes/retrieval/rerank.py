@@ -178,6 +178,8 @@ class _RerankParams(BaseModel):
 class _Reranker(NodeType):
     """Common run logic: build a scorer, rerank, fall back to the input order on failure."""
 
+    span_kind = "reranker"
+    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     category = "Fusion & rerank"
     score_kind: str = "similarity"
     inputs = (InputPort("query", Query, description="The question (text works too)"),
@@ -284,9 +286,7 @@ class CrossEncoderParams(_RerankParams):
 
 class CrossEncoderRerank(_Reranker):
     type_id = "rerank.cross_encoder"
-    span_kind = "reranker"
     key_params = ("top_n", "model")
-    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Cross-encoder reranker"
     description = ("Rescores candidates with a sentence-transformers CrossEncoder (e.g. "
                    "BAAI/bge-reranker-v2-m3); passes the input order through on failure.")
@@ -320,9 +320,7 @@ class FlagParams(_RerankParams):
 
 class FlagRerank(_Reranker):
     type_id = "rerank.flag"
-    span_kind = "reranker"
     key_params = ("top_n", "model")
-    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "FlagEmbedding reranker"
     description = ("Rescores candidates with FlagEmbedding's FlagReranker (optional 'flag' "
                    "extra); passes the input order through on failure.")
@@ -352,9 +350,7 @@ class EmbeddingRerankParams(_RerankParams):
 
 class EmbeddingRerank(_Reranker):
     type_id = "rerank.embedding"
-    span_kind = "reranker"
     key_params = ("top_n",)
-    evidence_role = EvidenceRole("reorders", top_param="top_n", uncut_port="uncut")
     title = "Embedding reranker"
     description = ("Rescores candidates by cosine similarity between query and chunk "
                    "embeddings (offline with the packaged embedder).")
