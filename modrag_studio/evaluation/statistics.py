@@ -25,8 +25,9 @@ TIE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class PairedResult:
-    """One metric of A against B over the same queries."""
+class _Comparison:
+    """The figures a paired and a resampled result share: A's and B's means, the delta, its
+    CI95 and p-value, over ``n`` questions."""
 
     a: float
     b: float
@@ -34,18 +35,22 @@ class PairedResult:
     ci95: tuple[float, float]
     p_value: float
     n: int
+
+    def _rounded(self, digits: int) -> dict[str, object]:
+        return {"a": round(self.a, digits), "b": round(self.b, digits),
+                "delta": round(self.delta, digits),
+                "ci95": [round(self.ci95[0], digits), round(self.ci95[1], digits)],
+                "p_value": round(self.p_value, digits), "n": self.n}
+
+
+@dataclass(frozen=True)
+class PairedResult(_Comparison):
+    """One metric of A against B over the same queries."""
+
     exact: bool
 
     def to_dict(self, digits: int = 4) -> dict[str, object]:
-        return {**_rounded(self, digits), "exact": self.exact}
-
-
-def _rounded(result: PairedResult | ResampledResult, digits: int) -> dict[str, object]:
-    """The figures a paired and a resampled result share, rounded."""
-    return {"a": round(result.a, digits), "b": round(result.b, digits),
-            "delta": round(result.delta, digits),
-            "ci95": [round(result.ci95[0], digits), round(result.ci95[1], digits)],
-            "p_value": round(result.p_value, digits), "n": result.n}
+        return {**self._rounded(digits), "exact": self.exact}
 
 
 def _deltas(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
@@ -123,21 +128,15 @@ CORRECTED_TEST_NAME = ("corrected resampled t-test over repeated k-fold (Nadeau 
 
 
 @dataclass(frozen=True)
-class ResampledResult:
+class ResampledResult(_Comparison):
     """The mean out-of-fold delta over ``splits`` train/test splits, tested with the
     variance inflated for the overlap of their training parts."""
 
-    a: float
-    b: float
-    delta: float
-    ci95: tuple[float, float]
-    p_value: float
-    n: int
     splits: int
     test_train_ratio: float
 
     def to_dict(self, digits: int = 4) -> dict[str, object]:
-        return {**_rounded(self, digits), "splits": self.splits,
+        return {**self._rounded(digits), "splits": self.splits,
                 "test_train_ratio": round(self.test_train_ratio, digits), "exact": False}
 
 
