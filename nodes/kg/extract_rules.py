@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -297,23 +298,23 @@ def extract_all(extractor: RuleExtractor, chunks: list[Chunk], signature: str,
 
 
 def resolve_file(value: str, param: str) -> Path:
-    """A path relative to the graph's folder, else to the project folder; raises naming the
+    """A file relative to the graph's folder, else to the project folder; raises naming the
     param."""
-    path = resolve_path(value)
-    for candidate in (path, PROJECT_ROOT / path):
-        if candidate.is_file():
-            return candidate
-    raise NodeConfigError(f"param '{param}': file not found: {value}")
+    return _resolve(value, param, Path.is_file, "file")
 
 
 def resolve_dir(value: str, param: str) -> Path:
-    """A folder relative to the graph's folder, else to the project folder; raises naming the
-    param."""
+    """A folder relative to the graph's folder, else to the project folder; raises naming
+    the param."""
+    return _resolve(value, param, Path.is_dir, "folder")
+
+
+def _resolve(value: str, param: str, found: Callable[[Path], bool], noun: str) -> Path:
     path = resolve_path(value)
     for candidate in (path, PROJECT_ROOT / path):
-        if candidate.is_dir():
+        if found(candidate):
             return candidate
-    raise NodeConfigError(f"param '{param}': folder not found: {value}")
+    raise NodeConfigError(f"param '{param}': {noun} not found: {value}")
 
 
 def read_dictionary(path: Path) -> dict[str, Any]:
