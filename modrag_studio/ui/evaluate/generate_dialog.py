@@ -38,7 +38,7 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.ui.evaluate.graph_inputs import corpus_input_name, input_default
-from modrag_studio.ui.evaluate.job_dialog import Guard, JobAction, JobDialog
+from modrag_studio.ui.evaluate.job_dialog import Guard, JobAction, JobDialog, labelled_row
 from modrag_studio.ui.jobs.background import JobControls, Task, error_text
 
 TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
@@ -80,7 +80,6 @@ class GenerateDialog(JobDialog):
                                 or input_default(doc, self.corpus_name))
         form.addRow(f"Corpus ({self.corpus_name or 'no corpus input'})",
                     self.folder_row(self.corpus, "Folder…", "Corpus folder"))
-        knobs = QHBoxLayout()
         self.count = QSpinBox(minimum=1, maximum=1000, value=20)
         self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
         self.language = QComboBox()
@@ -94,14 +93,9 @@ class GenerateDialog(JobDialog):
         self.round_trip.setToolTip("Ask each question again of the passages a search finds and "
                                    "keep it only when the model's answer agrees (one more "
                                    "model call a question; off: more ambiguous questions)")
-        for label, widget in (("Questions", self.count), ("Seed", self.seed),
-                              ("Language", self.language)):
-            knobs.addWidget(QLabel(label))
-            knobs.addWidget(widget)
-        knobs.addWidget(self.dense)
-        knobs.addWidget(self.round_trip)
-        knobs.addStretch(1)
-        form.addRow("Generate", knobs)
+        form.addRow("Generate", labelled_row(("Questions", self.count), ("Seed", self.seed),
+                                             ("Language", self.language),
+                                             extra=(self.dense, self.round_trip)))
         types_row = QHBoxLayout()
         self.type_boxes = {t: QCheckBox(t) for t in TYPES}
         for name, box in self.type_boxes.items():

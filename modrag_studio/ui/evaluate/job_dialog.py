@@ -152,6 +152,19 @@ def with_button(field: QLineEdit, text: str, action: Callable[[], None]) -> QHBo
     return row
 
 
+def labelled_row(*controls: tuple[str, QWidget], extra: tuple[QWidget, ...] = ()
+                  ) -> QHBoxLayout:
+    """A row of controls, each after its label, then ``extra``, packed to the left."""
+    row = QHBoxLayout()
+    for label, widget in controls:
+        row.addWidget(QLabel(label))
+        row.addWidget(widget)
+    for widget in extra:
+        row.addWidget(widget)
+    row.addStretch(1)
+    return row
+
+
 def free_variant_name(doc: GraphDocument, stem: str) -> str:
     """``stem``, else ``stem_2``, ``stem_3``…: the first name no variant of ``doc`` has."""
     from modrag_studio.engine.edit.variants import variant_names

@@ -19,8 +19,6 @@ from typing import Any
 
 from PySide6.QtWidgets import (
     QFormLayout,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QSpinBox,
@@ -37,6 +35,7 @@ from modrag_studio.ui.evaluate.job_dialog import (
     JobAction,
     JobDialog,
     free_variant_name,
+    labelled_row,
     with_button,
 )
 from modrag_studio.ui.evaluate.wording import in_studio_words
@@ -97,18 +96,13 @@ class ScorecardDialog(JobDialog):
                                 or input_default(doc, self.corpus_name))
         form.addRow(f"Folder ({self.corpus_name or 'no corpus input'})",
                     self.folder_row(self.corpus, "Folder…", "Folder to score"))
-        knobs = QHBoxLayout()
         self.count = QSpinBox(minimum=1, maximum=500, value=20)
         self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
         self.model = QLineEdit("embedded")
         self.model.setToolTip("The chat model writing the questions: embedded (the best "
                               "installed), or BACKEND:MODEL such as ollama:qwen2.5:7b")
-        for label, widget in (("Questions", self.count), ("Seed", self.seed),
-                              ("Model", self.model)):
-            knobs.addWidget(QLabel(label))
-            knobs.addWidget(widget)
-        knobs.addStretch(1)
-        form.addRow("Generate", knobs)
+        form.addRow("Generate", labelled_row(("Questions", self.count), ("Seed", self.seed),
+                                             ("Model", self.model)))
         self.evalset = QLineEdit(evalset_path)
         self.evalset.setPlaceholderText("empty: generate and verify new questions")
         form.addRow("Or use the set", self.file_row(self.evalset, "Browse…", "Evaluation set"))

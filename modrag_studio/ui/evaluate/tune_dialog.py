@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QSpinBox,
@@ -43,7 +42,13 @@ from modrag_studio.evaluation.tuning.power import (
     plan,
 )
 from modrag_studio.ui.evaluate.graph_inputs import input_default
-from modrag_studio.ui.evaluate.job_dialog import Guard, JobAction, JobDialog, free_variant_name
+from modrag_studio.ui.evaluate.job_dialog import (
+    Guard,
+    JobAction,
+    JobDialog,
+    free_variant_name,
+    labelled_row,
+)
 from modrag_studio.ui.jobs.background import Task, error_text
 
 #: The metrics a tune can improve: the registry's headline ones (Hit at the default k, 10).
@@ -105,17 +110,11 @@ class TuneDialog(JobDialog):
         self.metric_box = QComboBox()
         self.metric_box.addItems(METRICS)
         form.addRow("Metric", self.metric_box)
-        knobs = QHBoxLayout()
         self.budget = QSpinBox(minimum=1, maximum=500, value=12)
         self.held_out = QDoubleSpinBox(minimum=0.1, maximum=0.9, singleStep=0.05, value=0.3)
         self.seed = QSpinBox(minimum=0, maximum=1_000_000, value=0)
-        for label, widget in (("Budget", self.budget), ("Held-out share", self.held_out),
-                              ("Seed", self.seed)):
-            knobs.addWidget(QLabel(label))
-            knobs.addWidget(widget)
-        knobs.addStretch(1)
-        form.addRow("Search", knobs)
-        test = QHBoxLayout()
+        form.addRow("Search", labelled_row(("Budget", self.budget),
+                                           ("Held-out share", self.held_out), ("Seed", self.seed)))
         self.method = QComboBox()
         for key, label in METHOD_LABELS.items():
             self.method.addItem(label, key)
@@ -127,13 +126,9 @@ class TuneDialog(JobDialog):
                                      value=DEFAULT_SPREAD)
         self.spread.setToolTip("Standard deviation of the per-question differences; a "
                                "finished tune sets it to the one it measured")
-        for label, widget in (("Method", self.method), ("Folds", self.folds),
-                              ("Repeats", self.repeats), ("Gain to find", self.effect),
-                              ("Spread", self.spread)):
-            test.addWidget(QLabel(label))
-            test.addWidget(widget)
-        test.addStretch(1)
-        form.addRow("Test", test)
+        form.addRow("Test", labelled_row(("Method", self.method), ("Folds", self.folds),
+                                         ("Repeats", self.repeats), ("Gain to find", self.effect),
+                                         ("Spread", self.spread)))
         layout.addLayout(form)
         self.plan_label = QLabel()
         self.plan_label.setWordWrap(True)
