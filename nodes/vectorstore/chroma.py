@@ -28,8 +28,6 @@ from modrag_studio.engine.core.node import (
     FolderPath,
     NodeContext,
     OutputPort,
-    resolve_path,
-    work_home,
 )
 from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
@@ -72,11 +70,7 @@ def location(params: ChromaParams, work_dir: Path | None = None) -> tuple[Any, .
     """The client key for these params (``work_dir``: the run's work folder by default)."""
     if params.backend == "http":
         return ("chroma-http", params.host, params.port, params.ssl)
-    if params.path.strip():
-        folder = resolve_path(params.path.strip()).resolve()
-    else:
-        folder = (work_dir or work_home()) / "chroma"
-    return ("chroma-persistent", str(folder))
+    return ("chroma-persistent", str(sync.store_folder(params.path, "chroma", work_dir)))
 
 
 class ChromaStore(sync.StoreNode):

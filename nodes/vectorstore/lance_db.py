@@ -29,8 +29,6 @@ from modrag_studio.engine.core.node import (
     NodeConfigError,
     NodeContext,
     OutputPort,
-    resolve_path,
-    work_home,
 )
 from modrag_studio.engine.trust.store_mode import refuse_write, stores_read_only
 
@@ -55,11 +53,7 @@ class LanceParams(BaseModel):
 def location(params: LanceParams, work_dir: Path | None = None) -> tuple[str, str]:
     """The store's location key ``("lancedb", folder)`` (``work_dir``: the run's work folder
     by default)."""
-    if params.path.strip():
-        folder = resolve_path(params.path.strip()).resolve()
-    else:
-        folder = (work_dir or work_home()) / "lancedb"
-    return (ls.BACKEND, str(folder))
+    return (ls.BACKEND, str(sync.store_folder(params.path, "lancedb", work_dir)))
 
 
 class LanceDBStore(sync.StoreNode):

@@ -33,6 +33,7 @@ from modrag_studio.engine.core.node import (
     NodeContext,
     NodeType,
     Resources,
+    resolve_path,
     work_home,
 )
 from modrag_studio.engine.evidence.lineage import EvidenceRole
@@ -165,6 +166,14 @@ def must_rebuild(params: SyncParams, stored_id: str | None, spec: EmbedderSpec, 
     return True
 
 
+def store_folder(path: str, default: str, work_dir: Path | None = None) -> Path:
+    """A store's folder: param ``path`` (relative to the graph's folder), else the shared
+    ``<work folder>/<default>`` (``work_dir``: the run's work folder by default)."""
+    if path.strip():
+        return resolve_path(path.strip()).resolve()
+    return (work_dir or work_home()) / default
+
+
 def store_writes(params: SyncParams, path: str, outside: Callable[[str], bool], *,
                  label: str, folder: str, remote: bool = False) -> list[tuple[str, str]]:
     """What the trust list says a store writes outside its graph's folder: the shared default
@@ -175,7 +184,7 @@ def store_writes(params: SyncParams, path: str, outside: Callable[[str], bool], 
     shared = not remote and not path.strip()
     if shared:
         found.append(("path", f"writes collection '{params.collection}' in the shared "
-                              f"{label} folder {work_home() / folder}"))
+                              f"{label} folder {store_folder('', folder)}"))
     elsewhere = shared or remote or outside(path.strip())
     if elsewhere and params.delete_missing and params.max_delete_share > DEFAULT_DELETE_SHARE:
         found.append(("max_delete_share", f"may delete up to {params.max_delete_share:.0%} of "
