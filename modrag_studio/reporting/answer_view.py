@@ -113,6 +113,8 @@ class GroundingVerdict:
     attempts: int = 1
     refused: bool = False
     claims: list[dict[str, Any]] = field(default_factory=list)
+    #: sentences of the model's answer the check cut (no evidence backs them)
+    cut: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,4 +135,5 @@ def grounding_of(trace: Trace, answer: Answer | None = None) -> GroundingVerdict
         node_id=last.node_id,
         attempts=sum(1 for v in checks if v.node_id == last.node_id),
         refused=refused,
-        claims=[dict(c) for c in claims] if isinstance(claims, list) else [])
+        claims=[dict(c) for c in claims] if isinstance(claims, list) else [],
+        cut=[str(c) for c in last.details.get("cut") or []])

@@ -115,6 +115,10 @@ def _grounding_html(verdict: GroundingVerdict | None) -> Html:
     parts = [paragraph(join([badge(verdict.verdict, tone), " ", words, tries]))]
     if verdict.reason:
         parts.append(paragraph(f"The check says: {verdict.reason}.", "muted"))
+    if verdict.cut:
+        said = " ".join(f"“{sentence}”" for sentence in verdict.cut)
+        parts.append(paragraph(f"Cut from the model's answer (no evidence backs it): {said}",
+                               "muted"))
     if verdict.claims:
         rows = [(c.get("claim", ""), c.get("kind", ""), c.get("where", c.get("verdict", "")))
                 for c in verdict.claims]

@@ -16,10 +16,17 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.evidence.attribution import attribute
 from modrag_studio.engine.evidence.expected import ExpectedEvidence
 from modrag_studio.engine.run.executor import Executor
+from modrag_studio.reporting.answer_view import answer_value, grounding_of
 from modrag_studio.reporting.page import Page, table
 from modrag_studio.reporting.run_report import run_report
 from tests.server.conftest import make_registry
-from tests.server.openai_helpers import BACKEND, StreamingScripted, grounded_chat_graph
+from tests.server.openai_helpers import (
+    BACKEND,
+    GOOD,
+    WRONG,
+    StreamingScripted,
+    grounded_chat_graph,
+)
 
 HOSTILE = "How often is LP-07 serviced? <img src=x onerror=alert(1)>"
 LOADING = {"src", "href", "xlink:href", "action", "formaction", "poster", "srcset", "data",
@@ -90,6 +97,17 @@ def test_a_refusal_says_so_and_names_the_claim_no_document_states(graph):
     assert '<span class="badge warn">refused</span>' in page
     assert "The answer was written 2 times" in page
     assert '<tr class="lost"><td>700</td>' in page
+
+
+def test_a_sentence_the_check_cut_is_shown_apart_from_the_answer(graph):
+    result = run(graph, "How often is LP-07 serviced, and more?")
+    verdict = grounding_of(result.trace, answer_value(result.outputs))
+    assert verdict is not None and verdict.verdict == "grounded"
+    assert verdict.cut == [WRONG]
+    assert answer_value(result.outputs).text == GOOD
+    page = run_report(graph, result, registry=make_registry()).render()
+    cut = re.search(r"Cut from the model(?:'|&#x27;)s answer \(no evidence backs it\): “([^”]*)”", page)
+    assert cut and cut.group(1) == "LP-07 is serviced every 700 operating hours [1]."
 
 
 def test_where_the_evidence_was_lost_when_it_was_expected(graph):

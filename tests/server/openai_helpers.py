@@ -18,7 +18,8 @@ WRONG = "LP-07 is serviced every 700 operating hours [1]."
 
 class StreamingScripted:
     """Streams its reply word by word. LP-07: the right answer cited [1]; a question with
-    'wrongly' is answered with a number no document states, and so is its retry; 'slowly'
+    'wrongly' is answered with a number no document states, and so is its retry; 'and more'
+    gets the right answer and then the wrong one (the check cuts the second); 'slowly'
     takes half a second a word (stopping when cancelled); 'explode' fails. ``seen`` keeps
     every request's messages."""
 
@@ -30,7 +31,8 @@ class StreamingScripted:
         text = messages[-1].content
         if "explode" in text:
             raise RuntimeError("the scripted model exploded")
-        reply = WRONG if "wrongly" in text else GOOD if "LP-07" in text else "I don't know."
+        reply = (WRONG if "wrongly" in text else f"{GOOD} {WRONG}" if "and more" in text
+                 else GOOD if "LP-07" in text else "I don't know.")
         for word in reply.split(" "):
             if "slowly" in text and cancel.wait(0.5):
                 break
