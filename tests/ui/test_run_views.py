@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from modrag_studio.engine.core.datatypes import Chunk, ScoredChunk, SourceRank
+from modrag_studio.engine.core.datatypes import ChatMessage, Chunk, Prompt, ScoredChunk, SourceRank
 from modrag_studio.engine.run.trace import NodeVisit, summarize
 from modrag_studio.reporting.narrate import describe_visit
 from modrag_studio.ui.evaluate.metrics import node_metrics
@@ -36,6 +36,17 @@ def test_big_outputs_are_paged_and_lazy(qtbot):
     assert table.proxy.rowCount() == 11  # 4242 and 42420-42429
     table.filter.setText("NUMBER 99999")
     assert table.proxy.rowCount() == 1
+
+
+def test_a_prompt_card_tells_its_size_and_blocks():
+    evidence = [ScoredChunk(chunk=c, score=1.0 - i / 10) for i, c in enumerate(_chunks(3))]
+    prompt = Prompt(messages=[ChatMessage(role="user", content="Q")], evidence=evidence,
+                    dropped=["c7", "c9"], token_estimate=1234)
+    content = content_for({"prompt": prompt}["prompt"], "prompt")
+    assert content is not None and content.kind == "prompt"
+    assert content.title == "Prompt · ≈1,234 tokens · 3 blocks (2 dropped for the budget)"
+    assert [[cell.text for cell in row] for row in content.rows(1, 5)] == [["[2]", "c1"],
+                                                                            ["[3]", "c2"]]
 
 
 def test_rank_moves_show_direction():

@@ -11,7 +11,14 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
-from modrag_studio.engine.core.datatypes import Answer, Chunk, Claim, Document, ScoredChunk
+from modrag_studio.engine.core.datatypes import (
+    Answer,
+    Chunk,
+    Claim,
+    Document,
+    Prompt,
+    ScoredChunk,
+)
 from modrag_studio.engine.core.formatting import short as _short
 from modrag_studio.ui.inspection.grounding_marks import ungrounded_spans
 
@@ -21,7 +28,7 @@ MUTED = QColor("#9aa3b2")
 UP, DOWN = QColor("#6fd08c"), QColor("#f07178")
 ACCENTS = {"chunks": QColor("#4fb3bf"), "documents": QColor("#7aa2f7"),
            "scores": QColor("#e0af68"), "answer": QColor("#9ece6a"),
-           "metrics": QColor("#bb9af7")}
+           "metrics": QColor("#bb9af7"), "prompt": QColor("#7dcfff")}
 
 
 @dataclass
@@ -57,6 +64,8 @@ def content_for(value: Any, port: str = "") -> CardContent | None:
     """The card for an output value, decided by its type; None when it has no overlay."""
     if isinstance(value, Answer):
         return answer_content(value)
+    if isinstance(value, Prompt):
+        return prompt_content(value)
     if not isinstance(value, list) or not value:
         return None
     head = _first(value)
@@ -152,6 +161,21 @@ def answer_content(answer: Answer | str, streaming: bool = False) -> CardContent
     return CardContent("answer", title, len(items), rows, body=body, body_width=240.0,
                        marks=[] if getattr(answer, "fallback", False)
                        else ungrounded_spans(body, ungrounded))
+
+
+def prompt_content(prompt: Prompt) -> CardContent:
+    """The prompt's size (what the model reads before answering: its time to the first word)
+    and its evidence blocks in order, with how many were dropped to fit the budget."""
+    blocks = prompt.evidence
+
+    def rows(start: int, count: int) -> list[list[Cell]]:
+        return [[Cell(f"[{n}]", 34, ACCENTS["prompt"], bold=True),
+                 Cell(item.chunk_id, 206, MUTED, elide=MIDDLE)]
+                for n, item in enumerate(blocks[start:start + count], start=start + 1)]
+    title = f"Prompt · ≈{prompt.token_estimate:,} tokens · {len(blocks)} blocks"
+    if prompt.dropped:
+        title += f" ({len(prompt.dropped)} dropped for the budget)"
+    return CardContent("prompt", title, len(blocks), rows)
 
 
 def claim_row(claim: Claim) -> list[Cell]:
