@@ -18,7 +18,6 @@ proper names; see ``claims``) and looks each up in the evidence blocks the answe
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,7 +36,6 @@ from modrag_nodes.grounding.claims import (
     Block,
     absent_terms,
     alias_groups,
-    claim_found,
     compound_terms,
     dictionary_entities,
     extract_claims,
@@ -45,6 +43,13 @@ from modrag_nodes.grounding.claims import (
     is_plain_word,
     locate,
     term_present,
+)
+from modrag_nodes.grounding.sentences import (
+    cite_uncited,
+    cited_blocks,
+    declined_sentences,
+    repoint_citations,
+    unbacked_sentences,
 )
 from modrag_nodes.grounding.subjects import (
     missing_asked_value,
@@ -55,7 +60,7 @@ from modrag_nodes.grounding.subjects import (
     typed_entities,
 )
 from modrag_nodes.text.normalise import normalise
-from modrag_nodes.text.scripts import cjk_count, language_of
+from modrag_nodes.text.scripts import language_of
 from modrag_studio.engine.cache.node_cache import stable_hash
 from modrag_studio.engine.core.node import (
     Answer,
@@ -309,25 +314,18 @@ class GroundingCheck(NodeType):
                 return again
             ctx.details.clear()  # the cut answer's check is not this answer's
             ctx.details.update(before)
+        if refused and missing and not answer.fallback:
+            # a refusal is not checked, so what its other sentences state must be backed
+            kept, cut = declined_sentences(checked.text, missing)
+            if cut:
+                citations = extract_citations(kept, items)
+                checked = checked.model_copy(update={
+                    "text": kept, "citations": citations,
+                    "invalid_citations": [c.ref for c in citations if not c.valid]})
+                details.update(cut=cut, cut_reason="the answer declines to answer, and its "
+                               "other sentences state what no evidence backs")
         ctx.note(**details)
         return {port: checked}
-
-
-def unbacked_sentences(text: str, unbacked: list[Claim]) -> tuple[str, list[str]]:
-    """``text`` without its sentences after the first that hold an ``unbacked`` claim, and
-    those sentences; ("", []) when the first sentence holds one (the answer itself is not
-    backed) or no later sentence does."""
-    spans = [(m.start(), m.end()) for m in _SENTENCE.finditer(text) if m.group().strip()]
-    bad = [any(start <= c.start < end for c in unbacked) for start, end in spans]
-    if not spans or bad[0] or not any(bad):
-        return "", []
-    pieces = [(text[a:b].strip(), drop) for (a, b), drop in zip(spans, bad, strict=True)]
-    kept = ""
-    for piece, drop in pieces:
-        if not drop:  # Chinese sentences follow each other without a space
-            kept += (" " if kept and not cjk_count(kept[-1]) and not cjk_count(piece[0])
-                     else "") + piece
-    return kept, [piece for piece, drop in pieces if drop]
 
 
 def _mark_mismatches(claims: list[Claim], mismatches: list[Mismatch]) -> list[Claim]:
@@ -352,95 +350,6 @@ def restatable(absent: list[str], question: str, words: bool) -> list[str]:
 
 def extract_claims_of(text: str, kinds: list[str]) -> list[Claim]:
     return [c for c in extract_claims(text) if c.kind in kinds]
-
-
-_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+(?:\s*\[\d{1,3}\])*)?")
-_NUMBERED = re.compile(r"\[(\d{1,3})\]")
-_CITATION_RUN = re.compile(r"\[\d{1,3}\](?:\s*\[\d{1,3}\])*")
-
-
-def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
-                      aliases: list[set[str]],
-                      derived: set[int] | None = None) -> tuple[str, list[str]]:
-    """``text`` with a sentence's ``[n]`` citations moved to the first block that holds all
-    of the sentence's claims, when some claim is not in the blocks it cites, or when it cites
-    only ``derived`` blocks (the knowledge graph's facts, written from the documents: a
-    document that says the same is the citation a reader can open)."""
-    derived = derived or set()
-    out, moves, last = [], [], 0
-    for match in _SENTENCE.finditer(text):
-        start, end = match.span()
-        sentence = text[start:end]
-        refs = [int(n) for n in _NUMBERED.findall(sentence)]
-        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
-        if not refs or not (any(c.verdict == "evidence" for c in mine)
-                            or mine and set(refs) <= derived):
-            continue
-        holders = [n for n, block in enumerate(blocks, start=1) if n not in derived
-                   and all(claim_found(c, block, aliases) for c in mine)]
-        if any(n in refs for n in holders):
-            continue
-        targets = holders[:1] or (_covering_blocks(mine, blocks, aliases, derived)
-                                  if set(refs) <= derived else [])
-        if not targets:
-            continue
-        cites = "".join(f"[{n}]" for n in targets)
-        out.append(text[last:start] + _CITATION_RUN.sub(cites, sentence))
-        last = end
-        moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> {cites}")
-    out.append(text[last:])
-    return "".join(out), moves
-
-
-def cite_uncited(text: str, claims: list[Claim], blocks: list[Block],
-                 aliases: list[set[str]], derived: set[int] | None = None
-                 ) -> tuple[str, list[str]]:
-    """``text`` (which cites nothing) with ``[n]`` after each sentence whose claims are all
-    written in block n (the first such text block; else up to three blocks that state them
-    between them): the check cites what it verified, and says so. Nothing is added unless
-    every sentence with claims gets its blocks."""
-    derived = derived or set()
-    inserts: list[tuple[int, str]] = []
-    for match in _SENTENCE.finditer(text):
-        start, end = match.span()
-        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
-        if not mine:
-            continue
-        holders = [n for n, block in enumerate(blocks, start=1) if n not in derived
-                   and all(claim_found(c, block, aliases) for c in mine)]
-        targets = holders[:1] or _covering_blocks(mine, blocks, aliases, derived)
-        if not targets:
-            return text, []
-        at = len(text[:end].rstrip())
-        inserts.append((at, " " + "".join(f"[{n}]" for n in targets)))
-    out = text
-    for at, cite in reversed(inserts):
-        out = out[:at] + cite + out[at:]
-    return out, [cite.strip() for _, cite in inserts]
-
-
-def _covering_blocks(claims: list[Claim], blocks: list[Block], aliases: list[set[str]],
-                     derived: set[int], most: int = 3) -> list[int]:
-    """At most ``most`` text blocks (not ``derived``) that state all ``claims`` between them,
-    chosen greedily (most claims first); [] when they cannot."""
-    found = {n: {i for i, c in enumerate(claims) if claim_found(c, block, aliases)}
-             for n, block in enumerate(blocks, start=1) if n not in derived}
-    left, chosen = set(range(len(claims))), []
-    while left and len(chosen) < most:
-        best = max(found, key=lambda n: (len(found[n] & left), -n), default=None)
-        if best is None or not found[best] & left:
-            return []
-        chosen.append(best)
-        left -= found[best]
-    return sorted(chosen) if not left else []
-
-
-def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:
-    """Block numbers (1-based) of the evidence the answer's valid citations point at."""
-    chunks = {c.chunk_id for c in answer.citations if c.valid and c.chunk_id}
-    docs = {c.doc_id for c in answer.citations if c.valid and not c.chunk_id and c.doc_id}
-    return {n for n, item in enumerate(items, start=1)
-            if item.chunk.chunk_id in chunks or item.doc_id in docs}
 
 
 def _claim_row(claim: Claim) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from modrag_nodes.generation.fact_match import is_refusal
-from modrag_nodes.grounding.check import cited_blocks
+from modrag_nodes.grounding.sentences import cited_blocks
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import DECIMAL

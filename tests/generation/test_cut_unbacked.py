@@ -4,8 +4,9 @@ English and Chinese; an answer whose first sentence is unbacked is never cut."""
 
 from __future__ import annotations
 
-from modrag_nodes.grounding.check import GroundingCheck, unbacked_sentences
+from modrag_nodes.grounding.check import GroundingCheck
 from modrag_nodes.grounding.claims import extract_claims
+from modrag_nodes.grounding.sentences import unbacked_sentences
 
 from .conftest import cited_answer as _answer
 from .conftest import scored
@@ -63,3 +64,17 @@ def test_unbacked_sentences_keeps_the_order_and_spacing() -> None:
     first = [c for c in extract_claims(text) if c.text.startswith("5")]
     assert unbacked_sentences(text, first) == ("", [])
     assert unbacked_sentences(text, []) == ("", [])
+
+
+def test_a_refusal_loses_its_sentences_that_state_what_no_evidence_backs(run_node) -> None:
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    wrong = "The contract HT-2024-1107 runs for five years with HT-2099-0001. [1]"
+    declines = "The evidence does not say who signs it."
+    out, details = _check(run_node, QUESTION, f"{wrong} {declines}", evidence)
+    assert list(out) == ["grounded"]  # a refusal: nothing of it is shown as a fact
+    assert out["grounded"].text == declines
+    assert details["cut"] == [wrong] and "declines" in details["cut_reason"]
+    # backed sentences beside the refusal stay
+    backed = "The contract HT-2024-1107 covers the seal kit HS-40. [1]"
+    kept, _ = _check(run_node, QUESTION, f"{backed} {declines}", evidence)
+    assert kept["grounded"].text == f"{backed} {declines}"
