@@ -144,3 +144,16 @@ def test_the_int8_runtime_is_asked_for_and_stays_near_float32():
     cosine = (fp32 * int8).sum(axis=1)
     assert cosine.min() > 0.95 and cosine.mean() > 0.98  # near float32 ...
     assert np.abs(fp32 - int8).max() > 1e-4  # ... and not float32 itself
+
+
+@pytest.mark.slow  # quantises the export once unless the test cache holds it
+def test_an_int8_query_in_a_fresh_process_imports_neither_torch_nor_onnx():
+    onnx_bert.ensure_quantized(_model_folder())
+    probe = ("import sys\n"
+             "from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts\n"
+             "spec = EmbedderSpec(extra={'runtime': 'onnx-int8'})\n"
+             "v = embed_texts(spec, ['how often is LP-07 serviced?'], role='query')\n"
+             "print(v.shape, 'torch' in sys.modules, 'onnx' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, check=True)
+    assert out.stdout.split("\n")[-2] == "(1, 384) False False", out.stderr
