@@ -27,6 +27,7 @@ from modrag_studio.evaluation.generation.facts import (
     value_facts,
 )
 from modrag_studio.evaluation.generation.round_trip import build_prompt, window
+from modrag_studio.evaluation.generation.subjects import lower_case_words, thing_subjects
 from modrag_studio.evaluation.generation.verify import Deduplicator
 from tests.tiny_rag import tiny_rag_graph
 
@@ -98,6 +99,25 @@ def test_code_and_pieces_of_longer_names_are_no_values():
     assert "International System" not in _values("The number is scaled with the "
                                                   "International System of Units prefixes.",
                                                   "tqdm.md")
+
+
+def test_a_value_is_not_its_subject_renamed_nor_one_flag_of_a_command_line():
+    assert "Beautiful Soup" not in _values("If you use Beautiful Soup as part of your "
+                                           "professional work, consider a subscription.",
+                                           "beautifulsoup4.md")
+    assert _values("Some common combinations: `--sdist --wheel` (`-sw`) produce an SDist "
+                   "and a wheel, both from the source.", "build.md") == set()
+    assert _values("Use the `--outdir` flag to choose the output directory of the built "
+                   "files.", "build.md") == {"--outdir"}
+
+
+def test_a_title_cased_phrase_is_no_thing_to_ask_about():
+    text = ("See Best Practices and Featured Sponsors. It is kept by Natalia Gimelshein; "
+            "write to andrew.svetlov@example.org or to Andrew Svetlov.")
+    common = lower_case_words(["Follow the best practices of our sponsors.", text])
+    assert not {"andrew", "svetlov", "org"} & common  # an address writes no word
+    assert thing_subjects(text, "en", "torch", common) == ["torch", "Natalia Gimelshein",
+                                                          "Andrew Svetlov"]
 
 
 def _zh(text: str, title: str = "", doc: str = "zh.md") -> list[tuple[str, str, str]]:

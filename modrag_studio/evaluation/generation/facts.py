@@ -99,12 +99,15 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(sentence):
             value = match.group("v").strip().rstrip("`.,:;)")
-            if any(value in s or s in value for s in subjects) or (
+            if any(value in s or s in value or _same_name(value, s) for s in subjects) or (
                     kind == "name" and (value.split()[0].lower() in _NOT_NAME_START
                                         or not sentence[:match.start()].strip())):
                 continue  # a sentence's first capitalised words are no name ("With Hypothesis")
             if kind not in ("identifier", "flag") and _in_code(sentence, match.start()):
                 continue  # "1s" of ``{2i+2d+1s<=4}``: code, not a quantity
+            if kind == "flag" and _in_code(sentence, match.start()) and not re.search(
+                    rf"`{re.escape(value)}`", sentence):
+                continue  # one flag of a command line ("`--sdist --wheel`")
             if kind == "name" and (re.search(r"(?:[A-Z][\w-]*|[\\/])\s?$",
                                              sentence[:match.start()])
                                    or re.match(r"\s+of\s+[A-Z]", sentence[match.end():])):
@@ -127,6 +130,13 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
                 continue  # a year ("2019s"), not a quantity
             return value, kind
     return None
+
+
+def _same_name(value: str, subject: str) -> bool:
+    """Whether ``value`` names ``subject`` in another spelling ("Beautiful Soup" for
+    beautifulsoup4): their letters, lower case, one holding the other (five or more)."""
+    a, b = (re.sub(r"[^a-z]", "", t.lower()) for t in (value, subject))
+    return min(len(a), len(b)) >= 5 and (a in b or b in a)
 
 
 def _in_code(sentence: str, position: int) -> bool:

@@ -74,6 +74,7 @@ from modrag_studio.evaluation.generation.subjects import (
     absent_details,
     build_kind_prompt,
     fitting_details,
+    lower_case_words,
     named_subjects,
     names_subject,
     parse_kind,
@@ -142,6 +143,10 @@ class _Generator(FactQuestions):
         self.calls = 0
 
     @cached_property
+    def lower_words(self) -> set[str]:
+        return lower_case_words([c.text for c in self.search.chunks])
+
+    @cached_property
     def stems(self) -> set[str]:
         return word_stems(self.vocab)
 
@@ -204,7 +209,8 @@ class _Generator(FactQuestions):
         template; None when the chunk names nothing."""
         body = prose(chunk.text)  # not a heading's or a badge's words
         package = package_name(chunk)
-        subjects = thing_subjects(body, language, package if names_any(body, [package]) else "")
+        subjects = thing_subjects(body, language, package if names_any(body, [package]) else "",
+                                  self.lower_words)
         if not subjects:
             return None
         subject = self.rng.choice(subjects)

@@ -159,11 +159,14 @@ def template_question(detail: str, subject: str, language: str) -> str:
     return QUESTION_TEMPLATES.get((detail, lang), default).format(s=subject, d=detail)
 
 
-def thing_subjects(text: str, language: str, package: str = "") -> list[str]:
+def thing_subjects(text: str, language: str, package: str = "",
+                   common: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """What an unanswerable question may ask about: the ``package`` a document is named
     after, codes that name one thing (letters, a hyphen, digits: PR-300, HT-2024-0892; not
     a flag or a standard: VERSION1, OAuth2, UTF-8) and names (two capitalised words or
-    more, not once at a sentence's start; Chinese person and organisation names)."""
+    more, not once at a sentence's start, none of whose words the corpus writes in lower
+    case, ``common``: "Best Practices", "Featured Sponsors" and "On Windows" are title-cased
+    phrases; Chinese person and organisation names)."""
     found = [package] if package else []
     for name in named_subjects(text, language):
         if _CODE.fullmatch(name) and not _THING_CODE.fullmatch(name):
@@ -172,6 +175,9 @@ def thing_subjects(text: str, language: str, package: str = "") -> list[str]:
                 _SENTENCE_START.search(text[:m.start()])
                 for m in re.finditer(re.escape(name), text)):
             continue  # once, opening its sentence: maybe a verb and a name ("Drop Python")
+        if language != "zh" and not _CODE.fullmatch(name) and any(
+                w.lower() in common for w in name.split()):
+            continue
         found.append(name)
     return list(dict.fromkeys(found))
 
@@ -209,3 +215,10 @@ def fitting_details(kind: str, language: str, available: list[tuple[str, list[st
 def names_subject(question: str, subject: str) -> bool:
     """Whether ``question`` names ``subject`` (case and width folded)."""
     return normalise(subject) in normalise(question)
+
+
+def lower_case_words(texts: list[str]) -> set[str]:
+    """The words ``texts`` write in lower case (three letters or more; not in an address, a
+    path or a dotted name: "andrew.svetlov@..." writes no name in lower case)."""
+    return {w for text in texts
+            for w in re.findall(r"(?<![\w\-./@])[a-z]{3,}(?![\w\-/@]|\.\w)", text)}
