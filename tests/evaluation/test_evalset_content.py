@@ -232,7 +232,7 @@ def test_the_names_a_question_may_carry_come_from_its_chunk():
 
 def test_an_unanswerable_question_is_never_about_a_heading_or_a_badge(scripted, tmp_path):
     # the "What is the phone number of Cookie Sessions / the Zenodo Badge?"
-    docs = {"sessions.md": "Cookie Sessions\n---------------\n\nThe Session Middleware keeps "
+    docs = {"sessions.md": "Cookie Sessions\n---------------\n\nThe Tornado Bridge keeps "
                            "the session in a signed cookie of at most 4 KB, so a server "
                            "restart loses no login.\n\n.. |Zenodo Badge| image:: "
                            "https://zenodo.org/badge/123.svg\n   :target: https://zenodo.org\n"}
@@ -243,4 +243,4 @@ def test_an_unanswerable_question_is_never_about_a_heading_or_a_badge(scripted, 
                                   dense=False, max_attempts=3, seed=seed)
         generate_evalset(doc, {}, config, executor=Executor(default_registry()))
     asked = [p for p in scripted.prompts if "what kind of thing is" in p]
-    assert asked and all('"Session Middleware"' in p for p in asked)
+    assert asked and all('"Tornado Bridge"' in p for p in asked)
