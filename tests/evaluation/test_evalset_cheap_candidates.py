@@ -199,6 +199,7 @@ class Scripted:
         self.calls: list[tuple[str, str]] = []
         self.copy = False
         self.blank = False  # the model writes its statement back as the question
+        self.joined = ""  # the one question the model writes for a two-statement prompt
 
     def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
         system, user = messages[0].content, messages[-1].content
@@ -212,6 +213,8 @@ class Scripted:
             found = [v for v, q in QUESTIONS.items()  # each half of a joined question
                      if q.rstrip("?")[1:] in asked or PARAPHRASES.get(v) == asked.strip()]
             return ChatResult(text="; ".join(found) or "NONE", model="scripted")
+        if self.joined and user.count("Subject:") == 2:
+            return ChatResult(text=f"QUESTION: {self.joined}", model="scripted")
         if self.blank:
             statement = re.search(r"^Statement: (.+)$", user, re.M).group(1)
             return ChatResult(text=f"QUESTION: {statement.rstrip('.')}?", model="scripted")
@@ -255,6 +258,14 @@ def test_a_two_chunk_question_comes_from_two_value_sentences_of_one_subject_in_o
     [prompt] = _value_prompts(scripted)  # one call wrote both halves
     assert prompt.count("Subject: python-multipart") == 2
     assert result.report.calls == 2  # that call and the round trip
+
+
+def test_one_question_asking_for_both_values_is_a_two_chunk_question(scripted, tmp_path):
+    scripted.joined = ("How much memory does python-multipart need per upload, and at what "
+                       "size does python-multipart move a file to disk?")
+    [row] = _generate(tmp_path, ["multi"]).questions
+    assert row.question == scripted.joined
+    assert [f[0] for f in row.expected_facts] == ["5 GB", "1 MiB"]
 
 
 def test_a_paraphrase_is_worded_apart_or_kept_as_the_single_question_still_owed(

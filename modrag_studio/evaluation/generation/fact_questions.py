@@ -114,10 +114,15 @@ class FactQuestions:
         questions = parse_fact_questions(reply_text)
         facts = [fact.value, second.value]
         reply = f"{fact.kind}: {fact.sentence}\n{second.kind}: {second.sentence}\n---\n{reply_text}"
-        if len(questions) < 2:
-            return self._finish(Candidate("multi", fact.language, questions[0] if questions else "",
-                                          facts, chunks, Verdict("unreadable_reply",
-                                                                 "not two questions"), reply))
+        if len(questions) == 1:  # one question asking for both values: as good as joined
+            question = questions[0]
+            verdict = (Verdict("unreadable_reply", "the question kept the blank")
+                       if "__" in question else check_answerable(question, facts, chunks))
+            return self._finish(Candidate("multi", fact.language, question, facts, chunks,
+                                          verdict, reply))
+        if not questions:
+            return self._finish(Candidate("multi", fact.language, "", facts, chunks,
+                                          Verdict("unreadable_reply", "no question"), reply))
         for half, value, part in zip(questions, facts, chunks, strict=False):
             verdict = (Verdict("unreadable_reply", "the question kept the blank")
                        if "__" in half else check_answerable(half, [value], [part]))
@@ -128,3 +133,4 @@ class FactQuestions:
         verdict = check_answerable(question, facts, chunks)
         return self._finish(Candidate("multi", fact.language, question, facts, chunks,
                                       verdict, reply))
+
