@@ -106,7 +106,8 @@ def test_a_sentence_the_check_cut_is_shown_apart_from_the_answer(graph):
     assert verdict.cut == [WRONG]
     assert answer_value(result.outputs).text == GOOD
     page = run_report(graph, result, registry=make_registry()).render()
-    cut = re.search(r"Cut from the model(?:'|&#x27;)s answer \(no evidence backs it\): “([^”]*)”", page)
+    cut = re.search(r"Cut from the model(?:'|&#x27;)s answer "
+                    r"\(no evidence backs it\): “([^”]*)”", page)
     assert cut and cut.group(1) == "LP-07 is serviced every 700 operating hours [1]."
 
 
