@@ -50,6 +50,7 @@ from modrag_nodes.grounding.sentences import (
     declined_sentences,
     repoint_citations,
     unbacked_sentences,
+    with_text,
 )
 from modrag_nodes.grounding.subjects import (
     missing_asked_value,
@@ -286,10 +287,6 @@ class GroundingCheck(NodeType):
                   else narrate(claims, missing, absent if asking and not missing else
                                blocking if port == "absent" else [], refused,
                                language if wrong_language else "", params.scope, swapped))
-        found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
-        if found_elsewhere and params.scope == "evidence":
-            ctx.warn(f"the answer says {', '.join(found_elsewhere)}, which only evidence it "
-                     "does not cite states (check the citations)")
         if port != "grounded":
             checked = checked.model_copy(update={"check_reason": reason})
         details = dict(attempt=attempt, route=port, verdict=port, reason=reason,
@@ -302,28 +299,26 @@ class GroundingCheck(NodeType):
         kept, cut = (unbacked_sentences(answer.text, missing)
                      if params.cut_unbacked and only_claims else ("", []))
         if cut:
-            citations = extract_citations(kept, items)
-            shorter = answer.model_copy(update={
-                "text": kept, "citations": citations,
-                "invalid_citations": [c.ref for c in citations if not c.valid]})
-            before = dict(ctx.details)
-            again = self.run(ctx, params.model_copy(update={"cut_unbacked": False}), shorter,
-                             evidence=items, query=query)
-            if "grounded" in again:
+            before, warned = dict(ctx.details), len(ctx.warnings)
+            again = self.run(ctx, params.model_copy(update={"cut_unbacked": False}),
+                             with_text(answer, kept, items), evidence=items, query=query)
+            if "grounded" in again:  # the shorter answer's check noted and warned itself
                 ctx.note(cut=cut, cut_reason=reason)
                 return again
             ctx.details.clear()  # the cut answer's check is not this answer's
             ctx.details.update(before)
+            del ctx.warnings[warned:]
         if refused and missing and not answer.fallback:
             # a refusal is not checked, so what its other sentences state must be backed
             kept, cut = declined_sentences(checked.text, missing)
             if cut:
-                citations = extract_citations(kept, items)
-                checked = checked.model_copy(update={
-                    "text": kept, "citations": citations,
-                    "invalid_citations": [c.ref for c in citations if not c.valid]})
+                checked = with_text(checked, kept, items)
                 details.update(cut=cut, cut_reason="the answer declines to answer, and its "
                                "other sentences state what no evidence backs")
+        found_elsewhere = [c.text for c in claims if c.verdict == "evidence"]
+        if found_elsewhere and params.scope == "evidence":
+            ctx.warn(f"the answer says {', '.join(found_elsewhere)}, which only evidence it "
+                     "does not cite states (check the citations)")
         ctx.note(**details)
         return {port: checked}
 

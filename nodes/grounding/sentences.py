@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from modrag_nodes.generation.fact_match import is_refusal
+from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.grounding.claims import Block, claim_found
 from modrag_nodes.text.scripts import cjk_count
 from modrag_studio.engine.core.node import Answer, Claim, ScoredChunk
@@ -102,12 +103,20 @@ def cited_blocks(answer: Answer, items: list[ScoredChunk]) -> set[int]:
 
 
 
+def with_text(answer: Answer, text: str, items: list[ScoredChunk]) -> Answer:
+    """``answer`` with ``text`` instead of its own and the citations that text makes."""
+    citations = extract_citations(text, items)
+    return answer.model_copy(update={
+        "text": text, "citations": citations,
+        "invalid_citations": [c.ref for c in citations if not c.valid]})
+
+
 def declined_sentences(text: str, unbacked: list[Claim]) -> tuple[str, list[str]]:
     """A refusal ``text`` without its sentences that do not decline but hold an ``unbacked``
     claim, and those sentences (("", []) when there is none)."""
-    spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
-    bad = [not is_refusal(text[a:b]) and any(a <= c.start < b for c in unbacked)
-           for a, b in spans]
+    spans, holding = _holding(text, unbacked)
+    bad = [hold and not is_refusal(text[a:b])
+           for (a, b), hold in zip(spans, holding, strict=True)]
     return _kept(text, spans, bad) if any(bad) else ("", [])
 
 
@@ -115,11 +124,16 @@ def unbacked_sentences(text: str, unbacked: list[Claim]) -> tuple[str, list[str]
     """``text`` without its sentences after the first that hold an ``unbacked`` claim, and
     those sentences; ("", []) when the first sentence holds one (the answer itself is not
     backed) or no later sentence does."""
-    spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
-    bad = [any(start <= c.start < end for c in unbacked) for start, end in spans]
+    spans, bad = _holding(text, unbacked)
     if not spans or bad[0] or not any(bad):
         return "", []
     return _kept(text, spans, bad)
+
+
+def _holding(text: str, claims: list[Claim]) -> tuple[list[tuple[int, int]], list[bool]]:
+    """``text``'s sentences as (start, end), and whether each holds one of ``claims``."""
+    spans = [(m.start(), m.end()) for m in SENTENCE.finditer(text) if m.group().strip()]
+    return spans, [any(a <= c.start < b for c in claims) for a, b in spans]
 
 
 def _kept(text: str, spans: list[tuple[int, int]], bad: list[bool]) -> tuple[str, list[str]]:
