@@ -174,9 +174,10 @@ def show_running(dialog: Any) -> bool:
     return True
 
 
-def tell_when_closed_running(dialog: Any, tell: Callable[[str], None], action: str) -> None:
+def tell_when_closed_running(dialog: Any, tell: Callable[[str], None], action: str,
+                             what: str = "The job") -> None:
     """When ``dialog`` is closed while its job runs, say in the status bar (``tell``) that
-    the job goes on and that ``action`` (the menu path) shows it again."""
+    the job (``what``) goes on and that ``action`` (the menu path) shows it again."""
     dialog.finished.connect(lambda _result: dialog.job.busy and tell(
-        f"The job goes on in the background; {action} shows it (Cancel job stops it)"))
+        f"{what} goes on in the background; {action} shows it (Cancel job stops it)"))
 

@@ -35,7 +35,13 @@ from PySide6.QtWidgets import (
 
 from modrag_studio.distributed.progress import RAY_STAGES, IndexProgress, StageState
 from modrag_studio.distributed.ray_support import INSTALL_HINT, ray_available
-from modrag_studio.ui.jobs.background import BackgroundJob, JobControls, Task
+from modrag_studio.ui.jobs.background import (
+    BackgroundJob,
+    JobControls,
+    Task,
+    show_running,
+    tell_when_closed_running,
+)
 from modrag_studio.ui.run.controller import RunRequest
 from modrag_studio.ui.run.delete_guard import MARKER, delete_question
 
@@ -249,13 +255,6 @@ class IndexDialog(QDialog):
         """Join the job's thread (its end is shown once the GUI thread handles events)."""
         return self.job.wait(timeout)
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802
-        """Closing hides a running job's dialog; the job goes on (Cancel job stops it), and
-        the status bar carries its progress until it ends."""
-        if self.busy:
-            self._tell("Indexing goes on in the background; Run > Index Corpus… shows it")
-        super().closeEvent(event)
-
     def _tell(self, text: str, timeout_ms: int = 10_000) -> None:
         self.shell.show_message(text, timeout_ms)
 
@@ -391,8 +390,13 @@ class IndexAction:
         window.menus["Run"].addAction(self.action)
 
     def open(self) -> IndexDialog:
-        if self.dialog is None or not self.dialog.busy:
-            self.dialog = IndexDialog(self.shell, self.run_features)
-        self.dialog.show()
-        self.dialog.raise_()
-        return self.dialog
+        """The dialog; the one still running a job when there is one (no second job).
+        Closing a running job's dialog hides it: the job goes on, the status bar says so
+        and carries its progress until it ends."""
+        if self.dialog is not None and show_running(self.dialog):
+            return self.dialog
+        dialog = self.dialog = IndexDialog(self.shell, self.run_features)
+        tell_when_closed_running(dialog, dialog._tell, "Run > Index Corpus…", "Indexing")
+        dialog.show()
+        dialog.raise_()
+        return dialog
