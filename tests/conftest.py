@@ -14,6 +14,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
+PKGDOCS = SHARED_DATA / "corpora" / "pkgdocs-dev"  # the development suite's README folder
 # One converted copy of the embedded chat model for every test (and every test run): the
 # per-test cache folders below would otherwise convert the GGUF file again each time.
 os.environ.setdefault("MODRAG_MODEL_DIR", str(ROOT / ".test-cache" / "models"))

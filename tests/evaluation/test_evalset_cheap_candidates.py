@@ -29,9 +29,9 @@ from modrag_studio.evaluation.generation.facts import (
 from modrag_studio.evaluation.generation.round_trip import build_prompt, window
 from modrag_studio.evaluation.generation.subjects import lower_case_words, thing_subjects
 from modrag_studio.evaluation.generation.verify import Deduplicator
+from tests.conftest import PKGDOCS
 from tests.tiny_rag import tiny_rag_graph
 
-PKGDOCS = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "pkgdocs-dev"
 needs_pkgdocs = pytest.mark.skipif(not (PKGDOCS / "docs").is_dir(),
                                    reason="shared pkgdocs corpus absent")
 

@@ -29,9 +29,9 @@ from modrag_studio.evaluation.generation.content import (
 )
 from modrag_studio.evaluation.generation.facts import build_fact_prompt, value_facts
 from modrag_studio.evaluation.generation.sampling import TermLinks
+from tests.conftest import PKGDOCS
 from tests.tiny_rag import tiny_rag_graph
 
-PKGDOCS = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "pkgdocs-dev"
 needs_pkgdocs = pytest.mark.skipif(not (PKGDOCS / "docs").is_dir(),
                                    reason="shared pkgdocs corpus absent")
 

@@ -20,8 +20,8 @@ from modrag_studio.engine.core.document import GraphDocument, load
 from modrag_studio.engine.core.node import CancelToken, NodeContext
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.run_notes import note_problems, visit_warnings
+from tests.conftest import PKGDOCS
 
-PKGDOCS = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpora" / "pkgdocs-dev"
 SAMPLE_CORPUS = Path(__file__).resolve().parents[2] / "resources" / "sample_corpus"
 
 
