@@ -38,12 +38,14 @@ from modrag_nodes.llm.client import ChatResult, register_backend  # noqa: E402
 from modrag_studio.commands.common import apply_overrides, parse_pairs  # noqa: E402
 from modrag_studio.composition import default_registry  # noqa: E402
 from modrag_studio.engine.cache.node_cache import NodeCache  # noqa: E402
+from modrag_studio.engine.core.datatypes import Answer  # noqa: E402
 from modrag_studio.engine.core.document import GraphDocument, load  # noqa: E402
 from modrag_studio.engine.run.executor import Executor  # noqa: E402
 from modrag_studio.evaluation.evalset import EvalQuestion, load_evalset  # noqa: E402
 from modrag_studio.evaluation.scorecard.figures import headline  # noqa: E402
 
 REPLIES: dict[str, list[str]] = {}  # question -> the model's replies, attempt by attempt
+TRANSLATED: dict[str, str] = {}  # a reply -> the stored final answer (the translation node's)
 CALLS: dict[str, int] = {}
 GENERATE_NODES = ("generate",)  # basic_rag's node that calls the model
 DEMO_SET = ROOT / "resources" / "sample_corpus" / "eval_questions.jsonl"
@@ -59,7 +61,16 @@ class StoredReplies:
                 attempt = CALLS.get(question, 0)
                 CALLS[question] = attempt + 1
                 return ChatResult(text=replies[min(attempt, len(replies) - 1)], model="replay")
+        plain = _letters(text)  # answer.translate asks with the parsed reply alone
+        for reply, final in TRANSLATED.items():
+            if _letters(reply) and _letters(reply) in plain:
+                return ChatResult(text=final, model="replay")
         raise RuntimeError("no stored answer for this prompt")
+
+
+def _letters(text: str) -> str:
+    """``text``'s letters and digits only (a parsed reply loses its markup)."""
+    return "".join(ch for ch in text if ch.isalnum())
 
 
 @dataclass
@@ -99,13 +110,18 @@ def replies_of(row: dict, first_only: bool = False) -> list[str]:
 
 def replay(doc: GraphDocument, questions: list[EvalQuestion], rows: dict[str, dict],
            executor: Executor, inputs: dict[str, str] | None = None,
-           first_only: bool = False) -> list[Outcome]:
+           first_only: bool = False, answers: dict[str, Answer] | None = None
+           ) -> list[Outcome]:
     """Each question of ``questions`` with a stored row, run on ``doc`` (its LLM replaying
-    the stored replies in order, the last one again when the checks ask for more)."""
+    the stored replies in order, the last one again when the checks ask for more; a
+    translation of a reply is the row's final answer). ``answers``, when given, gets each
+    question's final Answer by id."""
     register_backend("replay", StoredReplies)
     for q in questions:
         if q.id in rows:
             REPLIES[q.question] = replies_of(rows[q.id], first_only)
+            for reply in replies_of(rows[q.id], first_only):
+                TRANSLATED[reply] = rows[q.id].get("answer") or ""
     doc = apply_overrides(doc, {"llm.backend": "replay"})
     out = []
     for q in questions:
@@ -117,6 +133,8 @@ def replay(doc: GraphDocument, questions: list[EvalQuestion], rows: dict[str, di
         result = executor.run(doc, {**(inputs or {}), "question": q.question},
                               rerun=GENERATE_NODES)
         answer = result.outputs.get("answer")
+        if answers is not None and answer is not None:
+            answers[q.id] = answer
         text = answer.text if answer is not None else ""
         refused = bool(answer is not None and (answer.fallback or is_refusal(answer)))
         recall, _ = fact_recall(q.expected_facts, text) if q.answerable else (None, [])

@@ -69,6 +69,7 @@ class EvidenceSentence:
     spelt: dict[str, str] = field(default_factory=dict)  # entity -> as the block writes it
     lead_of: dict[str, int] = field(default_factory=dict)  # entity -> where it starts
     parsed: Block | None = None
+    raw: str = ""  # as the block writes it (``text`` is normalised)
 
     def states(self, claim: Claim, aliases: list[set[str]]) -> bool:
         if self.parsed is None:
@@ -183,7 +184,7 @@ def evidence_sentences(items: list[ScoredChunk],
                     out.append(EvidenceSentence(
                         n, flat(piece), set(named), context,
                         {k: v for k, (v, _) in named.items()},
-                        {k: at for k, (_, at) in named.items()}))
+                        {k: at for k, (_, at) in named.items()}, raw=piece))
     return out
 
 
