@@ -149,9 +149,15 @@ _ASKS_DATE = re.compile(
     r"\bwhen\b.*\b(?:expire|expires|end|ends|start|starts|begin|begins|open|opens|close|"
     r"closes|signed|founded|renewed|due)\b|\bwhat (?:date|day|time|year)\b|"
     r"什么时候|何时|哪一天|哪天|几点|哪一年|哪年|几月")
-_DATE_WORDS = re.compile(  # a year (1227年, 1997), a century or era, a clock hour (六点, 9时)
+# a period named by its dynasty or era (唐末, 清代, 宋朝初年, 民国时期): a Chinese answer to
+# "when" often gives one instead of a year
+_CN_PERIOD = (r"(?:[夏商周秦汉晋隋唐宋辽金元明清]|三国|南北朝|五代|民国)"
+              r"(?:朝|代)?(?:初年|末年|初期|中期|后期|晚期|前期|中叶|年间|时期|初|末)"
+              r"|(?:[夏商周秦汉晋隋唐宋辽金元明清])(?:朝|代)")
+_DATE_WORDS = re.compile(  # a year (1227年, 1997), a century, decade or era, a clock hour (六点)
     rf"(?<![0-9\-])(?:1\d{{3}}|20\d{{2}})(?![0-9\-])|[0-9{CN_NUMERALS}]+\s*(?:年|世纪|点|时)"
-    r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|bc|ad)\b")
+    rf"|{_CN_PERIOD}"
+    r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|(?:1\d|20)\d0s|bc|ad)\b")
 # a technical question that asks for a name of code: an answer must write one (`x`, --flag,
 # NAME_IN_CAPS, snake_case, dotted.name, call(), CamelCase)
 _ASKS_CODE = re.compile(
