@@ -15,12 +15,12 @@ judged: in the graph a "no" on the first attempt would send it back once, and th
 model would give then is not stored, so a "no" is counted as a refusal.
 
 Backing sentences (fixed before any verdict was read): for each value the answer states (a
-claim found in the evidence that is not itself a subject of the question), the evidence
-sentences that state it, each with the sentences of its block that name a subject of the
-question through the claim alignment's antecedents and bridges (those naming a subject are
-preferred, two per value); when no value has one, the two sentences of the cited blocks (all
-blocks when none is cited) sharing most content words with the answer; at most six, in
-evidence order. No sentence: not asked (the answer passes).
+claim found in the evidence that is not itself a subject of the question), two evidence
+sentences that state it, those linked to a sentence naming a subject of the question (the
+claim alignment's antecedents and bridges) first; a stating sentence that does not name a
+subject brings the first linked one that does. When no value has one: the two sentences of
+the cited blocks (all blocks when none is cited) sharing most content words with the answer.
+At most six (stating sentences first), shown in evidence order. None: not asked (passes).
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ def backing_sentences(answer: Answer, aliases: list[set[str]]) -> list[str]:
         return []
     _, written = _written_subjects(question, items, aliases) if question else ([], [])
     subject = set().union(*(s.spellings for s in written)) if written else set()
-    chosen: set[int] = set()
+    picks: list[int] = []  # by priority: each value's stating sentences, then the links
+    links: list[int] = []
     for claim in answer.claims:
         if claim.verdict not in ("cited", "evidence"):
             continue
@@ -101,11 +102,13 @@ def backing_sentences(answer: Answer, aliases: list[set[str]]) -> list[str]:
             continue
         holding = [i for i, s in enumerate(sentences) if s.states(claim, aliases)]
         groups = [(i, _linked(i, sentences, value)) for i in holding]
-        groups.sort(key=lambda g: not any(s.names(subject) for s in g[1]) if subject else 0)
+        if subject:  # a sentence linked to one naming the question's subject first
+            groups.sort(key=lambda g: not any(s.names(subject) for s in g[1]))
         for i, group in groups[:PER_VALUE]:
-            chosen.add(i)
-            chosen |= {sentences.index(s) for s in group if subject and s.names(subject)
-                       and s is not sentences[i]}
+            picks.append(i)
+            if subject and not sentences[i].names(subject):
+                links += [sentences.index(s) for s in group if s.names(subject)][:1]
+    chosen = list(dict.fromkeys([*picks, *links]))
     if not chosen:
         words = set(key_terms(CITATION.sub(" ", answer.text)))
         cited = {n for n, item in enumerate(items, start=1) if any(
@@ -113,8 +116,8 @@ def backing_sentences(answer: Answer, aliases: list[set[str]]) -> list[str]:
         overlap = sorted(((sum(contains_phrase(s.text, w) for w in words), i)
                           for i, s in enumerate(sentences)
                           if not cited or s.block in cited), reverse=True)
-        chosen = {i for score, i in overlap[:2] if score > 0}
-    return [sentences[i].raw for i in sorted(chosen)][:MOST_SENTENCES]
+        chosen = [i for score, i in overlap[:2] if score > 0]
+    return [sentences[i].raw for i in sorted(chosen[:MOST_SENTENCES])]
 
 
 def verify(answer: Answer, sentences: list[str], wording: str) -> tuple[bool | None, str]:
