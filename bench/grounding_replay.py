@@ -1,7 +1,8 @@
 """Replays stored answers through a graph's checks, without the model: each question runs
 the graph (real retrieval, prompt, parser, grounding check, refusal) with the LLM node on a
 backend that replies with the answer stored for that question in ``--answers`` (a
-``bench_answer_metrics.py --out`` file). What the checks decide then is what they would
+``bench_answer_metrics.py --out`` file; asked to translate a reply, as ``answer.translate``
+does, it gives the row's stored final answer). What the checks decide then is what they would
 decide on the model's answer, so a change to the checks is measured on a whole set in a
 minute, not in the half hour the model takes. Rows whose stored answer is already a
 refusal our own node wrote (``fallback``) are replayed too: the refusal text is the reply.
