@@ -36,6 +36,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="question types, comma-separated (default: single, multi, "
                           "unanswerable, paraphrase; also claim: a statement of a chunk's main "
                           "point, for retrieval)")
+    gen.add_argument("--unanswerable-share", type=float, default=None, metavar="SHARE",
+                     help="unanswerable questions at most this share of --n (default 0.25; "
+                          "the share other types cannot fill goes to single questions first)")
     gen.add_argument("--language", default="auto", choices=("auto", "en", "zh"),
                      help="auto: each chunk's own language; en/zh: only chunks in it")
     gen.add_argument("--model", default="embedded", metavar="BACKEND[:MODEL]",
@@ -119,6 +122,8 @@ def run_generate(args: argparse.Namespace) -> int:
             language=args.language, dense=not args.no_dense, chunks=args.chunks,
             max_attempts=args.max_calls, round_trip=not args.no_round_trip,
             value_facts=not args.no_value_facts)
+        if args.unanswerable_share is not None:
+            config.unanswerable_share = args.unanswerable_share
         config.check()
         out = Path(args.out)
         if not out.parent.is_dir():

@@ -336,7 +336,7 @@ def test_a_type_that_keeps_none_of_its_first_tries_hands_its_share_on(scripted, 
     graph = GraphDocument.model_validate_json(json.dumps(tiny_rag_graph(
         tmp_path, docs, backend=BACKEND)))
     config = GenerationConfig(n=12, llm=LLMSpec(backend=BACKEND), dense=False,
-                              types=["paraphrase", "unanswerable"])
+                              types=["paraphrase", "unanswerable"], unanswerable_share=1.0)
     result = generate_evalset(graph, {}, config, executor=Executor(default_registry()))
     tried = result.report.by_type["paraphrase"]  # (the model writes no question of these)
     # it gives up after 8 tries (counted as drafted: a batch or two more), not 2 x 6 + 2

@@ -201,7 +201,8 @@ def _generate(args: list[str]) -> int:
 def test_cli_writes_verified_rows_with_evidence_and_report(graph, canned, tmp_path):
     out, report = tmp_path / "set.jsonl", tmp_path / "report.json"
     code = _generate([str(graph), "--n", "6", "--out", str(out), "--report", str(report),
-                      "--types", "single,unanswerable", "--seed", "3"])
+                      "--types", "single,unanswerable", "--seed", "3",
+                      "--unanswerable-share", "0.5"])
     assert code == 0
     rows = load_evalset(out).questions
     chunks = {c.chunk_id: c for c in _chunks(graph)}

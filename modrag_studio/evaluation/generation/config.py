@@ -16,6 +16,10 @@ from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.prompts import DEFAULT_TYPES, QUESTION_TYPES
 
 LANGUAGES = ("auto", "en", "zh")
+#: at most this share of a set is unanswerable by default: a set mostly of refusals measures
+#: refusals only (an unanswerable question costs almost no call, so it would fill every share
+#: the other types cannot)
+UNANSWERABLE_SHARE = 0.25
 
 
 @dataclass
@@ -35,6 +39,7 @@ class GenerationConfig:
     reply_tokens: int = 96
     round_trip: bool = True  # ask each kept question again of the passages a search finds
     value_facts: bool = True  # single questions from sentences stating a value, asked first
+    unanswerable_share: float = UNANSWERABLE_SHARE  # of n at most (at least one question)
 
     def check(self) -> None:
         if self.n < 1:
@@ -44,9 +49,22 @@ class GenerationConfig:
             named = ", ".join(unknown) or "(none)"
             raise GenerationError(f"--types: unknown question type(s) {named} "
                                   f"(types: {', '.join(QUESTION_TYPES)})")
+        if not 0.0 <= self.unanswerable_share <= 1.0:
+            raise GenerationError(f"--unanswerable-share {self.unanswerable_share}: give a "
+                                  "share between 0 and 1")
         if self.language not in LANGUAGES:
             raise GenerationError(f"--language {self.language}: use one of "
                                   f"{', '.join(LANGUAGES)}")
+
+    @property
+    def unanswerable_cap(self) -> int:
+        """Unanswerable questions at most: ``unanswerable_share`` of ``n`` (one at least
+        when the share is above 0); ``n`` when no answerable type is asked."""
+        if all(t == "unanswerable" for t in self.types):
+            return self.n
+        if self.unanswerable_share <= 0.0:
+            return 0
+        return max(1, int(self.n * self.unanswerable_share + 1e-9))
 
     @property
     def model_name(self) -> str:

@@ -289,3 +289,30 @@ def _proper_words(text: str) -> list[str]:
     stop = english_stopwords()
     return [m.group(1) for m in re.finditer(r"(?<![.!?:\n])\s([A-Z][a-z]{2,}[\w-]*)", text)
             if m.group(1).lower() not in stop]
+
+
+# a question opening with its asking word ("What ...", "How many ...", "Is ...")
+_ASKING_START = re.compile(r"^(?:what|which|how|who|whom|whose|when|where|why|is|are|was|"
+                           r"were|does|do|did|can|could|should|must|will|would|has|have)\b",
+                           re.I)
+
+
+def scoped_question(question: str, subject: str) -> str | None:
+    """``question`` said of ``subject`` ("In tqdm, what version supports percentage or
+    pixels?"), for a question about a document's package that leaves the package unsaid;
+    None when it does not open with its asking word (no place to put it)."""
+    question = question.strip()
+    if not subject or not _ASKING_START.match(question):
+        return None
+    return f"In {subject}, {question[0].lower()}{question[1:]}"
+
+
+# a sentence in the first person singular: one user's report or quote ("150-200x faster on
+# my machine", "I add an intentional bug"), no fact of its subject
+_FIRST_PERSON = re.compile(r"(?<![\w'’/-])(?:I(?=\s+[a-z])|I['’](?:m|ve|d|ll)|[Mm]e|[Mm]y|"
+                           r"[Mm]ine|[Mm]yself)(?![\w'’/-])")
+
+
+def first_person(sentence: str) -> bool:
+    """Whether ``sentence`` speaks in the first person singular (English: I, me, my)."""
+    return bool(_FIRST_PERSON.search(sentence))

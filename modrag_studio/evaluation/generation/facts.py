@@ -16,6 +16,7 @@ from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.content import (
     document_subject,
+    first_person,
     package_name,
     prose,
     skip_reason,
@@ -169,8 +170,8 @@ def value_facts(chunk: Chunk) -> list[ValueFact]:
         if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS or skip_reason(sentence):
             continue
         if sentence.endswith(("?", ":")) or sentence.count("|") >= 2 or re.search(
-                r"https?://|\bassert\b", sentence):
-            continue
+                r"https?://|\bassert\b", sentence) or first_person(sentence):
+            continue  # a question, a table row, a link, code, or one user's report
         named = named_subjects(sentence, "en")
         subject = package or (named[0] if named else document)
         if not subject:

@@ -34,8 +34,8 @@ from modrag_studio.evaluation.generation.content import (
     content_chunks,
     names_any,
     package_name,
-    prose,
     question_subjects,
+    scoped_question,
     skipped_text,
     subject_terms,
 )
@@ -43,13 +43,6 @@ from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_
 from modrag_studio.evaluation.generation.errors import GenerationError
 from modrag_studio.evaluation.generation.fact_questions import FactQuestions
 from modrag_studio.evaluation.generation.facts import ValueFact
-from modrag_studio.evaluation.generation.plan import (
-    capacity,
-    facts_first,
-    hand_on,
-    join_questions,
-    targets,
-)
 from modrag_studio.evaluation.generation.prompts import (
     build_prompt,
     build_synonym_prompt,
@@ -63,23 +56,21 @@ from modrag_studio.evaluation.generation.prompts import (
 from modrag_studio.evaluation.generation.report import QualityReport
 from modrag_studio.evaluation.generation.sampling import (
     TermLinks,
+    capacity,
+    capped,
+    facts_first,
+    hand_on,
+    join_questions,
     rotated,
     stratified_order,
+    targets,
     usable_chunks,
     vocabulary,
 )
 from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
 from modrag_studio.evaluation.generation.subjects import (
-    KIND_REPLY_TOKENS,
     absent_details,
-    build_kind_prompt,
-    fitting_details,
-    lower_case_words,
     named_subjects,
-    names_subject,
-    parse_kind,
-    template_question,
-    thing_subjects,
 )
 from modrag_studio.evaluation.generation.terms import (
     key_terms,
@@ -87,6 +78,7 @@ from modrag_studio.evaluation.generation.terms import (
     word_stems,
     words_to_replace,
 )
+from modrag_studio.evaluation.generation.unanswerable import UnanswerableQuestions
 from modrag_studio.evaluation.generation.verify import (
     PARAPHRASE_MAX_OVERLAP,
     Candidate,
@@ -96,7 +88,6 @@ from modrag_studio.evaluation.generation.verify import (
     check_back_translation,
     check_claim,
     check_specific,
-    check_unanswerable,
 )
 
 log = logging.getLogger(__name__)
@@ -119,7 +110,7 @@ class GenerationResult:
 Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
 
 
-class _Generator(FactQuestions):
+class _Generator(FactQuestions, UnanswerableQuestions):
     def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
                  links: TermLinks, cancel: CancelToken, report: QualityReport,
                  resources: Resources | None = None) -> None:
@@ -141,10 +132,6 @@ class _Generator(FactQuestions):
         self.asked: set[tuple[str, str]] = set()  # (thing, detail) of unanswerable questions
         self.ctx = generation_context(cancel, resources)
         self.calls = 0
-
-    @cached_property
-    def lower_words(self) -> set[str]:
-        return lower_case_words([c.text for c in self.search.chunks])
 
     @cached_property
     def stems(self) -> set[str]:
@@ -201,47 +188,6 @@ class _Generator(FactQuestions):
         if kind == "paraphrase" and verdict.reason is None:
             cand = self._reworded(cand)
         return self._finish(cand)
-
-    def _unanswerable(self, chunk: Chunk, language: str) -> Candidate | None:
-        """A question asking for a detail the corpus never gives of a thing ``chunk`` names:
-        the thing drawn among its package, codes and names, its kind said by the model (once
-        per thing), the detail drawn among those that kind has, the question written from a
-        template; None when the chunk names nothing."""
-        body = prose(chunk.text)  # not a heading's or a badge's words
-        package = package_name(chunk)
-        subjects = thing_subjects(body, language, package if names_any(body, [package]) else "",
-                                  self.lower_words)
-        if not subjects:
-            return None
-        subject = self.rng.choice(subjects)
-        if subject not in self.kinds:
-            self.kinds[subject] = self.ask(*build_kind_prompt(language, chunk.text, subject),
-                                           max_tokens=KIND_REPLY_TOKENS)
-        kind_reply = self.kinds[subject]
-        thing = parse_kind(kind_reply)
-        details = fitting_details(thing, language, self.absent_details[language])
-        if not details:
-            verdict = Verdict("no_fitting_detail", f"{subject!r} is a {thing}: no detail of "
-                                                   "that kind is absent from the corpus")
-            return self._finish(Candidate("unanswerable", language, "", [], [chunk], verdict,
-                                          kind_reply))
-        details = [d for d in details if (subject, d[0]) not in self.asked]
-        if not details:  # each detail of this thing asked already: another chunk's turn
-            return None
-        detail, absent = self.rng.choice(details)
-        self.asked.add((subject, detail))
-        question = template_question(detail, subject, language)
-        if not names_subject(question, subject):
-            verdict = Verdict("no_subject", f"does not name {subject!r}")
-        else:
-            verdict = check_unanswerable(question, self.vocab, chunk)
-            if verdict.reason is None and absent and not set(absent) & set(
-                    key_terms(question)):
-                verdict = Verdict("asks_otherwise", f"asked for its {detail}")
-        # a detail named in words no chunk uses is given nowhere: no round trip to show it
-        return self._finish(Candidate("unanswerable", language, question, [], [chunk],
-                                      verdict, f"{thing}: {kind_reply}",
-                                      round_trip=not absent))
 
     def _reworded(self, cand: Candidate) -> Candidate:
         """A verified single question reworded: a second call gives another word for each
@@ -372,8 +318,13 @@ class _Generator(FactQuestions):
         cand.names = {normalise_text(t) for t in subjects if names_any(cand.question, [t])}
         if verdict.reason is None and cand.kind != "claim" and not names_any(cand.question,
                                                                               subjects):
-            verdict.reason = "unnamed_subject"
-            verdict.detail = f"names none of {', '.join(subjects[:4]) or '(no subject)'}"
+            if self._scoped(cand):
+                verdict = cand.verdict
+                cand.names = {normalise_text(t) for t in subjects
+                              if names_any(cand.question, [t])}
+            else:
+                verdict.reason = "unnamed_subject"
+                verdict.detail = f"names none of {', '.join(subjects[:4]) or '(no subject)'}"
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:
@@ -406,6 +357,24 @@ class _Generator(FactQuestions):
                     verdict.detail = (f"asked of {', '.join(trip.passages)} (not its source), "
                                       f"the model answers {trip.answer!r}")
         return cand
+
+    def _scoped(self, cand: Candidate) -> bool:
+        """A single question (or paraphrase) from the document of a software package that
+        leaves the package unsaid, said of it ("In tqdm, what ...?") when it still passes
+        its checks; whether it was."""
+        package = package_name(cand.chunks[0]) if len(cand.chunks) == 1 else ""
+        if cand.kind not in ("single", "paraphrase") or cand.language != "en" or (
+                package not in self.software_packages):
+            return False
+        scoped = scoped_question(cand.question, package)
+        if scoped is None:
+            return False
+        verdict = check_answerable(scoped, cand.facts, cand.chunks,
+                                   paraphrase=cand.kind == "paraphrase")
+        if verdict.reason is not None:
+            return False
+        cand.question, cand.verdict = scoped, verdict
+        return True
 
     def record(self, cand: Candidate, qid: str, *tags: str) -> EvalQuestion | None:
         """Count ``cand`` in the report; a kept one becomes row ``qid`` (with ``tags``
@@ -505,6 +474,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         kept, candidates = generator.reword_all(reword, on_progress)
         report.calls, report.seconds = generator.calls, time.monotonic() - started
         return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})
+    caps = capped(caps, config.unanswerable_cap)
     want = targets(config.n, caps)
     order = stratified_order(chunks, config.seed)
     by_fact = ("single", "paraphrase", "multi") if config.value_facts else ()
@@ -529,7 +499,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
             chunk = next(streams[kind], None)
             if chunk is None:  # every chunk tried: the other types make up what it lacks
                 del streams[kind]
-                hand_on(want, got, kind, [t for t in streams if got[t] + 1 <= caps[t]])
+                hand_on(want, got, kind, [t for t in streams if want[t] < caps[t]], caps)
                 continue
             tried[kind] += 1
             jobs.append((kind, chunk))
@@ -564,7 +534,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                 report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after "
                                     f"{tried[kind]} tries; the rest of its share went to "
                                     f"{', '.join(others)}")
-                hand_on(want, got, kind, others)
+                hand_on(want, got, kind, others, caps)
             if on_progress is not None:
                 mark = ("kept" if cand.verdict.reason is None
                         else f"rejected ({cand.verdict.reason})")

@@ -21,6 +21,8 @@ REASONS = {
     "answer_in_question": "the question contains its own answer",
     "answer_is_heading": "the answer is a heading of its chunk (a title), not a fact it states",
     "answer_off_topic": "the sentence stating the answer shares no key word with the question",
+    "first_person": "the sentence stating the answer speaks in the first person (one user's "
+                    "report or a quote), no fact of its subject",
     "not_a_paraphrase": "a paraphrase question shares most of its words with its chunk",
     "not_absent": "an unanswerable question's key terms are all in the corpus",
     "ambiguous": "no source chunk ranks in the BM25 or dense top 20",

@@ -18,7 +18,8 @@ from modrag_nodes.text.words import loaded_jieba
 from modrag_studio.evaluation.generation.prompts import ABSENT_DETAILS, clip
 from modrag_studio.evaluation.generation.terms import absent_terms, key_terms
 
-KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place")
+KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place",
+         "standard")
 # Details (the English names of ABSENT_DETAILS) a thing of each kind has.
 KIND_DETAILS: dict[str, tuple[str, ...]] = {
     "person": ("age", "email address", "phone number"),
@@ -33,6 +34,8 @@ KIND_DETAILS: dict[str, tuple[str, ...]] = {
                  "number of contributors"),
     "contract": ("insurer", "price"),
     "place": ("phone number", "website"),
+    # a standard, format or protocol (PEP-561, ISO-8601) has no price, maker or licence
+    "standard": (),
 }
 # Words of a reply naming a kind, first match wins.
 _KIND_WORDS: tuple[tuple[str, str], ...] = (
@@ -46,7 +49,9 @@ _KIND_WORDS: tuple[tuple[str, str], ...] = (
     ("软件", "software"), ("服务", "software"), ("系统", "software"),
     ("contract", "contract"), ("agreement", "contract"), ("合同", "contract"),
     ("协议", "contract"), ("place", "place"), ("plant", "place"), ("site", "place"),
-    ("地点", "place"), ("工厂", "place"), ("地方", "place"), ("other", "other"),
+    ("地点", "place"), ("工厂", "place"), ("地方", "place"), ("standard", "standard"),
+    ("specification", "standard"), ("format", "standard"), ("proposal", "standard"),
+    ("标准", "standard"), ("规范", "standard"), ("other", "other"),
     ("其他", "other"),
 )
 KIND_PROMPTS = {
@@ -55,9 +60,10 @@ KIND_PROMPTS = {
 }
 # the instructions first, the same every call (the backend keeps them: reuse_prefix)
 KIND_SYSTEM = {"en": "You classify things named in a text. You reply with one word: person, "
-                     "organisation, machine, part, software, contract, place or other.",
+                     "organisation, machine, part, software, contract, place, standard or "
+                     "other.",
                "zh": "你给文本中提到的东西分类。只回复一个词：人物、机构、设备、零件、软件、合同、"
-                     "地点或其他。"}
+                     "地点、标准或其他。"}
 KIND_REPLY_TOKENS = 8
 KIND_CONTEXT_CHARS = 400  # the sentences naming the thing, not the whole chunk
 # How an unanswerable question asks for a detail (written in code: a model asked to write it

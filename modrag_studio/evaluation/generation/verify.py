@@ -18,6 +18,7 @@ from modrag_nodes.text.scripts import HAN_CHAR, HAN_RUN, han_count, is_han, lang
 from modrag_nodes.text.words import LATIN_WORD, words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.evalset import EvalQuestion
+from modrag_studio.evaluation.generation.content import first_person
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
     absent_terms,
@@ -130,6 +131,10 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
                     and all(overlap(question, s) == 0 for s in sentences)):
                 return Verdict("answer_off_topic", f"{fact!r} is said of something else: "
                                                    f"{sentences[0][:80]!r}")
+            stating = [s for s in _SENTENCE_BREAK.split(chunk.text) if stated_in(fact, s)]
+            if stating and all(first_person(s) for s in stating):
+                return Verdict("first_person", f"{fact!r} is one speaker's: "
+                                               f"{stating[0].strip()[:80]!r}")
     return Verdict(None, sources=order, facts=facts)
 
 
