@@ -15,7 +15,7 @@ from modrag_studio.evaluation.generation.facts import (
     parse_fact_questions,
     value_facts,
 )
-from modrag_studio.evaluation.generation.plan import join_questions
+from modrag_studio.evaluation.generation.sampling import join_questions
 from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_answerable
 
 
