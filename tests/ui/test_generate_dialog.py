@@ -44,6 +44,8 @@ def test_generate_review_and_save_only_the_accepted_rows(qtbot, tmp_path, canned
     dialog = _dialog(qtbot, tmp_path, saved)
     assert dialog.corpus.text() == str(tmp_path / "corpus")  # the graph's own default
     dialog.count.setValue(5)
+    assert dialog.config().unanswerable_share == 0.25  # the default cap, in per cent
+    dialog.unanswerable_share.setValue(50)  # (five documents give three single questions)
     assert dialog.start()
     assert dialog.cancel_button.isEnabled() and not dialog.start_button.isEnabled()
     qtbot.waitUntil(lambda: dialog.start_button.isEnabled(), timeout=60_000)
@@ -79,6 +81,8 @@ def test_generate_review_and_save_only_the_accepted_rows(qtbot, tmp_path, canned
     assert edited.expected_evidence.to_dict()["chunk_ids"]
     dialog.round_trip.setChecked(False)
     assert dialog.config().round_trip is False
+    dialog.unanswerable_share.setValue(40)
+    assert dialog.config().unanswerable_share == 0.4
 
 
 def test_bad_input_and_cancel_write_nothing(qtbot, tmp_path, canned):  # noqa: F811

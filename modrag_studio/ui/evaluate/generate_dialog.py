@@ -103,6 +103,12 @@ class GenerateDialog(JobDialog):
             types_row.addWidget(box)
         self.type_boxes["claim"].setToolTip("A statement of a chunk's main point in other words "
                                             "(no fact phrase): for comparing retrievers")
+        self.unanswerable_share = QSpinBox(minimum=0, maximum=100, value=25, suffix=" %")
+        self.unanswerable_share.setToolTip("Unanswerable questions at most this share of the "
+                                           "set; what other types cannot fill goes to single "
+                                           "questions first")
+        types_row.addWidget(QLabel("unanswerable at most"))
+        types_row.addWidget(self.unanswerable_share)
         types_row.addStretch(1)
         form.addRow("Question types", types_row)
         self.model = QLineEdit("embedded")
@@ -177,7 +183,8 @@ class GenerateDialog(JobDialog):
                                 seed=self.seed.value(), types=types,
                                 language=self.language.currentText(),
                                 dense=self.dense.isChecked(),
-                                round_trip=self.round_trip.isChecked())
+                                round_trip=self.round_trip.isChecked(),
+                                unanswerable_share=self.unanswerable_share.value() / 100)
 
     # running -----------------------------------------------------------------------------
     def start(self) -> bool:
