@@ -69,7 +69,9 @@ RULES = {
     "restated absent terms refused": {"ground.restated_terms": "false"},
     "swapped subject (dictionary)": {"ground.subject_check": "false"},
     "asked value not given": {"ground.asked_value": "false"},
-    "unbacked later sentences cut (new)": {"ground.cut_unbacked": "false"},
+    "unbacked later sentences cut": {"ground.cut_unbacked": "false"},
+    "names of code are claims (new)": {
+        "ground.kinds": '["quantity", "number", "date", "identifier", "name"]'},
     "answer in the question's language": {"ground.check_language": "false"},
     "scope: claims in any block (not only cited)": {"ground.scope": "cited"},
 }

@@ -77,9 +77,9 @@ from modrag_studio.engine.core.node import (
 )
 from modrag_studio.engine.evidence.lineage import EvidenceRole
 
-ClaimKind = Literal["quantity", "number", "date", "identifier", "name"]
+ClaimKind = Literal["quantity", "number", "date", "identifier", "name", "code"]
 NO_CITATION = "the answer cites no evidence block"
-ALL_KINDS: list[ClaimKind] = ["quantity", "number", "date", "identifier", "name"]
+ALL_KINDS: list[ClaimKind] = ["quantity", "number", "date", "identifier", "name", "code"]
 
 
 class GroundingParams(BaseModel):
@@ -90,7 +90,7 @@ class GroundingParams(BaseModel):
                              "elsewhere is then grounded, and noted)")
     kinds: list[ClaimKind] = Field(
         default_factory=lambda: list(ALL_KINDS),
-        description="Claim kinds checked: quantity, number, date, identifier, name")
+        description="Claim kinds checked: quantity, number, date, identifier, name, code")
     absent_terms: Literal["off", "identifiers", "ask", "all"] = Field(
         "identifiers", description="Key terms of the question that no evidence block contains "
                                    "are named; identifiers (LP-07, VP-02) route the answer to "

@@ -1,7 +1,8 @@
 """Claims of an answer and where the evidence states them (no model call).
 
 A claim is a number with its unit, a bare number, a date or time, an identifier (part
-numbers, host names, contract ids) or a proper name. Text is compared after the
+numbers, host names, contract ids), a proper name or a name of code (a `backticked` span or a
+flag, found only as written: ``-installer`` is not ``--installer``). Text is compared after the
 normalisation of the answer metrics: NFKC (full-width digits), case folding, thousands
 separators removed; quantities compare as (value, unit), so "500 hours", "500小时" and
 "五百小时" are one claim, and "四个小时" matches "4 hours".
@@ -66,6 +67,8 @@ _IDENTIFIER = re.compile(
 # the answer's "500 hours" is then stated there.
 _LENIENT_QUANTITY = re.compile(NUMBER + rf"\s*(?:[a-z]+\s+|[{HAN}]{{1,2}})?"
                                + UNIT_GROUP)
+# a name of code the answer writes: a `backticked` span or a command-line flag (--strict, -v)
+_CODE_SPAN = re.compile(r"`([^`\n]{2,80})`|(?<![\w`-])(--?[a-z](?:[\w-]*[a-z0-9])?)(?![\w-])")
 _UNIT_WORD = re.compile(r" ?([a-z]{1,5}|%|°c?)(?![a-z])")
 _LIST_MARK = re.compile(r"^\s*\d{1,2}[.)]\s", re.MULTILINE)
 _NAME = re.compile(r"(?<![\w'])[A-Z][A-Za-z]+(?:[ \-][A-Z][A-Za-z]+)*")
@@ -145,6 +148,10 @@ def extract_claims(answer: str) -> list[Claim]:
         if match.end() > match.start():
             add(kind, index[match.start()], index[match.end() - 1] + 1)
 
+    for match in _CODE_SPAN.finditer(masked):  # a span a citation was put into is not judged
+        group = 1 if match.group(1) is not None else 2
+        if not CITATION.search(answer, match.start(group), match.end(group)):
+            add("code", match.start(group), match.end(group))
     for match in _DATE.finditer(norm):
         add_norm("date", match)
     for match in _IDENTIFIER.finditer(norm):
@@ -197,6 +204,8 @@ def claim_found(claim: Claim, block: Block, aliases: list[set[str]]) -> bool:
         month = next((n for n, name in enumerate(_MONTHS, 1) if name[:3] in text), None)
         parts += [float(month)] if month else []
         return bool(parts) and all(p in block.numbers for p in parts)
+    if claim.kind == "code":  # as written, not a part of a longer name (-x is not --x)
+        return re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", block.text) is not None
     if any(contains_phrase(block.text, s) for s in spellings(text, aliases)):
         return True
     if claim.kind == "name" and re.search(r"[a-z]{3}s$", text):  # "Reporting Services"

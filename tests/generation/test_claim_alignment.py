@@ -144,3 +144,18 @@ def test_an_answer_citing_nothing_is_never_grounded(run_node) -> None:
     allowed, _ = _check(run_node, question, "A hydraulics firm supplies it.", evidence,
                         require_citation=False)
     assert list(allowed) == ["grounded"]
+
+
+def test_a_name_of_code_must_be_written_as_the_answer_writes_it(run_node) -> None:
+    """A flag or a `backticked` name is a claim: ``-installer`` is not ``--installer``; a
+    span a citation was put into is not judged."""
+    evidence = [scored("build", 0.9, text="Pass --installer to choose pip or uv.")]
+    question = "Which option of build picks the installer?"
+    assert [(c.kind, c.text) for c in extract_claims("Use `--installer` or -v [1].")] == [
+        ("code", "--installer"), ("code", "-v")]
+    wrong, details = _check(run_node, question, "The option is `-installer` [1].", evidence)
+    assert list(wrong) == ["ungrounded"]
+    assert details["reason"] == "the answer says -installer; no document says that"
+    right, _ = _check(run_node, question, "The option is `--installer` [1].", evidence)
+    assert list(right) == ["grounded"]
+    assert [c.kind for c in extract_claims("It is `narwhals. [1]from_native`.")] == []
