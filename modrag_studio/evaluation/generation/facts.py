@@ -41,7 +41,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 #: the kinds of value, the most question-worthy first
 KIND_RANK = {kind: i for i, (kind, _) in enumerate(_PATTERNS)}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\d])|;\s+|\n\s*\n|\n\s*[-*+]\s+|\n(?=\s*\d+\.\s)")
+# (no end after an abbreviation: "needs a C compiler, e.g. `gcc`, then ...")
+_SENTENCE = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bcf\.)\s+"
+                       r"(?=[A-Z`\"'(\d])|;\s+|\n\s*\n|\n\s*[-*+]\s+|\n(?=\s*\d+\.\s)")
 MIN_WORDS, MAX_WORDS = 6, 45
 _NOT_NAME_START = frozenset(("the", "a", "an", "how", "what", "why", "on", "in", "this",
                              "pull", "open", "see", "please", "if", "for"))

@@ -531,10 +531,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                                        GIVE_UP_EMPTY if got[kind] == 0 else 1 << 30)
             if got[kind] < want[kind] and spent and others:
                 # a type that keeps failing hands the rest of its share to the others
-                report.notes.append(f"{kind}: {got[kind]} kept of {want[kind]} after "
-                                    f"{tried[kind]} tries; the rest of its share went to "
-                                    f"{', '.join(others)}")
-                hand_on(want, got, kind, others, caps)
+                note = (f"{kind}: {got[kind]} kept of {want[kind]} after {tried[kind]} "
+                        "tries; the rest of its share went to ")
+                report.notes.append(note + ", ".join(hand_on(want, got, kind, others, caps)))
             if on_progress is not None:
                 mark = ("kept" if cand.verdict.reason is None
                         else f"rejected ({cand.verdict.reason})")

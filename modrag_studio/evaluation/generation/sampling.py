@@ -180,17 +180,20 @@ def capped(caps: dict[str, int], unanswerable: int) -> dict[str, int]:
 
 
 def hand_on(want: dict[str, int], got: dict[str, int], done: str, others: list[str],
-            caps: dict[str, int] | None = None) -> None:
+            caps: dict[str, int] | None = None) -> list[str]:
     """Move the questions type ``done`` could not give to ``others``: each in turn of
     ``HAND_ON_ORDER`` takes what its cap in ``caps`` leaves room for (all of it without
-    ``caps``)."""
+    ``caps``); the types that took some."""
     lacking, want[done] = want[done] - got[done], got[done]
     ranked = sorted(others, key=lambda t: HAND_ON_ORDER.index(t) if t in HAND_ON_ORDER
                     else len(HAND_ON_ORDER))
+    took: list[str] = []
     for kind in ranked:
         room = lacking if caps is None else max(0, min(lacking, caps[kind] - want[kind]))
         want[kind] += room
         lacking -= room
+        took += [kind] if room else []
+    return took
 
 
 def facts_first(order: list[Chunk], share: float) -> Iterator[Chunk]:
