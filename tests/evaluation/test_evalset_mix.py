@@ -45,6 +45,7 @@ class Scripted:
         self.calls: list[str] = []
         self.unnamed = False
         self.kind = "machine"
+        self.joined = ""  # the one question written for a two-statement prompt
 
     def chat(self, spec, messages, *, on_token, cancel) -> ChatResult:
         user = messages[-1].content
@@ -57,6 +58,9 @@ class Scripted:
             asked = user.split("Question:")[-1]
             named = re.search(r"pkg(\d+)", asked)
             text = f"{int(named.group(1)) + 2} GB" if named else "NONE"
+            text += "; 8 MB" if named and "keep" in asked else ""
+        elif self.joined and user.count("Subject:") == 2:
+            text = f"QUESTION: {self.joined}"
         elif (subject := re.search(r"^Subject: (.+)$", user, re.M)) is not None:
             who = "the parser" if self.unnamed else f"the {subject.group(1)} parser"
             text = f"QUESTION: How much memory does {who} need for each upload?"
@@ -132,6 +136,14 @@ def test_a_question_leaving_its_package_unsaid_is_said_of_it(scripted, tmp_path)
                        "of memory for each upload in its default setup, which it streams."}
     none = _generate(tmp_path / "b", hall, 1, ["single"], max_attempts=4)
     assert none.questions == [] and set(none.report.total.rejected) == {"unnamed_subject"}
+    # a two-chunk question of one package's document too
+    two = {"pkg4.md": _readme(4) + "\n\n" + "More words about the parser follow here. " * 12
+           + "\n\nThe pkg4 parser keeps at most 8 MB of each upload in memory before it "
+             "spills the rest to a temporary file."}
+    scripted.joined = "How much memory does the parser need, and how much does it keep?"
+    multi = _generate(tmp_path / "c", two, 1, ["multi"], max_attempts=4)
+    assert [r.question for r in multi.questions] == [
+        "In pkg4, how much memory does the parser need, and how much does it keep?"]
     assert scoped_question("What flag enables it?", "regex") == "In regex, what flag enables it?"
     assert scoped_question("The flag that enables it?", "regex") is None
 

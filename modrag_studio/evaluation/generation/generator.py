@@ -359,11 +359,12 @@ class _Generator(FactQuestions, UnanswerableQuestions):
         return cand
 
     def _scoped(self, cand: Candidate) -> bool:
-        """A single question (or paraphrase) from the document of a software package that
-        leaves the package unsaid, said of it ("In tqdm, what ...?") when it still passes
-        its checks; whether it was."""
-        package = package_name(cand.chunks[0]) if len(cand.chunks) == 1 else ""
-        if cand.kind not in ("single", "paraphrase") or cand.language != "en" or (
+        """A question (a two-chunk one of one document) from the document of a software
+        package that leaves the package unsaid, said of it ("In tqdm, what ...?") when it
+        still passes its checks; whether it was."""
+        packages = {package_name(c) for c in cand.chunks}
+        package = packages.pop() if len(packages) == 1 else ""
+        if cand.kind == "claim" or cand.language != "en" or (
                 package not in self.software_packages):
             return False
         scoped = scoped_question(cand.question, package)
