@@ -20,7 +20,8 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
 from modrag_studio.evaluation.generation.content import first_person, scoped_question
-from modrag_studio.evaluation.generation.facts import value_facts
+from modrag_studio.evaluation.generation.facts import parse_fact_questions, value_facts
+from modrag_studio.evaluation.generation.prompts import parse_reply
 from modrag_studio.evaluation.generation.sampling import capped, hand_on
 from modrag_studio.evaluation.generation.subjects import absent_details, fitting_details, parse_kind
 from modrag_studio.evaluation.generation.unanswerable import is_software, maker_given
@@ -199,3 +200,16 @@ def test_no_maker_is_asked_that_the_corpus_gives_beside_the_thing(scripted, tmp_
                            max_attempts=3)
         asked += [r.question for r in result.questions]
     assert asked and not [q for q in asked if "manufacturer" in q], asked
+
+
+def test_a_question_without_its_question_mark_is_closed():
+    # a small model leaves the mark out: the question is kept, not rejected (not_a_question)
+    assert parse_fact_questions("QUESTION: What is the default port of pypdf") == [
+        "What is the default port of pypdf?"]
+    assert parse_reply("问题：空压机 AC-05 多久保养一次。\n答案：每3个月").question == (
+        "空压机 AC-05 多久保养一次？")
+    # a statement stays one (and is rejected as no question)
+    assert parse_fact_questions("QUESTION: The default port is 8080.") == [
+        "The default port is 8080."]
+    stated = parse_reply("问题：尤金袋鼠生活在澳大利亚。\n答案：澳大利亚").question
+    assert stated == "尤金袋鼠生活在澳大利亚。"

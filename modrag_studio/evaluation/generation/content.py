@@ -15,6 +15,7 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.generation.prompts import ASKING_START
 from modrag_studio.evaluation.generation.subjects import named_subjects
 
 #: Why a chunk or sentence is skipped, as recorded, and what each means.
@@ -291,18 +292,12 @@ def _proper_words(text: str) -> list[str]:
             if m.group(1).lower() not in stop]
 
 
-# a question opening with its asking word ("What ...", "How many ...", "Is ...")
-_ASKING_START = re.compile(r"^(?:what|which|how|who|whom|whose|when|where|why|is|are|was|"
-                           r"were|does|do|did|can|could|should|must|will|would|has|have)\b",
-                           re.I)
-
-
 def scoped_question(question: str, subject: str) -> str | None:
     """``question`` said of ``subject`` ("In tqdm, what version supports percentage or
     pixels?"), for a question about a document's package that leaves the package unsaid;
     None when it does not open with its asking word (no place to put it)."""
     question = question.strip()
-    if not subject or not _ASKING_START.match(question):
+    if not subject or not ASKING_START.match(question):
         return None
     return f"In {subject}, {question[0].lower()}{question[1:]}"
 

@@ -21,6 +21,7 @@ from modrag_studio.evaluation.generation.content import (
     prose,
     skip_reason,
 )
+from modrag_studio.evaluation.generation.prompts import closed_question
 from modrag_studio.evaluation.generation.subjects import named_subjects
 
 _UNITS = (r"%|x|×|ms|milliseconds?|s|sec|seconds?|minutes?|min|hours?|h|days?|weeks?|months?|"
@@ -293,5 +294,6 @@ def parse_fact_questions(reply: str) -> list[str]:
     lines ending in a question mark (a question that kept a blank is checked and rejected as
     any other: it does not ask for its value)."""
     lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
-    found = [m.group("q").strip("*\"' ") for ln in lines if (m := _QUESTION_LINE.match(ln))]
+    found = [closed_question(m.group("q").strip("*\"' ")) for ln in lines
+             if (m := _QUESTION_LINE.match(ln))]
     return found or [ln.strip("*\"' ") for ln in lines if ln.endswith(("?", "？"))]

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from modrag_nodes.generation.api import extract_json
-from modrag_nodes.text.scripts import is_han
+from modrag_nodes.text.scripts import han_count, is_han
 
 QUESTION_TYPES = ("single", "multi", "unanswerable", "paraphrase", "claim")
 DEFAULT_TYPES = ("single", "multi", "unanswerable", "paraphrase")
@@ -167,6 +167,28 @@ def parse_claim(text: str) -> str:
     return _tidy(_CLAIM_LABEL.sub("", line))
 
 
+# a question opening with its asking word ("What ...", "How many ...", "Is ...")
+ASKING_START = re.compile(r"^(?:what|which|how|who|whom|whose|when|where|why|is|are|was|"
+                          r"were|does|do|did|can|could|should|must|will|would|has|have)\b",
+                          re.I)
+_ZH_ASKING = re.compile(r"什么|多少|多久|多长|多大|多高|多重|哪|几|谁|何|怎|为什么|吗|是否")
+
+
+def closed_question(text: str) -> str:
+    """``text`` with the question mark a small model left out ("What is the default port
+    of pypdf", "空压机多久保养一次。"): an English question opening with its asking word, or
+    a Chinese one holding a question word, ends with one; other text is left as it is."""
+    text = text.strip()
+    if text.endswith(("?", "？")):
+        return text
+    bare = text.rstrip(".。!！ ")
+    if ASKING_START.match(bare):
+        return f"{bare}?"
+    if _ZH_ASKING.search(bare) and han_count(bare):
+        return f"{bare}？"
+    return text
+
+
 @dataclass
 class Reply:
     """A reply read: the question and its answer phrase(s); ``problem`` when unreadable."""
@@ -222,7 +244,7 @@ def parse_reply(text: str, answers_expected: int = 1) -> Reply:
             label, value = match.group("label").lower(), match.group("value")
             if label in ("question", "q", "问题", "题目"):
                 if not reply.question:
-                    reply.question = _tidy(value)
+                    reply.question = closed_question(_tidy(value))
             elif value.strip():
                 reply.answers.append(_fact(value))
         if not reply.question:
