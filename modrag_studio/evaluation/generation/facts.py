@@ -122,6 +122,9 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
             if any(bare.lower() in label.lower() for label in labels) or (
                     _EXAMPLE.search(before) or _PLACEHOLDER.search(bare)):
                 continue  # a link's label or an example value, no fact
+            if len(re.findall(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", sentence, re.I)) > 1:
+                continue  # said twice: its blank is two ("To redirect ``sys.stdout`` ...
+                # ``file=sys.stdout``"), or a question keeps it ("the string ... ``string``")
             if kind in ("name", "code", "identifier") and _coordinated(
                     sentence, match.start(), match.end()):
                 continue
