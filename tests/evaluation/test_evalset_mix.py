@@ -167,6 +167,18 @@ def test_a_value_said_twice_in_its_sentence_is_no_value():
     assert [f.value for f in found] == ["mininterval"]
 
 
+def test_a_value_in_a_negated_clause_is_no_value():
+    # the rewrite drops the negation and asks the opposite (round 5: "What type of data
+    # should yarl serialize ...?" -> bool)
+    negated = ("``yarl`` cannot make an unambiguous decision on how to serialize ``bool`` "
+               "values for every application.")
+    elsewhere = ("Once a file grows past 1 MiB, it is moved to a temporary file on disk, so a "
+                 "large upload does not fill up your memory.")
+    found = value_facts(Chunk(chunk_id="yarl.md#4", doc_id="yarl.md",
+                              text=f"{negated}\n\n{elsewhere}"))
+    assert [f.value for f in found] == ["1 MiB"]  # (its negation is in another clause)
+
+
 def test_a_first_person_sentence_is_no_source():
     quote = Chunk(chunk_id="ruff.md#7", doc_id="ruff.md", text=(
         "> Ruff is ~150-200x faster than flake8 on my machine, scanning the whole repo takes "

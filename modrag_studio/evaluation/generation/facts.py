@@ -125,6 +125,8 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
             if len(re.findall(rf"(?<![\w-]){re.escape(bare)}(?![\w-])", sentence, re.I)) > 1:
                 continue  # said twice: its blank is two ("To redirect ``sys.stdout`` ...
                 # ``file=sys.stdout``"), or a question keeps it ("the string ... ``string``")
+            if _negated(sentence, match.start(), match.end()):
+                continue
             if kind in ("name", "code", "identifier") and _coordinated(
                     sentence, match.start(), match.end()):
                 continue
@@ -137,6 +139,24 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
                 continue  # a year ("2019s"), not a quantity
             return value, kind
     return None
+
+
+_NEGATION = re.compile(r"\b(?:not|never|cannot|no longer|neither|nor)\b|n't\b", re.I)
+# what ends a clause: punctuation, or a word opening another clause
+_CLAUSE_BREAK = re.compile(r"[,;:()!]|\b(?:and|but|so|because|which|while|if|unless|"
+                           r"otherwise|since|when|where)\b", re.I)
+
+
+def _negated(sentence: str, start: int, end: int) -> bool:
+    """Whether the value at ``start:end`` of ``sentence`` stands in a negated clause ("yarl
+    cannot decide how to serialize ``bool``"): a question rewritten from it tends to drop
+    the negation and ask the opposite ("What should yarl serialize?")."""
+    for match in _NEGATION.finditer(sentence):
+        between = sentence[match.end():start] if match.start() < start else sentence[
+            end:match.start()]
+        if not _CLAUSE_BREAK.search(between):
+            return True
+    return False
 
 
 def _same_name(value: str, subject: str) -> bool:
