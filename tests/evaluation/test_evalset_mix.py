@@ -97,6 +97,7 @@ def test_unanswerable_questions_are_capped_and_singles_take_the_rest(scripted, t
     kinds = _types(result)
     # a quarter of 8 at most (evenly spread, 4 of 8 would be)
     assert len(kinds) == 8 and kinds.count("unanswerable") == 2, kinds
+    assert "unanswerable: at most 2 of 8 (share 0.25)" in result.report.text()
     # the share is an option; all of the set when only unanswerable questions are asked
     more = _generate(tmp_path / "b", docs, 8, ["single", "unanswerable"],
                      unanswerable_share=0.5)

@@ -476,6 +476,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         report.calls, report.seconds = generator.calls, time.monotonic() - started
         return GenerationResult(kept, report, candidates, {c.chunk_id: c for c in all_chunks})
     caps = capped(caps, config.unanswerable_cap)
+    if "unanswerable" in caps and config.unanswerable_cap < config.n:
+        report.notes.append(f"unanswerable: at most {config.unanswerable_cap} of {config.n} "
+                            f"(share {config.unanswerable_share:g})")
     want = targets(config.n, caps)
     order = stratified_order(chunks, config.seed)
     by_fact = ("single", "paraphrase", "multi") if config.value_facts else ()
