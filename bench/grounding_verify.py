@@ -234,6 +234,18 @@ def report(table: list[dict], wordings: list[str]) -> str:
                          f"{len(rows) - len(right)}) | {caught} | {broken} | {unreadable} | "
                          f"{precision} | {refused}/{n} -> {refused + broken}/{n} | "
                          f"{seconds:.1f} |")
+    lines += ["", "| corpus | judge | wrong caught | right broken | wrong let through |",
+              "|---|---|---|---|---|"]
+    for corpus in sums:
+        for wording in wordings:
+            rows = [r for r in table if r.get("corpus") == corpus and r.get("wording") == wording]
+            if rows:
+                said_no = [r for r in rows if r["stated"] is not True]
+                lines.append(f"| {corpus} | {wording} | " + " | ".join(
+                    ", ".join(r["id"] for r in group) or "-" for group in (
+                        [r for r in said_no if not r["right"]],
+                        [r for r in said_no if r["right"]],
+                        [r for r in rows if r["stated"] is True and not r["right"]])) + " |")
     return "\n".join(lines)
 
 
