@@ -104,6 +104,15 @@ def test_unanswerable_questions_are_capped_and_singles_take_the_rest(scripted, t
     assert _types(more).count("unanswerable") == 4
 
 
+def test_the_cap_holds_when_a_batch_drafts_several_questions(scripted, tmp_path):
+    """A batch asks a type at most what it still owes: 20 asked keep 5 unanswerable, not 6
+    (the scorecard's first run on pkgdocs-dev kept 6)."""
+    docs = {f"pkg{i}.md": _readme(i) for i in range(30)}
+    result = _generate(tmp_path, docs, 20, ["single", "multi", "unanswerable", "paraphrase"])
+    kinds = _types(result)
+    assert len(kinds) == 20 and kinds.count("unanswerable") == 5, kinds
+
+
 def test_the_cap_and_where_an_unmet_share_goes():
     config = GenerationConfig(n=40, llm=LLMSpec(backend=BACKEND))
     assert config.unanswerable_cap == 10

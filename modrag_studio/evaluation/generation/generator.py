@@ -495,8 +495,9 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
         # so consecutive calls share their instructions (which the backend keeps).
         jobs: list[tuple[str, Chunk]] = []
         size = min(BATCH, config.n - len(kept), max(1, (limit - generator.calls) // 2))
-        while len(jobs) < size:
-            open_types = [t for t in want if got[t] < want[t] and t in streams]
+        while len(jobs) < size:  # a type is asked at most what it still owes (its cap holds)
+            queued = Counter(kind for kind, _ in jobs)
+            open_types = [t for t in want if got[t] + queued[t] < want[t] and t in streams]
             if not open_types:
                 break
             kind = min(open_types, key=lambda t: tried[t] / want[t])  # types take turns
@@ -543,7 +544,7 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                         else f"rejected ({cand.verdict.reason})")
                 on_progress(len(kept), config.n, f"{cand.kind}/{cand.language} {mark}")
     short = [f"{t} {got[t]}/{want[t]}" for t in want if got[t] < want[t]]
-    if short:
+    if short and len(kept) < config.n:
         report.notes.append(f"fewer questions than asked ({', '.join(short)}) after "
                             f"{generator.calls} model calls")
     report.calls = generator.calls
