@@ -54,12 +54,16 @@ def words(text: str, han: Literal["bigrams", "chars"] = "bigrams") -> list[str]:
 
 
 def contains_phrase(text: str, phrase: str) -> bool:
-    """``phrase`` in ``text``, not inside a longer Latin word or number ("640" not in "6400");
-    an empty phrase is in no text."""
+    """``phrase`` in ``text``, not inside a longer Latin word or number ("640" not in "6400",
+    "3%" not in "10.3%"); an empty phrase is in no text."""
     if not phrase:
         return False
     left = r"(?<![a-z0-9])" if re.match(r"[a-z0-9]", phrase) else ""
     right = r"(?![a-z0-9])" if re.search(r"[a-z0-9]$", phrase) else ""
+    if re.match(r"[0-9]", phrase):  # "3%" is not in "10.3%"
+        left += r"(?<![0-9][.,])"
+    if re.search(r"[0-9]$", phrase):  # nor "3" in "3.5"
+        right += r"(?![.,][0-9])"
     return re.search(left + re.escape(phrase) + right, text) is not None
 
 

@@ -11,7 +11,14 @@ from modrag_nodes.text.normalise import normalise, normalise_map
 from modrag_nodes.text.numbers import frequencies, parse_number, quantities
 from modrag_nodes.text.scripts import LATIN_LETTERS, cjk_count, han_count, language_of
 from modrag_nodes.text.stopwords import english_stopwords, question_stop_words, word_list
-from modrag_nodes.text.words import WORD_CHARACTERS, split, token_count, word_count, words
+from modrag_nodes.text.words import (
+    WORD_CHARACTERS,
+    contains_phrase,
+    split,
+    token_count,
+    word_count,
+    words,
+)
 
 
 def test_one_language_threshold():
@@ -103,3 +110,13 @@ def test_stop_words_come_from_the_word_lists():
     assert "#" not in "".join(word_list("question_words_en"))  # comments are not words
     with pytest.raises(ValueError, match="no word list 'stopwords_xx'"):
         word_list("stopwords_xx")
+
+
+def test_a_number_is_found_whole_not_as_part_of_a_decimal():
+    """A fact "3%" is not in "10.3%", "5" not in "0.5", "3" not in "3.5"; "3%" stands alone."""
+    assert not contains_phrase("growth was 10.3% last year", "3%")
+    assert not contains_phrase("it takes 0.5 s", "5")
+    assert not contains_phrase("version 3.5 is out", "3")
+    assert contains_phrase("growth was 3%, then 4.", "3%")
+    assert contains_phrase("it holds 3, 4 or 5 items", "3")
+    assert contains_phrase("in 2024. then", "2024")
