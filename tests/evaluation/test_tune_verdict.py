@@ -210,3 +210,27 @@ def test_tune_plan_speaks_before_anything_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("40 question(s): cross-validation")
     assert not load(graph).variants
+
+
+# what a trial runs -----------------------------------------------------------------------
+class NodesRun:
+    """An executor hook noting every node that starts."""
+
+    def __init__(self) -> None:
+        self.started: set[str] = set()
+
+    def on_node_start(self, *, node_id: str, **kwargs) -> None:
+        self.started.add(node_id)
+
+
+def test_a_trial_runs_only_the_graph_up_to_the_tuned_output(tmp_path):
+    """Tuning bm25.results never runs what comes after it (a graph's answer model)."""
+    data = load_beir(write_stemming_dataset(tmp_path / "data", count=20))
+    doc, registry = bm25_graph(), default_registry()
+    space = parse_space(["bm25.top_k=3,10"], doc, registry, parse_value)
+    hook = NodesRun()
+    run = Executor(registry, cache=NodeCache(disk_dir=tmp_path / "cache"), hooks=[hook])
+    result = tune(doc, data, "bm25.results", space, executor=run, held_out=0.5,
+                  method="held-out", min_held_out=5)
+    assert result.base is not None
+    assert {"bm25", "index"} <= hook.started and not hook.started & {"rerank", "out"}

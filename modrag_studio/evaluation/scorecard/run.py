@@ -129,18 +129,6 @@ def _input_node(doc: GraphDocument, registry: NodeRegistry, name: str) -> str:
     return port.node_id
 
 
-def ranking_part(doc: GraphDocument, output: str) -> GraphDocument:
-    """The graph up to ``output``'s node (what the tuner runs per trial: the model that
-    writes the answer never runs while choosing how to rank)."""
-    node_id = output.partition(".")[0]
-    keep = Topology.of(doc).upstream(node_id) | {node_id}
-    return doc.model_copy(update={
-        "nodes": [n for n in doc.nodes if n.id in keep],
-        "edges": [e for e in doc.edges if e.source_node in keep and e.target_node in keep
-                  and e.loop is None],
-        "variants": None, "layout": None}, deep=True)
-
-
 def query_side_space(doc: GraphDocument, registry: NodeRegistry, output: str,
                      query_input: str) -> list[str]:
     """A small space (``--space`` strings): the numbers, choices and switches of the nodes
@@ -178,6 +166,7 @@ def suggest_change(doc: GraphDocument, evalset: EvalSet, inputs: Mapping[str, An
     )
     from modrag_studio.evaluation.tuning.crossval import CrossValidationError, check_cv
     from modrag_studio.evaluation.tuning.power import DEFAULT_FOLDS, DEFAULT_REPEATS
+    from modrag_studio.evaluation.tuning.scoring import ranking_part
 
     registry = executor.registry
     output = tuned_output(doc, registry, answer_node)

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
 from modrag_studio.engine.core.node import CancelToken
+from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.beir import BeirDataset
 from modrag_studio.evaluation.runner import evaluate_graph
@@ -58,9 +59,22 @@ def graph_digest(graph: GraphDocument) -> str:
                                      default=repr).encode()).hexdigest()
 
 
+def ranking_part(doc: GraphDocument, output: str) -> GraphDocument:
+    """The graph up to ``output``'s node (what the tuner runs per trial: the model that
+    writes the answer never runs while choosing how to rank)."""
+    node_id = output.partition(".")[0]
+    keep = Topology.of(doc).upstream(node_id) | {node_id}
+    return doc.model_copy(update={
+        "nodes": [n for n in doc.nodes if n.id in keep],
+        "edges": [e for e in doc.edges if e.source_node in keep and e.target_node in keep
+                  and e.loop is None],
+        "variants": None, "layout": None}, deep=True)
+
+
 class GraphScorer:
-    """Runs the graph on the questions through ``evaluate_graph`` and keeps each
-    (graph, question) row, so a graph is never run twice on one question in a tune."""
+    """Runs the graph up to the tuned output (``ranking_part``) on the questions through
+    ``evaluate_graph`` and keeps each (graph, question) row, so a graph is never run twice on
+    one question in a tune."""
 
     def __init__(self, dataset: BeirDataset, output: str, *, executor: Executor,
                  cancel: CancelToken | None = None, **eval_kwargs: Any) -> None:
@@ -79,7 +93,8 @@ class GraphScorer:
         todo = [q for q in query_ids if (digest, q) not in self._rows]
         if todo:
             self._check()
-            report = evaluate_graph(graph, subset(self.dataset, todo), [self.output],
+            report = evaluate_graph(ranking_part(graph, self.output),
+                                    subset(self.dataset, todo), [self.output],
                                     executor=self.executor, cancel=self.cancel,
                                     **self.eval_kwargs)
             self._check()
