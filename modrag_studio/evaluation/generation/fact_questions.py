@@ -84,10 +84,8 @@ class FactQuestions:
                               max_tokens=REPLY_TOKENS)
         questions = parse_fact_questions(reply_text)
         question = questions[0] if questions else ""
-        verdict = (check_answerable(question, [fact.value], [chunk]) if question else
+        verdict = (_checked(question, [fact.value], [chunk]) if question else
                    Verdict("unreadable_reply", "no question in the reply"))
-        if "__" in question:
-            verdict = Verdict("unreadable_reply", "the question kept the blank")
         reword = False
         if kind == "paraphrase" and verdict.reason is None:
             worded = check_answerable(question, [fact.value], [chunk], paraphrase=True)
@@ -115,17 +113,13 @@ class FactQuestions:
         facts = [fact.value, second.value]
         reply = f"{fact.kind}: {fact.sentence}\n{second.kind}: {second.sentence}\n---\n{reply_text}"
         if len(questions) == 1:  # one question asking for both values: as good as joined
-            question = questions[0]
-            verdict = (Verdict("unreadable_reply", "the question kept the blank")
-                       if "__" in question else check_answerable(question, facts, chunks))
-            return self._finish(Candidate("multi", fact.language, question, facts, chunks,
-                                          verdict, reply))
+            return self._finish(Candidate("multi", fact.language, questions[0], facts, chunks,
+                                          _checked(questions[0], facts, chunks), reply))
         if not questions:
             return self._finish(Candidate("multi", fact.language, "", facts, chunks,
                                           Verdict("unreadable_reply", "no question"), reply))
         for half, value, part in zip(questions, facts, chunks, strict=False):
-            verdict = (Verdict("unreadable_reply", "the question kept the blank")
-                       if "__" in half else check_answerable(half, [value], [part]))
+            verdict = _checked(half, [value], [part])
             if verdict.reason is not None:
                 return self._finish(Candidate("multi", fact.language, half, facts, chunks, verdict,
                                               reply))
@@ -134,3 +128,10 @@ class FactQuestions:
         return self._finish(Candidate("multi", fact.language, question, facts, chunks,
                                       verdict, reply))
 
+
+def _checked(question: str, facts: list[str], chunks: list[Chunk]) -> Verdict:
+    """``check_answerable``'s verdict on a question worded from value sentences, unless it
+    kept the sentence's blank ("__") instead of asking for the value."""
+    if "__" in question:
+        return Verdict("unreadable_reply", "the question kept the blank")
+    return check_answerable(question, facts, chunks)

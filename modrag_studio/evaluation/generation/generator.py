@@ -315,16 +315,14 @@ class _Generator(FactQuestions, UnanswerableQuestions):
         the other checks (the cheap ones first)."""
         verdict = cand.verdict
         subjects = question_subjects(cand.chunks, cand.language)
-        cand.names = {normalise_text(t) for t in subjects if names_any(cand.question, [t])}
         if verdict.reason is None and cand.kind != "claim" and not names_any(cand.question,
                                                                               subjects):
             if self._scoped(cand):
                 verdict = cand.verdict
-                cand.names = {normalise_text(t) for t in subjects
-                              if names_any(cand.question, [t])}
             else:
                 verdict.reason = "unnamed_subject"
                 verdict.detail = f"names none of {', '.join(subjects[:4]) or '(no subject)'}"
+        cand.names = {normalise_text(t) for t in subjects if names_any(cand.question, [t])}
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:

@@ -131,7 +131,7 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
                     and all(overlap(question, s) == 0 for s in sentences)):
                 return Verdict("answer_off_topic", f"{fact!r} is said of something else: "
                                                    f"{sentences[0][:80]!r}")
-            stating = [s for s in _SENTENCE_BREAK.split(chunk.text) if stated_in(fact, s)]
+            stating = fact_sentences(fact, chunk.text, with_previous=False)
             if stating and all(first_person(s) for s in stating):
                 return Verdict("first_person", f"{fact!r} is one speaker's: "
                                                f"{stating[0].strip()[:80]!r}")
@@ -142,12 +142,14 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n\s*\n")
 
 
-def fact_sentences(fact: str, text: str) -> list[str]:
+def fact_sentences(fact: str, text: str, *, with_previous: bool = True) -> list[str]:
     """The sentences of ``text`` that state ``fact``, each with the sentence before it (which
     often names what the fact is about: "HT-2023-0415 covers CP-12. HT-2023-0415 is signed
-    with Lumen."); [] when only several sentences state it together."""
+    with Lumen.") unless not ``with_previous``; [] when only several sentences state it
+    together."""
     sentences = [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
-    return [" ".join(sentences[max(0, i - 1):i + 1]) for i, s in enumerate(sentences)
+    back = 1 if with_previous else 0
+    return [" ".join(sentences[max(0, i - back):i + 1]) for i, s in enumerate(sentences)
             if stated_in(fact, s)]
 
 
