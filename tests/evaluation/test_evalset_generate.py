@@ -29,6 +29,7 @@ from modrag_studio.evaluation.generation import (
     generate_evalset,
     round_trip,
 )
+from modrag_studio.evaluation.generation import report as report_module
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.prompts import (
     ABSENT_DETAILS,
@@ -285,6 +286,24 @@ def test_rejection_reasons_in_the_report(graph, canned):
         "answer_not_in_source": 1, "answer_in_question": 1, "unreadable_reply": 1,
         "refers_to_text": 1, "answer_too_long": 1}
     assert "fewer questions than asked" in result.report.text()
+    # the report keeps each rejected candidate's texts, so a rejection can be read
+    data = result.report.to_dict()
+    kept = {r["reason"]: r for r in data["rejected_candidates"]}
+    assert set(kept) == set(data["rejected"]) and data["rejected_candidates_left_out"] == 0
+    assert kept["answer_not_in_source"]["question"] == "How often is LP-07 serviced?"
+    assert kept["answer_not_in_source"]["expected"] == ["every 900 hours"]
+    assert kept["refers_to_text"]["type"] == "single" and kept["refers_to_text"]["chunk_ids"]
+
+
+def test_the_report_keeps_a_bounded_number_of_rejected_texts(monkeypatch):
+    monkeypatch.setattr(report_module, "KEEP_REJECTED", 2)
+    report = report_module.QualityReport(requested=3, model="m", seed=0)
+    for i in range(4):
+        report.add("single", "en", "garbled", question=f"q{i}?", expected=[f"v{i}"])
+    report.add("single", "en", None, question="kept?")
+    data = report.to_dict()
+    assert [r["question"] for r in data["rejected_candidates"]] == ["q0?", "q1?"]
+    assert data["rejected_candidates_left_out"] == 2 and data["rejected"] == {"garbled": 4}
 
 
 def _api(graph: Path, config: GenerationConfig, **kwargs):

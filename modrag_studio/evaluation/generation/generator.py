@@ -378,7 +378,9 @@ class _Generator(FactQuestions, UnanswerableQuestions):
     def record(self, cand: Candidate, qid: str, *tags: str) -> EvalQuestion | None:
         """Count ``cand`` in the report; a kept one becomes row ``qid`` (with ``tags``
         added), which later candidates are checked against as near-duplicates."""
-        self.report.add(cand.kind, cand.language, cand.verdict.reason, cand.verdict.hard)
+        self.report.add(cand.kind, cand.language, cand.verdict.reason, cand.verdict.hard,
+                        question=cand.question, expected=cand.facts,
+                        detail=cand.verdict.detail, chunk_ids=[c.chunk_id for c in cand.chunks])
         if cand.verdict.reason is not None:
             return None
         cand.row = self.row(qid, cand)

@@ -1,9 +1,11 @@
 """The quality report of a generation: generated, kept and rejected by reason, per question
-type and per language."""
+type and per language, and the rejected candidates' texts (the first ``KEEP_REJECTED``) so a
+rejection can be read."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +51,10 @@ REASONS = {
 }
 
 
+#: rejected candidates whose texts the report keeps (the rest are only counted)
+KEEP_REJECTED = 300
+
+
 @dataclass
 class Tally:
     generated: int = 0
@@ -77,8 +83,12 @@ class QualityReport:
     by_language: dict[str, Tally] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)  # chunks left out before any call, by why
+    rejections: list[dict[str, Any]] = field(default_factory=list)  # the first KEEP_REJECTED
 
-    def add(self, kind: str, language: str, reason: str | None, hard: bool = False) -> None:
+    def add(self, kind: str, language: str, reason: str | None, hard: bool = False, *,
+            question: str = "", expected: Sequence[str] = (), detail: str = "",
+            chunk_ids: Sequence[str] = ()) -> None:
+        """Count one candidate; a rejected one's texts are kept (up to ``KEEP_REJECTED``)."""
         for tally in (self.total, self.by_type.setdefault(kind, Tally()),
                       self.by_language.setdefault(language, Tally())):
             tally.generated += 1
@@ -87,6 +97,10 @@ class QualityReport:
                 tally.hard += int(hard)
             else:
                 tally.rejected[reason] += 1
+        if reason is not None and len(self.rejections) < KEEP_REJECTED:
+            self.rejections.append({"type": kind, "language": language, "reason": reason,
+                                    "detail": detail, "question": question,
+                                    "expected": list(expected), "chunk_ids": list(chunk_ids)})
 
     def to_dict(self) -> dict[str, Any]:
         return {"requested": self.requested, "model": self.model, "seed": self.seed,
@@ -97,7 +111,12 @@ class QualityReport:
                 "by_type": {k: v.to_dict() for k, v in self.by_type.items()},
                 "by_language": {k: v.to_dict() for k, v in self.by_language.items()},
                 "reasons": {k: REASONS[k] for k in sorted(self.total.rejected)},
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                # the texts of the first KEEP_REJECTED rejected candidates ("rejected" above
+                # stays the count per reason)
+                "rejected_candidates": [dict(r) for r in self.rejections],
+                "rejected_candidates_left_out": max(
+                    0, self.total.generated - self.total.kept - len(self.rejections))}
 
     def text(self) -> str:
         t = self.total
