@@ -54,6 +54,7 @@ MIN_TITLE = 2  # a document title this long (characters) written in a question i
 TERM_SHARE = 0.5  # an answer whose located terms are beside other subjects more than this …
 MIN_TERMS = 2  # … and at least this many of them, states what another subject's text says
 _LINES = re.compile(r"[^\n]+")
+_HEADING = re.compile(r"^#+[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # a line that stands alone: a table row, a list item, a heading
 _OWN_LINE = re.compile(r"^\s*(?:\||[-*+] |\d{1,3}[.)] |#)", re.MULTILINE)
 
@@ -151,17 +152,41 @@ def _opens_on_name(sentence: EvidenceSentence, value: set[str]) -> bool:
 
 def document_words(item: ScoredChunk) -> set[str]:
     """What names a chunk's document: its file name (stem) and its headings, normalised."""
+    return _file_words(item) | {flat(h) for _, h in _heading_path(item)}
+
+
+def _file_words(item: ScoredChunk) -> set[str]:
+    """A chunk's file name (stem), normalised."""
     words = set()
     for name in (item.chunk.doc_id, item.chunk.source):
         stem = PurePath(name or "").stem
         if stem:
             words.add(flat(stem))
-    if title := _title(item):
-        words.add(title)
-    for heading in item.chunk.metadata.get("heading_path") or []:
-        if isinstance(heading, str) and heading.strip():
-            words.add(flat(heading.strip("# ")))
     return words
+
+
+def _heading_path(item: ScoredChunk) -> list[tuple[int, str]]:
+    """The document's title (level 0) and the headings above a chunk, outermost first, with
+    their levels (1 for the first heading)."""
+    title = item.chunk.metadata.get("title")
+    path = [h.strip("# ") for h in item.chunk.metadata.get("heading_path") or []
+            if isinstance(h, str) and h.strip("# ")]
+    top = [(0, title.strip())] if isinstance(title, str) and title.strip() else []
+    return top + list(enumerate(path, start=1))
+
+
+def _under(path: list[tuple[int, str]], level: int, heading: str) -> list[tuple[int, str]]:
+    """``path`` with a heading of ``level`` read: it replaces that level and those below."""
+    return [*(h for h in path if h[0] < level), (level, heading)]
+
+
+def _heading_context(path: list[tuple[int, str]], aliases: list[set[str]]) -> set[str]:
+    """What the headings above a sentence say it is about: every heading, except that the
+    nearest one naming a thing (an identifier or name: "Spindle vibration on CNC-A01") hides
+    the farther ones that name things ("Machining centres CNC-A01 and CNC-A02"): a sentence
+    under the first is not about CNC-A02."""
+    naming = [h for _, h in path if _entities(h, aliases)]
+    return {flat(h) for _, h in path if h not in naming or h == naming[-1]}
 
 
 def evidence_sentences(items: list[ScoredChunk],
@@ -169,7 +194,8 @@ def evidence_sentences(items: list[ScoredChunk],
     """The sentences (and table or list lines) of every evidence block, in order."""
     out = []
     for n, item in enumerate(items, start=1):
-        context = set(document_words(item))
+        files, path = _file_words(item), _heading_path(item)
+        context = files | _heading_context(path, aliases)
         text = item.chunk.text
         for start, end in sentence_spans(text):
             sentence = text[start:end]
@@ -178,7 +204,9 @@ def evidence_sentences(items: list[ScoredChunk],
             for line in lines:
                 piece = line.strip()
                 if piece.startswith("#"):  # a heading: what the sentences after it are about
-                    context = context | {flat(piece.strip("# "))}
+                    level = len(piece) - len(piece.lstrip("#"))
+                    path = _under(path, level, piece.strip("# "))
+                    context = files | _heading_context(path, aliases)
                 elif piece:
                     named = _entities(piece, aliases)
                     out.append(EvidenceSentence(
@@ -244,8 +272,12 @@ def _written_subjects(question: str, items: list[ScoredChunk], aliases: list[set
     if not subjects:
         return [], []
     sentences = evidence_sentences(items, aliases)
+    # the documents' own words count in full here: a title a nearer heading hides still
+    # writes what it names
+    titles = EvidenceSentence(0, "", set(), set().union(*(
+        document_words(i) | {flat(h) for h in _HEADING.findall(i.chunk.text)} for i in items)))
     written = [subject for subject in subjects
-               if any(s.names(set(subject.spellings)) for s in sentences)]
+               if any(s.names(set(subject.spellings)) for s in [*sentences, titles])]
     return (sentences, written) if written else ([], [])
 
 

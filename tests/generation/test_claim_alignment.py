@@ -159,3 +159,32 @@ def test_a_name_of_code_must_be_written_as_the_answer_writes_it(run_node) -> Non
     right, _ = _check(run_node, question, "The option is `--installer` [1].", evidence)
     assert list(right) == ["grounded"]
     assert [c.kind for c in extract_claims("It is `narwhals. [1]from_native`.")] == []
+
+
+MACHINES = ("## Spindle vibration on CNC-A01\n\nCNC-A01 shows spindle vibration. Operators "
+            "notice it as a humming noise at speeds above 8,000 rpm.")
+
+
+def test_the_nearest_heading_naming_a_thing_says_what_a_section_is_about(run_node) -> None:
+    """Under a document titled for two machines, a section headed for one speaks of that one:
+    its value asked of the other is a mismatch, in a block after a heading line as in one
+    whose heading is in its path; a heading naming nothing hides no title."""
+    asked = "What is the maximum spindle speed of CNC-A02?"
+    wrong = "The maximum spindle speed of CNC-A02 is 8,000 rpm. [1]"
+    title = "Machining centres CNC-A01 and CNC-A02"
+    for evidence in (
+        [scored("machines", 0.9, text=MACHINES, title=title)],
+        [scored("machines", 0.9, text=MACHINES.split("\n\n", 1)[1], title=title,
+                heading_path=[title, "Spindle vibration on CNC-A01"])],
+        [scored("machines", 0.9, text=f"# {title}\n\n{MACHINES}")],
+    ):
+        out, details = _check(run_node, asked, wrong, evidence)
+        assert list(out) == ["ungrounded"], evidence[0].chunk.text
+        assert details["mismatches"][0].startswith("block [1] names 8,000 rpm beside CNC-A01")
+        right, _ = _check(run_node, "At which speed does CNC-A01 hum?",
+                          "CNC-A01 hums above 8,000 rpm. [1]", evidence)
+        assert list(right) == ["grounded"]
+    plain = [scored("machines", 0.9, text="## Speeds\n\nOperators hear a hum above 8,000 rpm.",
+                    title=title)]
+    out, _ = _check(run_node, asked, wrong, plain)
+    assert list(out) == ["grounded"]  # the title is all that says what the section is about
