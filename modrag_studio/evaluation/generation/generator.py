@@ -15,7 +15,6 @@ from typing import Any
 
 from modrag_nodes.llm.api import chat
 from modrag_nodes.text.scripts import language_of
-from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.errors import RunCancelled
@@ -45,15 +44,11 @@ from modrag_studio.evaluation.generation.fact_questions import FactQuestions
 from modrag_studio.evaluation.generation.facts import ValueFact
 from modrag_studio.evaluation.generation.prompts import (
     build_prompt,
-    build_synonym_prompt,
-    build_translate_prompt,
     parse_claim,
     parse_reply,
-    parse_synonyms,
-    parse_translation,
-    substitute,
 )
 from modrag_studio.evaluation.generation.report import QualityReport
+from modrag_studio.evaluation.generation.rewording import Progress, Rewording
 from modrag_studio.evaluation.generation.sampling import (
     TermLinks,
     capacity,
@@ -72,20 +67,13 @@ from modrag_studio.evaluation.generation.subjects import (
     absent_details,
     named_subjects,
 )
-from modrag_studio.evaluation.generation.terms import (
-    key_terms,
-    overlap,
-    word_stems,
-    words_to_replace,
-)
+from modrag_studio.evaluation.generation.terms import word_stems
 from modrag_studio.evaluation.generation.unanswerable import UnanswerableQuestions
 from modrag_studio.evaluation.generation.verify import (
-    PARAPHRASE_MAX_OVERLAP,
     Candidate,
     Deduplicator,
     Verdict,
     check_answerable,
-    check_back_translation,
     check_claim,
     check_specific,
 )
@@ -107,10 +95,7 @@ class GenerationResult:
     chunks: dict[str, Chunk] = field(default_factory=dict)
 
 
-Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
-
-
-class _Generator(FactQuestions, UnanswerableQuestions):
+class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
     def __init__(self, config: GenerationConfig, chunks: list[Chunk], search: CorpusSearch,
                  links: TermLinks, cancel: CancelToken, report: QualityReport,
                  resources: Resources | None = None) -> None:
@@ -188,100 +173,6 @@ class _Generator(FactQuestions, UnanswerableQuestions):
         if kind == "paraphrase" and verdict.reason is None:
             cand = self._reworded(cand)
         return self._finish(cand)
-
-    def _reworded(self, cand: Candidate) -> Candidate:
-        """A verified single question reworded: a second call gives another word for each
-        key word the chunk holds (names and codes are kept), and the question with those
-        words replaced is checked as a paraphrase (its facts not in it, at most half its key
-        words in the chunk). A question already worded apart is kept as it is."""
-        chunk = cand.chunks[0]
-        if overlap(cand.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
-            return cand
-        replace = words_to_replace(cand.question, chunk.text)
-        if not replace:
-            cand.verdict = Verdict("not_a_paraphrase", "its shared key words are names or "
-                                                       "codes a paraphrase keeps")
-            return cand
-        reply_text = self.ask(*build_synonym_prompt(cand.language, cand.question, replace))
-        synonyms = parse_synonyms(reply_text, replace)
-        cand.reply = f"{cand.reply}\n---\n{reply_text}"
-        if not synonyms:
-            cand.verdict = Verdict("unreadable_reply", "no other word in the reply")
-            return cand
-        cand.question = substitute(cand.question, synonyms)
-        terms = set(key_terms(cand.question))
-        repeated = [w for w, n in Counter(words(cand.question)).items() if n >= 3 and w in terms]
-        if repeated:
-            cand.verdict = Verdict("garbled", f"'{repeated[0]}' three times: replacements "
-                                              "that repeat one word")
-            return cand
-        cand.verdict = check_answerable(cand.question, cand.facts, [chunk], paraphrase=True)
-        return cand
-
-    def _back_translated(self, cand: Candidate) -> Candidate:
-        """A claim reworded by translating it into the other language and back: the words
-        come back as the model puts them, not as its chunk has them (names and codes
-        survive); the result is checked against the claim (nothing left untranslated, no
-        number or unknown word brought in) and as a new claim is."""
-        pivot = "zh" if cand.language == "en" else "en"
-        middle = parse_translation(self.ask(*build_translate_prompt(cand.question, pivot)))
-        back = parse_translation(self.ask(*build_translate_prompt(middle, cand.language))
-                                 ) if middle else ""
-        cand.reply = f"{pivot}: {middle}\n---\n{back}"
-        if not middle or not back:
-            cand.verdict = Verdict("unreadable_reply", "no translation in the reply")
-        elif language_of(middle) != pivot:
-            cand.verdict = Verdict("not_translated", f"{pivot}: {middle[:40]} / {back[:40]}")
-        else:
-            original, cand.question = cand.question, back
-            cand.verdict = check_back_translation(original, back, cand.language,
-                                                  cand.chunks[0], self.vocab, self.stems)
-            if cand.verdict.reason is None:
-                cand.verdict = check_claim(back, cand.chunks[0])
-        return cand
-
-    def reword_all(self, questions: Sequence[EvalQuestion], on_progress: Progress | None,
-                   ) -> tuple[list[EvalQuestion], list[Candidate]]:
-        """Paraphrases of ``questions`` (answerable, one source chunk of this corpus, one fact
-        or a claim; others are skipped), each checked as a generated paraphrase or claim is:
-        ids ``<id>-p``, the original's evidence and facts, tagged ``reworded:<id>``. A
-        question is reworded by synonyms of its chunk's words, a claim by translation
-        there and back."""
-        by_id = {c.chunk_id: c for c in self.search.chunks}
-        kept: list[EvalQuestion] = []
-        candidates: list[Candidate] = []
-        for question in questions:
-            if len(kept) >= self.config.n or self.calls >= (self.config.max_attempts or 1 << 30):
-                break
-            self.cancel.raise_if_cancelled()
-            ids = question.expected_evidence.to_dict().get("chunk_ids", []) if (
-                question.expected_evidence is not None) else []
-            if not question.answerable or len(ids) != 1 or ids[0] not in by_id:
-                continue
-            chunk = by_id[ids[0]]
-            language = question.language or language_of(chunk.text)
-            if "type:claim" in question.tags and not question.expected_facts:
-                cand = self._back_translated(Candidate(
-                    "claim", language, question.question, [], [chunk],
-                    Verdict(None, sources=[chunk])))
-            elif len(question.expected_facts) != 1:
-                continue
-            elif overlap(question.question, chunk.text) <= PARAPHRASE_MAX_OVERLAP:
-                continue  # worded apart already: its copy would add nothing
-            else:
-                fact = question.expected_facts[0][0]
-                cand = self._reworded(Candidate("paraphrase", language, question.question,
-                                                [fact], [chunk],
-                                                Verdict(None, sources=[chunk], facts=[fact])))
-            cand = self._finish(cand)
-            candidates.append(cand)
-            row = self.record(cand, f"{question.id}-p", f"reworded:{question.id}")
-            if row is not None:
-                kept.append(row)
-            if on_progress is not None:
-                on_progress(len(kept), self.config.n, f"{cand.kind} reworded from "
-                            f"{question.id}: {cand.verdict.reason or 'kept'}")
-        return kept, candidates
 
     def _two_chunk(self, chunk: Chunk, language: str) -> Candidate | None:
         """A question about the term two chunks share, joined from one verified question
