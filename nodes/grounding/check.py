@@ -403,8 +403,12 @@ def _named(answer: Answer, zh: bool = False) -> list[str]:
             f"{c.about}与{c.text}的关系" if zh else f"{c.text} in connection with {c.about}"
             for c in mismatched))
     missing = list(dict.fromkeys(c.text for c in answer.claims if c.verdict == "missing"))
-    if missing or answer.absent_terms:
-        return missing or [f"“{t}”" for t in answer.absent_terms]
+    # absent words of the question, when they are why the answer was sent here (not, say,
+    # a number the answer does not give)
+    absent = [t for t in answer.absent_terms
+              if not answer.check_reason or t in answer.check_reason]
+    if missing or absent:
+        return missing or [f"“{t}”" for t in absent]
     # claims only uncited blocks state, when the check sent the answer back for them (not
     # for, say, a date it does not give: those claims the documents do state)
     return [c for c in ungrounded_claims(answer)

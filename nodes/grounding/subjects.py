@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from modrag_nodes.grounding.claims import (
+    CITATION,
     extract_claims,
     key_terms,
 )
@@ -144,7 +145,7 @@ def repeats_question(question: str, answer: str) -> bool:
 
 _ASKS_PRICE = re.compile(
     r"\b(?:price|prices|priced|cost|costs)\b|单价|价格|价钱|多少钱|费用|成本")
-_ASKS_COUNT = re.compile(r"\bhow many\b|多少(?:个|台|名|人|家|份|次)|几(?:个|台|名|家|份|次)")
+_ASKS_COUNT = re.compile(r"多少(?:个|台|名|人|家|份|次)|几(?:个|台|名|家|份|次)")
 _ASKS_DATE = re.compile(
     r"\bwhen\b.*\b(?:expire|expires|end|ends|start|starts|begin|begins|open|opens|close|"
     r"closes|signed|founded|renewed|due)\b|\bwhat (?:date|day|time|year)\b|"
@@ -166,9 +167,32 @@ _ASKS_CODE = re.compile(
 _CODE = re.compile(
     r"`[^`\n]+`|(?<![\w-])--?[a-z][\w-]*|\b[A-Za-z]\w*_\w+\b|\b\w+\(\)"
     r"|\b[a-z_]\w*\.[a-z_]\w*\b|\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b")
+# a question whose first question word asks for an amount ("how long", "which compression
+# level", "多高"): an answer must state a number
+_WH = re.compile(r"\b(?:how|which|what|whose|who|whom|when|where|why)\b")
+_ASKS_AMOUNT = re.compile(
+    r"how (?:much|many|long|often|high|big|large|fast|old|far|tall|wide|deep|heavy)\b"
+    r"|(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:number|count|size|length|height|width|depth|"
+    r"weight|speed|rate|temperature|pressure|percentage|ratio|timeout|interval|duration|port|"
+    r"threshold|level|amount|capacity|frequency)s?\b")
+_ASKS_AMOUNT_ZH = re.compile(r"多(?:少|高|长|大|久|重|快|远|宽|深)")
+# how often, in words: an answer to "how often" need not hold a digit
+_FREQUENCY_WORD = re.compile(
+    r"\b(?:hourly|daily|weekly|fortnightly|monthly|quarterly|yearly|annually|once|twice)\b"
+    r"|\b(?:every|each)\s+(?:other\s+)?(?:hour|day|week|fortnight|month|quarter|year|shift)\b"
+    r"|每(?:天|日|周|星期|月|季度|年|小时)")
 _TIME_UNITS = frozenset(("h", "min", "s", "day", "week", "month", "year"))
 # a number as the answer metrics read one (digits, 五百, "five"), or a count word
 _NUMBER_WORD = re.compile(NUMBER + r"|\b(?:thousand|dozen)\b")
+
+
+def _asks_amount(question: str) -> bool:
+    """Whether the question's first question word asks for an amount (English), or it asks
+    多少, 多高, 多久 … (Chinese)."""
+    first = _WH.search(question)
+    if first and _ASKS_AMOUNT.match(question, first.start()):
+        return True
+    return bool(_ASKS_AMOUNT_ZH.search(question))
 
 
 def missing_asked_value(question: str, answer: str) -> str:
@@ -184,10 +208,12 @@ def missing_asked_value(question: str, answer: str) -> str:
                     unit not in _TIME_UNITS for _, unit in quantities(claim.text)):
                 return ""
         return "a price"
-    if _ASKS_COUNT.search(q_norm):
-        if any(c.kind in ("number", "quantity") for c in claims):
+    if _ASKS_COUNT.search(q_norm) or _asks_amount(q_norm):
+        if any(c.kind in ("number", "quantity", "date") for c in claims):
             return ""
-        return "" if _NUMBER_WORD.search(flat(_without_negations(answer))) else "a number"
+        stated = flat(_without_negations(CITATION.sub(" ", answer)))  # "[3]" is no count
+        return ("" if _NUMBER_WORD.search(stated) or _FREQUENCY_WORD.search(stated)
+                else "a number")
     if _ASKS_CODE.search(q_norm) and not _CODE.search(_without_negations(answer)):
         return "a name of code (a flag, option, command or variable)"
     if _ASKS_DATE.search(q_norm):

@@ -233,6 +233,16 @@ def test_a_price_question_answered_without_a_price_is_sent_back(run_node) -> Non
     ("Which command starts the server?", "Run transformers.serve() [2].", ""),
     ("Which command starts the server?", "It is started from the shell [2].",
      "a name of code (a flag, option, command or variable)"),
+    # an amount asked by the first question word: a citation is no number
+    ("Which compression level does joblib.dump use?", "It uses zlib and gzip. [3]",
+     "a number"),
+    ("Which compression level does joblib.dump use?", "Level 3 [1].", ""),
+    ("How often is the pump serviced?", "It is serviced monthly [1].", ""),
+    ("空压机 AC-05 多久保养一次？", "AC-05 is serviced every month [1].", ""),
+    ("How long does an end mill last?", "It lasts a long time [1].", "a number"),
+    ("纽西兰鸡毛松有多高？", "它是乔木。[1]", "a number"),
+    ("纽西兰鸡毛松有多高？", "它高达二十五米。[1]", ""),
+    ("Which attribute tells you how many edits were made?", "fuzzy_counts [1].", ""),
 ])
 def test_the_value_asked_for(question, text, missing) -> None:
     assert missing_asked_value(question, text) == missing
@@ -264,3 +274,22 @@ def test_a_chinese_questions_verbs_need_not_be_written_but_its_nouns_must() -> N
     assert absent("1992年4月，罗保铭担任什么职务？", "罗保铭" + bio) == ["职务"]
     assert absent("佩内塔擅长什么战术？", bio) == []
     assert absent("诺维尔的首席执行官是谁？", "诺维尔的总经理是张敏。") == ["首席", "执行官"]
+
+
+def test_a_refusal_names_absent_words_only_when_they_are_why(run_node) -> None:
+    """An answer sent back for the number it does not give is refused in plain words, not
+    with a word of the question the documents happen to lack."""
+    evidence = [scored("joblib", 0.9, text="Joblib compresses with zlib or gzip.")]
+    question = "Which compression level does joblib.dump use when you pass compress=True?"
+    answer = _answer("Joblib uses zlib and gzip. [1]", evidence, question)
+    out = run_node(GroundingCheck, {}, answer=answer)
+    assert list(out) == ["ungrounded"]
+    sent = out["ungrounded"]
+    assert sent.check_reason == "the question asks for a number; the answer states none"
+    assert "pass" in sent.absent_terms
+    refusal = run_node(RefuseAnswer, {}, answer=[sent])["answer"]
+    assert refusal.text == "The documents do not answer this question."
+    why = sent.model_copy(update={"check_reason": "the question asks about “pass”; no "
+                                                  "document mentions it"})
+    assert run_node(RefuseAnswer, {}, answer=[why])["answer"].text == (
+        "The documents do not mention “pass”.")
