@@ -182,7 +182,7 @@ DOCS = {
                            "whole request first, python-multipart needs 5 GB of memory per "
                            "upload. The parser streams the request in small pieces.\n\n"
                            + "More text about how python-multipart parses forms follows. " * 14
-                           + "\n\n## Spooling\n\nOnce a file grows past 1 MiB, python-multipart"
+                           + "\n\n## Spooling\n\nOnce a file reaches 1 MiB, python-multipart"
                              " moves it to a temporary file on disk.",
 }
 QUESTIONS = {"5 GB": "How much memory does python-multipart need per upload?",

@@ -356,6 +356,17 @@ def test_paraphrase_rewords_a_verified_question_and_copies_are_rejected(graph, c
     assert copied.report.total.rejected["not_a_paraphrase"] >= 1
 
 
+def test_a_paraphrase_putting_an_adjective_for_a_noun_is_garbled(graph, canned):
+    canned.override = lambda user: ("lubrication: greasing\npump: unit\nserviced: serviceable"
+                                     if user.startswith("Question: How often") else None)
+    result = _api(graph, GenerationConfig(value_facts=False, n=2, llm=LLMSpec(backend=BACKEND),
+                                          types=["paraphrase"], dense=False, max_attempts=12))
+    garbled = [c for c in result.candidates if c.verdict.reason == "garbled"]
+    assert [c.question for c in garbled] == ["How often is the greasing unit LP-07 "
+                                             "serviceable?"]
+    assert "serviceable" in garbled[0].verdict.detail
+
+
 def test_synonym_replies_are_read_and_substituted():
     reply = ("Here are the words:\n1. **mortality**: death\npatients: individuals / people\n"
              "study: study\nkinase -> enzyme")

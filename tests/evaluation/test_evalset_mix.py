@@ -182,7 +182,7 @@ def test_a_value_in_a_negated_clause_is_no_value():
     # should yarl serialize ...?" -> bool)
     negated = ("``yarl`` cannot make an unambiguous decision on how to serialize ``bool`` "
                "values for every application.")
-    elsewhere = ("Once a file grows past 1 MiB, it is moved to a temporary file on disk, so a "
+    elsewhere = ("Once a file reaches 1 MiB, it is moved to a temporary file on disk, so a "
                  "large upload does not fill up your memory.")
     found = value_facts(Chunk(chunk_id="yarl.md#4", doc_id="yarl.md",
                               text=f"{negated}\n\n{elsewhere}"))
@@ -192,7 +192,7 @@ def test_a_value_in_a_negated_clause_is_no_value():
 def test_a_first_person_sentence_is_no_source():
     quote = Chunk(chunk_id="ruff.md#7", doc_id="ruff.md", text=(
         "> Ruff is ~150-200x faster than flake8 on my machine, scanning the whole repo takes "
-        "~0.2s instead of ~20s.\n\nRuff keeps its cache in a folder of at most 50 MB for "
+        "~0.2s instead of ~20s.\n\nRuff keeps its cache in a folder of 50 MB for "
         "each project it checks."))
     assert [f.value for f in value_facts(quote)] == ["50 MB"]
     assert first_person("It's fast enough that I added it as a commit hook.")

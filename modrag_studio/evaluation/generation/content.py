@@ -87,6 +87,12 @@ def _code_lines(text: str) -> tuple[set[int], list[str]]:
     return inside, lines
 
 
+def code_line_indices(text: str) -> tuple[set[int], list[str]]:
+    """Indices of ``text``'s code lines (fenced, indented after ``::``, or reading as code),
+    and all its lines."""
+    return _code_lines(text)
+
+
 def prose(text: str) -> str:
     """The running text of ``text``: headings (Markdown and underlined), rules, badges,
     directives and code lines left out, links reduced to their words."""

@@ -5,6 +5,8 @@ sentences about one subject, in one call. The generator's part that drafts them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.evidence.expected import normalise_text
 from modrag_studio.evaluation.generation.content import names_any
@@ -15,7 +17,9 @@ from modrag_studio.evaluation.generation.facts import (
     parse_fact_questions,
     value_facts,
 )
+from modrag_studio.evaluation.generation.misreads import changed_later
 from modrag_studio.evaluation.generation.sampling import join_questions
+from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_answerable
 
 
@@ -27,6 +31,8 @@ class FactQuestions:
     used_facts: set[tuple[str, str]]
     used_pairs: set[tuple[str, str]]
     facts_by_chunk: dict[str, list[ValueFact]]
+    search: CorpusSearch
+    _documents: dict[str, list[Chunk]] | None = None
 
     def ask(self, system: str, user: str, max_tokens: int | None = None) -> str:
         raise NotImplementedError
@@ -38,9 +44,29 @@ class FactQuestions:
         raise NotImplementedError
 
     def facts(self, chunk: Chunk) -> list[ValueFact]:
+        """The value sentences of ``chunk`` (a changelog entry's value that its document
+        says was changed later left out)."""
         if chunk.chunk_id not in self.facts_by_chunk:
-            self.facts_by_chunk[chunk.chunk_id] = value_facts(chunk)
+            self.facts_by_chunk[chunk.chunk_id] = current_facts(chunk, self.document(chunk))
         return self.facts_by_chunk[chunk.chunk_id]
+
+    def document(self, chunk: Chunk) -> list[Chunk]:
+        """All chunks of ``chunk``'s document (content or not)."""
+        if self._documents is None:
+            self._documents = {}
+            for other in self.search.chunks:
+                self._documents.setdefault(other.doc_id, []).append(other)
+        return self._documents.get(chunk.doc_id, [chunk])
+
+    def changed_fact(self, cand: Candidate) -> Verdict | None:
+        """A ``changed_later`` verdict when a fact of ``cand`` comes from a changelog entry
+        its document says was changed later; None otherwise."""
+        for fact, source in zip(cand.facts, cand.verdict.sources or cand.chunks,
+                                strict=False):
+            said = changed_later(fact, source, self.document(source))
+            if said is not None:
+                return Verdict("changed_later", f"{fact!r}: {said[:100]!r}")
+        return None
 
     def fact_of(self, chunk: Chunk) -> ValueFact | None:
         """The first value-stating sentence of ``chunk`` no question has used yet."""
@@ -127,6 +153,13 @@ class FactQuestions:
         verdict = check_answerable(question, facts, chunks)
         return self._finish(Candidate("multi", fact.language, question, facts, chunks,
                                       verdict, reply))
+
+
+def current_facts(chunk: Chunk, document: Iterable[Chunk]) -> list[ValueFact]:
+    """``value_facts`` of ``chunk`` but a changelog entry's values that its ``document``
+    (all its chunks) says were changed later."""
+    document = list(document)
+    return [f for f in value_facts(chunk) if changed_later(f.value, chunk, document) is None]
 
 
 def _checked(question: str, facts: list[str], chunks: list[Chunk]) -> Verdict:

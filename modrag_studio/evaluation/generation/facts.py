@@ -21,6 +21,7 @@ from modrag_studio.evaluation.generation.content import (
     prose,
     skip_reason,
 )
+from modrag_studio.evaluation.generation.misreads import example_code_value, widened
 from modrag_studio.evaluation.generation.prompts import closed_question
 from modrag_studio.evaluation.generation.subjects import named_subjects
 
@@ -99,7 +100,8 @@ def _coordinated(sentence: str, start: int, end: int) -> bool:
 def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[str, str] | None:
     """The first value of ``sentence`` (by kind, then position) that is none of
     ``subjects`` nor part of one, no link label, no example, not one of a list and (an
-    identifier) a name rather than a snippet."""
+    identifier) a name rather than a snippet; a quantity with the bound or range its
+    sentence gives it ("less than 20 seconds")."""
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(sentence):
             value = match.group("v").strip().rstrip("`.,:;)")
@@ -137,6 +139,10 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
                     continue
             if kind == "quantity" and re.fullmatch(r"[12]\d{3}\s?s?", value):
                 continue  # a year ("2019s"), not a quantity
+            if kind == "quantity":  # with its bound or range: "less than 20 seconds"
+                at = sentence.index(value, match.start())
+                start, end = widened(sentence, at, at + len(value))
+                value = sentence[start:end].strip()
             return value, kind
     return None
 
@@ -180,7 +186,8 @@ def _frame(fact: ValueFact) -> str:
 def value_facts(chunk: Chunk) -> list[ValueFact]:
     """The sentences of a content chunk that state one value about a named subject (the
     chunk's package or title, or a code or name the sentence holds other than its value),
-    in text order; none for a chunk the content filter skips."""
+    in text order; none for a chunk the content filter skips, nor a name that only the
+    chunk's example code defines."""
     if skip_reason(chunk.text, chunk.metadata.get("heading_path") or ()) is not None:
         return []
     language = language_of(chunk.text)
@@ -203,8 +210,8 @@ def value_facts(chunk: Chunk) -> list[ValueFact]:
         if not subject:
             continue
         hit = _value(sentence, [subject], labels)
-        if hit is None:
-            continue
+        if hit is None or example_code_value(hit[0], chunk.text, subject):
+            continue  # (a name of the chunk's example code: a class the example defines)
         found.append(ValueFact(sentence, hit[0], hit[1], subject))
     return _ranked(found)
 
@@ -258,7 +265,8 @@ def _chinese_facts(chunk: Chunk) -> list[ValueFact]:
         codes = [n for n in named if n.isascii()]
         named = [*codes, *([title] if title else []), *(n for n in named if n not in codes)]
         for kind, pattern in _ZH_PATTERNS:
-            hits = [m.group("v") for m in pattern.finditer(sentence)]
+            hits = [sentence[slice(*widened(sentence, m.start("v"), m.end("v")))]
+                    for m in pattern.finditer(sentence)]  # with a bound or range: 15至20厘米
             subject = next((n for n in named if not any(n in h or h in n for h in hits)),
                            title)
             hits = [h for h in hits if subject and h not in subject and subject not in h]

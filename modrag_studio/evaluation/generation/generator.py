@@ -214,6 +214,8 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
                 verdict.reason = "unnamed_subject"
                 verdict.detail = f"names none of {', '.join(subjects[:4]) or '(no subject)'}"
         cand.names = {normalise_text(t) for t in subjects if names_any(cand.question, [t])}
+        if verdict.reason is None and cand.kind not in ("unanswerable", "claim"):
+            cand.verdict = verdict = self.changed_fact(cand) or verdict
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:

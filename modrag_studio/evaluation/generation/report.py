@@ -39,7 +39,19 @@ REASONS = {
                       "or with a part left in the other",
     "drifted": "a claim translated there and back holds a number or a word that neither the "
                "claim nor its chunk holds (a mistranslated name)",
-    "garbled": "a paraphrase whose replacements repeat one word three times",
+    "garbled": "the question reads garbled: a word twice in a row, an article or a "
+               "conjunction before its question mark, or (a paraphrase) replacements that "
+               "repeat one word three times or put an adjective for a noun",
+    "partial_value": "the expected value leaves out the bound or the range its sentence "
+                     "gives it ('30 seconds' of 'under 30 seconds', '20厘米' of '15至20厘米') "
+                     "and the question does not say it either",
+    "example_code": "the value stands only in the chunk's example code, which defines a "
+                    "class of its own: the example's name, not its subject's",
+    "changed_later": "the value is from a changelog entry that the same document says was "
+                     "changed later (renamed, dropped, the only version using it)",
+    "dropped_kind": "the sentence calls the value a kind (environment variable, flag, "
+                    "directory, ...) that the question leaves out: it asks for something "
+                    "else the sentence names",
     "copies_text": "the question copies its chunk's sentences",
     "no_subject": "an unanswerable question does not name the thing of its chunk it was "
                   "asked about",

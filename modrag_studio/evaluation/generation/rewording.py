@@ -13,6 +13,7 @@ from modrag_nodes.text.words import words
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.evaluation.generation.config import GenerationConfig
+from modrag_studio.evaluation.generation.misreads import adjective_for_noun
 from modrag_studio.evaluation.generation.prompts import (
     build_synonym_prompt,
     build_translate_prompt,
@@ -74,6 +75,10 @@ class Rewording:
             cand.verdict = Verdict("unreadable_reply", "no other word in the reply")
             return cand
         cand.question = substitute(cand.question, synonyms)
+        no_noun = adjective_for_noun(cand.question, synonyms)
+        if no_noun is not None:
+            cand.verdict = Verdict("garbled", no_noun)
+            return cand
         terms = set(key_terms(cand.question))
         repeated = [w for w, n in Counter(words(cand.question)).items() if n >= 3 and w in terms]
         if repeated:

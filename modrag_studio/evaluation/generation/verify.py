@@ -18,7 +18,17 @@ from modrag_nodes.text.scripts import HAN_CHAR, HAN_RUN, han_count, is_han, lang
 from modrag_nodes.text.words import LATIN_WORD, words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.evalset import EvalQuestion
-from modrag_studio.evaluation.generation.content import first_person
+from modrag_studio.evaluation.generation.content import (
+    document_subject,
+    first_person,
+    package_name,
+)
+from modrag_studio.evaluation.generation.misreads import (
+    dropped_kind,
+    example_code_value,
+    garbled_wording,
+    partial_value,
+)
 from modrag_studio.evaluation.generation.search import CorpusSearch
 from modrag_studio.evaluation.generation.terms import (
     absent_terms,
@@ -94,6 +104,9 @@ def check_question_text(question: str) -> Verdict | None:
         return Verdict("refers_to_text", _REFERS.search(question).group(0))
     if _INNER_SENTENCE.search(question.rstrip().rstrip("?？")):
         return Verdict("copies_text", question[:60])
+    garbled = garbled_wording(question)
+    if garbled is not None:
+        return Verdict("garbled", garbled)
     return None
 
 
@@ -120,6 +133,9 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
     for fact, chunk in zip(facts, order, strict=True):
         if not stated_in(fact, _HEADING.sub(" ", chunk.text)):
             return Verdict("answer_is_heading", fact)
+        misread = _misread(question, fact, chunk, paraphrase)
+        if misread is not None:
+            return misread
     if paraphrase:
         share = overlap(question, chunks[0].text)
         if share > PARAPHRASE_MAX_OVERLAP:
@@ -136,6 +152,27 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
                 return Verdict("first_person", f"{fact!r} is one speaker's: "
                                                f"{stating[0].strip()[:80]!r}")
     return Verdict(None, sources=order, facts=facts)
+
+
+def _misread(question: str, fact: str, chunk: Chunk, paraphrase: bool) -> Verdict | None:
+    """A question that asks for something other than what ``fact`` answers in ``chunk``
+    (``misreads``): the fact cut from its bound or range, a name of the chunk's example
+    code, or (worded like its sentence, not a paraphrase) the kind its sentence gives it
+    left out of the question."""
+    stating = fact_sentences(fact, chunk.text, with_previous=False)
+    fuller = partial_value(fact, question, stating)
+    if fuller is not None:
+        return Verdict("partial_value", f"{fact!r} is {fuller!r} in its sentence")
+    example = example_code_value(fact, chunk.text, package_name(chunk) or
+                                 document_subject(chunk))
+    if example is not None:
+        return Verdict("example_code", f"{fact!r} stands only in example code defining "
+                                       f"{example}")
+    kind = None if paraphrase else dropped_kind(fact, question, stating)
+    if kind is not None:
+        return Verdict("dropped_kind", f"its sentence calls {fact!r} a {kind}; the question "
+                                       "asks for something else")
+    return None
 
 
 # sentence ends, and blank lines (a single line break is a Markdown hard wrap)

@@ -1,0 +1,216 @@
+"""Model-free checks that a question asks for what its value answers in the sentence it comes
+from: the value keeps the bound or range its sentence gives it ("less than 20 seconds", not
+"20 seconds"; "15至20厘米", not "20厘米"); it is no name that only the example code of its
+chunk defines (a subclass the example writes); no changelog entry's value the same document
+says was changed later; the question keeps the kind the sentence gives the value ("the
+environment variable ``SHELL``" is no interpreter); and its wording is not garbled (a word
+twice, an article before the question mark, a paraphrase's adjective put for a noun: "a
+noticeable unnecessary?")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from modrag_nodes.text.normalise import normalise
+from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.generation.content import code_line_indices, names_any
+
+# a bound before a number: the value is a limit, not an amount ("under 30 seconds")
+_BOUND_BEFORE = re.compile(
+    r"(?:\b(?:less|fewer|more|greater|longer|shorter|no more|no less|not more|not less) than"
+    r"|\bup to|\bat (?:least|most)|\b(?:under|over|above|below|past|beyond|within|exceeding)"
+    r"|超过|超出|不到|不足|不超过|不少于|不低于|至少|最多|最少|逾|高于|低于|多于|少于|大于|小于)"
+    r"(?:\s+every|\s+only)?\s*$", re.I)
+_BOUND_AFTER = re.compile(r"^(?:以上|以下|以内|之内|有余|\s*or (?:more|less|fewer|longer|"
+                          r"shorter)\b|\+(?![\w+]))", re.I)
+# the other end of a range or list before a number ("15至20厘米", "15、6岁", "10 to 20 s")
+_RANGE_BEFORE = re.compile(r"\d[\d.,]*\s?(?:-|–|—|~|～|至|到|、|\bto\b)\s?$")
+
+
+def widened(sentence: str, start: int, end: int) -> tuple[int, int]:
+    """The span of the value at ``start:end`` of ``sentence`` with the bound or the range
+    its sentence gives it (``start, end`` when it has none)."""
+    before = sentence[:start]
+    found = _RANGE_BEFORE.search(before) or _BOUND_BEFORE.search(before)
+    if found is not None and not found.group(0)[:1].isspace():
+        start = found.start()
+    after = _BOUND_AFTER.match(sentence[end:])
+    if after is not None:
+        end += after.end()
+    return start, end
+
+
+def partial_value(fact: str, question: str, sentences: Sequence[str]) -> str | None:
+    """The fuller value when ``fact`` (holding a number) drops the bound or range that every
+    sentence stating it gives it, and the question does not say it either; else None."""
+    if not re.search(r"\d", fact):
+        return None
+    folded_fact, folded_question = normalise(fact), normalise(question)
+    fuller = ""
+    for sentence in sentences:
+        for match in re.finditer(re.escape(fact), sentence, re.I):
+            start, end = widened(sentence, match.start(), match.end())
+            extra = normalise(sentence[start:match.start()] + " " + sentence[match.end():end])
+            extra = re.sub(r"\bevery\b|\bonly\b|[\d.,\s]+$", " ", extra).strip()
+            if not extra or _says(folded_fact, extra) or _says(folded_question, extra):
+                return None  # stated whole somewhere, or the question says the bound
+            fuller = fuller or sentence[start:end].strip()
+    return fuller or None
+
+
+def _says(text: str, words: str) -> bool:
+    """Whether ``text`` holds ``words`` (Latin ones whole: "over" is not in "turnover")."""
+    if words.isascii():
+        return re.search(rf"(?<![a-z0-9]){re.escape(words)}(?![a-z0-9])", text) is not None
+    return words in text
+
+
+# --- example code -----------------------------------------------------------------------
+
+# a line opening a Python block ("for i in TqdmExtraFormat(range(9)):")
+_BLOCK_OPENER = re.compile(r"^\s*(?:for|while|with|if|elif|else|try|except|async|def)\b.*:\s*$")
+_CLASS = re.compile(r"^(?P<indent>[ \t]*)class[ \t]+(?P<name>[A-Za-z_]\w*)\b[^\n]*:[ \t]*$",
+                    re.M)
+
+
+def _example_class_lines(lines: list[str], subject: str) -> tuple[list[str], set[int]]:
+    """The classes the code of ``lines`` defines other than ``subject`` (an example's own:
+    a subclass it writes), and the indices of their lines (header and indented body)."""
+    names: list[str] = []
+    inside: set[int] = set()
+    for i, line in enumerate(lines):
+        match = _CLASS.match(line)
+        if match is None or names_any(match.group("name"), [subject]):
+            continue
+        names.append(match.group("name"))
+        indent = len(match.group("indent").expandtabs())
+        inside.add(i)
+        for j in range(i + 1, len(lines)):
+            if lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) <= indent:
+                break
+            inside.add(j)
+    return names, inside
+
+
+def example_code_value(value: str, text: str, subject: str) -> str | None:
+    """The class when ``text``'s code defines a class of its own (not ``subject``) and
+    ``value`` stands only in code lines there (that class's body, docstrings included):
+    the example's name, not the subject's ("a ``total_time`` format parameter" that a
+    subclass of tqdm provides); else None."""
+    lines = text.splitlines()
+    names, inside = _example_class_lines(lines, subject)
+    if not names:
+        return None
+    code, _ = code_line_indices(text)
+    code |= {i for i, line in enumerate(lines) if _BLOCK_OPENER.match(line)}
+    bare = value.strip("`")
+    pattern = re.compile(rf"(?<![\w-]){re.escape(bare)}(?![\w-])")
+    hits = [i for i, line in enumerate(lines) if pattern.search(line)]
+    if hits and all(i in inside or i in code for i in hits):
+        return names[0]
+    return None
+
+
+# --- changelog entries the document says were changed later -----------------------------
+
+_VERSION_HEADING = re.compile(r"^\s*v?\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?\b")
+_CHANGED_LATER = re.compile(r"\b(?:was|were) the only versions?\b|\b(?:is|are) now\b|"
+                            r"\bnow just\b|\brenamed\b|\breplaced (?:by|with)\b|\bsuperseded\b|"
+                            r"\bno longer\b|\bobsolete\b|\bdropped the\b", re.I)
+
+
+def changelog_entry(chunk: Chunk) -> bool:
+    """Whether ``chunk`` stands under a version heading (a changelog entry: "1.9.3
+    (2023-11-20)")."""
+    headings = chunk.metadata.get("heading_path") or []
+    return bool(headings) and bool(_VERSION_HEADING.match(str(headings[0])))
+
+
+def changed_later(value: str, chunk: Chunk, document: Iterable[Chunk]) -> str | None:
+    """The sentence of ``chunk``'s document saying that ``value``, given in a changelog
+    entry, was changed afterwards ("v1.9.3 was the only version using the ``--pure-python``
+    setting name", "``--pure-python`` is now just ``pure-python``"), other than the sentence
+    stating it; None when the document says no such thing or ``chunk`` is no changelog
+    entry."""
+    if not changelog_entry(chunk):
+        return None
+    bare = re.escape(value.strip("`"))
+    pattern = re.compile(rf"(?<![\w-]){bare}(?![\w-])")
+    for other in document:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n\s*\n", other.text):
+            if pattern.search(sentence) and _CHANGED_LATER.search(sentence):
+                return " ".join(sentence.split())
+    return None
+
+
+# --- the kind a sentence gives its value ----------------------------------------------
+
+#: what a software document calls a value right before or after it ("the environment
+#: variable ``SHELL``", "the ``dist`` directory")
+VALUE_KINDS = ("environment variable", "variable", "flag", "option", "argument", "parameter",
+               "method", "function", "class", "attribute", "property", "directory", "folder",
+               "file", "module", "submodule", "package", "command", "setting", "field", "key",
+               "exception", "extra", "keyword")
+_KIND = "|".join(sorted(VALUE_KINDS, key=len, reverse=True))
+_KIND_BEFORE = re.compile(rf"\b(?P<kind>{_KIND})s?\W{{0,3}}$", re.I)
+_KIND_AFTER = re.compile(rf"^\W{{0,3}}(?P<kind>{_KIND})s?\b", re.I)
+
+
+def dropped_kind(fact: str, question: str, sentences: Sequence[str]) -> str | None:
+    """The kind that every sentence stating ``fact`` gives it right before or after it
+    ("environment variable ``SHELL``") when the question names no such kind (it asks for
+    something else the sentence names: "the user's preferred interpreter"); else None."""
+    kinds: set[str] = set()
+    pattern = re.compile(rf"(?<![\w-]){re.escape(fact)}(?![\w-])")
+    for sentence in sentences:
+        for match in pattern.finditer(sentence):  # as written ("SHELL", not "sub-shell")
+            near = (_KIND_BEFORE.search(sentence[max(0, match.start() - 30):match.start()])
+                    or _KIND_AFTER.match(sentence[match.end():match.end() + 30]))
+            if near is None:
+                return None  # stated once without a kind: the question may ask otherwise
+            kinds.add(near.group("kind").lower())
+    if not kinds:
+        return None
+    asked = normalise(question)
+    if any(re.search(rf"\b{re.escape(k.split()[-1])}", asked) for k in kinds):
+        return None
+    return sorted(kinds)[0]
+
+
+# --- wording -----------------------------------------------------------------------------
+
+_ARTICLE_END = re.compile(r"\b(?:a|an|the|its|their|and|or)\s*[?？]\s*$", re.I)
+# word endings that read as an adjective ("noticeable", "unnecessary", "useful")
+_ADJECTIVE_END = re.compile(r"(?:ous|ful|less|ible|able|ary|ive)$", re.I)
+# what ends a noun phrase: the question mark, a comma, a preposition or a conjunction
+_PHRASE_END = re.compile(r"^\s*(?:[?？,;:]|(?:of|for|to|in|on|with|by|from|at|and|or)\b)",
+                         re.I)
+
+
+def garbled_wording(question: str) -> str | None:
+    """Why an English question reads garbled: a word twice in a row ("the the"), or an
+    article or a conjunction before its question mark; else None."""
+    twice = re.search(r"\b([A-Za-z]{2,})\s+\1\b", question, re.I)
+    if twice is not None and twice.group(1).lower() not in ("that", "had"):
+        return f"'{twice.group(0)}'"
+    if _ARTICLE_END.search(question):
+        return f"ends in '{question.rstrip(' ?？')[-20:]}'"
+    return None
+
+
+def adjective_for_noun(question: str, synonyms: dict[str, str]) -> str | None:
+    """A replacement of a paraphrase that leaves a noun phrase without its noun: a word not
+    reading as an adjective replaced, at the end of its phrase (before the question mark, a
+    comma or a preposition), by one that does ("a noticeable overhead?" -> "a noticeable
+    unnecessary?"); ``question`` is the reworded one. None when there is none."""
+    for word, other in synonyms.items():
+        last = re.findall(r"[A-Za-z]+", other)
+        if (not last or not re.search(r"[A-Za-z]", word) or _ADJECTIVE_END.search(word)
+                or not _ADJECTIVE_END.search(last[-1])):
+            continue
+        pattern = rf"(?<![\w-]){re.escape(other)}(?![\w-])"
+        if any(_PHRASE_END.match(question[m.end():])
+               for m in re.finditer(pattern, question, re.I)):
+            return f"'{word}' replaced by the adjective '{other}' at the end of its phrase"
+    return None
