@@ -50,8 +50,8 @@ def verdicts(name: str) -> dict[str, str]:
     """Row id -> good or poor, from the hand-check table of ``name``'s round-6 section."""
     text = (RESULTS / "evalset_quality_before_after.md").read_text(encoding="utf-8")
     start = text.index(SECTIONS[name])
-    end = text.find("\n### ", start + 5)
-    section = text[start:end if end > 0 else None]
+    ends = [i for i in (text.find("\n### ", start + 5), text.find("\n## ", start)) if i > 0]
+    section = text[start:min(ends, default=len(text))]
     return {m.group(1): m.group(2) for m in re.finditer(
         r"^\| (g\d{3}) \|.*\| (good|poor)\b[^|]*\|\s*$", section, re.M)}
 
