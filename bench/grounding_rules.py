@@ -62,15 +62,16 @@ SUITE = [
 #: each rule and the setting that switches it off
 RULES = {
     "claim alignment": {"ground.alignment": "false"},
-    "answer words aligned (Chinese; new)": {"ground.term_alignment": "off"},
+    "answer words aligned (Chinese)": {"ground.term_alignment": "off"},
     "a citation required": {"ground.require_citation": "false"},
     "citations re-pointed / added": {"ground.fix_citations": "false"},
     "absent key terms: ask, identifiers refuse": {"ground.absent_terms": "off"},
     "restated absent terms refused": {"ground.restated_terms": "false"},
     "swapped subject (dictionary)": {"ground.subject_check": "false"},
     "asked value not given": {"ground.asked_value": "false"},
+    "date of the opposite event (new)": {"ground.event_check": "false"},
     "unbacked later sentences cut": {"ground.cut_unbacked": "false"},
-    "names of code are claims (new)": {
+    "names of code are claims": {
         "ground.kinds": '["quantity", "number", "date", "identifier", "name"]'},
     "answer in the question's language": {"ground.check_language": "false"},
     "scope: claims in any block (not only cited)": {"ground.scope": "cited"},

@@ -44,6 +44,7 @@ from modrag_nodes.grounding.claims import (
     locate,
     term_present,
 )
+from modrag_nodes.grounding.events import opposite_events
 from modrag_nodes.grounding.sentences import (
     cite_uncited,
     cited_blocks,
@@ -139,6 +140,10 @@ class GroundingParams(BaseModel):
                           "evidence writes only beside other subjects is a mismatch (zh: "
                           "Chinese words, where no capital letter marks a name; all: English "
                           "words too)")
+    event_check: bool = Field(
+        True, description="With alignment: a date the question asks for one event (died, "
+                          "founded, 逝世, 成立) that every evidence sentence stating it gives "
+                          "for the opposite event (born, closed, 出生, 解散) is a mismatch")
     require_citation: bool = Field(
         True, description="An answer that states something and cites no evidence block "
                           "(no valid [n]) is ungrounded: it is never shown as grounded")
@@ -149,8 +154,9 @@ class GroundingParams(BaseModel):
                           "whole; the cut answer is checked again, and the sentences cut are "
                           "noted in the trace ('cut')")
     asked_value: bool = Field(
-        True, description="A question that asks for a price, a count or a date, answered "
-                          "with no number or date that could be one, or for a flag, option, "
+        True, description="A question that asks for a price, a count, an amount (how "
+                          "long, how often, which level …) or a date, answered with no "
+                          "number or date that could be one, or for a flag, option, "
                           "command or variable, answered with no name written as code "
                           "(`x`, --flag, NAME_X, a.b, f()), is ungrounded (the retry says "
                           "so; after it, the refusal)")
@@ -232,6 +238,10 @@ class GroundingCheck(NodeType):
         refused = is_refusal(answer)
         mismatches = (misaligned(claims, question, items, aliases, answer.text)
                       if params.alignment and question and not refused else [])
+        if params.alignment and params.event_check and question and not refused:
+            taken = {m.claim.start for m in mismatches}
+            mismatches += [m for m in opposite_events(claims, question, items, aliases)
+                           if m.claim.start not in taken]
         if mismatches or not params.alignment or params.term_alignment == "off" or refused:
             strays = []
         else:

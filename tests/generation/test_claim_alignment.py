@@ -188,3 +188,30 @@ def test_the_nearest_heading_naming_a_thing_says_what_a_section_is_about(run_nod
                     title=title)]
     out, _ = _check(run_node, asked, wrong, plain)
     assert list(out) == ["grounded"]  # the title is all that says what the section is about
+
+
+LIFE_ZH = ("清嘉庆九年(1804年)，祖籍福建的潘仕成出生。同治十二年(1873年)，潘仕成在广州逝世。")
+LIFE_EN = "Pan Shicheng was born in 1804 in Guangzhou. Pan Shicheng died in 1873."
+
+
+def test_a_date_of_the_opposite_event_is_a_mismatch(run_node) -> None:
+    """A year the evidence gives for a birth, asked as a death (or the reverse), is refused
+    with both events named; the right year, and a year beside no event word, pass."""
+    zh = [scored("pan", 0.9, text=LIFE_ZH)]
+    out, details = _check(run_node, "潘仕成逝世的时间是？", "潘仕成去世的时间是1804年[1]。", zh)
+    assert list(out) == ["ungrounded"]
+    assert details["mismatches"] == ["block [1] names 1804年 beside 出生, not beside 逝世"]
+    right, _ = _check(run_node, "潘仕成逝世的时间是？", "潘仕成于1873年逝世[1]。", zh)
+    assert list(right) == ["grounded"]
+    en = [scored("pan", 0.9, text=LIFE_EN)]
+    out, details = _check(run_node, "When did Pan Shicheng die?", "He died in 1873 [1].", en)
+    assert list(out) == ["grounded"]
+    out, details = _check(run_node, "When was Pan Shicheng born?", "In 1873 [1].", en)
+    assert list(out) == ["ungrounded"]
+    assert details["mismatches"] == ["block [1] names 1873 beside died, not beside born"]
+    off, _ = _check(run_node, "When was Pan Shicheng born?", "In 1873 [1].", en,
+                    event_check=False)
+    assert list(off) == ["grounded"]
+    span = [scored("pan", 0.9, text="Pan Shicheng (1804–1873) was a merchant.")]
+    out, _ = _check(run_node, "When did Pan Shicheng die?", "In 1804 [1].", span)
+    assert list(out) == ["grounded"]  # no event word: the check cannot tell, and says nothing

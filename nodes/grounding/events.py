@@ -1,0 +1,63 @@
+"""Opposite events: a date the evidence gives for one event, asked of its opposite.
+
+"潘仕成逝世的时间是？" answered "1804年" from "清嘉庆九年(1804年)，……潘仕成出生": the year is
+written beside the person asked about, so alignment passes it, but the sentence gives it for
+his birth, not his death. A question that names an event of a pair (born and died, founded
+and closed) and a date claim every evidence sentence of which names the opposite event, and
+never the one asked, is a mismatch: "block [1] names 1804年 beside 出生, not beside 逝世".
+"""
+
+from __future__ import annotations
+
+import re
+
+from modrag_nodes.grounding.alignment import Mismatch, evidence_sentences
+from modrag_nodes.text.normalise import normalise as flat
+from modrag_studio.engine.core.node import Claim, ScoredChunk
+
+# each event: its English words (whole words) and Chinese words
+_EVENTS: dict[str, tuple[str, ...]] = {
+    "birth": (r"born", r"birth", r"出生", r"生于", r"诞生", r"出世"),
+    "death": (r"died", r"dies", r"death", r"passed away", r"逝世", r"去世", r"卒于", r"死于",
+              r"病逝", r"辞世", r"过世", r"逝于", r"身故"),
+    "opening": (r"founded", r"established", r"opened", r"成立", r"建立", r"创立", r"创建",
+                r"始建", r"开业", r"开馆", r"建校"),
+    "closing": (r"closed", r"dissolved", r"disbanded", r"abolished", r"demolished", r"解散",
+                r"关闭", r"废除", r"撤销", r"拆除", r"停业", r"倒闭", r"灭亡"),
+}
+_OPPOSITE = {"birth": "death", "death": "birth", "opening": "closing", "closing": "opening"}
+_PATTERNS = {
+    event: re.compile("|".join(rf"\b{w}\b" if w.isascii() else w for w in words))
+    for event, words in _EVENTS.items()}
+_DATE_LIKE = re.compile(r"(?<!\d)(?:1\d{3}|20\d{2})(?!\d)|\d\s*年")
+
+
+def _events_in(text: str) -> dict[str, str]:
+    """The events ``text`` (normalised) names: event -> the word as written."""
+    return {event: m.group(0) for event, pattern in _PATTERNS.items()
+            if (m := pattern.search(text))}
+
+
+def opposite_events(claims: list[Claim], question: str, items: list[ScoredChunk],
+                    aliases: list[set[str]]) -> list[Mismatch]:
+    """The located date claims every evidence sentence of which names the opposite of an
+    event the question names, and none the event itself."""
+    asked = {e: w for e, w in _events_in(flat(question)).items() if _OPPOSITE[e] not in
+             _events_in(flat(question))}
+    dates = [c for c in claims if c.verdict in ("cited", "evidence")
+             and (c.kind == "date" or _DATE_LIKE.search(c.text))]
+    if not asked or not dates or not items:
+        return []
+    sentences = evidence_sentences(items, aliases)
+    found = []
+    for claim in dates:
+        stating = [s for s in sentences if s.states(claim, aliases)]
+        if not stating:
+            continue
+        for event, word in asked.items():
+            named = [_events_in(s.text) for s in stating]
+            opposite = _OPPOSITE[event]
+            if all(opposite in n and event not in n for n in named):
+                found.append(Mismatch(claim, stating[0].block, word, [named[0][opposite]]))
+                break
+    return found
