@@ -293,6 +293,7 @@ def test_rejection_reasons_in_the_report(graph, canned):
     assert kept["answer_not_in_source"]["question"] == "How often is LP-07 serviced?"
     assert kept["answer_not_in_source"]["expected"] == ["every 900 hours"]
     assert kept["refers_to_text"]["type"] == "single" and kept["refers_to_text"]["chunk_ids"]
+    assert kept["unreadable_reply"]["reply"] == "I am not sure what to write."
 
 
 def test_the_report_keeps_a_bounded_number_of_rejected_texts(monkeypatch):

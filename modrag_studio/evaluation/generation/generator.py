@@ -273,7 +273,8 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
         added), which later candidates are checked against as near-duplicates."""
         self.report.add(cand.kind, cand.language, cand.verdict.reason, cand.verdict.hard,
                         question=cand.question, expected=cand.facts,
-                        detail=cand.verdict.detail, chunk_ids=[c.chunk_id for c in cand.chunks])
+                        detail=cand.verdict.detail, chunk_ids=[c.chunk_id for c in cand.chunks],
+                        reply=cand.reply)
         if cand.verdict.reason is not None:
             return None
         cand.row = self.row(qid, cand)

@@ -65,6 +65,9 @@ REASONS = {
 
 #: rejected candidates whose texts the report keeps (the rest are only counted)
 KEEP_REJECTED = 300
+#: characters of a rejected candidate's reply the report keeps (its value sentence, the
+#: model's reply and the round trip's answer)
+REPLY_CHARS = 400
 
 
 @dataclass
@@ -99,8 +102,9 @@ class QualityReport:
 
     def add(self, kind: str, language: str, reason: str | None, hard: bool = False, *,
             question: str = "", expected: Sequence[str] = (), detail: str = "",
-            chunk_ids: Sequence[str] = ()) -> None:
-        """Count one candidate; a rejected one's texts are kept (up to ``KEEP_REJECTED``)."""
+            chunk_ids: Sequence[str] = (), reply: str = "") -> None:
+        """Count one candidate; a rejected one's texts are kept (up to ``KEEP_REJECTED``,
+        its model reply cut to ``REPLY_CHARS``)."""
         for tally in (self.total, self.by_type.setdefault(kind, Tally()),
                       self.by_language.setdefault(language, Tally())):
             tally.generated += 1
@@ -112,7 +116,8 @@ class QualityReport:
         if reason is not None and len(self.rejections) < KEEP_REJECTED:
             self.rejections.append({"type": kind, "language": language, "reason": reason,
                                     "detail": detail, "question": question,
-                                    "expected": list(expected), "chunk_ids": list(chunk_ids)})
+                                    "expected": list(expected), "chunk_ids": list(chunk_ids),
+                                    "reply": reply[:REPLY_CHARS]})
 
     def to_dict(self) -> dict[str, Any]:
         return {"requested": self.requested, "model": self.model, "seed": self.seed,
