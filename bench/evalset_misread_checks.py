@@ -1,6 +1,7 @@
 """Model-free checks of generated questions against their value's sentence, measured on kept
 sets whose rows were checked by hand: for each check, the poor and the good rows it would
-reject, per corpus; and the value sentences of each corpus (model-free counts).
+reject, per corpus (answerable rows; and unanswerable Chinese rows asking of a piece of a
+longer name); and the value sentences of each corpus (model-free counts).
 
     .venv/bin/python bench/evalset_misread_checks.py [--cache-dir DIR]
 
@@ -35,6 +36,7 @@ from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_
 from modrag_studio.evaluation.generation.fact_questions import current_facts
 from modrag_studio.evaluation.generation.sampling import usable_chunks
 from modrag_studio.evaluation.generation.terms import held_terms, key_terms
+from modrag_studio.evaluation.generation.unanswerable import piece_of_a_name
 from modrag_studio.evaluation.generation.verify import fact_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,8 +119,15 @@ def main() -> None:
         hand = verdicts(name)
         rows = [json.loads(line) for line in (RESULTS / f"evalset_quality_r6_{name}.jsonl")
                 .read_text(encoding="utf-8").splitlines() if line.strip()]
+        texts = [c.text for c in all_chunks]
         for row in rows:
-            if not row["answerable"]:
+            if not row["answerable"]:  # a Chinese template question: "{thing}的{detail}是什么？"
+                thing = row["question"].split("的")[0] if row["language"] == "zh" else ""
+                if thing and piece_of_a_name(thing, texts):
+                    table["piece_of_a_name (unanswerable)"][(name, hand[row["id"]])] += 1
+                    anyone[(name, hand[row["id"]])] += 1
+                    lines.append(f"  {name} {row['id']} {hand[row['id']]}: piece_of_a_name "
+                                 f"({thing})")
                 continue
             hits = row_checks(row, by_id, documents)
             for check in hits:

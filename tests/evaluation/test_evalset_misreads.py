@@ -1,7 +1,8 @@
 """A question asks for what its value answers in the sentence it comes from (round 6's hand
 check of pkgdocs-dev and CMRC): the value keeps its bound or range, is no name of the chunk's
 example code nor a changelog value its document says was changed later, the question keeps
-the kind its sentence gives the value, and its wording is not garbled."""
+the kind its sentence gives the value, and its wording is not garbled; an unanswerable
+question asks of no piece of a longer name."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from modrag_studio.evaluation.generation.misreads import (
 )
 from modrag_studio.evaluation.generation.report import REASONS, QualityReport
 from modrag_studio.evaluation.generation.sampling import TermLinks
+from modrag_studio.evaluation.generation.unanswerable import piece_of_a_name
 from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_answerable
 
 
@@ -105,6 +107,13 @@ ONLY = ("v1.9.3 was the only version using the ``--pure-python`` setting name. L
         "versions dropped the ``--`` prefix, making it just ``pure-python``.")
 
 
+def _generator(chunks: list[Chunk]) -> _Generator:
+    search = SimpleNamespace(chunks=chunks, embedder=None, vectors=None)
+    return _Generator(GenerationConfig(n=1, llm=LLMSpec(backend="none"), dense=False),
+                      chunks, search, TermLinks(chunks), CancelToken(),
+                      QualityReport(requested=1, model="none", seed=0))
+
+
 def test_a_changelog_value_its_document_says_was_changed_later_is_no_source():
     entry = _chunk(PURE, "yarl.md", 178, heading_path=["1.9.3 (2023-11-20)",
                                                        "Packaging updates and notes"])
@@ -117,11 +126,7 @@ def test_a_changelog_value_its_document_says_was_changed_later_is_no_source():
     assert changed_later("--pure-python", install, [install, note]) is None
     # a candidate the model worded from such a chunk is rejected before any check that
     # asks the model
-    search = SimpleNamespace(chunks=[entry, note], embedder=None, vectors=None)
-    generator = _Generator(GenerationConfig(n=1, llm=LLMSpec(backend="none"), dense=False),
-                           [entry], search, TermLinks([entry]), CancelToken(),
-                           QualityReport(requested=1, model="none", seed=0))
-    cand = generator.finish(Candidate(
+    cand = _generator([entry, note]).finish(Candidate(
         "single", "en", "In yarl, what flag builds it from source in pure Python?",
         ["--pure-python"], [entry], Verdict(None, sources=[entry], facts=["--pure-python"])))
     assert cand.verdict.reason == "changed_later" and "changed_later" in REASONS
@@ -164,3 +169,17 @@ def test_garbled_wording_is_rejected():
                               {"setting": "variable"}) is None  # (a noun replaced by one)
     assert adjective_for_noun("In regex, which flag is valuable?",
                               {"useful": "valuable"}) is None  # (an adjective for one)
+
+
+def test_an_unanswerable_question_asks_of_no_piece_of_a_longer_name():
+    team = ("活塞队的“坏小子”包括伊塞亚·托马斯、瑞克·马洪、丹尼斯·罗德曼等人，"
+            "他们两次夺得总冠军。")
+    assert piece_of_a_name("马洪", [team]) and piece_of_a_name("玛丽亚", ["卡洛·玛丽亚·贝尔纳"])
+    assert piece_of_a_name("伊恩", ["乐队由伊恩·法兰组成。"])  # (a first name)
+    assert not piece_of_a_name("瑞克·马洪", [team])
+    assert not piece_of_a_name("马洪", [team, "马洪是一位记者。"])  # (once on its own)
+    assert not piece_of_a_name("Jetson Nano", ["NVIDIA·Jetson Nano"])  # (Chinese names only)
+    chunk = _chunk(team, "TRIAL_123")
+    generator = _generator([chunk])
+    generator.kinds.update({"马洪": "人物", "罗德曼": "人物"})  # (no call for the kind)
+    assert generator._unanswerable(chunk, "zh") is None  # the names are pieces: no thing

@@ -1,5 +1,6 @@
 """Unanswerable questions: a detail the corpus never gives, asked of a thing a chunk names.
-The thing is drawn in code among the chunk's package, codes and names; its kind is the
+The thing is drawn in code among the chunk's package, codes and names (not a Chinese name the
+corpus writes only as a piece of a longer one: 马洪 of 瑞克·马洪); its kind is the
 document's own package's when that package is software (installed or imported in its
 document, or said to be a library), else the model's word (asked once per thing); the detail
 is drawn among those its kind has, leaving out a maker the corpus gives beside the thing
@@ -66,6 +67,26 @@ def maker_given(subject: str, texts: Sequence[str]) -> bool:
     return any(pattern.search(t) for t in texts)
 
 
+_NAME_DOT = "·•・"
+
+
+def piece_of_a_name(name: str, texts: Sequence[str]) -> bool:
+    """Whether the corpus writes a Chinese ``name`` only as a piece of a longer
+    transliterated name: each time right after or before a middle dot ("瑞克·马洪" for 马洪,
+    "玛丽亚·贝尔纳" for 玛丽亚), so the short name is another's or no one's."""
+    if not re.search(r"[\u4e00-\u9fff]", name) or name[0] in _NAME_DOT or name[-1] in _NAME_DOT:
+        return False
+    seen = False
+    for text in texts:
+        for match in re.finditer(re.escape(name), text):
+            seen = True
+            before = text[match.start() - 1] if match.start() else ""
+            after = text[match.end()] if match.end() < len(text) else ""
+            if not (before and before in _NAME_DOT) and not (after and after in _NAME_DOT):
+                return False
+    return seen
+
+
 class UnanswerableQuestions:
     """Drafting unanswerable questions; the generator provides ``ask``, ``_finish``, its
     search's chunks, vocabulary, details absent from the corpus, the seeded ``rng``, the
@@ -122,6 +143,7 @@ class UnanswerableQuestions:
         package = package_name(chunk)
         subjects = thing_subjects(body, language, package if names_any(body, [package]) else "",
                                   self.lower_words)
+        subjects = [s for s in subjects if not piece_of_a_name(s, self.corpus_texts)]
         if not subjects:
             return None
         subject = self.rng.choice(subjects)
