@@ -44,14 +44,27 @@ RESULTS = ROOT / "bench" / "results"
 CORPORA = {"pkgdocs": "/work/shared/data/corpora/pkgdocs-dev/docs",
            "demo": str(ROOT / "resources" / "sample_corpus"),
            "cmrc": "/work/shared/data/cmrc2018-trial/corpus.jsonl"}
-SECTIONS = {"pkgdocs": "### Round 6, pkgdocs-dev", "demo": "### Round 6, demo corpus",
-            "cmrc": "### Round 6, cmrc2018-trial"}
+# (set, corpus, kept rows in bench/results, the heading of its hand-check table): round 6
+# decides which checks are built; the earlier hand-checked sets are shown beside it
+SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pkgdocs-dev"),
+        ("r6 demo", "demo", "evalset_quality_r6_demo", "### Round 6, demo corpus"),
+        ("r6 cmrc", "cmrc", "evalset_quality_r6_cmrc", "### Round 6, cmrc2018-trial"),
+        ("r6 smoke pkgdocs", "pkgdocs", "evalset_quality_r6_smoke_pkgdocs",
+         "## Round 6 (prepared"),
+        ("r5 pkgdocs", "pkgdocs", "evalset_quality_r5_pkgdocs",
+         "### Hand check, pkgdocs-dev round 5"),
+        ("r4 pkgdocs", "pkgdocs", "evalset_quality_r4_pkgdocs",
+         "### Hand check, pkgdocs-dev round 4"),
+        ("r4 demo", "demo", "evalset_quality_r4_demo", "### Hand check, demo round 4"),
+        ("r1 pkgdocs after", "pkgdocs", "evalset_quality_after_pkgdocs",
+         "### Hand check, after"),
+        ("r1 demo after", "demo", "evalset_quality_after_demo", "### Hand check, demo, after"))
 
 
-def verdicts(name: str) -> dict[str, str]:
-    """Row id -> good or poor, from the hand-check table of ``name``'s round-6 section."""
+def verdicts(heading: str) -> dict[str, str]:
+    """Row id -> good or poor, from the hand-check table of the section ``heading`` opens."""
     text = (RESULTS / "evalset_quality_before_after.md").read_text(encoding="utf-8")
-    start = text.index(SECTIONS[name])
+    start = text.index(f"\n{heading}") + 1
     ends = [i for i in (text.find("\n### ", start + 5), text.find("\n## ", start)) if i > 0]
     section = text[start:min(ends, default=len(text))]
     return {m.group(1): m.group(2) for m in re.finditer(
@@ -103,10 +116,8 @@ def main() -> None:
     executor = Executor(registry, cache=NodeCache(disk_dir=cache))
     doc = load(str(ROOT / "sample_graphs" / "basic_rag.json"))
     source = find_chunk_source(doc, registry)
-    table: dict[str, Counter] = defaultdict(Counter)
-    anyone: Counter = Counter()
+    corpora = {}
     counts: dict[str, tuple[int, int]] = {}
-    lines = []
     for name, path in CORPORA.items():
         all_chunks = graph_chunks(doc, executor, {"corpus": path}, source)
         documents = defaultdict(list)
@@ -115,37 +126,43 @@ def main() -> None:
         kept, _ = content_chunks(usable_chunks(all_chunks))
         facts = {c.chunk_id: current_facts(c, documents[c.doc_id]) for c in kept}
         counts[name] = (sum(map(len, facts.values())), sum(1 for f in facts.values() if f))
-        by_id = {c.chunk_id: c for c in all_chunks}
-        hand = verdicts(name)
-        rows = [json.loads(line) for line in (RESULTS / f"evalset_quality_r6_{name}.jsonl")
+        corpora[name] = ({c.chunk_id: c for c in all_chunks}, documents,
+                         [c.text for c in all_chunks])
+    table: dict[str, Counter] = defaultdict(Counter)
+    anyone: Counter = Counter()
+    lines = []
+    for label, name, stem, heading in SETS:
+        by_id, documents, texts = corpora[name]
+        hand = verdicts(heading)
+        rows = [json.loads(line) for line in (RESULTS / f"{stem}.jsonl")
                 .read_text(encoding="utf-8").splitlines() if line.strip()]
-        texts = [c.text for c in all_chunks]
         for row in rows:
+            verdict = hand.get(row["id"])
+            if verdict is None:
+                continue  # (a row the hand check left out)
             if not row["answerable"]:  # a Chinese template question: "{thing}的{detail}是什么？"
                 thing = row["question"].split("的")[0] if row["language"] == "zh" else ""
-                if thing and piece_of_a_name(thing, texts):
-                    table["piece_of_a_name (unanswerable)"][(name, hand[row["id"]])] += 1
-                    anyone[(name, hand[row["id"]])] += 1
-                    lines.append(f"  {name} {row['id']} {hand[row['id']]}: piece_of_a_name "
-                                 f"({thing})")
-                continue
-            hits = row_checks(row, by_id, documents)
+                hits = {"piece_of_a_name (unanswerable)": thing} if thing and piece_of_a_name(
+                    thing, texts) else {}
+            else:
+                hits = row_checks(row, by_id, documents)
             for check in hits:
-                table[check][(name, hand[row["id"]])] += 1
-            built = [k for k in hits if not k.startswith("unstated")]
-            if built:
-                anyone[(name, hand[row["id"]])] += 1
+                table[check][(label, verdict)] += 1
+            if any(not k.startswith("unstated") for k in hits):
+                anyone[(label, verdict)] += 1
             if hits:
-                lines.append(f"  {name} {row['id']} {hand[row['id']]}: "
+                lines.append(f"  {label} {row['id']} {verdict}: "
                              + "; ".join(f"{k} ({v[:60]})" for k, v in hits.items()))
-    header = " | ".join(f"{n}: poor / good" for n in CORPORA)
-    print(f"| check | {header} |\n|---|" + "---|" * len(CORPORA))
-    for check in sorted(table, key=lambda c: (c.startswith("unstated"), c)):
-        cells = " | ".join(f"{table[check][(n, 'poor')]} / {table[check][(n, 'good')]}"
-                           for n in CORPORA)
-        print(f"| {check} | {cells} |")
-    cells = " | ".join(f"{anyone[(n, 'poor')]} / {anyone[(n, 'good')]}" for n in CORPORA)
-    print(f"| any built check | {cells} |")
+    labels = [s[0] for s in SETS]
+    for title, group in (("round 6 (decides)", labels[:3]), ("earlier hand checks", labels[3:])):
+        print(f"\n{title}, poor / good rejected\n| check | " + " | ".join(group) + " |\n|---|"
+              + "---|" * len(group))
+        for check in sorted(table, key=lambda c: (c.startswith("unstated"), c)):
+            print(f"| {check} | " + " | ".join(
+                f"{table[check][(g, 'poor')]} / {table[check][(g, 'good')]}" for g in group)
+                + " |")
+        print("| any built check | " + " | ".join(
+            f"{anyone[(g, 'poor')]} / {anyone[(g, 'good')]}" for g in group) + " |")
     print("\nrows rejected:\n" + "\n".join(lines))
     print("\nvalue sentences / chunks holding one: " + ", ".join(
         f"{n} {a} / {b}" for n, (a, b) in counts.items()))
