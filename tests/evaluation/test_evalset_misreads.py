@@ -121,6 +121,12 @@ def test_a_changelog_value_its_document_says_was_changed_later_is_no_source():
     assert [f.value for f in current_facts(entry, [entry])] == ["--pure-python"]
     assert current_facts(entry, [entry, note]) == []
     assert "only version" in changed_later("--pure-python", entry, [entry, note])
+    renamed = _chunk("The ``--pure-python`` setting is now just ``pure-python``.", "yarl.md",
+                     180, heading_path=["1.10.0"])
+    assert changed_later("--pure-python", entry, [entry, renamed])  # (the old name)
+    new_name = _chunk("Pass ``pure-python`` to skip the C extension.", "yarl.md", 181,
+                      heading_path=["1.10.0 (2024-01-01)"])
+    assert changed_later("pure-python", new_name, [new_name, renamed, note]) is None
     # outside a changelog entry a value stays a source
     install = _chunk(PURE, "yarl.md", 5, heading_path=["yarl", "Installation"])
     assert changed_later("--pure-python", install, [install, note]) is None

@@ -115,9 +115,14 @@ def example_code_value(value: str, text: str, subject: str) -> str | None:
 # --- changelog entries the document says were changed later -----------------------------
 
 _VERSION_HEADING = re.compile(r"^\s*v?\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?\b")
-_CHANGED_LATER = re.compile(r"\b(?:was|were) the only versions?\b|\b(?:is|are) now\b|"
-                            r"\bnow just\b|\brenamed\b|\breplaced (?:by|with)\b|\bsuperseded\b|"
-                            r"\bno longer\b|\bobsolete\b|\bdropped the\b", re.I)
+# what the old name of a change is followed by ("``--pure-python`` is now just ...") or, within
+# a few words, preceded by ("the only version using the ``--pure-python`` setting name");
+# the new name ("renamed to ``x``", "replaced by ``x``") is neither
+_OLD_BEFORE = re.compile(r"^[^.;]{0,60}?\b(?:(?:is|are) now|now just|(?:was|were|has been|"
+                         r"have been) (?:renamed|replaced|superseded|dropped|removed|"
+                         r"deprecated)|no longer|(?:is|are) obsolete)\b", re.I)
+_OLD_AFTER = re.compile(r"\b(?:(?:was|were) the only versions? (?:using|with|to use)|"
+                        r"renamed|replaced|dropped|deprecated|removed)(?: the)?\W{0,3}$", re.I)
 
 
 def changelog_entry(chunk: Chunk) -> bool:
@@ -129,18 +134,20 @@ def changelog_entry(chunk: Chunk) -> bool:
 
 def changed_later(value: str, chunk: Chunk, document: Iterable[Chunk]) -> str | None:
     """The sentence of ``chunk``'s document saying that ``value``, given in a changelog
-    entry, was changed afterwards ("v1.9.3 was the only version using the ``--pure-python``
-    setting name", "``--pure-python`` is now just ``pure-python``"), other than the sentence
-    stating it; None when the document says no such thing or ``chunk`` is no changelog
-    entry."""
+    entry, was changed afterwards, the old name of a change ("v1.9.3 was the only version
+    using the ``--pure-python`` setting name", "``--pure-python`` is now just
+    ``pure-python``": not ``pure-python``); None when the document says no such thing or
+    ``chunk`` is no changelog entry."""
     if not changelog_entry(chunk):
         return None
     bare = re.escape(value.strip("`"))
     pattern = re.compile(rf"(?<![\w-]){bare}(?![\w-])")
     for other in document:
         for sentence in re.split(r"(?<=[.!?])\s+|\n\s*\n", other.text):
-            if pattern.search(sentence) and _CHANGED_LATER.search(sentence):
-                return " ".join(sentence.split())
+            for match in pattern.finditer(sentence):
+                after = sentence[match.end():].lstrip("`'\" ")
+                if _OLD_BEFORE.match(after) or _OLD_AFTER.search(sentence[:match.start()]):
+                    return " ".join(sentence.split())
     return None
 
 
