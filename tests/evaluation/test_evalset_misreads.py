@@ -53,7 +53,11 @@ def test_a_value_keeps_the_bound_or_range_its_sentence_gives_it():
     assert _reason("In chromadb, in under how many seconds can you create a DB?",
                    "30 seconds", chroma) is None  # the question says the bound
     assert _reason("非洲猴面包树的果实长约多少厘米？", "20厘米", fruit) == "partial_value"
-    # "every" and "about" are no bounds
+    # "every" and "about" are no bounds, nor "under" before a name
+    runs = _chunk("The test suite of attrs runs under Python 3.8 on every pull request.",
+                  "attrs.md")
+    assert _reason("Which Python version does the attrs test suite run on?", "Python 3.8",
+                   runs) is None
     pump = _chunk("The lubrication pump LP-07 is serviced every 500 operating hours.")
     assert _reason("How often is the pump LP-07 serviced?", "500 operating hours",
                    pump) is None

@@ -42,9 +42,10 @@ def widened(sentence: str, start: int, end: int) -> tuple[int, int]:
 
 
 def partial_value(fact: str, question: str, sentences: Sequence[str]) -> str | None:
-    """The fuller value when ``fact`` (holding a number) drops the bound or range that every
-    sentence stating it gives it, and the question does not say it either; else None."""
-    if not re.search(r"\d", fact):
+    """The fuller value when ``fact`` (an amount: opening with its number) drops the bound or
+    range that every sentence stating it gives it, and the question does not say it either;
+    else None ("under Python 3.8" bounds no amount)."""
+    if not re.match(r"[$€£¥]?\d", fact.strip()):
         return None
     folded_fact, folded_question = normalise(fact), normalise(question)
     fuller = ""
