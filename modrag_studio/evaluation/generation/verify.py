@@ -4,7 +4,9 @@
 that states a frequency ("every two years", "每3个月") must find it stated as one, and the
 sentence that states a fact must share a key word with the question (else the fact is said of
 something else: "Corvid Cloud" for the counterparty of HT-2023-0415, taken from the next
-sentence, which is about HT-2025-0031)."""
+sentence, which is about HT-2025-0031); and the fact must answer what the question asks in
+that sentence (``misreads``: its bound or range kept, no name of example code, the kind its
+sentence gives it named)."""
 
 from __future__ import annotations
 
@@ -95,7 +97,7 @@ def _too_long(fact: str) -> bool:
 
 
 def check_question_text(question: str) -> Verdict | None:
-    """Checks of the question alone (too short, pointing at 'the text')."""
+    """Checks of the question alone (too short, pointing at 'the text', garbled)."""
     if len(words(question)) < 3:
         return Verdict("question_too_short", question)
     if not question.rstrip().endswith(("?", "？")):
