@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 
+from modrag_nodes.text.scripts import HAN_CHAR
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.content import names_any, package_name, prose
 from modrag_studio.evaluation.generation.search import CorpusSearch
@@ -74,7 +75,7 @@ def piece_of_a_name(name: str, texts: Sequence[str]) -> bool:
     """Whether the corpus writes a Chinese ``name`` only as a piece of a longer
     transliterated name: each time right after or before a middle dot ("瑞克·马洪" for 马洪,
     "玛丽亚·贝尔纳" for 玛丽亚), so the short name is another's or no one's."""
-    if not re.search(r"[\u4e00-\u9fff]", name) or name[0] in _NAME_DOT or name[-1] in _NAME_DOT:
+    if HAN_CHAR.search(name) is None or name[0] in _NAME_DOT or name[-1] in _NAME_DOT:
         return False
     seen = False
     for text in texts:
