@@ -129,7 +129,7 @@ OVERLAP_BANDS = ((0.5, "overlap<=0.5"), (0.8, "overlap<=0.8"), (1.01, "overlap>0
 def overlap_bands(evalset, corpus_path: Path) -> dict[str, str]:
     """Question id -> the band of the share of its key terms its source document holds
     (the generator's ``overlap``): lexical search favours questions worded like their text."""
-    from modrag_studio.evaluation.generation.terms import overlap
+    from modrag_studio.evaluation.generation.reading.terms import overlap
 
     wanted = {d for q in evalset.questions if q.expected_evidence is not None
               for d in q.expected_evidence.to_dict().get("doc_ids", [])}

@@ -25,19 +25,19 @@ from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.generation import misreads
-from modrag_studio.evaluation.generation.content import (
+from modrag_studio.evaluation.generation.checks import misreads
+from modrag_studio.evaluation.generation.checks.verify import fact_sentences
+from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
+from modrag_studio.evaluation.generation.fact_questions import current_facts
+from modrag_studio.evaluation.generation.reading.content import (
     content_chunks,
     document_subject,
     package_name,
     question_subjects,
 )
-from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
-from modrag_studio.evaluation.generation.fact_questions import current_facts
+from modrag_studio.evaluation.generation.reading.terms import held_terms, key_terms
 from modrag_studio.evaluation.generation.sampling import usable_chunks
-from modrag_studio.evaluation.generation.terms import held_terms, key_terms
 from modrag_studio.evaluation.generation.unanswerable import piece_of_a_name
-from modrag_studio.evaluation.generation.verify import fact_sentences
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

@@ -62,8 +62,13 @@ def bm25_figures(out: dict) -> None:
 
 def verification_figures(out: dict, tree: Path) -> None:
     from modrag_studio.engine.core.datatypes import Chunk
-    from modrag_studio.evaluation.generation import round_trip, sampling, terms, verify
+    from modrag_studio.evaluation.generation import sampling
 
+    if (tree / "modrag_studio" / "evaluation" / "generation" / "checks").is_dir():
+        from modrag_studio.evaluation.generation.checks import round_trip, verify
+        from modrag_studio.evaluation.generation.reading import terms
+    else:  # a tree from before generation's sub-packages
+        from modrag_studio.evaluation.generation import round_trip, terms, verify
     if (tree / "nodes" / "text").is_dir():
         from modrag_nodes.text.scripts import language_of
         from modrag_nodes.text.words import words

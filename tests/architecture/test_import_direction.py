@@ -5,7 +5,8 @@ the packages its rule names; anything else, or any cycle between modules or betw
 library's families (its sub-packages), fails with the importing file and line. Imports made
 only for type checking (``if TYPE_CHECKING:``) count for the loops of modules, and inside
 the studio (``ui/``) for its sub-packages too: no import, even one that never runs, goes
-round a loop of modules or back up between the studio's sub-packages.
+round a loop of modules or back up between the studio's sub-packages or the layers of
+evaluation/generation (``reading`` <- ``checks`` <- the rest).
 """
 
 from __future__ import annotations
@@ -287,6 +288,50 @@ def test_the_cycle_finder_finds_a_cycle():
     assert strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [
         ["a", "b", "c"]]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+GENERATION = "modrag_studio.evaluation.generation"
+#: evaluation/generation's sub-packages, lowest first; the rest of generation sits above them
+GENERATION_LAYERS = ("reading", "checks")
+
+
+def generation_layer(module: str) -> int | None:
+    """How high a module sits in ``evaluation/generation``: 0 in ``reading``, 1 in ``checks``,
+    2 elsewhere in generation; None outside it."""
+    if module != GENERATION and not module.startswith(f"{GENERATION}."):
+        return None
+    sub = module.removeprefix(GENERATION).lstrip(".").partition(".")[0]
+    return GENERATION_LAYERS.index(sub) if sub in GENERATION_LAYERS else len(GENERATION_LAYERS)
+
+
+def imports_up(imports: list[Import], resolve=_resolve) -> list[str]:
+    """Imports (file:line) from a lower layer of generation to a higher one."""
+    wrong = []
+    for imp in imports:
+        source, target = generation_layer(imp.source), generation_layer(resolve(imp.target) or "")
+        if source is not None and target is not None and target > source:
+            wrong.append(f"{imp.path.relative_to(ROOT)}:{imp.line}: {imp.target}")
+    return wrong
+
+
+def test_generation_imports_run_down_from_the_top_to_checks_to_reading():
+    """Inside evaluation/generation the rest imports ``checks`` and ``reading``, ``checks``
+    imports ``reading``, and ``reading`` nothing else of generation, type-only imports
+    included."""
+    assert imports_up(TYPED_IMPORTS) == []
+
+
+def test_the_layer_finder_names_an_import_up():
+    here = ROOT / "modrag_studio" / "x.py"
+    imports = [Import(f"{GENERATION}.reading.terms", f"{GENERATION}.checks.verify.f", here, 4),
+               Import(f"{GENERATION}.checks.verify", f"{GENERATION}.reading.terms.g", here, 5),
+               Import(f"{GENERATION}.reading.content", f"{GENERATION}.report.R", here, 6),
+               Import(f"{GENERATION}.report", "modrag_studio.evaluation.evalset.E", here, 7),
+               Import(f"{GENERATION}.reading.subjects", f"{GENERATION}.reading.terms.k", here, 8)]
+    module_of = lambda name: name.rpartition(".")[0]  # noqa: E731
+    assert imports_up(imports, module_of) == [
+        f"modrag_studio/x.py:4: {GENERATION}.checks.verify.f",
+        f"modrag_studio/x.py:6: {GENERATION}.report.R"]
 
 
 #: node-library packages whose every module is public (a shared library, not a node family)

@@ -19,16 +19,16 @@ from modrag_studio.engine.core.datatypes import Chunk, Document
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
-from modrag_studio.evaluation.generation.content import subject_terms
+from modrag_studio.evaluation.generation.checks.round_trip import build_prompt, window
+from modrag_studio.evaluation.generation.checks.verify import Deduplicator
 from modrag_studio.evaluation.generation.facts import (
     build_fact_prompt,
     link_labels,
     parse_fact_questions,
     value_facts,
 )
-from modrag_studio.evaluation.generation.round_trip import build_prompt, window
-from modrag_studio.evaluation.generation.subjects import lower_case_words, thing_subjects
-from modrag_studio.evaluation.generation.verify import Deduplicator
+from modrag_studio.evaluation.generation.reading.content import subject_terms
+from modrag_studio.evaluation.generation.reading.subjects import lower_case_words, thing_subjects
 from tests.conftest import PKGDOCS
 from tests.tiny_rag import tiny_rag_graph
 

@@ -19,7 +19,8 @@ from modrag_studio.engine.core.datatypes import Chunk, Document
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
-from modrag_studio.evaluation.generation.content import (
+from modrag_studio.evaluation.generation.facts import build_fact_prompt, value_facts
+from modrag_studio.evaluation.generation.reading.content import (
     content_chunks,
     names_any,
     question_subjects,
@@ -27,7 +28,6 @@ from modrag_studio.evaluation.generation.content import (
     skip_reason,
     subject_terms,
 )
-from modrag_studio.evaluation.generation.facts import build_fact_prompt, value_facts
 from modrag_studio.evaluation.generation.sampling import TermLinks
 from tests.conftest import PKGDOCS
 from tests.tiny_rag import tiny_rag_graph

@@ -23,23 +23,10 @@ from modrag_studio.engine.core.errors import RunCancelled
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import load_evalset
-from modrag_studio.evaluation.generation import (
-    GenerationConfig,
-    GenerationError,
-    generate_evalset,
-    round_trip,
-)
+from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
 from modrag_studio.evaluation.generation import report as report_module
-from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
-from modrag_studio.evaluation.generation.prompts import (
-    ABSENT_DETAILS,
-    parse_claim,
-    parse_reply,
-    parse_synonyms,
-    parse_translation,
-    substitute,
-)
-from modrag_studio.evaluation.generation.round_trip import (
+from modrag_studio.evaluation.generation.checks import round_trip
+from modrag_studio.evaluation.generation.checks.round_trip import (
     agrees_with,
     answers_it,
     check_elsewhere,
@@ -47,8 +34,24 @@ from modrag_studio.evaluation.generation.round_trip import (
     read_answer,
     wordy,
 )
-from modrag_studio.evaluation.generation.sampling import stratified_order
-from modrag_studio.evaluation.generation.subjects import (
+from modrag_studio.evaluation.generation.checks.verify import (
+    WORD_CHECK_VOCABULARY,
+    check_answerable,
+    check_back_translation,
+    check_claim,
+    check_unanswerable,
+    stated_in,
+)
+from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
+from modrag_studio.evaluation.generation.reading.prompts import (
+    ABSENT_DETAILS,
+    parse_claim,
+    parse_reply,
+    parse_synonyms,
+    parse_translation,
+    substitute,
+)
+from modrag_studio.evaluation.generation.reading.subjects import (
     KIND_DETAILS,
     absent_details,
     build_kind_prompt,
@@ -58,15 +61,8 @@ from modrag_studio.evaluation.generation.subjects import (
     template_question,
     thing_subjects,
 )
-from modrag_studio.evaluation.generation.terms import key_terms, word_stems
-from modrag_studio.evaluation.generation.verify import (
-    WORD_CHECK_VOCABULARY,
-    check_answerable,
-    check_back_translation,
-    check_claim,
-    check_unanswerable,
-    stated_in,
-)
+from modrag_studio.evaluation.generation.reading.terms import key_terms, word_stems
+from modrag_studio.evaluation.generation.sampling import stratified_order
 from tests.tiny_rag import tiny_rag_graph
 
 BACKEND = "test-canned-questions"
@@ -984,7 +980,7 @@ def test_dense_check_reads_the_graphs_store_instead_of_embedding_the_corpus_agai
     import numpy as np
 
     from modrag_nodes.embedding.spec import EmbedderSpec, embed_texts
-    from modrag_studio.evaluation.generation import search as corpus_search
+    from modrag_studio.evaluation.generation.reading import search as corpus_search
 
     data = json.loads(graph.read_text())
     data["nodes"] += [{"id": "embedder", "type": "embed.model", "params": {}},

@@ -11,19 +11,19 @@ from types import SimpleNamespace
 from modrag_nodes.llm.client import LLMSpec
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.node import CancelToken
-from modrag_studio.evaluation.generation.config import GenerationConfig
-from modrag_studio.evaluation.generation.fact_questions import current_facts
-from modrag_studio.evaluation.generation.facts import value_facts
-from modrag_studio.evaluation.generation.generator import _Generator
-from modrag_studio.evaluation.generation.misreads import (
+from modrag_studio.evaluation.generation.checks.misreads import (
     adjective_for_noun,
     changed_later,
     garbled_wording,
 )
+from modrag_studio.evaluation.generation.checks.verify import Candidate, Verdict, check_answerable
+from modrag_studio.evaluation.generation.config import GenerationConfig
+from modrag_studio.evaluation.generation.fact_questions import current_facts
+from modrag_studio.evaluation.generation.facts import value_facts
+from modrag_studio.evaluation.generation.generator import _Generator
 from modrag_studio.evaluation.generation.report import REASONS, QualityReport
 from modrag_studio.evaluation.generation.sampling import TermLinks
 from modrag_studio.evaluation.generation.unanswerable import piece_of_a_name
-from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_answerable
 
 
 def _chunk(text: str, doc: str = "notes.md", index: int = 0, **metadata) -> Chunk:

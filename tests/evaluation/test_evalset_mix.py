@@ -19,13 +19,17 @@ from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation import GenerationConfig, GenerationError, generate_evalset
-from modrag_studio.evaluation.generation.content import first_person, scoped_question
+from modrag_studio.evaluation.generation.checks.verify import check_answerable
 from modrag_studio.evaluation.generation.facts import parse_fact_questions, value_facts
-from modrag_studio.evaluation.generation.prompts import parse_reply
+from modrag_studio.evaluation.generation.reading.content import first_person, scoped_question
+from modrag_studio.evaluation.generation.reading.prompts import parse_reply
+from modrag_studio.evaluation.generation.reading.subjects import (
+    absent_details,
+    fitting_details,
+    parse_kind,
+)
 from modrag_studio.evaluation.generation.sampling import capped, hand_on
-from modrag_studio.evaluation.generation.subjects import absent_details, fitting_details, parse_kind
 from modrag_studio.evaluation.generation.unanswerable import is_software, maker_given
-from modrag_studio.evaluation.generation.verify import check_answerable
 from tests.tiny_rag import tiny_rag_graph
 
 BACKEND = "test-scripted-mix"

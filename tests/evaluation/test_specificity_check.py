@@ -7,9 +7,9 @@ import numpy as np
 
 from modrag_nodes.retrieval.bm25 import BM25Index
 from modrag_studio.engine.core.datatypes import Chunk
+from modrag_studio.evaluation.generation.checks.verify import Verdict, check_specific
+from modrag_studio.evaluation.generation.reading.search import SPECIFIC_WITHIN, CorpusSearch
 from modrag_studio.evaluation.generation.report import REASONS
-from modrag_studio.evaluation.generation.search import SPECIFIC_WITHIN, CorpusSearch
-from modrag_studio.evaluation.generation.verify import Verdict, check_specific
 
 SOURCE = Chunk(chunk_id="pumps.md#0", doc_id="pumps.md",
                text="The Kestrel pump seals are replaced every 800 operating hours.")

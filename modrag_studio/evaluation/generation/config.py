@@ -12,8 +12,8 @@ from modrag_studio.engine.core.datatypes import ChatMessage
 from modrag_studio.engine.core.errors import RunCancelled
 from modrag_studio.engine.core.node import CancelToken, NodeContext, node_context
 from modrag_studio.engine.core.resources import Resources, given_or_process
-from modrag_studio.evaluation.generation.errors import GenerationError
-from modrag_studio.evaluation.generation.prompts import DEFAULT_TYPES, QUESTION_TYPES
+from modrag_studio.evaluation.generation.reading.errors import GenerationError
+from modrag_studio.evaluation.generation.reading.prompts import DEFAULT_TYPES, QUESTION_TYPES
 
 LANGUAGES = ("auto", "en", "zh")
 #: at most this share of a set is unanswerable by default: a set mostly of refusals measures

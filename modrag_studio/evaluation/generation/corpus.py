@@ -13,7 +13,7 @@ from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.engine.core.topology import Topology
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.engine.run.hooks import RunHook
-from modrag_studio.evaluation.generation.errors import GenerationError
+from modrag_studio.evaluation.generation.reading.errors import GenerationError
 
 
 def index_types(registry: Any) -> frozenset[str]:

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.evidence.expected import normalise_text
-from modrag_studio.evaluation.generation.content import names_any
+from modrag_studio.evaluation.generation.checks.misreads import changed_later
+from modrag_studio.evaluation.generation.checks.verify import Candidate, Verdict, check_answerable
 from modrag_studio.evaluation.generation.facts import (
     REPLY_TOKENS,
     ValueFact,
@@ -17,10 +18,9 @@ from modrag_studio.evaluation.generation.facts import (
     parse_fact_questions,
     value_facts,
 )
-from modrag_studio.evaluation.generation.misreads import changed_later
+from modrag_studio.evaluation.generation.reading.content import names_any
+from modrag_studio.evaluation.generation.reading.search import CorpusSearch
 from modrag_studio.evaluation.generation.sampling import join_questions
-from modrag_studio.evaluation.generation.search import CorpusSearch
-from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_answerable
 
 
 class FactQuestions:

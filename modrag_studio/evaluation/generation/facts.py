@@ -14,16 +14,16 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.scripts import language_of
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.content import (
+from modrag_studio.evaluation.generation.checks.misreads import example_code_value, widened
+from modrag_studio.evaluation.generation.reading.content import (
     document_subject,
     first_person,
     package_name,
     prose,
     skip_reason,
 )
-from modrag_studio.evaluation.generation.misreads import example_code_value, widened
-from modrag_studio.evaluation.generation.prompts import closed_question
-from modrag_studio.evaluation.generation.subjects import named_subjects
+from modrag_studio.evaluation.generation.reading.prompts import closed_question
+from modrag_studio.evaluation.generation.reading.subjects import named_subjects
 
 _UNITS = (r"%|x|×|ms|milliseconds?|s|sec|seconds?|minutes?|min|hours?|h|days?|weeks?|months?|"
           r"years?|[kKMGT]i?B|bytes?|bits?|tokens?|dimensions?|dims?|parameters?|params|layers?|"

@@ -23,13 +23,24 @@ from modrag_studio.engine.core.resources import Resources
 from modrag_studio.engine.evidence.expected import ExpectedEvidence, normalise_text
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.evalset import EvalQuestion
-from modrag_studio.evaluation.generation import round_trip
+from modrag_studio.evaluation.generation.checks import round_trip
+from modrag_studio.evaluation.generation.checks.verify import (
+    Candidate,
+    Deduplicator,
+    Verdict,
+    check_answerable,
+    check_claim,
+    check_specific,
+)
 from modrag_studio.evaluation.generation.config import (
     GenerationConfig,
     generation_context,
     probe_backend,
 )
-from modrag_studio.evaluation.generation.content import (
+from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
+from modrag_studio.evaluation.generation.fact_questions import FactQuestions
+from modrag_studio.evaluation.generation.facts import ValueFact
+from modrag_studio.evaluation.generation.reading.content import (
     content_chunks,
     names_any,
     package_name,
@@ -38,15 +49,18 @@ from modrag_studio.evaluation.generation.content import (
     skipped_text,
     subject_terms,
 )
-from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
-from modrag_studio.evaluation.generation.errors import GenerationError
-from modrag_studio.evaluation.generation.fact_questions import FactQuestions
-from modrag_studio.evaluation.generation.facts import ValueFact
-from modrag_studio.evaluation.generation.prompts import (
+from modrag_studio.evaluation.generation.reading.errors import GenerationError
+from modrag_studio.evaluation.generation.reading.prompts import (
     build_prompt,
     parse_claim,
     parse_reply,
 )
+from modrag_studio.evaluation.generation.reading.search import CorpusSearch, build_search
+from modrag_studio.evaluation.generation.reading.subjects import (
+    absent_details,
+    named_subjects,
+)
+from modrag_studio.evaluation.generation.reading.terms import word_stems
 from modrag_studio.evaluation.generation.report import QualityReport
 from modrag_studio.evaluation.generation.rewording import Progress, Rewording
 from modrag_studio.evaluation.generation.sampling import (
@@ -62,21 +76,7 @@ from modrag_studio.evaluation.generation.sampling import (
     usable_chunks,
     vocabulary,
 )
-from modrag_studio.evaluation.generation.search import CorpusSearch, build_search
-from modrag_studio.evaluation.generation.subjects import (
-    absent_details,
-    named_subjects,
-)
-from modrag_studio.evaluation.generation.terms import word_stems
 from modrag_studio.evaluation.generation.unanswerable import UnanswerableQuestions
-from modrag_studio.evaluation.generation.verify import (
-    Candidate,
-    Deduplicator,
-    Verdict,
-    check_answerable,
-    check_claim,
-    check_specific,
-)
 
 log = logging.getLogger(__name__)
 GIVE_UP = 2  # a type that has had this many calls per question it owes stops asking

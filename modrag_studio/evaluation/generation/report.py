@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modrag_studio.evaluation.generation.content import skipped_text
+from modrag_studio.evaluation.generation.reading.content import skipped_text
 
 #: Rejection reasons, as recorded, and what each means.
 REASONS = {

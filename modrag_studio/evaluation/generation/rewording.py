@@ -12,18 +12,8 @@ from modrag_nodes.text.scripts import language_of
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.node import CancelToken
 from modrag_studio.evaluation.evalset import EvalQuestion
-from modrag_studio.evaluation.generation.config import GenerationConfig
-from modrag_studio.evaluation.generation.misreads import adjective_for_noun
-from modrag_studio.evaluation.generation.prompts import (
-    build_synonym_prompt,
-    build_translate_prompt,
-    parse_synonyms,
-    parse_translation,
-    substitute,
-)
-from modrag_studio.evaluation.generation.search import CorpusSearch
-from modrag_studio.evaluation.generation.terms import key_terms, overlap, words_to_replace
-from modrag_studio.evaluation.generation.verify import (
+from modrag_studio.evaluation.generation.checks.misreads import adjective_for_noun
+from modrag_studio.evaluation.generation.checks.verify import (
     PARAPHRASE_MAX_OVERLAP,
     Candidate,
     Verdict,
@@ -31,6 +21,16 @@ from modrag_studio.evaluation.generation.verify import (
     check_back_translation,
     check_claim,
 )
+from modrag_studio.evaluation.generation.config import GenerationConfig
+from modrag_studio.evaluation.generation.reading.prompts import (
+    build_synonym_prompt,
+    build_translate_prompt,
+    parse_synonyms,
+    parse_translation,
+    substitute,
+)
+from modrag_studio.evaluation.generation.reading.search import CorpusSearch
+from modrag_studio.evaluation.generation.reading.terms import key_terms, overlap, words_to_replace
 
 Progress = Callable[[int, int, str], None]  # (kept, wanted, what the last call gave)
 

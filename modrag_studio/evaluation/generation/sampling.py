@@ -16,9 +16,9 @@ from modrag_nodes.text.scripts import han_count, is_han, language_of
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.content import share_subject
 from modrag_studio.evaluation.generation.facts import value_facts
-from modrag_studio.evaluation.generation.terms import key_terms
+from modrag_studio.evaluation.generation.reading.content import share_subject
+from modrag_studio.evaluation.generation.reading.terms import key_terms
 
 MIN_CHUNK_CHARS = 80
 

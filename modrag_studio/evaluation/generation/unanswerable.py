@@ -16,9 +16,10 @@ from functools import cached_property
 
 from modrag_nodes.text.scripts import HAN_CHAR
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.content import names_any, package_name, prose
-from modrag_studio.evaluation.generation.search import CorpusSearch
-from modrag_studio.evaluation.generation.subjects import (
+from modrag_studio.evaluation.generation.checks.verify import Candidate, Verdict, check_unanswerable
+from modrag_studio.evaluation.generation.reading.content import names_any, package_name, prose
+from modrag_studio.evaluation.generation.reading.search import CorpusSearch
+from modrag_studio.evaluation.generation.reading.subjects import (
     KIND_REPLY_TOKENS,
     build_kind_prompt,
     fitting_details,
@@ -28,8 +29,7 @@ from modrag_studio.evaluation.generation.subjects import (
     template_question,
     thing_subjects,
 )
-from modrag_studio.evaluation.generation.terms import key_terms
-from modrag_studio.evaluation.generation.verify import Candidate, Verdict, check_unanswerable
+from modrag_studio.evaluation.generation.reading.terms import key_terms
 
 # words saying a document's own name is software ("narwhals is a dataframe library")
 _SOFTWARE_WORDS = (r"librar(?:y|ies)|package|module|framework|linter|formatter|parser|"

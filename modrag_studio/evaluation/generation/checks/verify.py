@@ -20,19 +20,19 @@ from modrag_nodes.text.scripts import HAN_CHAR, HAN_RUN, han_count, is_han, lang
 from modrag_nodes.text.words import LATIN_WORD, words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.evalset import EvalQuestion
-from modrag_studio.evaluation.generation.content import (
-    document_subject,
-    first_person,
-    package_name,
-)
-from modrag_studio.evaluation.generation.misreads import (
+from modrag_studio.evaluation.generation.checks.misreads import (
     dropped_kind,
     example_code_value,
     garbled_wording,
     partial_value,
 )
-from modrag_studio.evaluation.generation.search import CorpusSearch
-from modrag_studio.evaluation.generation.terms import (
+from modrag_studio.evaluation.generation.reading.content import (
+    document_subject,
+    first_person,
+    package_name,
+)
+from modrag_studio.evaluation.generation.reading.search import CorpusSearch
+from modrag_studio.evaluation.generation.reading.terms import (
     absent_terms,
     held_terms,
     key_terms,

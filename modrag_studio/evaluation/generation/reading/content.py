@@ -15,8 +15,8 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.prompts import ASKING_START
-from modrag_studio.evaluation.generation.subjects import named_subjects
+from modrag_studio.evaluation.generation.reading.prompts import ASKING_START
+from modrag_studio.evaluation.generation.reading.subjects import named_subjects
 
 #: Why a chunk or sentence is skipped, as recorded, and what each means.
 SKIP_REASONS = {

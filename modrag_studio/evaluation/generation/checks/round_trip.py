@@ -18,9 +18,9 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.numbers import BARE_NUMBER, CN_NUMERALS, EN_NUMBER_WORDS, quantities
 from modrag_nodes.text.words import word_count
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.prompts import clip
-from modrag_studio.evaluation.generation.search import CorpusSearch
-from modrag_studio.evaluation.generation.terms import key_terms, overlap
+from modrag_studio.evaluation.generation.reading.prompts import clip
+from modrag_studio.evaluation.generation.reading.search import CorpusSearch
+from modrag_studio.evaluation.generation.reading.terms import key_terms, overlap
 
 PASSAGES = 3
 PASSAGE_CHARS = 260  # of each passage, the sentences about the question (a prompt of ~250 tokens)

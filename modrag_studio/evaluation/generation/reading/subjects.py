@@ -15,8 +15,8 @@ import re
 from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import loaded_jieba
-from modrag_studio.evaluation.generation.prompts import ABSENT_DETAILS, clip
-from modrag_studio.evaluation.generation.terms import absent_terms, key_terms
+from modrag_studio.evaluation.generation.reading.prompts import ABSENT_DETAILS, clip
+from modrag_studio.evaluation.generation.reading.terms import absent_terms, key_terms
 
 KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place",
          "standard")

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from modrag_nodes.text.normalise import normalise
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.content import code_line_indices, names_any
+from modrag_studio.evaluation.generation.reading.content import code_line_indices, names_any
 
 # a bound before a number: the value is a limit, not an amount ("under 30 seconds")
 _BOUND_BEFORE = re.compile(
