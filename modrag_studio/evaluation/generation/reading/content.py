@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 
 from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.scripts import is_han
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
@@ -236,7 +237,8 @@ def subject_terms(chunk: Chunk, *, deep: bool = True) -> list[str]:
         found.extend(_title_names(str(heading), whole=depth == 0 and not named))
     stop = english_stopwords()
     return list(dict.fromkeys(t for t in found if t and normalise(t) not in stop
-                              and len(t) >= 3 and not re.fullmatch(r"[\d.\s-]+", t)))
+                              and (len(t) >= 3 or len(t) == 2 and is_han(t))
+                              and not re.fullmatch(r"[\d.\s-]+", t)))
 
 
 def document_subject(chunk: Chunk) -> str:
@@ -280,15 +282,41 @@ _ENTITY_CODE = re.compile(r"(?i)[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]*\d{2,}[a-z0-
 def question_subjects(chunks: Sequence[Chunk], language: str) -> list[str]:
     """The names a question about ``chunks`` may carry to say what it is about: each
     chunk's package, title and heading names, and the codes and names its text gives (a
-    capitalised word inside a sentence among them: Eastbank)."""
+    capitalised word inside a sentence among them: Eastbank; in Chinese, titles in 《》,
+    Latin names and listed names: 《无限危机 #3》, Dairy Queen, P. tuckeri, 天龙桥)."""
     found: list[str] = []
     for chunk in chunks:
         body = prose(chunk.text)
         found += subject_terms(chunk)
         found += named_subjects(body, language)
-        if language != "zh":
-            found += _proper_words(body)
+        found += _chinese_text_names(body) if language == "zh" else _proper_words(body)
     return list(dict.fromkeys(found))
+
+
+# a title in 《》 (a book, a film, an issue: 《无限危机 #3》)
+_BOOK_TITLE = re.compile(r"《([^《》\n]{2,40})》")
+# in Chinese text, Latin names: two capitalised words or more (Dairy Queen, Charles Lewis
+# Camp) and an abbreviated binomial (P. tuckeri); no lone word (EXILE, Oricon, Nexon)
+_LATIN_NAME = re.compile(r"(?<![A-Za-z])(?:[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+|"
+                         r"[A-Z]\.[ \t]?[a-z]{3,})(?![A-Za-z])")
+# a list of names of one kind (天龙桥、青龙桥、黑龙桥): items joined by 、
+_LISTED = re.compile(r"[\u4e00-\u9fff]{3,}(?:、[\u4e00-\u9fff]{3,})+")
+
+
+def _chinese_text_names(text: str) -> list[str]:
+    """The names Chinese text writes as names without jieba tagging them: titles in 《》,
+    Latin names and the items of a 、 list that end alike (天龙桥、青龙桥、黑龙桥; each as long
+    as the item beside it, the words before the first left out)."""
+    found = [m.group(1).strip() for m in _BOOK_TITLE.finditer(text)]
+    found += [m.group(0) for m in _LATIN_NAME.finditer(text)]
+    for match in _LISTED.finditer(text):
+        items = match.group(0).split("、")
+        for i, item in enumerate(items):
+            alike = [b for b in items[max(i - 1, 0):i] + items[i + 1:i + 2]
+                     if b[-1] == item[-1] and len(b) <= 6]
+            if alike and (i == 0 or len(item) <= 6):
+                found.append(item[-len(alike[-1]):] if i == 0 else item)
+    return [t for t in found if 0 < len(t) <= 40]
 
 
 def _proper_words(text: str) -> list[str]:
