@@ -210,6 +210,8 @@ def test_reference_descriptions_say_what_to_ask_and_look_at(name: str) -> None:
 
 
 def test_modular_rag_product_question_answers_with_citations(run, llm) -> None:
+    # "how often" asks for a number: the scripted reply states the one the evidence gives
+    llm.answer = "The lubrication pump LP-07 is serviced every 500 operating hours [1]."
     result = run(sample("modular_rag.json"),
                  question="How often is the lubrication pump serviced?")
     assert route(result, "router") == "product"

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePath
 
 from modrag_nodes.text.normalise import normalise
-from modrag_nodes.text.scripts import is_han
+from modrag_nodes.text.scripts import HAN, is_han
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import words
 from modrag_studio.engine.core.datatypes import Chunk
@@ -300,7 +300,7 @@ _BOOK_TITLE = re.compile(r"《([^《》\n]{2,40})》")
 _LATIN_NAME = re.compile(r"(?<![A-Za-z])(?:[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+|"
                          r"[A-Z]\.[ \t]?[a-z]{3,})(?![A-Za-z])")
 # a list of names of one kind (天龙桥、青龙桥、黑龙桥): items joined by 、
-_LISTED = re.compile(r"[\u4e00-\u9fff]{3,}(?:、[\u4e00-\u9fff]{3,})+")
+_LISTED = re.compile(rf"[{HAN}]{{3,}}(?:、[{HAN}]{{3,}})+")
 
 
 def _chinese_text_names(text: str) -> list[str]:
