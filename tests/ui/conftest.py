@@ -19,6 +19,14 @@ def _no_blocking_close_prompt(monkeypatch):
     monkeypatch.setattr(MainWindow, "ask_unsaved", lambda self: True)
 
 
+@pytest.fixture(autouse=True)
+def _user_settings_in_the_test_folder(tmp_path):
+    """A window made without ``settings`` (recent files, layout, run inputs) keeps them in
+    the test's own folder: the user's studio never lists a test's graphs as recent."""
+    for kind in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(kind, QSettings.Scope.UserScope, str(tmp_path / "user-settings"))
+
+
 @pytest.fixture
 def shots(tmp_path) -> Path:
     """Where a test saves its screenshots: ``$MODRAG_SCREENSHOT_DIR`` when set (to refresh

@@ -204,3 +204,10 @@ def test_window_and_dock_sizes_are_remembered(qtbot, studio_settings):
     qtbot.waitUntil(lambda: (second.width(), second.height()) == size)
     assert abs(second.docks["properties"].width() - width) <= 4
     assert second.docks["problems"].isHidden()
+
+
+def test_a_window_made_without_settings_keeps_them_in_the_test_folder(tmp_path):
+    """The tests never write the user's settings (their graphs showed up as recent files)."""
+    from modrag_studio.ui.shell.main_window import default_settings
+
+    assert default_settings().fileName().startswith(str(tmp_path))
