@@ -344,3 +344,13 @@ def test_a_type_that_keeps_none_of_its_first_tries_hands_its_share_on(scripted, 
     assert any(note.startswith("paraphrase: 0 kept of 6 after")
                for note in result.report.notes)
     assert len(result.questions) == 12  # the unanswerable type made up for it
+
+
+def test_a_default_or_flag_value_keeps_no_stray_backtick_or_equals_sign():
+    """The expected answer is the name a user writes: "dist", not "`dist" (the closing
+    backtick cut with the bracket), and "--config-json", not "--config-json=" (its value
+    placeholder dropped): an answer written either way is found in it."""
+    assert "dist" in _values("The build writes its archives to a folder of the project "
+                             "(defaults to `dist`).", "build.md")
+    assert "--config-json" in _values("- `--config-json=<value>`: An alternative way to pass "
+                                      "in complex config settings as JSON strings.", "build.md")

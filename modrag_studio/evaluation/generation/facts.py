@@ -143,6 +143,8 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
                 at = sentence.index(value, match.start())
                 start, end = widened(sentence, at, at + len(value))
                 value = sentence[start:end].strip()
+            if kind in ("default", "flag"):  # "`dist`)" and "--config-json=<value>`:"
+                value = value.strip("`").rstrip("=")
             return value, kind
     return None
 
