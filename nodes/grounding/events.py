@@ -42,8 +42,9 @@ def opposite_events(claims: list[Claim], question: str, items: list[ScoredChunk]
                     aliases: list[set[str]]) -> list[Mismatch]:
     """The located date claims every evidence sentence of which names the opposite of an
     event the question names, and none the event itself."""
-    asked = {e: w for e, w in _events_in(flat(question)).items() if _OPPOSITE[e] not in
-             _events_in(flat(question))}
+    named_in_question = _events_in(flat(question))
+    asked = {e: w for e, w in named_in_question.items()
+             if _OPPOSITE[e] not in named_in_question}
     dates = [c for c in claims if c.verdict in ("cited", "evidence")
              and (c.kind == "date" or _DATE_LIKE.search(c.text))]
     if not asked or not dates or not items:
@@ -54,8 +55,8 @@ def opposite_events(claims: list[Claim], question: str, items: list[ScoredChunk]
         stating = [s for s in sentences if s.states(claim, aliases)]
         if not stating:
             continue
+        named = [_events_in(s.text) for s in stating]
         for event, word in asked.items():
-            named = [_events_in(s.text) for s in stating]
             opposite = _OPPOSITE[event]
             if all(opposite in n and event not in n for n in named):
                 found.append(Mismatch(claim, stating[0].block, word, [named[0][opposite]]))

@@ -62,9 +62,9 @@ def _lines(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip()]
 
 
-def _code_lines(text: str) -> tuple[set[int], list[str]]:
-    """Indices of the lines inside fenced or indented code blocks (RST ``::`` blocks, console
-    sessions), and all lines."""
+def code_line_indices(text: str) -> tuple[set[int], list[str]]:
+    """Indices of ``text``'s code lines (inside fenced blocks, indented after ``::`` or a code
+    directive, or reading as code: console sessions, imports, calls), and all its lines."""
     lines = text.splitlines()
     inside: set[int] = set()
     fenced = False
@@ -88,16 +88,10 @@ def _code_lines(text: str) -> tuple[set[int], list[str]]:
     return inside, lines
 
 
-def code_line_indices(text: str) -> tuple[set[int], list[str]]:
-    """Indices of ``text``'s code lines (fenced, indented after ``::``, or reading as code),
-    and all its lines."""
-    return _code_lines(text)
-
-
 def prose(text: str) -> str:
     """The running text of ``text``: headings (Markdown and underlined), rules, badges,
     directives and code lines left out, links reduced to their words."""
-    inside, lines = _code_lines(text)
+    inside, lines = code_line_indices(text)
     kept: list[str] = []
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
@@ -153,11 +147,11 @@ def skip_reason(text: str, heading_path: Iterable[str] = (), following: str = ""
     if link_lines >= 3 and link_lines * 3 >= len(lines) * 2 and len(body_words) < 6 * link_lines:
         return "link-list"
     if not body_words:
-        inside, all_lines = _code_lines(text)
+        inside, all_lines = code_line_indices(text)
         code = sum(1 for i, ln in enumerate(all_lines) if i in inside and ln.strip())
         return "code-only" if code else "heading-only"
     if len(body_words) < 8:
-        inside, all_lines = _code_lines(text)
+        inside, all_lines = code_line_indices(text)
         code = sum(1 for i, ln in enumerate(all_lines) if i in inside and ln.strip())
         return "code-only" if code > len(body_words) else "too-short"
     return None
