@@ -1,4 +1,5 @@
-"""Helpers shared by the sub-commands: loading a graph with a clear error, parsing pairs."""
+"""Helpers shared by the sub-commands: loading a graph with a clear error, parsing pairs and
+the graph inputs given on the command line."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from modrag_studio import run_tracing
 from modrag_studio.commands.exit_codes import EXIT_INVALID
 from modrag_studio.engine.core.document import GraphDocument, load
 from modrag_studio.engine.core.errors import GraphLoadError
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.core.registry import NodeRegistry
 
 
 def scrub_logs() -> None:
@@ -66,6 +70,28 @@ def parse_pairs(pairs: list[str], what: str) -> dict[str, str]:
             raise ValueError(f"{what} '{pair}' is not of the form name=value")
         result[name] = value
     return result
+
+
+def shell_inputs(docs: GraphDocument | Iterable[GraphDocument], pairs: list[str],
+                 registry: NodeRegistry | None = None) -> dict[str, str]:
+    """``--input name=value`` pairs as every sub-command passes them to the graph(s) ``docs``:
+    a value naming an existing path relative to the working directory made absolute (the
+    shell meant it; a run resolves relative paths against the graph's folder), and the
+    path-like inputs of each graph tidied (``normalise_path_inputs``), so all compute the
+    cache keys ``modrag run`` does. Raises ValueError naming a pair without '='."""
+    from modrag_studio.composition import default_registry
+    from modrag_studio.engine.core.paths import absolute_if_exists
+    from modrag_studio.engine.trust.reach import normalise_path_inputs
+
+    inputs = {name: absolute_if_exists(value)
+              for name, value in parse_pairs(pairs, "--input").items()}
+    if not inputs:
+        return inputs
+    registry = registry or default_registry()
+    for doc in [docs] if isinstance(docs, GraphDocument) else docs:
+        inputs = {name: str(value)  # tidy_path keeps text text
+                  for name, value in normalise_path_inputs(doc, inputs, registry).items()}
+    return inputs
 
 
 def parse_value(text: str) -> Any:

@@ -23,6 +23,7 @@ from modrag_studio.commands.common import (
     refused_untrusted,
     report_overwrites_input,
     run_hooks,
+    shell_inputs,
     write_report,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
@@ -207,8 +208,8 @@ def _compare_on_dataset(args: argparse.Namespace, sides) -> dict[str, Any]:
     (label_a, doc_a, file_a), (label_b, doc_b, file_b) = sides
     output_b = args.output_b or args.output
     dataset = load_beir(args.dataset, args.split)
-    extra = parse_pairs(args.input, "--input")
     executor = _executor(args)
+    extra = shell_inputs([doc_a, doc_b], args.input, executor.registry)
     shared = shared_ranked_outputs(doc_a, doc_b, executor.registry)
     reports = []
     for label, doc, output in ((label_a, doc_a, args.output), (label_b, doc_b, output_b)):
@@ -241,11 +242,13 @@ def _compare_on_evalset(args: argparse.Namespace, sides) -> dict[str, Any]:
         line = lines.setdefault(label, ProgressLine(f"questions of {label}", every_s=0))
         line.update(done, total, f"{row.id}: {mark}")
 
+    executor = _executor(args)
     reports = run_variants_on_evalset(
-        [(label, doc) for label, doc, _ in sides], evalset, executor=_executor(args),
+        [(label, doc) for label, doc, _ in sides], evalset, executor=executor,
         answer_output=args.answer_output, judge=judge_from_flag(args.judge), limit=args.limit,
         query_input=args.query_input, corpus_input=args.corpus_input,
-        extra_inputs=parse_pairs(args.input, "--input"), on_progress=progress,
+        extra_inputs=shell_inputs([doc for _, doc, _ in sides], args.input, executor.registry),
+        on_progress=progress,
         parallel=args.parallel)
     (label_a, _, file_a), (label_b, _, file_b) = sides
     return compare_reports(
@@ -259,9 +262,9 @@ def _compare_one_question(args: argparse.Namespace, sides) -> int:
     from modrag_studio.engine.edit.variants import diff_graphs
     from modrag_studio.evaluation.run_diff import diff_runs, format_run_diff
 
-    inputs = parse_pairs(args.input, "--input")
     executor = _executor(args)
     (label_a, doc_a, _), (label_b, doc_b, _) = sides
+    inputs = shell_inputs([doc_a, doc_b], args.input, executor.registry)
     result_a = executor.run(doc_a, inputs)
     result_b = executor.run(doc_b, inputs)
     nodes = diff_runs(doc_a, result_a, doc_b, result_b)
@@ -303,7 +306,7 @@ def run_eval_grid(args: argparse.Namespace) -> int:
                           from_scratch=args.grid_scratch, on_cell=progress, hit_k=args.k,
                           limit=args.limit, query_input=args.query_input,
                           corpus_input=args.corpus_input,
-                          extra_inputs=parse_pairs(args.input, "--input"))
+                          extra_inputs=shell_inputs(doc, args.input, executor.registry))
     except (ModragError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID

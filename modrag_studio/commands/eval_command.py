@@ -24,6 +24,7 @@ from modrag_studio.commands.common import (
     parse_value,
     refused_untrusted,
     run_hooks,
+    shell_inputs,
     traced,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
@@ -115,7 +116,7 @@ def run_eval(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     try:
         doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
-        extra = parse_pairs(args.input, "--input")
+        extra = shell_inputs(doc, args.input)
         dataset = load_beir(args.dataset, args.split)
         executor = Executor(default_registry(),
                             cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())),

@@ -15,6 +15,7 @@ from modrag_studio.commands.common import (
     load_or_exit,
     parse_pairs,
     run_hooks,
+    shell_inputs,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.progress import ProgressLine, SetupNarrator
@@ -98,7 +99,7 @@ def run_evalset(args: argparse.Namespace) -> int:
     try:
         gates = parse_gates(args.min)
         doc = apply_overrides(doc, parse_pairs(args.set, "--set"))
-        extra = parse_pairs(args.input, "--input")
+        extra = shell_inputs(doc, args.input)
         evalset = load_evalset(args.evalset)
         executor = Executor(default_registry(),
                             cache=NodeCache(disk_dir=Path(args.cache_dir or cache_home())),

@@ -13,8 +13,8 @@ from pathlib import Path
 from modrag_studio.commands.common import (
     add_trust_option,
     load_with_overrides,
-    parse_pairs,
     refused_untrusted,
+    shell_inputs,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 
@@ -96,9 +96,8 @@ def run_generate(args: argparse.Namespace) -> int:
     from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.document import atomic_write_text
     from modrag_studio.engine.core.errors import ModragError, RunCancelled
-    from modrag_studio.engine.core.paths import absolute_if_exists, cache_home
+    from modrag_studio.engine.core.paths import cache_home
     from modrag_studio.engine.run.executor import Executor
-    from modrag_studio.engine.trust.reach import normalise_path_inputs
     from modrag_studio.evaluation.evalset import dumps_evalset, load_evalset
     from modrag_studio.evaluation.generation import GenerationConfig, generate_evalset
 
@@ -113,9 +112,7 @@ def run_generate(args: argparse.Namespace) -> int:
             print(text, file=sys.stderr, flush=True)
 
     try:
-        inputs = normalise_path_inputs(doc, {k: absolute_if_exists(v) for k, v in
-                                             parse_pairs(args.input, "--input").items()},
-                                       registry)
+        inputs = shell_inputs(doc, args.input, registry)
         config = GenerationConfig(
             n=args.n, llm=llm_from_flag(args.model, args.host), seed=args.seed,
             types=[t.strip() for t in args.types.split(",") if t.strip()],

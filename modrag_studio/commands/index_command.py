@@ -30,8 +30,8 @@ from typing import Any
 from modrag_studio.commands.common import (
     add_trust_option,
     load_with_overrides,
-    parse_pairs,
     refused_untrusted,
+    shell_inputs,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.commands.run_command import ProgressPrinter
@@ -76,7 +76,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run_index(args: argparse.Namespace) -> int:
     from modrag_studio.distributed.job import (
         IndexRequest,
-        cli_inputs,
         run_index_job,
         summary_text,
     )
@@ -89,7 +88,7 @@ def run_index(args: argparse.Namespace) -> int:
     if doc is None or refused_untrusted(args.graph, args.trust, doc):
         return EXIT_INVALID
     try:
-        inputs = cli_inputs(doc, parse_pairs(args.input, "--input"))
+        inputs = shell_inputs(doc, args.input)
         ingest_plan(doc)
     except (ValueError, IngestGraphError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -71,7 +71,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     registry = default_registry()
     try:
-        settings = settings_from_args(args)
+        settings = settings_from_args(args, docs, registry)
         executor = Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir),
                             hooks=run_hooks(args))  # trace export (--otlp), when on
         tools = plan_tools(docs, settings, registry=registry, executor=executor)

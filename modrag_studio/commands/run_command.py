@@ -20,18 +20,16 @@ from modrag_studio.commands.attribution_cli import (
 from modrag_studio.commands.common import (
     add_trust_option,
     load_with_overrides,
-    parse_pairs,
     refused_untrusted,
     run_hooks,
+    shell_inputs,
     traced,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.core.formatting import failure
-from modrag_studio.engine.core.paths import absolute_if_exists
 from modrag_studio.engine.core.serialize import to_jsonable
 from modrag_studio.engine.run.hooks import RunHook
-from modrag_studio.engine.trust.reach import normalise_path_inputs
 from modrag_studio.engine.trust.store_mode import allow_large_deletes
 
 
@@ -138,9 +136,7 @@ def run_graph(args: argparse.Namespace) -> int:
     if doc is None or refused_untrusted(args.graph, args.trust, doc):
         return EXIT_INVALID
     try:
-        raw = {name: absolute_if_exists(value)  # shell paths mean the working directory
-               for name, value in parse_pairs(args.input, "--input").items()}
-        inputs = normalise_path_inputs(doc, raw, default_registry())
+        inputs = shell_inputs(doc, args.input)
         expected = expected_from_args(args.expect)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

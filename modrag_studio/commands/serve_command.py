@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from modrag_studio import run_tracing
-from modrag_studio.commands.common import load_or_exit, parse_pairs, run_hooks, traced
+from modrag_studio.commands.common import load_or_exit, run_hooks, shell_inputs, traced
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK
+
+if TYPE_CHECKING:
+    from modrag_studio.engine.core.document import GraphDocument
+    from modrag_studio.engine.core.registry import NodeRegistry
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -64,8 +70,10 @@ def add_service_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", help="node result cache folder")
 
 
-def settings_from_args(args: argparse.Namespace):
-    """ServerSettings from the command line; ValueError with the reason when they cannot work."""
+def settings_from_args(args: argparse.Namespace, docs: Iterable[GraphDocument] = (),
+                       registry: NodeRegistry | None = None):
+    """ServerSettings from the command line (the ``--input`` values as ``shell_inputs`` reads
+    them for the served graphs ``docs``); ValueError with the reason when they cannot work."""
     from modrag_studio.engine.core.paths import cache_home
     from modrag_studio.server import ServerSettings
     from modrag_studio.server.security import is_loopback, resolve_api_key
@@ -85,7 +93,7 @@ def settings_from_args(args: argparse.Namespace):
         max_concurrent_runs=args.max_concurrent_runs, max_queued_runs=args.max_queued_runs,
         cache_dir=Path(args.cache_dir) if args.cache_dir else cache_home(),
         host=args.host, allowed_hosts=args.allowed_host or None,
-        expose_inputs=args.expose_input, fixed_inputs=parse_pairs(args.input, "--input"),
+        expose_inputs=args.expose_input, fixed_inputs=shell_inputs(docs, args.input, registry),
         data_root=Path(args.data_root) if args.data_root else None,
         remote_trace=getattr(args, "remote_trace", False),
         allow_record=getattr(args, "allow_record", False),
@@ -112,8 +120,8 @@ def run_serve(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     print_reach(doc, args.graph, file=sys.stderr)  # the operator runs it: listed, not asked
     try:
-        settings = settings_from_args(args)
         registry = default_registry()
+        settings = settings_from_args(args, [doc], registry)
         executor = Executor(registry, cache=NodeCache(disk_dir=settings.cache_dir),
                             hooks=run_hooks(args))
         app = create_app(doc, settings, registry=registry, executor=executor)

@@ -21,11 +21,11 @@ from typing import Any
 from modrag_studio.commands.common import (
     add_trust_option,
     load_or_exit,
-    parse_pairs,
     parse_value,
     refused_untrusted,
     report_overwrites_input,
     run_hooks,
+    shell_inputs,
     write_report,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
@@ -143,7 +143,7 @@ def run_tune(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     registry = default_registry()
     try:
-        extra = parse_pairs(args.input, "--input")
+        extra = shell_inputs(doc, args.input, registry)
         if args.plan:
             dataset = _questions(args, doc, extra)
             count = len(dataset.evaluated_query_ids())

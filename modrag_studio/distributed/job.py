@@ -10,7 +10,7 @@ does not build it again.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,14 +160,3 @@ def summary_text(summary: dict[str, Any]) -> str:
     if summary.get("bm25_chunks") is not None:
         parts.append(f"BM25 over {summary['bm25_chunks']} chunks")
     return f"indexed ({summary['mode']}, {summary['seconds']:.1f} s): " + ", ".join(parts)
-
-
-def cli_inputs(doc: GraphDocument, values: Mapping[str, str]) -> dict[str, Any]:
-    """Command-line inputs spelled as ``modrag run`` spells them (paths the shell meant made
-    absolute, path-like inputs tidied), so both compute the same cache keys."""
-    from modrag_studio.composition import default_registry
-    from modrag_studio.engine.core.paths import absolute_if_exists
-    from modrag_studio.engine.trust.reach import normalise_path_inputs
-
-    return normalise_path_inputs(doc, {name: absolute_if_exists(value)
-                                       for name, value in values.items()}, default_registry())

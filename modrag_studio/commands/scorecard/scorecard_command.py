@@ -18,9 +18,9 @@ from pathlib import Path
 from modrag_studio.commands.common import (
     add_trust_option,
     load_with_overrides,
-    parse_pairs,
     refused_untrusted,
     report_overwrites_input,
+    shell_inputs,
     write_report,
 )
 from modrag_studio.commands.exit_codes import EXIT_INVALID, EXIT_OK, EXIT_RUN_FAILED
@@ -99,10 +99,9 @@ def run_scorecard(args: argparse.Namespace) -> int:
     from modrag_studio.composition import default_registry
     from modrag_studio.engine.cache.node_cache import NodeCache
     from modrag_studio.engine.core.errors import ModragError, RunCancelled
-    from modrag_studio.engine.core.paths import absolute_if_exists, cache_home
+    from modrag_studio.engine.core.paths import cache_home
     from modrag_studio.engine.edit.variants import VariantError
     from modrag_studio.engine.run.executor import Executor
-    from modrag_studio.engine.trust.reach import normalise_path_inputs
     from modrag_studio.evaluation.generation import GenerationConfig
     from modrag_studio.evaluation.scorecard import (
         ScorecardError,
@@ -125,9 +124,7 @@ def run_scorecard(args: argparse.Namespace) -> int:
     registry = default_registry()
     progress = _Progress(args.quiet)
     try:
-        inputs = normalise_path_inputs(doc, {k: absolute_if_exists(v) for k, v in
-                                             parse_pairs(args.input, "--input").items()},
-                                       registry)
+        inputs = shell_inputs(doc, args.input, registry)
         generation = None
         questions = Path(args.evalset) if args.evalset else out.with_suffix(".questions.jsonl")
         if not args.evalset:
