@@ -397,6 +397,7 @@ REFUSE_EN = "The documents do not mention {missing}."
 REFUSE_ZH = "文档中没有提到{missing}。"
 REFUSE_PLAIN_EN = "The documents do not answer this question."
 REFUSE_PLAIN_ZH = "文档中没有这个问题的答案。"
+MAX_NAMED = 3  # what a refusal names at most; the rest are counted
 
 
 def _named(answer: Answer, zh: bool = False) -> list[str]:
@@ -407,7 +408,8 @@ def _named(answer: Answer, zh: bool = False) -> list[str]:
     identifiers = [t for t in answer.absent_terms if is_identifier(t)]
     if identifiers:
         return identifiers
-    mismatched = [c for c in answer.claims if c.verdict == "mismatch"]
+    mismatched = sorted((c for c in answer.claims if c.verdict == "mismatch"),
+                        key=lambda c: c.kind == "term")  # values and names before words
     if mismatched:
         return list(dict.fromkeys(
             f"{c.about}与{c.text}的关系" if zh else f"{c.text} in connection with {c.about}"
@@ -423,6 +425,15 @@ def _named(answer: Answer, zh: bool = False) -> list[str]:
     # for, say, a date it does not give: those claims the documents do state)
     return [c for c in ungrounded_claims(answer)
             if not answer.check_reason or c in answer.check_reason]
+
+
+def _listed(named: list[str], zh: bool) -> str:
+    """``named`` joined for a refusal: the first ``MAX_NAMED`` and how many more (a refusal
+    listing ten pairings of an answer's words reads as noise, not as a reason)."""
+    shown, more = named[:MAX_NAMED], len(named) - MAX_NAMED
+    if zh:
+        return "、".join(shown) + (f"等{len(named)}项" if more > 0 else "")
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
 def ungrounded_claims(answer: Answer) -> list[str]:
@@ -463,7 +474,7 @@ class RefuseAnswer(NodeType):
         zh = language_of(source.query) == "zh"
         named = _named(source, zh)
         if named:
-            joined = ("、" if zh else ", ").join(dict.fromkeys(named))
+            joined = _listed(list(dict.fromkeys(named)), zh)
             text = (params.message_zh if zh else params.message_en).replace("{missing}", joined)
         else:
             text = params.plain_zh if zh else params.plain_en

@@ -215,3 +215,35 @@ def test_a_date_of_the_opposite_event_is_a_mismatch(run_node) -> None:
     span = [scored("pan", 0.9, text="Pan Shicheng (1804–1873) was a merchant.")]
     out, _ = _check(run_node, "When did Pan Shicheng die?", "In 1804 [1].", span)
     assert list(out) == ["grounded"]  # no event word: the check cannot tell, and says nothing
+
+
+def _mismatched(query: str, pairs: list[tuple[str, str]]):
+    from modrag_studio.engine.core.datatypes import Answer, Claim
+
+    claims = [Claim(text=text, kind=kind, verdict="mismatch", block=1, about="盾柱木")
+              for text, kind in pairs]
+    return Answer(text="…", query=query, claims=claims)
+
+
+def test_a_refusal_names_three_pairings_values_first_and_counts_the_rest(run_node) -> None:
+    """An answer about another plant mismatches on many of its words: the refusal names the
+    answer's names and values before its plain words, three at most, and counts the rest."""
+    answer = _mismatched("盾柱木的名字是怎样得来的？", [
+        ("天然", "term"), ("温泉", "term"), ("从那时起", "term"), ("480年", "date"),
+        ("列奥尼达", "name")])
+    refusal = run_node(RefuseAnswer, {}, answer=[answer])["answer"]
+    assert refusal.text == ("文档中没有提到盾柱木与480年的关系、盾柱木与列奥尼达的关系、"
+                            "盾柱木与天然的关系等5项。")
+    assert run_node.ctx.details["named"][3:] == ["盾柱木与温泉的关系", "盾柱木与从那时起的关系"]
+    english = _mismatched("How did the plant get its name?", [
+        ("natural", "term"), ("Thermopylae", "name"), ("hot springs", "term"),
+        ("soldiers", "term")])
+    refusal = run_node(RefuseAnswer, {}, answer=[english])["answer"]
+    assert refusal.text == (
+        "The documents do not mention Thermopylae in connection with 盾柱木, natural in "
+        "connection with 盾柱木, hot springs in connection with 盾柱木 and 1 more.")
+    two = _mismatched("How did the plant get its name?",
+                      [("natural", "term"), ("Leonidas", "name")])
+    assert run_node(RefuseAnswer, {}, answer=[two])["answer"].text == (
+        "The documents do not mention Leonidas in connection with 盾柱木, natural in connection "
+        "with 盾柱木.")
