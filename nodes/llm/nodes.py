@@ -86,9 +86,10 @@ class ChatModelParams(BaseModel):
         "what a new prompt adds to the prefix they share (a retry reads only its feedback); "
         "off: every prompt is read whole, so a greedy answer never depends on the call before")
     lookup_decoding: bool = Field(
-        True, description="Embedded (llama.cpp): draft the next tokens from where the last two "
+        False, description="Embedded (llama.cpp): draft the next tokens from where the last two "
         "tokens occur earlier in the prompt or answer and check them in one batch (answers "
-        "copy from their evidence); a greedy answer may differ where the batch rounds "
+        "copy from their evidence); faster on a machine busy with other work, slower on an "
+        "idle one (docs/llm-backends.md); a greedy answer may differ where the batch rounds "
         "differently. Not used while several questions are asked at once")
 
 

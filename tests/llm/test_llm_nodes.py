@@ -39,11 +39,14 @@ def test_chat_model_builds_the_spec():
     assert ChatModelParams().backend == "embedded"
     embedded = ChatModel().run(Recorder().context("m", "llm.model"),
                                ChatModelParams(repetition_penalty=1.0))["llm"]
-    # the embedded engine's prompt prefix and lookup decoding
-    assert embedded.extra == {"reuse_prefix": True, "lookup_decoding": True}
+    # the embedded engine's prompt prefix; lookup decoding only when asked (slower idle)
+    assert embedded.extra == {"reuse_prefix": True}
+    drafted = ChatModel().run(Recorder().context("m", "llm.model"),
+                              ChatModelParams(repetition_penalty=1.0,
+                                              lookup_decoding=True))["llm"]
+    assert drafted.extra == {"reuse_prefix": True, "lookup_decoding": True}
     plain = ChatModel().run(Recorder().context("m", "llm.model"),
-                            ChatModelParams(repetition_penalty=1.0, reuse_prefix=False,
-                                            lookup_decoding=False))["llm"]
+                            ChatModelParams(repetition_penalty=1.0, reuse_prefix=False))["llm"]
     assert plain.extra == {}
 
 
