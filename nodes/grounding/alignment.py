@@ -28,6 +28,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePath
 
 from modrag_nodes.grounding.claims import (
@@ -69,7 +70,7 @@ class EvidenceSentence:
     context: set[str] = field(default_factory=set)
     spelt: dict[str, str] = field(default_factory=dict)  # entity -> as the block writes it
     lead_of: dict[str, int] = field(default_factory=dict)  # entity -> where it starts
-    parsed: Block | None = None
+    parsed: Block | None = field(default=None, compare=False)  # read on first ``states``
     raw: str = ""  # as the block writes it (``text`` is normalised)
 
     def states(self, claim: Claim, aliases: list[set[str]]) -> bool:
@@ -227,30 +228,8 @@ class Subject:
 
 def question_subjects(question: str, items: list[ScoredChunk],
                       aliases: list[set[str]]) -> list[Subject]:
-    """The question's subjects: its identifiers and names, the dictionary entities it names,
-    and its words that name a document of the evidence."""
-    subjects: dict[str, Subject] = {}
-    for claim in extract_claims(question):
-        if claim.kind in ENTITY_KINDS:
-            key = flat(claim.text)
-            subjects[claim.text] = Subject(claim.text, frozenset(spellings(key, aliases)),
-                                           claim.kind)
-    norm = flat(question)
-    for group in aliases:
-        named = [s for s in group if contains_phrase(norm, s)]
-        if named and not any(s in subject.spellings for subject in subjects.values()
-                             for s in named):
-            name = max(named, key=len)
-            subjects[name] = Subject(name, frozenset(group), "name")
-    documents = set().union(*(document_words(item) for item in items)) if items else set()
-    for term in key_terms(question):
-        if term in documents and not any(term in s.spellings for s in subjects.values()):
-            subjects[term] = Subject(term, frozenset({term}), "document")
-    for title in sorted(document_titles(items), key=len, reverse=True):
-        if (len(title) >= MIN_TITLE and contains_phrase(norm, title)
-                and not any(title in s.name or s.name in title for s in subjects.values())):
-            subjects[title] = Subject(title, frozenset({title}), "document")
-    return list(subjects.values())
+    """The question's subjects (``EvidenceReading.subjects``)."""
+    return EvidenceReading(question, items, aliases).subjects
 
 
 def document_titles(items: list[ScoredChunk]) -> set[str]:
@@ -264,21 +243,74 @@ def _title(item: ScoredChunk) -> str:
     return flat(title.strip()) if isinstance(title, str) and title.strip() else ""
 
 
+@dataclass(eq=False)
+class EvidenceReading:
+    """A question and its evidence, read once for every step of one check: each block's
+    document words, the question's subjects, the blocks' sentences (each read on first use)."""
+
+    question: str
+    items: list[ScoredChunk]
+    aliases: list[set[str]]
+
+    @cached_property
+    def document_words(self) -> list[set[str]]:
+        """Each item's ``document_words``, in order."""
+        return [document_words(item) for item in self.items]
+
+    @cached_property
+    def sentences(self) -> list[EvidenceSentence]:
+        """The ``evidence_sentences`` of the items."""
+        return evidence_sentences(self.items, self.aliases)
+
+    @cached_property
+    def subjects(self) -> list[Subject]:
+        """The question's subjects: its identifiers and names, the dictionary entities it
+        names, and its words that name a document of the evidence."""
+        question, aliases = self.question, self.aliases
+        subjects: dict[str, Subject] = {}
+        for claim in extract_claims(question):
+            if claim.kind in ENTITY_KINDS:
+                key = flat(claim.text)
+                subjects[claim.text] = Subject(claim.text, frozenset(spellings(key, aliases)),
+                                               claim.kind)
+        norm = flat(question)
+        for group in aliases:
+            named = [s for s in group if contains_phrase(norm, s)]
+            if named and not any(s in subject.spellings for subject in subjects.values()
+                                 for s in named):
+                name = max(named, key=len)
+                subjects[name] = Subject(name, frozenset(group), "name")
+        documents = set().union(*self.document_words)
+        for term in key_terms(question):
+            if term in documents and not any(term in s.spellings for s in subjects.values()):
+                subjects[term] = Subject(term, frozenset({term}), "document")
+        for title in sorted(document_titles(self.items), key=len, reverse=True):
+            if (len(title) >= MIN_TITLE and contains_phrase(norm, title)
+                    and not any(title in s.name or s.name in title for s in subjects.values())):
+                subjects[title] = Subject(title, frozenset({title}), "document")
+        return list(subjects.values())
+
+    @cached_property
+    def written(self) -> list[Subject]:
+        """The question's subjects some sentence writes (the sentences are not read when the
+        question names no subject)."""
+        if not self.subjects:
+            return []
+        # the documents' own words count in full here: a title a nearer heading hides still
+        # writes what it names
+        titles = EvidenceSentence(0, "", set(), set().union(*(
+            words | {flat(h) for h in _HEADING.findall(item.chunk.text)}
+            for words, item in zip(self.document_words, self.items, strict=True))))
+        return [subject for subject in self.subjects
+                if any(s.names(set(subject.spellings)) for s in [*self.sentences, titles])]
+
+
 def _written_subjects(question: str, items: list[ScoredChunk], aliases: list[set[str]]
                       ) -> tuple[list[EvidenceSentence], list[Subject]]:
     """The evidence's sentences and the question's subjects some sentence writes; both empty
-    when none is written (the sentences are not read when the question names no subject)."""
-    subjects = question_subjects(question, items, aliases)
-    if not subjects:
-        return [], []
-    sentences = evidence_sentences(items, aliases)
-    # the documents' own words count in full here: a title a nearer heading hides still
-    # writes what it names
-    titles = EvidenceSentence(0, "", set(), set().union(*(
-        document_words(i) | {flat(h) for h in _HEADING.findall(i.chunk.text)} for i in items)))
-    written = [subject for subject in subjects
-               if any(s.names(set(subject.spellings)) for s in [*sentences, titles])]
-    return (sentences, written) if written else ([], [])
+    when none is written (``EvidenceReading`` for a caller outside the check)."""
+    reading = EvidenceReading(question, items, aliases)
+    return (reading.sentences, reading.written) if reading.written else ([], [])
 
 
 def _linked(index: int, sentences: list[EvidenceSentence],
@@ -331,18 +363,18 @@ def answer_terms(answer: str, question: str, languages: str = "zh") -> list[Clai
     return found
 
 
-def misaligned_terms(terms: list[Claim], question: str, items: list[ScoredChunk],
-                     aliases: list[set[str]]) -> list[Mismatch]:
+def misaligned_terms(terms: list[Claim], evidence: EvidenceReading) -> list[Mismatch]:
     """The ``answer_terms`` written only beside other subjects than the question's, when they
     are more than ``TERM_SHARE`` of the terms the evidence writes (and ``MIN_TERMS`` or
     more): one plain word may stand anywhere; an answer most of whose words come from text
     about another subject states what that text says of it. Empty when the question names
     no subject the evidence writes."""
-    if not question or not items or not terms:
+    if not evidence.question or not evidence.items or not terms:
         return []
-    sentences, written = _written_subjects(question, items, aliases)
+    written = evidence.written
     if not written:
         return []
+    sentences = evidence.sentences
     every_spelling = set().union(*(s.spellings for s in written))
     located: list[tuple[Claim, list[EvidenceSentence], bool]] = []
     for term in terms:
@@ -372,19 +404,20 @@ def _about_instead(linked: list[EvidenceSentence], value: set[str]) -> list[str]
     return words[:1]
 
 
-def misaligned(claims: list[Claim], question: str, items: list[ScoredChunk],
-               aliases: list[set[str]], answer: str = "") -> list[Mismatch]:
+def misaligned(claims: list[Claim], evidence: EvidenceReading,
+               answer: str = "") -> list[Mismatch]:
     """The located ``claims`` (found in the evidence) that no evidence sentence states about
-    a subject of ``question``, nor beside a claim of the same answer sentence that is so
+    a subject of the question, nor beside a claim of the same answer sentence that is so
     stated ("Planning Service (depends on … the Telemetry Hub)": the hub is stated beside
     the service, the service beside the question's Warehouse DB). Empty when the question
     names no subject the evidence writes."""
-    if not question or not items or not any(c.verdict in ("cited", "evidence")
-                                             for c in claims):
+    if not evidence.question or not evidence.items or not any(
+            c.verdict in ("cited", "evidence") for c in claims):
         return []
-    sentences, written = _written_subjects(question, items, aliases)
+    written = evidence.written
     if not written:
         return []
+    sentences, aliases = evidence.sentences, evidence.aliases
     every_spelling = set().union(*(s.spellings for s in written))
     sentence_of = answer_sentence_of(answer)
     values: list[tuple[Claim, set[str], list[list[EvidenceSentence]]]] = []

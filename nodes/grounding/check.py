@@ -25,10 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
 from modrag_nodes.grounding.alignment import (
+    EvidenceReading,
     Mismatch,
     answer_terms,
     describe_mismatches,
-    document_words,
     misaligned,
     misaligned_terms,
 )
@@ -210,6 +210,7 @@ class GroundingCheck(NodeType):
         entries = (dictionary_entities(resolve_path(params.aliases_file))
                    if params.aliases_file else [])  # the file read once a run
         aliases = alias_groups(entries)
+        reading = EvidenceReading(question, items, aliases)  # the evidence read once
         raw_blocks = [item.chunk.text for item in items]
         blocks = [Block.of(text) for text in raw_blocks]
         cited = cited_blocks(answer, items)
@@ -236,18 +237,17 @@ class GroundingCheck(NodeType):
                 ctx.note(citations_moved=moves)
                 answer, cited, claims = recited(fixed)
         refused = is_refusal(answer)
-        mismatches = (misaligned(claims, question, items, aliases, answer.text)
+        mismatches = (misaligned(claims, reading, answer.text)
                       if params.alignment and question and not refused else [])
         if params.alignment and params.event_check and question and not refused:
             taken = {m.claim.start for m in mismatches}
-            mismatches += [m for m in opposite_events(claims, question, items, aliases)
+            mismatches += [m for m in opposite_events(claims, reading)
                            if m.claim.start not in taken]
         if mismatches or not params.alignment or params.term_alignment == "off" or refused:
             strays = []
         else:
             strays = misaligned_terms(
-                answer_terms(answer.text, question, params.term_alignment), question, items,
-                aliases)
+                answer_terms(answer.text, question, params.term_alignment), reading)
         mismatches = [*mismatches, *strays]
         claims = _mark_mismatches([*claims, *(m.claim for m in strays)], mismatches)
         if params.scope == "evidence":
@@ -258,7 +258,7 @@ class GroundingCheck(NodeType):
                    and not any(c.valid for c in answer.citations))
         stop_words = [*params.stop_words, *type_words(entries)]
         # a document's file name and headings say what its text is about ("bcrypt.md")
-        named = blocks + [Block.of(" ".join(sorted(document_words(item)))) for item in items]
+        named = blocks + [Block.of(" ".join(sorted(words))) for words in reading.document_words]
         absent = (absent_terms(question, named, raw_blocks, aliases, stop_words)
                   if params.absent_terms != "off" and question else [])
         blocking = absent if params.absent_terms == "all" else [

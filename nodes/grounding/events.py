@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from modrag_nodes.grounding.alignment import Mismatch, evidence_sentences
+from modrag_nodes.grounding.alignment import EvidenceReading, Mismatch
 from modrag_nodes.text.normalise import normalise as flat
-from modrag_studio.engine.core.node import Claim, ScoredChunk
+from modrag_studio.engine.core.node import Claim
 
 # each event: its English words (whole words) and Chinese words
 _EVENTS: dict[str, tuple[str, ...]] = {
@@ -38,18 +38,17 @@ def _events_in(text: str) -> dict[str, str]:
             if (m := pattern.search(text))}
 
 
-def opposite_events(claims: list[Claim], question: str, items: list[ScoredChunk],
-                    aliases: list[set[str]]) -> list[Mismatch]:
+def opposite_events(claims: list[Claim], evidence: EvidenceReading) -> list[Mismatch]:
     """The located date claims every evidence sentence of which names the opposite of an
     event the question names, and none the event itself."""
-    named_in_question = _events_in(flat(question))
+    named_in_question = _events_in(flat(evidence.question))
     asked = {e: w for e, w in named_in_question.items()
              if _OPPOSITE[e] not in named_in_question}
     dates = [c for c in claims if c.verdict in ("cited", "evidence")
              and (c.kind == "date" or _DATE_LIKE.search(c.text))]
-    if not asked or not dates or not items:
+    if not asked or not dates or not evidence.items:
         return []
-    sentences = evidence_sentences(items, aliases)
+    sentences, aliases = evidence.sentences, evidence.aliases
     found = []
     for claim in dates:
         stating = [s for s in sentences if s.states(claim, aliases)]

@@ -4,7 +4,13 @@ other words pass; an answer that cites nothing is never grounded."""
 
 from __future__ import annotations
 
-from modrag_nodes.grounding.alignment import _names_document, misaligned, question_subjects
+from modrag_nodes.grounding import alignment
+from modrag_nodes.grounding.alignment import (
+    EvidenceReading,
+    _names_document,
+    misaligned,
+    question_subjects,
+)
 from modrag_nodes.grounding.check import NO_CITATION, GroundingCheck, RefuseAnswer
 from modrag_nodes.grounding.claims import extract_claims
 
@@ -114,13 +120,31 @@ def test_a_document_named_after_its_subject_speaks_of_it(run_node) -> None:
     assert _names_document("pytorch", "torch") and not _names_document("pytorch", "tor")
 
 
+def test_one_check_reads_the_evidence_once(run_node, monkeypatch) -> None:
+    """Alignment, the event check and term alignment share one reading of the evidence's
+    sentences, and the absent terms and alignment one of its document words."""
+    read: list[str] = []
+    sentences, words = alignment.evidence_sentences, alignment.document_words
+    monkeypatch.setattr(alignment, "evidence_sentences",
+                        lambda *a: read.append("sentences") or sentences(*a))
+    monkeypatch.setattr(alignment, "document_words", lambda i: read.append("words") or words(i))
+    evidence = [scored("acme", 0.9, text="Acme Corp was founded in 1998 in Oslo. It closed "
+                                         "in 2010 in Bergen."),
+                scored("other", 0.8, text="Kestrel Hydraulics was founded in 1975.")]
+    out, details = _check(run_node, "When was Acme Corp founded?",
+                          "Acme Corp was founded in 1998 in Oslo [1].", evidence,
+                          term_alignment="all")
+    assert list(out) == ["grounded"] and not details["mismatches"]
+    assert sorted(read) == ["sentences", "words", "words"]
+
+
 def test_no_subject_in_the_evidence_is_not_judged_here() -> None:
     """The question names HS-99, which no block writes: absent_terms decides, not alignment."""
     evidence = [scored("contracts", 0.9, text=REGISTER)]
     located = [c.model_copy(update={"verdict": "cited", "block": 1})
                for c in extract_claims("The seal kit is supplied by Baltic Bearing Supply [1].")]
-    assert misaligned(located, "Who supplies HS-99?", evidence, []) == []
-    assert misaligned(located, "Who supplies HS-40?", evidence, []) != []
+    assert misaligned(located, EvidenceReading("Who supplies HS-99?", evidence, [])) == []
+    assert misaligned(located, EvidenceReading("Who supplies HS-40?", evidence, [])) != []
 
 
 def test_an_answer_citing_nothing_is_never_grounded(run_node) -> None:
