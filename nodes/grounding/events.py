@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from modrag_nodes.grounding.alignment import EvidenceReading, Mismatch
+from modrag_nodes.grounding.subjects import DATE_WORDS
 from modrag_nodes.text.normalise import normalise as flat
 from modrag_studio.engine.core.node import Claim
 
@@ -29,7 +30,6 @@ _OPPOSITE = {"birth": "death", "death": "birth", "opening": "closing", "closing"
 _PATTERNS = {
     event: re.compile("|".join(rf"\b{w}\b" if w.isascii() else w for w in words))
     for event, words in _EVENTS.items()}
-_DATE_LIKE = re.compile(r"(?<!\d)(?:1\d{3}|20\d{2})(?!\d)|\d\s*年")
 
 
 def _events_in(text: str) -> dict[str, str]:
@@ -45,7 +45,7 @@ def opposite_events(claims: list[Claim], evidence: EvidenceReading) -> list[Mism
     asked = {e: w for e, w in named_in_question.items()
              if _OPPOSITE[e] not in named_in_question}
     dates = [c for c in claims if c.verdict in ("cited", "evidence")
-             and (c.kind == "date" or _DATE_LIKE.search(c.text))]
+             and (c.kind == "date" or DATE_WORDS.search(flat(c.text)))]
     if not asked or not dates or not evidence.items:
         return []
     sentences, aliases = evidence.sentences, evidence.aliases

@@ -155,7 +155,7 @@ _ASKS_DATE = re.compile(
 _CN_PERIOD = (r"(?:[夏商周秦汉晋隋唐宋辽金元明清]|三国|南北朝|五代|民国)"
               r"(?:朝|代)?(?:初年|末年|初期|中期|后期|晚期|前期|中叶|年间|时期|初|末)"
               r"|(?:[夏商周秦汉晋隋唐宋辽金元明清])(?:朝|代)")
-_DATE_WORDS = re.compile(  # a year (1227年, 1997), a century, decade or era, a clock hour (六点)
+DATE_WORDS = re.compile(  # a year (1227年, 1997), a century, decade or era, a clock hour (六点)
     rf"(?<![0-9\-])(?:1\d{{3}}|20\d{{2}})(?![0-9\-])|[0-9{CN_NUMERALS}]+\s*(?:年|世纪|点|时)"
     rf"|{_CN_PERIOD}"
     r"|\b(?:\d{1,2}(?:st|nd|rd|th)\s+century|(?:1\d|20)\d0s|bc|ad)\b")
@@ -217,7 +217,7 @@ def missing_asked_value(question: str, answer: str) -> str:
     if _ASKS_CODE.search(q_norm) and not _CODE.search(_without_negations(answer)):
         return "a name of code (a flag, option, command or variable)"
     if _ASKS_DATE.search(q_norm):
-        if any(c.kind == "date" for c in claims) or _DATE_WORDS.search(flat(answer)):
+        if any(c.kind == "date" for c in claims) or DATE_WORDS.search(flat(answer)):
             return ""
         return "a date"
     return ""
