@@ -43,7 +43,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 #: the kinds of value, the most question-worthy first
 KIND_RANK = {kind: i for i, (kind, _) in enumerate(_PATTERNS)}
-# (no end after an abbreviation: "needs a C compiler, e.g. `gcc`, then ...")
+# prose cut finer than the checks' sentences (``reading.sentences``): at semicolons and list
+# items, no end after an abbreviation ("needs a C compiler, e.g. `gcc`, then ..."); the
+# checks' rule here drops 13 and adds 11 of pkgdocs-dev's value facts
 _SENTENCE = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bcf\.)\s+"
                        r"(?=[A-Z`\"'(\d])|;\s+|\n\s*\n|\n\s*[-*+]\s+|\n(?=\s*\d+\.\s)")
 MIN_WORDS, MAX_WORDS = 6, 45
@@ -242,6 +244,7 @@ _ZH_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                             rf"(?:{_ZH_TIME_UNITS}))")),
     ("code", _PATTERNS[-1][1]),
 )
+# (cut at ；and at every line break: the checks' rule here drops 44 of cmrc's value facts)
 _ZH_SENTENCE = re.compile(r"(?<=[。！？；])|\n+")
 ZH_MIN_CHARS, ZH_MAX_CHARS = 8, 90
 

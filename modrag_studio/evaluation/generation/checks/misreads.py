@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from modrag_nodes.text.normalise import normalise
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.reading.content import code_line_indices, names_any
+from modrag_studio.evaluation.generation.reading.sentences import text_sentences
 
 # a bound before a number: the value is a limit, not an amount ("under 30 seconds")
 _BOUND_BEFORE = re.compile(
@@ -144,7 +145,7 @@ def changed_later(value: str, chunk: Chunk, document: Iterable[Chunk]) -> str | 
     bare = re.escape(value.strip("`"))
     pattern = re.compile(rf"(?<![\w-]){bare}(?![\w-])")
     for other in document:
-        for sentence in re.split(r"(?<=[.!?])\s+|\n\s*\n", other.text):
+        for sentence in text_sentences(other.text):
             for match in pattern.finditer(sentence):
                 after = sentence[match.end():].lstrip("`'\" ")
                 if _OLD_BEFORE.match(after) or _OLD_AFTER.search(sentence[:match.start()]):

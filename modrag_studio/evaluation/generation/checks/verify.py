@@ -32,6 +32,7 @@ from modrag_studio.evaluation.generation.reading.content import (
     package_name,
 )
 from modrag_studio.evaluation.generation.reading.search import CorpusSearch
+from modrag_studio.evaluation.generation.reading.sentences import text_sentences
 from modrag_studio.evaluation.generation.reading.terms import (
     absent_terms,
     held_terms,
@@ -132,10 +133,12 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
     for fact in facts:
         if fact_found(fact, question):
             return Verdict("answer_in_question", fact)
+    statings: list[list[str]] = []  # each fact's stating sentences, alone
     for fact, chunk in zip(facts, order, strict=True):
         if not stated_in(fact, _HEADING.sub(" ", chunk.text)):
             return Verdict("answer_is_heading", fact)
-        misread = _misread(question, fact, chunk, paraphrase)
+        statings.append(fact_sentences(fact, chunk.text, with_previous=False))
+        misread = _misread(question, fact, chunk, statings[-1], paraphrase)
         if misread is not None:
             return misread
     if paraphrase:
@@ -143,25 +146,24 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
         if share > PARAPHRASE_MAX_OVERLAP:
             return Verdict("not_a_paraphrase", f"{share:.0%} of its key words are in the chunk")
     else:
-        for fact, chunk in zip(facts, order, strict=True):
+        for fact, chunk, stating in zip(facts, order, statings, strict=True):
             sentences = fact_sentences(fact, chunk.text)
             if (sentences and key_terms(question)
                     and all(overlap(question, s) == 0 for s in sentences)):
                 return Verdict("answer_off_topic", f"{fact!r} is said of something else: "
                                                    f"{sentences[0][:80]!r}")
-            stating = fact_sentences(fact, chunk.text, with_previous=False)
             if stating and all(first_person(s) for s in stating):
                 return Verdict("first_person", f"{fact!r} is one speaker's: "
                                                f"{stating[0].strip()[:80]!r}")
     return Verdict(None, sources=order, facts=facts)
 
 
-def _misread(question: str, fact: str, chunk: Chunk, paraphrase: bool) -> Verdict | None:
+def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
+             paraphrase: bool) -> Verdict | None:
     """A question that asks for something other than what ``fact`` answers in ``chunk``
-    (``misreads``): the fact cut from its bound or range, a name of the chunk's example
-    code, or (worded like its sentence, not a paraphrase) the kind its sentence gives it
-    left out of the question."""
-    stating = fact_sentences(fact, chunk.text, with_previous=False)
+    (``misreads``; ``stating``: the sentences of ``chunk`` stating it): the fact cut from
+    its bound or range, a name of the chunk's example code, or (worded like its sentence,
+    not a paraphrase) the kind its sentence gives it left out of the question."""
     fuller = partial_value(fact, question, stating)
     if fuller is not None:
         return Verdict("partial_value", f"{fact!r} is {fuller!r} in its sentence")
@@ -177,16 +179,12 @@ def _misread(question: str, fact: str, chunk: Chunk, paraphrase: bool) -> Verdic
     return None
 
 
-# sentence ends, and blank lines (a single line break is a Markdown hard wrap)
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n\s*\n")
-
-
 def fact_sentences(fact: str, text: str, *, with_previous: bool = True) -> list[str]:
     """The sentences of ``text`` that state ``fact``, each with the sentence before it (which
     often names what the fact is about: "HT-2023-0415 covers CP-12. HT-2023-0415 is signed
     with Lumen.") unless not ``with_previous``; [] when only several sentences state it
     together."""
-    sentences = [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
+    sentences = text_sentences(text)
     back = 1 if with_previous else 0
     return [" ".join(sentences[max(0, i - back):i + 1]) for i, s in enumerate(sentences)
             if stated_in(fact, s)]

@@ -91,7 +91,11 @@ def code_line_indices(text: str) -> tuple[set[int], list[str]]:
 def prose(text: str) -> str:
     """The running text of ``text``: headings (Markdown and underlined), rules, badges,
     directives and code lines left out, links reduced to their words."""
-    inside, lines = code_line_indices(text)
+    return _prose(*code_line_indices(text))
+
+
+def _prose(inside: set[int], lines: list[str]) -> str:
+    """``prose`` of a text whose code lines (``inside``) and lines are known."""
     kept: list[str] = []
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
@@ -122,7 +126,8 @@ def skip_reason(text: str, heading_path: Iterable[str] = (), following: str = ""
         return "failing-example"
     if re.search(r"\b(?:this|that|which) (?:fails|will fail|is wrong|is incorrect)\b", text, re.I):
         return "failing-example"
-    body = prose(text)
+    inside, all_lines = code_line_indices(text)
+    body = _prose(inside, all_lines)
     body_words = _prose_words(body)
     badge_lines = sum(1 for ln in lines if _BADGE.search(ln))
     if badge_lines and badge_lines * 2 >= len(lines) and len(body_words) < 12:
@@ -146,13 +151,10 @@ def skip_reason(text: str, heading_path: Iterable[str] = (), following: str = ""
     link_lines = sum(1 for ln in lines if _LINK.search(ln))
     if link_lines >= 3 and link_lines * 3 >= len(lines) * 2 and len(body_words) < 6 * link_lines:
         return "link-list"
-    if not body_words:
-        inside, all_lines = code_line_indices(text)
-        code = sum(1 for i, ln in enumerate(all_lines) if i in inside and ln.strip())
-        return "code-only" if code else "heading-only"
     if len(body_words) < 8:
-        inside, all_lines = code_line_indices(text)
         code = sum(1 for i, ln in enumerate(all_lines) if i in inside and ln.strip())
+        if not body_words:
+            return "code-only" if code else "heading-only"
         return "code-only" if code > len(body_words) else "too-short"
     return None
 

@@ -16,6 +16,7 @@ from modrag_nodes.text.normalise import normalise
 from modrag_nodes.text.stopwords import english_stopwords
 from modrag_nodes.text.words import loaded_jieba
 from modrag_studio.evaluation.generation.reading.prompts import ABSENT_DETAILS, clip
+from modrag_studio.evaluation.generation.reading.sentences import text_sentences
 from modrag_studio.evaluation.generation.reading.terms import absent_terms, key_terms
 
 KINDS = ("person", "organisation", "machine", "part", "software", "contract", "place",
@@ -151,10 +152,8 @@ def build_kind_prompt(language: str, text: str, subject: str) -> tuple[str, str]
 def naming_sentences(text: str, subject: str, limit: int = KIND_CONTEXT_CHARS) -> str:
     """The sentences of ``text`` that name ``subject``, as many as ``limit`` characters
     allow (the text's start when none does)."""
-    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n\s*\n", text)
-             if p.strip()]
     folded = normalise(subject)
-    naming = [p for p in parts if folded in normalise(p)]
+    naming = [p for p in text_sentences(text) if folded in normalise(p)]
     return clip(" ".join(naming) if naming else text, limit)
 
 
