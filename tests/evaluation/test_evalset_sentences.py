@@ -1,12 +1,13 @@
 """The checks of generated questions read a chunk's sentences by one rule (``reading.sentences``):
 the sentence stating a value, the changelog sentence saying a value was changed later and the
-sentences naming a subject are cut alike; and a chunk with few words of prose is skipped as
-code, a heading or too short."""
+sentences naming a subject are cut alike; a chunk with few words of prose is skipped as code,
+a heading or too short; and a question says a value's bound or range when it holds it as a
+phrase."""
 
 from __future__ import annotations
 
 from modrag_studio.engine.core.datatypes import Chunk
-from modrag_studio.evaluation.generation.checks.misreads import changed_later
+from modrag_studio.evaluation.generation.checks.misreads import changed_later, partial_value
 from modrag_studio.evaluation.generation.checks.verify import fact_sentences
 from modrag_studio.evaluation.generation.reading.content import skip_reason
 from modrag_studio.evaluation.generation.reading.sentences import text_sentences
@@ -39,3 +40,12 @@ def test_a_chunk_of_few_prose_words_is_code_a_heading_or_too_short():
     assert skip_reason("Run it:\n\n```\nimport tool\ntool.run()\ntool.stop()\n```") == (
         "code-only")
     assert skip_reason("Run it like this.\n\n```\nimport tool\n```") == "too-short"
+
+
+def test_a_question_says_a_bound_or_range_it_holds_as_a_phrase():
+    leaves = ["The leaves are 2-3 cm long."]
+    assert partial_value("3 cm", "How long are the leaves?", leaves) == "2-3 cm"
+    assert partial_value("3 cm", "Are the leaves 2-3 cm long?", leaves) is None
+    cache = ["The cache holds over 500 entries."]
+    assert partial_value("500 entries", "What turnover of entries does the cache have?",
+                         cache) == "over 500 entries"  # ("over" is no word of "turnover")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.words import contains_phrase
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.reading.content import code_line_indices, names_any
 from modrag_studio.evaluation.generation.reading.sentences import text_sentences
@@ -55,17 +56,13 @@ def partial_value(fact: str, question: str, sentences: Sequence[str]) -> str | N
             start, end = widened(sentence, match.start(), match.end())
             extra = normalise(sentence[start:match.start()] + " " + sentence[match.end():end])
             extra = re.sub(r"\bevery\b|\bonly\b|[\d.,\s]+$", " ", extra).strip()
-            if not extra or _says(folded_fact, extra) or _says(folded_question, extra):
-                return None  # stated whole somewhere, or the question says the bound
+            # stated whole somewhere, or the question says the bound (as a phrase: "over"
+            # is not in "turnover", nor "10 to" in "1.10 to")
+            if not extra or any(contains_phrase(t, extra) for t in (folded_fact,
+                                                                   folded_question)):
+                return None
             fuller = fuller or sentence[start:end].strip()
     return fuller or None
-
-
-def _says(text: str, words: str) -> bool:
-    """Whether ``text`` holds ``words`` (Latin ones whole: "over" is not in "turnover")."""
-    if words.isascii():
-        return re.search(rf"(?<![a-z0-9]){re.escape(words)}(?![a-z0-9])", text) is not None
-    return words in text
 
 
 # --- example code -----------------------------------------------------------------------
