@@ -41,6 +41,7 @@ from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_
 from modrag_studio.evaluation.generation.fact_questions import FactQuestions
 from modrag_studio.evaluation.generation.facts import ValueFact
 from modrag_studio.evaluation.generation.reading.content import (
+    DocumentSpread,
     content_chunks,
     names_any,
     package_name,
@@ -117,6 +118,10 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
         self.asked: set[tuple[str, str]] = set()  # (thing, detail) of unanswerable questions
         self.ctx = generation_context(cancel, resources)
         self.calls = 0
+
+    @cached_property
+    def spread(self) -> DocumentSpread:
+        return DocumentSpread(self.search.chunks)
 
     @cached_property
     def stems(self) -> set[str]:
@@ -205,7 +210,8 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
         """Specificity (answerable questions), near-duplicates and the round trip, after
         the other checks (the cheap ones first)."""
         verdict = cand.verdict
-        subjects = question_subjects(cand.chunks, cand.language)
+        subjects = self.spread.naming(question_subjects(cand.chunks, cand.language),
+                                      cand.chunks)
         if verdict.reason is None and cand.kind != "claim" and not names_any(cand.question,
                                                                               subjects):
             if self._scoped(cand):

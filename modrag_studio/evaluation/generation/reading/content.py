@@ -256,6 +256,45 @@ def _fold(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", normalise(text)).strip()
 
 
+#: a subject written in at least this share of a corpus's documents names none of them …
+WIDESPREAD_SHARE = 0.5
+#: … in a corpus of at least this many documents
+WIDESPREAD_MIN_DOCUMENTS = 4
+
+
+class DocumentSpread:
+    """In how many of a corpus's documents a subject is written: a name the text mentions
+    that most documents mention ("Python" in a folder of package READMEs) does not say which
+    a question is about, so "How many more instructions does the pure-Python backend table
+    measure?" names no subject; the package it is about (multidict) does. A chunk's own
+    package, title and headings and a code (PR-300, HT-2023-0415) always name a thing."""
+
+    def __init__(self, chunks: Iterable[Chunk]) -> None:
+        texts: dict[str, list[str]] = {}
+        for chunk in chunks:
+            texts.setdefault(chunk.doc_id, []).append(chunk.text)
+        self._documents = [_fold(" ".join(parts)) for parts in texts.values()]
+        self._counts: dict[str, int] = {}
+
+    def widespread(self, term: str) -> bool:
+        """Whether ``term`` is written in ``WIDESPREAD_SHARE`` of the documents or more."""
+        total = len(self._documents)
+        if total < WIDESPREAD_MIN_DOCUMENTS or not _fold(term):
+            return False
+        folded = _fold(term)
+        if folded not in self._counts:
+            pattern = re.compile(rf"(?<![a-z0-9]){re.escape(folded)}(?![a-z0-9])")
+            self._counts[folded] = sum(1 for d in self._documents if pattern.search(d))
+        return self._counts[folded] >= WIDESPREAD_SHARE * total
+
+    def naming(self, subjects: Iterable[str], chunks: Sequence[Chunk]) -> list[str]:
+        """``subjects`` less the names of the text that are widespread (the chunks' own
+        subject terms and codes are kept)."""
+        own = {t for chunk in chunks for t in subject_terms(chunk)}
+        return [t for t in subjects
+                if t in own or any(ch.isdigit() for ch in t) or not self.widespread(t)]
+
+
 def share_subject(first: Chunk, second: Chunk, term: str = "") -> bool:
     """Whether two chunks are about one thing: the same document, or the ``term`` they
     share names a thing: the package or title of one of their documents (a README naming
