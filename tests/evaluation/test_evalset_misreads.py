@@ -15,11 +15,12 @@ from modrag_studio.evaluation.generation.checks.misreads import (
     adjective_for_noun,
     changed_later,
     garbled_wording,
+    partial_value,
 )
 from modrag_studio.evaluation.generation.checks.verify import Candidate, Verdict, check_answerable
 from modrag_studio.evaluation.generation.config import GenerationConfig
 from modrag_studio.evaluation.generation.fact_questions import current_facts
-from modrag_studio.evaluation.generation.facts import value_facts
+from modrag_studio.evaluation.generation.facts import sentences, value_facts
 from modrag_studio.evaluation.generation.generator import _Generator
 from modrag_studio.evaluation.generation.report import REASONS, QualityReport
 from modrag_studio.evaluation.generation.sampling import TermLinks
@@ -64,6 +65,37 @@ def test_a_value_keeps_the_bound_or_range_its_sentence_gives_it():
     town = _chunk("莫扎伊斯克位于莫斯科以西约110千米处。", "TRIAL_271", title="莫扎伊斯克")
     assert _reason("莫扎伊斯克距莫斯科多少千米？", "110千米", town) is None
 
+
+
+def test_a_trailing_plus_is_a_bound_the_value_keeps():
+    # oauthlib.md: "... logic for Python 3.8+*" (3.8 or newer), asked as "Python 3.8"
+    oauthlib = _chunk("*A generic, spec-compliant, thorough implementation of the OAuth "
+                      "request-signing logic for Python 3.8+*", "oauthlib.md")
+    assert [f.value for f in value_facts(oauthlib)] == ["Python 3.8+"]
+    cache = _chunk("The index cache of chromadb takes 3+ GB on a large corpus.", "chromadb.md")
+    assert [f.value for f in value_facts(cache)] == ["3+ GB"]
+    stated = [oauthlib.text.strip("*")]
+    asked = "What is the Python version that the oauthlib library supports?"
+    assert partial_value("Python 3.8", asked, stated) == "Python 3.8+"
+    assert _reason(asked, "Python 3.8", oauthlib) == "partial_value"
+    assert _reason(asked, "Python 3.8+", oauthlib) is None
+    assert partial_value("Python 3.8", "What is the minimum Python version oauthlib "
+                         "supports?", stated) is None  # the question says the bound
+
+
+def test_a_plus_that_is_no_bound_is_left_alone():
+    # "C++" ends a word, not a number; a "+" list marker and "a + b" stand alone
+    assert sentences("The fast parser of ujson is written in C++") == [
+        "The fast parser of ujson is written in C++"]
+    assert sentences("Features:\n\n+ Runs on every platform\n+ Ships wheels for Linux +") == [
+        "Features:", "Runs on every platform", "Ships wheels for Linux"]
+    summed = ["The ujson timeout is 5 + 10 seconds per request on a slow network."]
+    assert partial_value("10 seconds", "How long?", summed) is None
+    assert partial_value("Python 3", "Which Python?", ["ujson needs Python 3+4 here."]) is None
+    assert partial_value("17", "Which C++ standard?", ["ujson is written in C++ 17."]) is None
+    assert [f.value for f in value_facts(_chunk("The parser of ujson is written in C++ 17 "
+                                                "and runs on Python 3.10.", "ujson.md"))] == [
+        "Python 3.10"]
 
 EXAMPLE = '''Additional ``bar_format`` parameters may be defined by overriding ``format_dict``:
 

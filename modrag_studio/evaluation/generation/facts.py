@@ -32,10 +32,10 @@ _UNITS = (r"%|x|×|ms|milliseconds?|s|sec|seconds?|minutes?|min|hours?|h|days?|w
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("default", re.compile(r"\bdefaults? (?:to|is|of|value is)\s+(?P<v>`[^`]{1,40}`|[\w.\-/+]+)",
                            re.I)),
-    ("quantity", re.compile(rf"(?<![\w.\-])(?P<v>\d+(?:[.,]\d+)*(?:\s?-\s?\d+(?:[.,]\d+)*)?\s?"
-                            rf"(?:[a-z]+[ -])?(?:{_UNITS}))(?![\w])")),
+    ("quantity", re.compile(rf"(?<![\w.\-])(?P<v>\d+(?:[.,]\d+)*(?:\s?-\s?\d+(?:[.,]\d+)*)?"
+                            rf"(?:\+(?![\w+]))?\s?(?:[a-z]+[ -])?(?:{_UNITS}))(?![\w])")),
     ("version", re.compile(r"\b(?P<v>(?:Python|CUDA|Rust|Node(?:\.js)?|GCC|Java|Go)\s+"
-                           r"\d+(?:\.\d+)*\+?)", re.I)),
+                           r"\d+(?:\.\d+)*(?:\+(?![\w+]))?)", re.I)),
     ("flag", re.compile(r"(?<![\w-])(?P<v>--[a-z][\w-]{1,30}(?:=\S+)?)")),
     ("identifier", re.compile(r"(?P<v>`[^`\s][^`]{0,38}[^`\s]`|`[^`\s]`)")),
     ("name", re.compile(r"(?<![\w-])(?P<v>[A-Z][a-z]+(?:[ \t]+[A-Z][a-z]+)+)(?![\w-])")),
@@ -68,7 +68,13 @@ def sentences(text: str) -> list[str]:
     """The sentences of ``text``'s prose (headings, badges and code left out), joined over
     line wraps."""
     parts = _SENTENCE.split(prose(text))
-    return [re.sub(r"\s+", " ", p).strip(" -*+") for p in parts if p and p.strip()]
+    return [_TRAILING_MARKS.sub("", re.sub(r"\s+", " ", p).lstrip(" -*+"))
+            for p in parts if p and p.strip()]
+
+
+# what ends a sentence's text but is none of it: emphasis, a dash, a "+" standing alone
+# (a list marker); a "+" that ends a word is kept ("Python 3.8+", "C++")
+_TRAILING_MARKS = re.compile(r"(?:[\s*-]|(?<![\w+])\+)+$")
 
 
 # words before a value that make it an example, not a fact ("like a username ... `username=alice`")
@@ -103,7 +109,8 @@ def _value(sentence: str, subjects: list[str], labels: list[str] = ()) -> tuple[
     """The first value of ``sentence`` (by kind, then position) that is none of
     ``subjects`` nor part of one, no link label, no example, not one of a list and (an
     identifier) a name rather than a snippet; a quantity with the bound or range its
-    sentence gives it ("less than 20 seconds")."""
+    sentence gives it ("less than 20 seconds"), a version or amount with the "+" ending it
+    ("Python 3.8+", "3+ GB")."""
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(sentence):
             value = match.group("v").strip().rstrip("`.,:;)")

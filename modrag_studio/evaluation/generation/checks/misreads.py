@@ -1,11 +1,11 @@
-"""Model-free checks that a question asks for what its value answers in the sentence it comes
-from: the value keeps the bound or range its sentence gives it ("less than 20 seconds", not
-"20 seconds"; "15至20厘米", not "20厘米"); it is no name that only the example code of its
-chunk defines (a subclass the example writes); no changelog entry's value the same document
-says was changed later; the question keeps the kind the sentence gives the value ("the
-environment variable ``SHELL``" is no interpreter); and its wording is not garbled (a word
-twice, an article before the question mark, a paraphrase's adjective put for a noun: "a
-noticeable unnecessary?")."""
+"""Model-free checks that a question asks for what its value answers in the sentence it
+comes from: the value keeps the bound or range its sentence gives it ("less than 20
+seconds", not "20 seconds"; "15至20厘米", not "20厘米"; "Python 3.8+", not "Python 3.8"); it is
+no name that only the example code of its chunk defines (a subclass the example writes); no
+changelog entry's value the same document says was changed later; the question keeps the
+kind the sentence gives the value ("the environment variable ``SHELL``" is no interpreter);
+and its wording is not garbled (a word twice, an article before the question mark, a
+paraphrase's adjective put for a noun: "a noticeable unnecessary?")."""
 
 from __future__ import annotations
 
@@ -43,17 +43,32 @@ def widened(sentence: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# a question saying a "+" bound in words ("the minimum Python version", "3.8 or later")
+_PLUS_SAID = re.compile(r"\d\+|\b(?:min(?:imum|imal)?|lowest|oldest|earliest|at least|"
+                        r"or (?:later|newer|higher|above|more|greater|up)|and (?:later|newer|"
+                        r"higher|above|up))\b", re.I)
+
+
 def partial_value(fact: str, question: str, sentences: Sequence[str]) -> str | None:
     """The fuller value when ``fact`` (an amount: opening with its number) drops the bound or
-    range that every sentence stating it gives it, and the question does not say it either;
+    range that every sentence stating it gives it, or ``fact`` (ending in a number: "Python
+    3.8") drops the "+" after it ("Python 3.8+"), and the question does not say it either;
     else None ("under Python 3.8" bounds no amount)."""
-    if not re.match(r"[$€£¥]?\d", fact.strip()):
+    amount = re.match(r"[$€£¥]?\d", fact.strip()) is not None
+    if not amount and not re.search(r"\d$", fact.strip()):
         return None
     folded_fact, folded_question = normalise(fact), normalise(question)
     fuller = ""
     for sentence in sentences:
         for match in re.finditer(re.escape(fact), sentence, re.I):
             start, end = widened(sentence, match.start(), match.end())
+            if sentence[match.end():end] == "+":  # "3.8+": the bound ends the word
+                if _PLUS_SAID.search(question):
+                    return None
+                fuller = fuller or sentence[start if amount else match.start():end].strip()
+                continue
+            if not amount:
+                return None  # stated whole ("under Python 3.8" bounds no amount)
             extra = normalise(sentence[start:match.start()] + " " + sentence[match.end():end])
             extra = re.sub(r"\bevery\b|\bonly\b|[\d.,\s]+$", " ", extra).strip()
             # stated whole somewhere, or the question says the bound (as a phrase: "over"
