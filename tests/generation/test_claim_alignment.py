@@ -271,3 +271,13 @@ def test_a_refusal_names_three_pairings_values_first_and_counts_the_rest(run_nod
     assert run_node(RefuseAnswer, {}, answer=[two])["answer"].text == (
         "The documents do not mention Leonidas in connection with 盾柱木, natural in connection "
         "with 盾柱木.")
+
+
+def test_the_event_check_reads_dates_as_the_asked_value_check_does(run_node) -> None:
+    """A year written in Chinese numerals with its era is a date the event check judges (as
+    the asked-value check reads dates)."""
+    zh = [scored("pan", 0.9, text=LIFE_ZH)]
+    out, details = _check(run_node, "潘仕成逝世的时间是？", "潘仕成于清嘉庆九年逝世[1]。", zh)
+    assert list(out) == ["ungrounded"], details
+    assert "出生" in details["reason"] and "逝世" in details["reason"]
+
