@@ -248,12 +248,16 @@ def names_any(question: str, terms: Iterable[str]) -> bool:
     """Whether ``question`` names one of ``terms`` (case, width and ``-``/``_``/space
     folded; a name must stand as a word, 'attrs' is not in 'attributes')."""
     folded = _fold(question)
-    return any(re.search(rf"(?<![a-z0-9]){re.escape(_fold(t))}(?![a-z0-9])", folded)
-               for t in terms if _fold(t))
+    return any(_name_pattern(name).search(folded) for t in terms if (name := _fold(t)))
 
 
 def _fold(text: str) -> str:
     return re.sub(r"[\s_\-]+", " ", normalise(text)).strip()
+
+
+def _name_pattern(folded_name: str) -> re.Pattern[str]:
+    """A folded name standing as a word in folded text ('attrs' is not in 'attributes')."""
+    return re.compile(rf"(?<![a-z0-9]){re.escape(folded_name)}(?![a-z0-9])")
 
 
 #: a subject written in at least this share of a corpus's documents names none of them …
@@ -278,12 +282,11 @@ class DocumentSpread:
 
     def widespread(self, term: str) -> bool:
         """Whether ``term`` is written in ``WIDESPREAD_SHARE`` of the documents or more."""
-        total = len(self._documents)
-        if total < WIDESPREAD_MIN_DOCUMENTS or not _fold(term):
+        total, folded = len(self._documents), _fold(term)
+        if total < WIDESPREAD_MIN_DOCUMENTS or not folded:
             return False
-        folded = _fold(term)
         if folded not in self._counts:
-            pattern = re.compile(rf"(?<![a-z0-9]){re.escape(folded)}(?![a-z0-9])")
+            pattern = _name_pattern(folded)
             self._counts[folded] = sum(1 for d in self._documents if pattern.search(d))
         return self._counts[folded] >= WIDESPREAD_SHARE * total
 
