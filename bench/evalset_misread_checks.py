@@ -23,6 +23,7 @@ from pathlib import Path
 
 from modrag_studio.composition import default_registry
 from modrag_studio.engine.cache.node_cache import NodeCache
+from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation.checks import misreads
@@ -59,6 +60,19 @@ SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pk
         ("r1 pkgdocs after", "pkgdocs", "evalset_quality_after_pkgdocs",
          "### Hand check, after"),
         ("r1 demo after", "demo", "evalset_quality_after_demo", "### Hand check, demo, after"))
+
+
+def corpus_chunks(cache_dir: str = "", prefix: str = "evalset_bench_") -> dict[str, list[Chunk]]:
+    """Each corpus of ``CORPORA``: its chunks as generation reads them, through
+    ``sample_graphs/basic_rag.json``'s loader and splitter (node cache ``cache_dir``, a
+    temporary one named ``prefix``… when empty)."""
+    cache = Path(cache_dir or tempfile.mkdtemp(prefix=prefix))
+    registry = default_registry()
+    executor = Executor(registry, cache=NodeCache(disk_dir=cache))
+    doc = load(str(ROOT / "sample_graphs" / "basic_rag.json"))
+    source = find_chunk_source(doc, registry)
+    return {name: graph_chunks(doc, executor, {"corpus": path}, source)
+            for name, path in CORPORA.items()}
 
 
 def verdicts(heading: str) -> dict[str, str]:
@@ -111,15 +125,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache-dir", default="", help="node cache (default: a temporary one)")
     args = parser.parse_args()
-    cache = Path(args.cache_dir or tempfile.mkdtemp(prefix="misread_checks_"))
-    registry = default_registry()
-    executor = Executor(registry, cache=NodeCache(disk_dir=cache))
-    doc = load(str(ROOT / "sample_graphs" / "basic_rag.json"))
-    source = find_chunk_source(doc, registry)
     corpora = {}
     counts: dict[str, tuple[int, int]] = {}
-    for name, path in CORPORA.items():
-        all_chunks = graph_chunks(doc, executor, {"corpus": path}, source)
+    for name, all_chunks in corpus_chunks(args.cache_dir, "misread_checks_").items():
         documents = defaultdict(list)
         for chunk in all_chunks:
             documents[chunk.doc_id].append(chunk)

@@ -17,26 +17,20 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalset_misread_checks import CORPORA, RESULTS, ROOT, verdicts
+from evalset_misread_checks import RESULTS, corpus_chunks, verdicts
 
 from modrag_nodes.llm.api import chat
 from modrag_nodes.llm.client import LLMSpec
-from modrag_studio.composition import default_registry
-from modrag_studio.engine.cache.node_cache import NodeCache
 from modrag_studio.engine.core.datatypes import ChatMessage, Chunk
-from modrag_studio.engine.core.document import load
 from modrag_studio.engine.core.node import CancelToken
-from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation.checks.verify import fact_sentences
 from modrag_studio.evaluation.generation.config import generation_context
-from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.reading.prompts import clip
 
 REPLY_TOKENS = 4
@@ -116,13 +110,8 @@ def main() -> None:
     parser.add_argument("--cache-dir", default="", help="node cache (default: a temporary one)")
     parser.add_argument("--out", default="", help="write every judged row here (JSON lines)")
     args = parser.parse_args()
-    cache = Path(args.cache_dir or tempfile.mkdtemp(prefix="sentence_judge_"))
-    registry = default_registry()
-    executor = Executor(registry, cache=NodeCache(disk_dir=cache))
-    doc = load(str(ROOT / "sample_graphs" / "basic_rag.json"))
-    source = find_chunk_source(doc, registry)
-    chunks = {name: {c.chunk_id: c for c in graph_chunks(doc, executor, {"corpus": path}, source)}
-              for name, path in CORPORA.items()}
+    chunks = {name: {c.chunk_id: c for c in corpus}
+              for name, corpus in corpus_chunks(args.cache_dir, "sentence_judge_").items()}
     rows: dict[tuple[str, str, str], tuple[dict, str]] = {}
     for corpus, stem, heading in SETS:
         hand = verdicts(heading)

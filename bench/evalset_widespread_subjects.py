@@ -11,17 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 from collections import Counter
-from pathlib import Path
 
-from evalset_misread_checks import CORPORA, RESULTS, ROOT, verdicts
+from evalset_misread_checks import CORPORA, RESULTS, corpus_chunks, verdicts
 
-from modrag_studio.composition import default_registry
-from modrag_studio.engine.cache.node_cache import NodeCache
-from modrag_studio.engine.core.document import load
-from modrag_studio.engine.run.executor import Executor
-from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.reading.content import (
     DocumentSpread,
     names_any,
@@ -46,15 +39,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache-dir", default="", help="node cache (default: a temporary one)")
     args = parser.parse_args()
-    cache = Path(args.cache_dir or tempfile.mkdtemp(prefix="widespread_"))
-    registry = default_registry()
-    executor = Executor(registry, cache=NodeCache(disk_dir=cache))
-    doc = load(str(ROOT / "sample_graphs" / "basic_rag.json"))
-    source = find_chunk_source(doc, registry)
-    corpora = {}
-    for name, path in CORPORA.items():
-        chunks = graph_chunks(doc, executor, {"corpus": path}, source)
-        corpora[name] = ({c.chunk_id: c for c in chunks}, DocumentSpread(usable_chunks(chunks)))
+    corpora = {name: ({c.chunk_id: c for c in chunks}, DocumentSpread(usable_chunks(chunks)))
+               for name, chunks in corpus_chunks(args.cache_dir, "widespread_").items()}
     seen: set[tuple[str, str]] = set()
     counts: Counter = Counter()
     lines = []
