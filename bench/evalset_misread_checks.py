@@ -59,7 +59,16 @@ SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pk
         ("r4 demo", "demo", "evalset_quality_r4_demo", "### Hand check, demo round 4"),
         ("r1 pkgdocs after", "pkgdocs", "evalset_quality_after_pkgdocs",
          "### Hand check, after"),
-        ("r1 demo after", "demo", "evalset_quality_after_demo", "### Hand check, demo, after"))
+        ("r1 demo after", "demo", "evalset_quality_after_demo", "### Hand check, demo, after"),
+        ("r7 pkgdocs", "pkgdocs", "evalset_quality_r7_pkgdocs", "### Round 7, pkgdocs-dev (40"),
+        ("r7 demo", "demo", "evalset_quality_r7_demo", "### Round 7, demo corpus"),
+        ("r7 cmrc", "cmrc", "evalset_quality_r7_cmrc", "### Round 7, cmrc2018-trial"),
+        ("r7 pkgdocs seed 1", "pkgdocs", "evalset_quality_r7_pkgdocs_seed1",
+         "### Round 7, pkgdocs-dev, seed 1"),
+        ("r8 pkgdocs seed 2", "pkgdocs", "evalset_quality_r8_pkgdocs_seed2",
+         "### Round 8, pkgdocs-dev, seed 2"),
+        ("r9 pkgdocs seed 3", "pkgdocs", "evalset_quality_r9_pkgdocs_seed3",
+         "### Round 9, pkgdocs-dev, seed 3"))
 
 
 def corpus_chunks(cache_dir: str = "", prefix: str = "evalset_bench_") -> dict[str, list[Chunk]]:
@@ -103,11 +112,15 @@ def row_checks(row: dict, chunks: dict, documents: dict) -> dict[str, str]:
         stating = fact_sentences(fact, chunk.text, with_previous=False)
         subject = package_name(chunk) or document_subject(chunk)
         found = {
-            "partial_value": misreads.partial_value(fact, question, stating),
+            "partial_value": (misreads.partial_value(fact, question, stating)
+                              or misreads.cut_range(fact, chunk.text)),
             "example_code": misreads.example_code_value(fact, chunk.text, subject),
             "changed_later": misreads.changed_later(fact, chunk, documents[chunk.doc_id]),
             "dropped_kind": (None if kind == "paraphrase" else
                              misreads.dropped_kind(fact, question, stating)),
+            "shape_against_question": misreads.shape_against_question(fact, question),
+            "bound_against_question": misreads.bound_against_question(fact, question,
+                                                                      stating),
         }
         if kind != "paraphrase":
             terms, lacking = unstated(question, fact, chunk, row["language"])
@@ -162,7 +175,8 @@ def main() -> None:
                 lines.append(f"  {label} {row['id']} {verdict}: "
                              + "; ".join(f"{k} ({v[:60]})" for k, v in hits.items()))
     labels = [s[0] for s in SETS]
-    for title, group in (("round 6 (decides)", labels[:3]), ("earlier hand checks", labels[3:])):
+    for title, group in (("round 6 (decides)", labels[:3]), ("earlier hand checks", labels[3:9]),
+                         ("later hand checks", labels[9:])):
         print(f"\n{title}, poor / good rejected\n| check | " + " | ".join(group) + " |\n|---|"
               + "---|" * len(group))
         for check in sorted(table, key=lambda c: (c.startswith("unstated"), c)):

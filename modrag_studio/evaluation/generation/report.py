@@ -43,8 +43,9 @@ REASONS = {
                "conjunction before its question mark, or (a paraphrase) replacements that "
                "repeat one word three times or put an adjective for a noun",
     "partial_value": "the expected value leaves out the bound or the range its sentence "
-                     "gives it ('30 seconds' of 'under 30 seconds', '20厘米' of '15至20厘米') "
-                     "and the question does not say it either",
+                     "gives it ('30 seconds' of 'under 30 seconds', '20厘米' of '15至20厘米', "
+                     "'<= chaos <= 1' of '0. <= chaos <= 1') and the question does not say "
+                     "it either",
     "example_code": "the value stands only in the chunk's example code, which defines a "
                     "class of its own: the example's name, not its subject's",
     "changed_later": "the value is from a changelog entry that the same document says was "
@@ -52,6 +53,11 @@ REASONS = {
     "dropped_kind": "the sentence calls the value a kind (environment variable, flag, "
                     "directory, ...) that the question leaves out: it asks for something "
                     "else the sentence names",
+    "shape_against_question": "the value's shape makes it a kind of thing the question does "
+                              "not ask for: a command-line option asked as a command or a "
+                              "type, a file asked as the name of something else",
+    "bound_against_question": "the value's bound runs against the limit the question asks "
+                              "('over 512 tokens' for a maximum, 'under 1 s' for a minimum)",
     "copies_text": "the question copies its chunk's sentences",
     "no_subject": "an unanswerable question does not name the thing of its chunk it was "
                   "asked about",

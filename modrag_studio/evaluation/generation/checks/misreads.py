@@ -80,6 +80,59 @@ def partial_value(fact: str, question: str, sentences: Sequence[str]) -> str | N
     return fuller or None
 
 
+# a value opening with a comparison ("<= chaos <= 1"), and an operand ending the text before
+_OPERATOR_START = re.compile(r"^\s*(?:<=|>=|==|!=|<|>|≤|≥|=)")
+_OPERAND_END = re.compile(r"[\w.)\]]+\s*$")
+
+
+def cut_range(fact: str, text: str) -> str | None:
+    """The range ``fact`` was cut from when it opens with a comparison whose left operand
+    ``text`` (its chunk) gives right before it ("<= chaos <= 1" of "0. <= chaos <= 1", where
+    a sentence splitter would part "0." from the rest); else None."""
+    value = fact.strip()
+    if _OPERATOR_START.match(value) is None:
+        return None
+    for match in re.finditer(re.escape(value), text):
+        operand = _OPERAND_END.search(text[:match.start()])
+        if operand is not None:
+            return " ".join(text[operand.start():match.end()].split())
+    return None
+
+
+# the limit a question asks for, and the bound a value states, each way
+_ASKS_MOST = re.compile(r"\b(?:max(?:imum|imal)?|at most|up to|upper (?:limit|bound)|largest|"
+                        r"biggest|longest|highest)\b|最多|最大|最长|最高|上限", re.I)
+_ASKS_LEAST = re.compile(r"\b(?:min(?:imum|imal)?|at least|lower (?:limit|bound)|smallest|"
+                         r"shortest|lowest|earliest)\b|最少|最小|最短|最低|下限|最早", re.I)
+_ABOVE = re.compile(r"\b(?:(?<!no )(?<!not )(?:more|greater|longer|higher) than|at least|"
+                    r"no (?:less|fewer) than|over|above|past|beyond|exceeding|or (?:more|"
+                    r"greater|longer|higher))\b|\d\+(?![\w+])|超过|超出|至少|不少于|不低于|逾|"
+                    r"以上|多于|大于|高于", re.I)
+_BELOW = re.compile(r"\b(?:(?<!no )(?<!not )(?:less|fewer|shorter|lower) than|at most|up to|"
+                    r"no more than|not more than|under|below|within|or (?:less|fewer|shorter|"
+                    r"lower))\b|不到|不足|不超过|最多|以下|以内|之内|少于|小于|低于", re.I)
+
+
+def bound_against_question(fact: str, question: str, sentences: Sequence[str]) -> str | None:
+    """The value with its bound when the bound runs against the limit the question asks:
+    a maximum asked, a lower bound given ("the maximum number of tokens" -> "over 512
+    tokens": past it inputs are windowed, no maximum), or a minimum asked, an upper bound
+    given; else None. The bound is the fact's own or the one its sentences give it."""
+    most, least = _ASKS_MOST.search(question), _ASKS_LEAST.search(question)
+    if bool(most) == bool(least):
+        return None
+    spans = [fact]
+    for sentence in sentences:
+        for match in re.finditer(re.escape(fact.strip()), sentence, re.I):
+            start, end = widened(sentence, match.start(), match.end())
+            spans.append(sentence[start:end])
+    against = _ABOVE if most else _BELOW
+    for span in spans:
+        if against.search(span) and not (_BELOW if most else _ABOVE).search(span):
+            return span.strip()
+    return None
+
+
 # --- example code -----------------------------------------------------------------------
 
 # a line opening a Python block ("for i in TqdmExtraFormat(range(9)):")
@@ -197,6 +250,68 @@ def dropped_kind(fact: str, question: str, sentences: Sequence[str]) -> str | No
     if any(re.search(rf"\b{re.escape(k.split()[-1])}", asked) for k in kinds):
         return None
     return sorted(kinds)[0]
+
+
+# --- the kind a value's shape gives it ---------------------------------------------------
+
+# the words an English question puts between its asking word and the rest ("what command
+# can you use", "what is the name of the performance benchmark suite")
+_ASKED = re.compile(
+    r"\b(?:what|which)\s+(?:(?:is|are|was|were)\s+)?(?:(?:the|a|an)\s+)?"
+    r"(?P<phrase>(?:[\w-]+\s+){0,3}?[\w-]+?)(?=\s+(?:of|for|in|on|to|that|which|does|do|did|"
+    r"is|are|was|were|can|could|should|must|will|would|used|when|where|by|with|from|at|you|"
+    r"i|we|it|they|has|have|lets?|makes?|controls?|gives?|turns?)\b|\s*[?？,])", re.I)
+_NAME_OF = re.compile(r"^(?:(?:the|a|an)\s+)?(?P<phrase>(?:[\w-]+\s+){0,3}?[\w-]+?)"
+                      r"(?=\s+(?:of|for|in|on|to|that|which|used|by|with|from|at|is|are|"
+                      r"does|do|can|should)\b|\s*[?？,]|$)", re.I)
+_OPTION_SHAPE = re.compile(r"^`?--?[A-Za-z][\w-]*(?:[= ]\S+)?`?$")
+_FILE_SHAPE = re.compile(r"^`?[\w./-]*\w\.(?:md|rst|txt|py|pyi|toml|cfg|ini|json|ya?ml|c|h|"
+                         r"cc|cpp|rs|js|ts|sh|html?|lock|in|ipynb)`?$", re.I)
+#: what a question may ask for that a command-line option answers, and what a file does
+_OPTION_FITS = {"option", "flag", "argument", "arg", "switch", "parameter", "setting",
+                "keyword", "way", "value", "name"}
+_OTHER_KINDS = {"command", "type", "package", "module", "library", "tool", "program",
+                "function", "method", "class", "attribute", "variable", "version", "language",
+                "directory", "folder", "file", "format", "extra"}
+_FILE_FITS = {"file", "script", "document", "documentation", "doc", "docs", "page", "path",
+              "module", "config", "configuration", "notebook", "template", "manifest",
+              "readme", "source", "program", "entry", "filename", "stub", "stubs"}
+
+
+def asked_noun(question: str) -> tuple[str, bool] | None:
+    """The noun an English question asks for and whether it asks for the name of it ("what
+    is the name of the performance benchmark suite" -> ("suite", True); "what command can
+    you use" -> ("command", False)); None when it is worded otherwise."""
+    found = _ASKED.search(question)
+    if found is None:
+        return None
+    head = found.group("phrase").split()[-1].lower()
+    named = head in ("name", "title")
+    if named:
+        rest = re.match(r"\s+of\s+(.*)", question[found.end():], re.I | re.S)
+        inner = _NAME_OF.match(rest.group(1)) if rest else None
+        if inner is None:
+            return None
+        head = inner.group("phrase").split()[-1].lower()
+    return head.removesuffix("s") if len(head) > 3 and head.endswith("s") else head, named
+
+
+def shape_against_question(fact: str, question: str) -> str | None:
+    """The kind a value's shape gives it when the question asks for another kind of thing: a
+    command-line option ("--installer=uv") asked as a command, a type or a package, or a
+    file ("tests/README.md") asked as the name of something that is no file (a benchmark
+    suite); else None."""
+    asked = asked_noun(question)
+    if asked is None:
+        return None
+    noun, named = asked
+    value = fact.strip()
+    if _OPTION_SHAPE.match(value) and noun not in _OPTION_FITS and noun in _OTHER_KINDS:
+        return "command-line option"
+    if _FILE_SHAPE.match(value) and noun not in _FILE_FITS and (named or noun in _OTHER_KINDS
+                                                                 | _OPTION_FITS):
+        return "file"
+    return None
 
 
 # --- wording -----------------------------------------------------------------------------

@@ -21,10 +21,13 @@ from modrag_nodes.text.words import LATIN_WORD, words
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.evalset import EvalQuestion
 from modrag_studio.evaluation.generation.checks.misreads import (
+    bound_against_question,
+    cut_range,
     dropped_kind,
     example_code_value,
     garbled_wording,
     partial_value,
+    shape_against_question,
 )
 from modrag_studio.evaluation.generation.reading.content import (
     document_subject,
@@ -164,7 +167,7 @@ def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
     (``misreads``; ``stating``: the sentences of ``chunk`` stating it): the fact cut from
     its bound or range, a name of the chunk's example code, or (worded like its sentence,
     not a paraphrase) the kind its sentence gives it left out of the question."""
-    fuller = partial_value(fact, question, stating)
+    fuller = partial_value(fact, question, stating) or cut_range(fact, chunk.text)
     if fuller is not None:
         return Verdict("partial_value", f"{fact!r} is {fuller!r} in its sentence")
     example = example_code_value(fact, chunk.text, package_name(chunk) or
@@ -176,6 +179,14 @@ def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
     if kind is not None:
         return Verdict("dropped_kind", f"its sentence calls {fact!r} a {kind}; the question "
                                        "asks for something else")
+    shape = shape_against_question(fact, question)
+    if shape is not None:
+        return Verdict("shape_against_question", f"{fact!r} is a {shape}; the question asks "
+                                                 "for another kind of thing")
+    bound = bound_against_question(fact, question, stating)
+    if bound is not None:
+        return Verdict("bound_against_question", f"{bound!r} runs against the limit the "
+                                                 "question asks")
     return None
 
 
