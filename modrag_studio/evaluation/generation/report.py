@@ -55,7 +55,8 @@ REASONS = {
                     "else the sentence names",
     "shape_against_question": "the value's shape makes it a kind of thing the question does "
                               "not ask for: a command-line option asked as a command or a "
-                              "type, a file asked as the name of something else",
+                              "type, a file asked as the name of something else, a release "
+                              "('Python 3.11') asked as a programming language",
     "bound_against_question": "the value's bound runs against the limit the question asks "
                               "('over 512 tokens' for a maximum, 'under 1 s' for a minimum)",
     "copies_text": "the question copies its chunk's sentences",

@@ -267,6 +267,7 @@ _NAME_OF = re.compile(r"^(?:(?:the|a|an)\s+)?(?P<phrase>(?:[\w-]+\s+){0,3}?[\w-]
 _OPTION_SHAPE = re.compile(r"^`?--?[A-Za-z][\w-]*(?:[= ]\S+)?`?$")
 _FILE_SHAPE = re.compile(r"^`?[\w./-]*\w\.(?:md|rst|txt|py|pyi|toml|cfg|ini|json|ya?ml|c|h|"
                          r"cc|cpp|rs|js|ts|sh|html?|lock|in|ipynb)`?$", re.I)
+_RELEASE = re.compile(r"\d+\.\d+")
 #: what a question may ask for that a command-line option answers, and what a file does
 _OPTION_FITS = {"option", "flag", "argument", "arg", "switch", "parameter", "setting",
                 "keyword", "way", "value", "name"}
@@ -298,9 +299,9 @@ def asked_noun(question: str) -> tuple[str, bool] | None:
 
 def shape_against_question(fact: str, question: str) -> str | None:
     """The kind a value's shape gives it when the question asks for another kind of thing: a
-    command-line option ("--installer=uv") asked as a command, a type or a package, or a
-    file ("tests/README.md") asked as the name of something that is no file (a benchmark
-    suite); else None."""
+    command-line option ("--installer=uv") asked as a command, a type or a package, a file
+    ("tests/README.md") asked as the name of something that is no file (a benchmark suite),
+    or a release ("Python 3.11") asked as a programming language; else None."""
     asked = asked_noun(question)
     if asked is None:
         return None
@@ -311,6 +312,8 @@ def shape_against_question(fact: str, question: str) -> str | None:
     if _FILE_SHAPE.match(value) and noun not in _FILE_FITS and (named or noun in _OTHER_KINDS
                                                                  | _OPTION_FITS):
         return "file"
+    if noun == "language" and _RELEASE.search(value):
+        return "release"  # "Python 3.11" is one release of a language, "Python 3" is one
     return None
 
 
