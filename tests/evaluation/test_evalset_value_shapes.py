@@ -47,6 +47,18 @@ def test_a_command_line_option_is_asked_as_an_option_not_as_a_command_or_a_type(
     assert shape_against_question("uv", "What command can you use?") is None  # no option
 
 
+def test_a_question_in_two_parts_is_not_judged_by_its_first_part_alone():
+    build = Chunk(chunk_id="build.md#0", doc_id="build.md", index=0, metadata={},
+                  text="`--outdir` (`-o`): The output directory (defaults to `dist`).")
+    options = Chunk(chunk_id="build.md#1", doc_id="build.md", index=1, metadata={},
+                    text="`--config-json=<value>`: An alternative way to pass in complex "
+                         "config settings as JSON strings.")
+    asked = ("In build, what is the default output directory, and what is the alternative way "
+             "to pass in complex config settings as JSON strings?")
+    verdict = check_answerable(asked, ["dist", "--config-json"], [build, options])
+    assert verdict.reason != "shape_against_question"
+
+
 def test_a_file_is_asked_as_a_file_not_as_the_name_of_something_else():
     pyparsing = ("For usage instructions and details on the performance benchmark suite, "
                  "see ``tests/README.md``.")

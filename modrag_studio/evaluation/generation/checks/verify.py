@@ -141,7 +141,8 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
         if not stated_in(fact, _HEADING.sub(" ", chunk.text)):
             return Verdict("answer_is_heading", fact)
         statings.append(fact_sentences(fact, chunk.text, with_previous=False))
-        misread = _misread(question, fact, chunk, statings[-1], paraphrase)
+        misread = _misread(question, fact, chunk, statings[-1], paraphrase,
+                           whole=len(facts) == 1)
         if misread is not None:
             return misread
     if paraphrase:
@@ -162,11 +163,12 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
 
 
 def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
-             paraphrase: bool) -> Verdict | None:
+             paraphrase: bool, *, whole: bool = True) -> Verdict | None:
     """A question that asks for something other than what ``fact`` answers in ``chunk``
     (``misreads``; ``stating``: the sentences of ``chunk`` stating it): the fact cut from
-    its bound or range, a name of the chunk's example code, or (worded like its sentence,
-    not a paraphrase) the kind its sentence gives it left out of the question."""
+    its bound or range, a name of the chunk's example code, (worded like its sentence, not
+    a paraphrase) the kind its sentence gives it left out of the question, or (a question
+    in one part, ``whole``) a value whose shape or bound runs against what it asks."""
     fuller = partial_value(fact, question, stating) or cut_range(fact, chunk.text)
     if fuller is not None:
         return Verdict("partial_value", f"{fact!r} is {fuller!r} in its sentence")
@@ -179,6 +181,8 @@ def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
     if kind is not None:
         return Verdict("dropped_kind", f"its sentence calls {fact!r} a {kind}; the question "
                                        "asks for something else")
+    if not whole:  # a question in two parts: what one part asks is not the other's
+        return None
     shape = shape_against_question(fact, question)
     if shape is not None:
         return Verdict("shape_against_question", f"{fact!r} is a {shape}; the question asks "
