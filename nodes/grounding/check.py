@@ -49,6 +49,7 @@ from modrag_nodes.grounding.sentences import (
     cite_uncited,
     cited_blocks,
     declined_sentences,
+    renumber_invalid,
     repoint_citations,
     unbacked_sentences,
     with_text,
@@ -110,7 +111,10 @@ class GroundingParams(BaseModel):
         True, description="Re-point a [n] citation whose sentence's claims are all in one "
                           "other evidence block to that block (small models often cite a "
                           "neighbouring block); an answer that cites nothing gets [n] after "
-                          "each sentence whose claims block n states (noted as added)")
+                          "each sentence whose claims block n states (noted as added); a "
+                          "block number the evidence does not have is replaced by the block "
+                          "that holds the sentence's claims or, without claims, writes most "
+                          "of the words it adds to the question (noted as renumbered)")
     check_language: bool = Field(
         True, description="On the first attempt, an answer not in the question's language "
                           "(English for Chinese, or the reverse) is ungrounded")
@@ -225,6 +229,13 @@ class GroundingCheck(NodeType):
             return changed, now, locate(extract_claims_of(text, params.kinds), blocks, now,
                                         question, aliases)
 
+        if (params.fix_citations and not cited and not is_refusal(answer)
+                and any(not c.valid for c in answer.citations)):
+            fixed, renumbered = renumber_invalid(answer.text, claims, blocks, aliases,
+                                                 derived, question or "")
+            if renumbered:
+                ctx.note(citations_renumbered=renumbered)
+                answer, cited, claims = recited(fixed)
         if params.fix_citations and not cited and claims and not is_refusal(answer):
             fixed, added = cite_uncited(answer.text, claims, blocks, aliases, derived)
             if added:

@@ -1,7 +1,7 @@
 """An answer's sentences, as the grounding check rewrites them: its ``[n]`` citations moved
-to the block that states a sentence's claims or added where it cites nothing, and its
-sentences cut when no evidence backs what they state (after a backed first sentence, or
-beside a refusal, which is not checked)."""
+to the block that states a sentence's claims (a number no block has: or writes its words) or
+added where it cites nothing, and its sentences cut when no evidence backs what they state
+(after a backed first sentence, or beside a refusal, which is not checked)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ import re
 
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
-from modrag_nodes.grounding.claims import Block, claim_found
+from modrag_nodes.grounding.claims import Block, claim_found, key_terms, term_present
+from modrag_nodes.text.normalise import normalise as flat
 from modrag_nodes.text.scripts import cjk_count
+from modrag_nodes.text.words import contains_phrase
 from modrag_studio.engine.core.node import Answer, Claim, ScoredChunk
 
 SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+(?:\s*\[\d{1,3}\])*)?")
 _NUMBERED = re.compile(r"\[(\d{1,3})\]")
 _CITATION_RUN = re.compile(r"\[\d{1,3}\](?:\s*\[\d{1,3}\])*")
+MIN_WRITTEN = 2  # words of a claimless sentence a block must write to take its wrong [n]
 
 
 def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
@@ -49,6 +52,56 @@ def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
         moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> {cites}")
     out.append(text[last:])
     return "".join(out), moves
+
+
+def renumber_invalid(text: str, claims: list[Claim], blocks: list[Block],
+                     aliases: list[set[str]], derived: set[int] | None = None,
+                     question: str = "") -> tuple[str, list[str]]:
+    """``text`` with each sentence that cites only block numbers the evidence does not have
+    ([2] beside one block) citing instead the block that backs it: the first text block that
+    holds all its claims, or, for a sentence without claims, the one text block that writes
+    more than half (and ``MIN_WRITTEN`` or more) of the content words it adds to
+    ``question``, and more of them than any other block. A sentence no block backs keeps its
+    numbers (and the answer stays uncited)."""
+    derived = derived or set()
+    asked, asked_terms = flat(question), set(key_terms(question))
+    texts = [n for n in range(1, len(blocks) + 1) if n not in derived]
+    out, moves, last = [], [], 0
+    for match in SENTENCE.finditer(text):
+        start, end = match.span()
+        sentence = text[start:end]
+        refs = [int(n) for n in _NUMBERED.findall(sentence)]
+        if not refs or any(1 <= n <= len(blocks) for n in refs):
+            continue
+        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
+        if mine:
+            targets = [n for n in texts
+                       if all(claim_found(c, blocks[n - 1], aliases) for c in mine)][:1]
+        else:
+            added = [t for t in key_terms(_CITATION_RUN.sub(" ", sentence))
+                     if t not in asked_terms and not contains_phrase(asked, t)]
+            targets = _writing_block(added, blocks, texts, aliases)
+        if not targets:
+            continue
+        cites = "".join(f"[{n}]" for n in targets)
+        out.append(text[last:start] + _CITATION_RUN.sub(cites, sentence))
+        last = end
+        moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> {cites}")
+    out.append(text[last:])
+    return "".join(out), moves
+
+
+def _writing_block(terms: list[str], blocks: list[Block], texts: list[int],
+                   aliases: list[set[str]]) -> list[int]:
+    """[n] of the one block of ``texts`` that writes more than half of ``terms`` (and
+    ``MIN_WRITTEN`` or more) and more of them than any other; [] when none does."""
+    counts = {n: sum(term_present(t, [blocks[n - 1]], aliases) for t in terms) for n in texts}
+    ranked = sorted(counts.items(), key=lambda pair: -pair[1])
+    if not ranked or 2 * ranked[0][1] <= len(terms) or ranked[0][1] < MIN_WRITTEN:
+        return []
+    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
+        return []
+    return [ranked[0][0]]
 
 
 def cite_uncited(text: str, claims: list[Claim], blocks: list[Block],

@@ -256,3 +256,29 @@ def test_refusal_names_only_what_no_block_states(run_node) -> None:
         ("PR-300", "evidence"), ("7 months", "missing")]
     refusal = run_node(RefuseAnswer, {}, answer=[out["ungrounded"]])["answer"]
     assert refusal.text == "The documents do not mention 7 months."
+
+
+def test_a_block_number_the_evidence_lacks_is_renumbered_to_the_block_that_backs_it(
+        run_node) -> None:
+    """[3] beside two blocks cites nothing: a sentence citing only such numbers cites the block
+    holding its claims, or (without claims) writing most of the words it adds to the
+    question, two at least; one no block backs stays uncited."""
+    legend = scored("legend", 0.9, text="据传说，这位将军就是白虎星转世，后来成为守城的名将。")
+    other = scored("city", 0.8, text="这座城市建于明代，城墙长约十公里。")
+    question = "传说中这位将军是怎样的？"
+    answer = _answer("在传说中，这位将军被描绘为白虎星转世。[3]", [other, legend], question)
+    out = run_node(GroundingCheck, {}, answer=answer)
+    assert list(out) == ["grounded"]
+    assert out["grounded"].text.endswith("转世。[2]")
+    assert run_node.ctx.details["citations_renumbered"] == ["[3] -> [2]"]
+    for unbacked in ("这位将军擅长骑射，一生未尝败绩。[3]",  # words no block writes
+                     "传说这位将军是名将。[3]"):  # one word more than the question
+        out = run_node(GroundingCheck, {}, answer=_answer(unbacked, [other, legend], question))
+        assert list(out) == ["ungrounded"]
+        assert out["ungrounded"].check_reason == "the answer cites no evidence block"
+    pumps = _answer("LP-07 is serviced every 500 hours [4].",
+                    [scored("other", 0.9, text="The canteen opens at 06:00."),
+                     scored("pumps", 0.8, text=PUMPS)], "How often is LP-07 serviced?")
+    out = run_node(GroundingCheck, {}, answer=pumps)
+    assert out["grounded"].text.endswith("500 hours [2].")
+
