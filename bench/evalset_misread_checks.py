@@ -119,6 +119,7 @@ def row_checks(row: dict, chunks: dict, documents: dict) -> dict[str, str]:
             "dropped_kind": (None if kind == "paraphrase" else
                              misreads.dropped_kind(fact, question, stating)),
             "shape_against_question": misreads.shape_against_question(fact, question),
+            "negated_value": misreads.negated_value(fact, question, stating),
             "bound_against_question": misreads.bound_against_question(fact, question,
                                                                       stating),
         }

@@ -10,6 +10,7 @@ from modrag_studio.evaluation.generation.checks.misreads import (
     asked_noun,
     bound_against_question,
     cut_range,
+    negated_value,
     shape_against_question,
 )
 from modrag_studio.evaluation.generation.checks.verify import check_answerable
@@ -104,5 +105,24 @@ def test_a_value_cut_from_a_range_keeps_its_left_end():
     assert cut_range("0.1", "interval 0.1 s") is None  # no comparison
 
 
+def test_a_question_does_not_invert_the_negation_of_its_sentence():
+    tqdm = ("For this reason, the notebook version (unlike the CLI version) does not "
+            "automatically call ``close()`` upon ``Exception``.")
+    assert _reason("In tqdm, what event triggers the notebook version to automatically call "
+                   "`close()`?", "Exception", tqdm, "tqdm.md") == "negated_value"
+    assert _reason("In tqdm, upon what does the notebook version not call `close()` "
+                   "automatically?", "Exception", tqdm, "tqdm.md") is None
+    # a negation in another clause does not govern the value
+    monitor = ("The monitoring thread should not have a noticeable overhead, and guarantees "
+               "updates at least every 10 seconds by default.")
+    assert negated_value("at least every 10 seconds", "How often does tqdm's monitoring "
+                         "thread update?", [monitor]) is None
+    # stated once without a negation: the question may ask that
+    assert negated_value("bool", "What does yarl not serialize?", []) is None
+    assert negated_value("bool", "What type does yarl refuse?", [
+        "``yarl`` cannot serialize ``bool`` values.", "A ``bool`` is a str here."]) is None
+
+
 def test_every_new_reason_is_explained():
-    assert {"shape_against_question", "bound_against_question"} <= set(REASONS)
+    assert {"shape_against_question", "bound_against_question", "negated_value"} <= set(
+        REASONS)

@@ -59,6 +59,9 @@ REASONS = {
                               "('Python 3.11') asked as a programming language",
     "bound_against_question": "the value's bound runs against the limit the question asks "
                               "('over 512 tokens' for a maximum, 'under 1 s' for a minimum)",
+    "negated_value": "every sentence stating the value negates it ('does not call close() "
+                     "upon Exception') and the question negates nothing: it inverts its "
+                     "sentence",
     "copies_text": "the question copies its chunk's sentences",
     "no_subject": "an unanswerable question does not name the thing of its chunk it was "
                   "asked about",

@@ -133,6 +133,37 @@ def bound_against_question(fact: str, question: str, sentences: Sequence[str]) -
     return None
 
 
+# a negation governing what follows it in its clause ("does not automatically call
+# ``close()`` upon ``Exception``"), and what ends a clause
+_NEGATION = re.compile(r"\b(?:not|never|cannot|no longer)\b|n't\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[,;:!?]|\.\s|\b(?:and|but|because|so|which|while|whereas|since|"
+                           r"if|when|unless|though|although)\b", re.I)
+
+
+def negated_value(fact: str, question: str, sentences: Sequence[str]) -> str | None:
+    """The clause saying that what ``fact`` belongs to does not happen ("the notebook version
+    does not automatically call ``close()`` upon ``Exception``") when every English sentence
+    stating it negates it so and the question negates nothing (it asks what triggers the
+    call: it inverts its sentence); else None."""
+    if _NEGATION.search(question) or not sentences:
+        return None
+    pattern = re.compile(rf"(?<![\w-]){re.escape(fact.strip())}(?![\w-])", re.I)
+    clause = ""
+    for sentence in sentences:
+        matches = list(pattern.finditer(sentence))  # as written, not "bools" for "bool"
+        negated = ""
+        for match in matches:
+            before = sentence[:match.start()]
+            breaks = [b.end() for b in _CLAUSE_BREAK.finditer(before.rstrip("`'\" "))]
+            start = breaks[-1] if breaks else 0
+            if _NEGATION.search(before[start:]):
+                negated = " ".join(sentence[start:match.end()].split())
+        if matches and not negated:
+            return None  # stated once without a negation: the question may ask that
+        clause = clause or negated
+    return clause or None
+
+
 # --- example code -----------------------------------------------------------------------
 
 # a line opening a Python block ("for i in TqdmExtraFormat(range(9)):")

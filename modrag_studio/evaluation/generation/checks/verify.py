@@ -26,6 +26,7 @@ from modrag_studio.evaluation.generation.checks.misreads import (
     dropped_kind,
     example_code_value,
     garbled_wording,
+    negated_value,
     partial_value,
     shape_against_question,
 )
@@ -168,7 +169,8 @@ def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
     (``misreads``; ``stating``: the sentences of ``chunk`` stating it): the fact cut from
     its bound or range, a name of the chunk's example code, (worded like its sentence, not
     a paraphrase) the kind its sentence gives it left out of the question, or (a question
-    in one part, ``whole``) a value whose shape or bound runs against what it asks."""
+    in one part, ``whole``) a value whose shape or bound runs against what it asks,
+    or that its sentence negates."""
     fuller = partial_value(fact, question, stating) or cut_range(fact, chunk.text)
     if fuller is not None:
         return Verdict("partial_value", f"{fact!r} is {fuller!r} in its sentence")
@@ -191,6 +193,9 @@ def _misread(question: str, fact: str, chunk: Chunk, stating: list[str],
     if bound is not None:
         return Verdict("bound_against_question", f"{bound!r} runs against the limit the "
                                                  "question asks")
+    negated = negated_value(fact, question, stating)
+    if negated is not None:
+        return Verdict("negated_value", f"its sentence negates it: {negated[:80]!r}")
     return None
 
 
