@@ -27,7 +27,7 @@ from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.engine.core.document import load
 from modrag_studio.engine.run.executor import Executor
 from modrag_studio.evaluation.generation.checks import misreads
-from modrag_studio.evaluation.generation.checks.verify import fact_sentences
+from modrag_studio.evaluation.generation.checks.verify import fact_sentences, only_in_images
 from modrag_studio.evaluation.generation.corpus import find_chunk_source, graph_chunks
 from modrag_studio.evaluation.generation.fact_questions import current_facts
 from modrag_studio.evaluation.generation.reading.content import (
@@ -120,6 +120,7 @@ def row_checks(row: dict, chunks: dict, documents: dict) -> dict[str, str]:
                              misreads.dropped_kind(fact, question, stating)),
             "shape_against_question": misreads.shape_against_question(fact, question),
             "negated_value": misreads.negated_value(fact, question, stating),
+            "answer_is_image_text": "yes" if only_in_images(fact, chunk.text) else None,
             "bound_against_question": misreads.bound_against_question(fact, question,
                                                                       stating),
         }

@@ -123,6 +123,16 @@ def test_a_question_does_not_invert_the_negation_of_its_sentence():
         "``yarl`` cannot serialize ``bool`` values.", "A ``bool`` is a str here."]) is None
 
 
+def test_an_image_caption_is_no_fact_of_its_document():
+    torch = ("![PyTorch Logo](https://github.com/pytorch/pytorch/raw/main/docs/logo.png)\n\n"
+             "PyTorch is a Python package that provides tensor computation.")
+    assert _reason("In torch, what is the name of the logo on the PyTorch website?",
+                   "PyTorch Logo", torch, "torch.md") == "answer_is_image_text"
+    said = torch + " The PyTorch Logo is a flame."
+    assert _reason("In torch, what is a flame?", "PyTorch Logo", said, "torch.md") != (
+        "answer_is_image_text")
+
+
 def test_every_new_reason_is_explained():
-    assert {"shape_against_question", "bound_against_question", "negated_value"} <= set(
-        REASONS)
+    assert {"shape_against_question", "bound_against_question", "negated_value",
+            "answer_is_image_text"} <= set(REASONS)

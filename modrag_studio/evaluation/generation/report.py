@@ -22,6 +22,8 @@ REASONS = {
     "same_answers": "the two answers of a two-chunk question are the same",
     "answer_in_question": "the question contains its own answer",
     "answer_is_heading": "the answer is a heading of its chunk (a title), not a fact it states",
+    "answer_is_image_text": "the answer stands only in an image's alt text or tag (a picture's "
+                            "caption, 'PyTorch Logo'), not in the text",
     "answer_off_topic": "the sentence stating the answer shares no key word with the question",
     "first_person": "the sentence stating the answer speaks in the first person (one user's "
                     "report or a quote), no fact of its subject",

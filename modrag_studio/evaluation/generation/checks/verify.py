@@ -58,6 +58,9 @@ _INNER_SENTENCE = re.compile(r"[。！]|[.!]\s+[A-Z]")
 WORD_CHECK_VOCABULARY = 20_000
 # a Markdown heading line ("# Preventive maintenance schedule for pumps")
 _HEADING = re.compile(r"^[ ]{0,3}#{1,6}[ \t].*$", re.MULTILINE)
+# an image: its alt text names a picture, no fact of the document ("![PyTorch Logo](...)")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)|<img\b[^>]*>|^\s*\.\. (?:image|figure)::.*$",
+                    re.IGNORECASE | re.MULTILINE)
 
 
 def stated_in(fact: str, text: str) -> bool:
@@ -101,6 +104,11 @@ def _too_long(fact: str) -> bool:
     return cjk > MAX_FACT_CJK if cjk else len(fact.split()) > MAX_FACT_WORDS
 
 
+def only_in_images(fact: str, text: str) -> bool:
+    """Whether ``text`` states ``fact`` only in image markup (alt text, an ``<img>`` tag)."""
+    return stated_in(fact, text) and not stated_in(fact, _IMAGE.sub(" ", text))
+
+
 def check_question_text(question: str) -> Verdict | None:
     """Checks of the question alone (too short, pointing at 'the text', garbled)."""
     if len(words(question)) < 3:
@@ -141,6 +149,8 @@ def check_answerable(question: str, facts: list[str], chunks: list[Chunk], *,
     for fact, chunk in zip(facts, order, strict=True):
         if not stated_in(fact, _HEADING.sub(" ", chunk.text)):
             return Verdict("answer_is_heading", fact)
+        if only_in_images(fact, chunk.text):
+            return Verdict("answer_is_image_text", fact)
         statings.append(fact_sentences(fact, chunk.text, with_previous=False))
         misread = _misread(question, fact, chunk, statings[-1], paraphrase,
                            whole=len(facts) == 1)
