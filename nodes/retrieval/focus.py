@@ -33,6 +33,7 @@ debugger show what the prompt got.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
@@ -116,7 +117,7 @@ def focus_texts(question: str, texts: list[str], *, context: Sequence[str] = (),
     for block, text in enumerate(texts):
         for start, end in _pieces(text):
             piece = text[start:end]
-            heading = piece.startswith("#")
+            heading = piece.startswith("#") and not _in_code(text, start)
             terms = set() if heading else set(tokenize(tokenizer, piece)) & wanted
             sentences.append(Sentence(block, start, end, terms, heading))
     frequency: dict[str, int] = {}
@@ -197,7 +198,7 @@ def _pieces(text: str) -> list[tuple[int, int]]:
             end = spans[position][1]
         position += 1
         line_end = text.find("\n", start, end)
-        if text.startswith("#", start) and line_end > 0:
+        if text.startswith("#", start) and line_end > 0 and not _in_code(text, start):
             rest = trim(text, line_end, end)
             pieces.append(trim(text, start, line_end))
             if rest[1] > rest[0]:
@@ -205,6 +206,15 @@ def _pieces(text: str) -> list[tuple[int, int]]:
         else:
             pieces.append((start, end))
     return pieces
+
+
+_FENCE = re.compile(r"^[ ]{0,3}(?:```|~~~)", re.MULTILINE)
+
+
+def _in_code(text: str, position: int) -> bool:
+    """Whether ``position`` of ``text`` stands inside a fenced code block, where a line
+    opening with '#' is a comment ("# Assume Python 3.11"), not a heading."""
+    return len(_FENCE.findall(text, 0, position)) % 2 == 1
 
 
 def _open_brackets(piece: str) -> int:

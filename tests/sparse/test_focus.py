@@ -191,3 +191,15 @@ def test_the_node_is_registered_and_the_main_job_focuses_its_evidence():
     edges = {(e.source, e.target) for e in doc.edges}
     assert ("paths.evidence", "focus.evidence") in edges
     assert ("focus.evidence", "prompt.evidence") in edges
+
+
+def test_a_comment_line_in_a_code_block_is_no_heading():
+    config = ("```toml\nexclude = [\".git\", \".venv\"]\n\n# Same as Black.\nline-length = 88\n\n"
+              "# Assume Python 3.11\ntarget-version = \"py311\"\n```")
+    prose = ("## Configuration\n\nRuff can be configured through a `ruff.toml` file. Ruff "
+             "reads its rules from the configuration.")
+    focused = focus_texts("Which Python version does the default configuration assume?",
+                          [prose, config], min_share=0.2, follow=1)
+    assert "# Assume Python 3.11" in focused[1] and "py311" in focused[1]
+    # a markdown heading outside a code block is still a heading: kept only before a sentence
+    assert focused[0] == "" or focused[0].startswith("## Configuration")
