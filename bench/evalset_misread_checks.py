@@ -68,7 +68,13 @@ SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pk
         ("r8 pkgdocs seed 2", "pkgdocs", "evalset_quality_r8_pkgdocs_seed2",
          "### Round 8, pkgdocs-dev, seed 2"),
         ("r9 pkgdocs seed 3", "pkgdocs", "evalset_quality_r9_pkgdocs_seed3",
-         "### Round 9, pkgdocs-dev, seed 3"))
+         "### Round 9, pkgdocs-dev, seed 3"),
+        ("r10 pkgdocs seed 4", "pkgdocs", "evalset_quality_r10_pkgdocs_seed4",
+         "### Round 10, pkgdocs-dev, seed 4"),
+        ("r10 pkgdocs seed 5", "pkgdocs", "evalset_quality_r10_pkgdocs_seed5",
+         "### Round 10, pkgdocs-dev, seed 5"),
+        ("r10 pkgdocs seed 6", "pkgdocs", "evalset_quality_r10_pkgdocs_seed6",
+         "### Round 10, pkgdocs-dev, seed 6"))
 
 
 def corpus_chunks(cache_dir: str = "", prefix: str = "evalset_bench_") -> dict[str, list[Chunk]]:
@@ -178,7 +184,7 @@ def main() -> None:
                              + "; ".join(f"{k} ({v[:60]})" for k, v in hits.items()))
     labels = [s[0] for s in SETS]
     for title, group in (("round 6 (decides)", labels[:3]), ("earlier hand checks", labels[3:9]),
-                         ("later hand checks", labels[9:])):
+                         ("later hand checks", labels[9:15]), ("round 10", labels[15:])):
         print(f"\n{title}, poor / good rejected\n| check | " + " | ".join(group) + " |\n|---|"
               + "---|" * len(group))
         for check in sorted(table, key=lambda c: (c.startswith("unstated"), c)):
