@@ -329,6 +329,19 @@ def test_questions_naming_different_things_are_no_near_duplicates():
     assert dedup.duplicate_of("What is the price of a commercial licence for regex?") == "g001"
 
 
+def test_questions_expecting_different_facts_are_no_near_duplicates():
+    class Search:  # no embedder: word overlap
+        embedder = None
+
+    dedup = Deduplicator(Search())
+    dedup.add("g001", "In regex, what attribute of the match object gives the fuzzy counts?",
+              {"regex"}, ["fuzzy_counts"])
+    asked = "In regex, what attribute of the match object gives the fuzzy changes?"
+    assert dedup.duplicate_of(asked, {"regex"}, ["fuzzy_changes"]) is None
+    assert dedup.duplicate_of(asked, {"regex"}, ["`fuzzy_counts`"]) == "g001"  # same fact
+    assert dedup.duplicate_of(asked, {"regex"}) == "g001"  # an unanswerable one: no facts
+
+
 def test_a_type_that_keeps_none_of_its_first_tries_hands_its_share_on(scripted, tmp_path):
     docs = {f"pkg{i}.md": f"# pkg{i}\n\nThe pkg{i} parser needs {i + 2} GB of memory for "
                           "each upload in its default setup, which the server reads in small "

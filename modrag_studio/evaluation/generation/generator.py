@@ -225,7 +225,7 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
         if verdict.reason is None and cand.kind != "unanswerable":
             cand.verdict = verdict = check_specific(verdict, cand.question, self.search)
         if verdict.reason is None:
-            twin = self.dedup.duplicate_of(cand.question, cand.names)
+            twin = self.dedup.duplicate_of(cand.question, cand.names, self._facts(cand))
             if twin is not None:
                 verdict.reason, verdict.detail = "near_duplicate", f"of {twin}"
         if verdict.reason is None and self.config.round_trip and cand.round_trip:
@@ -274,6 +274,11 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
         cand.question, cand.verdict = scoped, verdict
         return True
 
+    @staticmethod
+    def _facts(cand: Candidate) -> list[str]:
+        """The facts a near-duplicate of ``cand`` shares (none: an unanswerable question)."""
+        return [] if cand.kind == "unanswerable" else list(cand.facts)
+
     def record(self, cand: Candidate, qid: str, *tags: str) -> EvalQuestion | None:
         """Count ``cand`` in the report; a kept one becomes row ``qid`` (with ``tags``
         added), which later candidates are checked against as near-duplicates."""
@@ -285,7 +290,7 @@ class _Generator(Rewording, FactQuestions, UnanswerableQuestions):
             return None
         cand.row = self.row(qid, cand)
         cand.row.tags.extend(tags)
-        self.dedup.add(qid, cand.question, cand.names)
+        self.dedup.add(qid, cand.question, cand.names, self._facts(cand))
         return cand.row
 
     def row(self, qid: str, cand: Candidate) -> EvalQuestion:
@@ -369,7 +374,8 @@ def generate_evalset(doc: GraphDocument, inputs: Mapping[str, Any], config: Gene
                            chunks=len(chunks), documents=documents, skipped=skipped)
     generator = _Generator(config, chunks, search, links, cancel, report, executor.resources)
     for earlier in extend:
-        generator.dedup.add(earlier.id, earlier.question)
+        generator.dedup.add(earlier.id, earlier.question,
+                            facts=[a for fact in earlier.expected_facts for a in fact])
     first = _next_number(extend)
     if reword is not None:
         kept, candidates = generator.reword_all(reword, on_progress)

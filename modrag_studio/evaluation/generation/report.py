@@ -30,7 +30,7 @@ REASONS = {
     "not_a_paraphrase": "a paraphrase question shares most of its words with its chunk",
     "not_absent": "an unanswerable question's key terms are all in the corpus",
     "ambiguous": "no source chunk ranks in the BM25 or dense top 20",
-    "near_duplicate": "too similar to a question already kept",
+    "near_duplicate": "too similar to a question already kept about the same thing and fact",
     "round_trip_mismatch": "asked of the passages a search finds, the model answers otherwise",
     "answered_elsewhere": "asked of the passages besides its source, the model answers it "
                           "otherwise from them: the question fits more than one thing",

@@ -267,25 +267,31 @@ def check_specific(verdict: Verdict, question: str, search: CorpusSearch) -> Ver
 class Deduplicator:
     """Near-duplicates by embedding similarity (word overlap when there is no embedder); two
     questions naming different things are none ("What is the mascot of regex?", "... of
-    tqdm?": one template, two questions)."""
+    tqdm?": one template, two questions), nor two whose expected facts differ ("Who is the
+    mentor of Tomas Reyes?", "What is Tomas Reyes responsible for?": one person, two
+    facts)."""
 
     def __init__(self, search: CorpusSearch, threshold: float = 0.93) -> None:
         self.search, self.threshold = search, threshold
-        self.kept: list[tuple[str, object, set[str]]] = []
+        self.kept: list[tuple[str, object, set[str], list[str]]] = []
 
-    def duplicate_of(self, question: str, names: set[str] = frozenset()) -> str | None:
-        """The id of a kept question too similar to ``question`` (naming ``names``), else
-        None."""
+    def duplicate_of(self, question: str, names: set[str] = frozenset(),
+                     facts: list[str] = ()) -> str | None:
+        """The id of a kept question too similar to ``question`` (naming ``names``, expecting
+        ``facts``; none for an unanswerable one), else None."""
         vector = self._key(question)
-        for qid, other, named in self.kept:
+        for qid, other, named, expected in self.kept:
             if names and named and not names & named:
+                continue
+            if facts and expected and not _facts_overlap(facts, expected):
                 continue
             if self._similar(vector, other):
                 return qid
         return None
 
-    def add(self, qid: str, question: str, names: set[str] = frozenset()) -> None:
-        self.kept.append((qid, self._key(question), set(names)))
+    def add(self, qid: str, question: str, names: set[str] = frozenset(),
+            facts: list[str] = ()) -> None:
+        self.kept.append((qid, self._key(question), set(names), list(facts)))
 
     def _key(self, question: str) -> object:
         if self.search.embedder is not None:
@@ -297,6 +303,11 @@ class Deduplicator:
             assert isinstance(b, set)
             return len(a & b) / max(1, len(a | b)) >= 0.8
         return float(a @ b) >= self.threshold  # type: ignore[operator]
+
+
+def _facts_overlap(facts: list[str], others: list[str]) -> bool:
+    """Whether one of ``facts`` states one of ``others`` or the reverse."""
+    return any(fact_found(a, b) or fact_found(b, a) for a in facts for b in others)
 
 
 def check_claim(claim: str, chunk: Chunk) -> Verdict:
