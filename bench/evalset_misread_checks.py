@@ -74,7 +74,9 @@ SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pk
         ("r10 pkgdocs seed 5", "pkgdocs", "evalset_quality_r10_pkgdocs_seed5",
          "### Round 10, pkgdocs-dev, seed 5"),
         ("r10 pkgdocs seed 6", "pkgdocs", "evalset_quality_r10_pkgdocs_seed6",
-         "### Round 10, pkgdocs-dev, seed 6"))
+         "### Round 10, pkgdocs-dev, seed 6"),
+        ("r10 demo seed 4", "demo", "evalset_quality_r10_demo_seed4",
+         "### Round 10, demo corpus, seed 4"))
 
 
 def corpus_chunks(cache_dir: str = "", prefix: str = "evalset_bench_") -> dict[str, list[Chunk]]:
