@@ -76,7 +76,9 @@ SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pk
         ("r10 pkgdocs seed 6", "pkgdocs", "evalset_quality_r10_pkgdocs_seed6",
          "### Round 10, pkgdocs-dev, seed 6"),
         ("r10 demo seed 4", "demo", "evalset_quality_r10_demo_seed4",
-         "### Round 10, demo corpus, seed 4"))
+         "### Round 10, demo corpus, seed 4"),
+        ("r10 cmrc seed 4", "cmrc", "evalset_quality_r10_cmrc_seed4",
+         "### Round 10, cmrc2018-trial, seed 4"))
 
 
 def corpus_chunks(cache_dir: str = "", prefix: str = "evalset_bench_") -> dict[str, list[Chunk]]:
