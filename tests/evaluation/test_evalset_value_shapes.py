@@ -136,3 +136,13 @@ def test_an_image_caption_is_no_fact_of_its_document():
 def test_every_new_reason_is_explained():
     assert {"shape_against_question", "bound_against_question", "negated_value",
             "answer_is_image_text"} <= set(REASONS)
+
+
+def test_a_chinese_amount_keeps_its_full_width_range_and_the_digits_after_its_unit():
+    # round 10's CMRC g037 and g011: "20米" of "高约5－20米", "2米" of "身高2米11"
+    tree = "假苹婆为常绿乔木，高约5－20米。"
+    assert _reason("假苹婆约有多高？", "20米", tree, "TRIAL_1") == "partial_value"
+    assert _reason("假苹婆约有多高？", "5－20米", tree, "TRIAL_1") is None
+    player = "比尔·兰比尔身高2米11，司职中锋。"
+    assert _reason("比尔·兰比尔的身高是多少？", "2米", player, "TRIAL_2") == "partial_value"
+    assert _reason("比尔·兰比尔的身高是多少？", "2米11", player, "TRIAL_2") is None

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from modrag_nodes.text.normalise import normalise
+from modrag_nodes.text.scripts import is_han
 from modrag_nodes.text.words import contains_phrase
 from modrag_studio.engine.core.datatypes import Chunk
 from modrag_studio.evaluation.generation.reading.content import code_line_indices, names_any
@@ -27,7 +28,7 @@ _BOUND_BEFORE = re.compile(
 _BOUND_AFTER = re.compile(r"^(?:以上|以下|以内|之内|有余|\s*or (?:more|less|fewer|longer|"
                           r"shorter)\b|\+(?![\w+]))", re.I)
 # the other end of a range or list before a number ("15至20厘米", "15、6岁", "10 to 20 s")
-_RANGE_BEFORE = re.compile(r"\d[\d.,]*\s?(?:-|–|—|~|～|至|到|、|\bto\b)\s?$")
+_RANGE_BEFORE = re.compile(r"\d[\d.,]*\s?(?:-|–|—|－|−|~|～|至|到|、|\bto\b)\s?$")
 
 
 def widened(sentence: str, start: int, end: int) -> tuple[int, int]:
@@ -43,6 +44,8 @@ def widened(sentence: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# the digits a Chinese amount goes on with after its unit ("2米11": 2.11 m)
+_MORE_DIGITS = re.compile(r"\d+")
 # a question saying a "+" bound in words ("the minimum Python version", "3.8 or later")
 _PLUS_SAID = re.compile(r"\d\+|\b(?:min(?:imum|imal)?|lowest|oldest|earliest|at least|"
                         r"or (?:later|newer|higher|above|more|greater|up)|and (?:later|newer|"
@@ -61,6 +64,10 @@ def partial_value(fact: str, question: str, sentences: Sequence[str]) -> str | N
     fuller = ""
     for sentence in sentences:
         for match in re.finditer(re.escape(fact), sentence, re.I):
+            more = _MORE_DIGITS.match(sentence, match.end())
+            if more is not None and is_han(fact.strip()[-1]):  # "2米" of "2米11" (2.11 m)
+                fuller = fuller or sentence[match.start():more.end()]
+                continue
             start, end = widened(sentence, match.start(), match.end())
             if sentence[match.end():end] == "+":  # "3.8+": the bound ends the word
                 if _PLUS_SAID.search(question):
