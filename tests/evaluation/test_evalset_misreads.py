@@ -225,3 +225,19 @@ def test_an_unanswerable_question_asks_of_no_piece_of_a_longer_name():
     generator = _generator([chunk])
     generator.kinds.update({"马洪": "人物", "罗德曼": "人物"})  # (no call for the kind)
     assert generator._unanswerable(chunk, "zh") is None  # the names are pieces: no thing
+
+
+def test_an_unanswerable_question_asks_of_the_entry_its_chunk_writes():
+    # round 10's CMRC: "蓬勃" (flourishing) and "彭仔" (of 彭仔船) were drawn as things; the
+    # entry's own title is what its document is about
+    text = "百老汇剧院是纽约的一座剧院，自1924年起上演蓬勃发展的音乐剧，可容纳1761名观众。"
+    chunk = _chunk(text, "TRIAL_900", title="百老汇剧院")
+    generator = _generator([chunk])
+    generator.kinds["百老汇剧院"] = "地点"  # (no call for the kind)
+    cand = generator._unanswerable(chunk, "zh")
+    assert cand is not None and cand.question.startswith("百老汇剧院的")
+    untitled = _chunk(text, "TRIAL_901", title="纽约的剧院列表")  # a title the text does not write
+    generator = _generator([untitled])
+    generator.ask = lambda *args, **kwargs: "地点"  # (every name drawn is a place)
+    other = generator._unanswerable(untitled, "zh")
+    assert other is None or not other.question.startswith("纽约的剧院列表")

@@ -1,5 +1,6 @@
 """Unanswerable questions: a detail the corpus never gives, asked of a thing a chunk names.
-The thing is drawn in code among the chunk's package, codes and names (not a Chinese name the
+The thing is its document's title when the chunk writes it (an encyclopedia's entry: "假苹婆"),
+else drawn in code among the chunk's package, codes and names (not a Chinese name the
 corpus writes only as a piece of a longer one: 马洪 of 瑞克·马洪); its kind is the
 document's own package's when that package is software (installed or imported in its
 document, or said to be a library), else the model's word (asked once per thing); the detail
@@ -142,8 +143,13 @@ class UnanswerableQuestions:
         the thing drawn was asked already."""
         body = prose(chunk.text)  # not a heading's or a badge's words
         package = package_name(chunk)
-        subjects = thing_subjects(body, language, package if names_any(body, [package]) else "",
-                                  self.lower_words)
+        title = str(chunk.metadata.get("title") or "").strip()
+        if title and title != package and len(title) <= 40 and title in body:
+            subjects = [title]  # what its document is about ("让-皮埃尔·巴利冈"), written so
+        else:
+            subjects = thing_subjects(body, language,
+                                      package if names_any(body, [package]) else "",
+                                      self.lower_words)
         subjects = [s for s in subjects if not piece_of_a_name(s, self.corpus_texts)]
         if not subjects:
             return None
