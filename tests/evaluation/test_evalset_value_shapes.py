@@ -146,3 +146,10 @@ def test_a_chinese_amount_keeps_its_full_width_range_and_the_digits_after_its_un
     player = "比尔·兰比尔身高2米11，司职中锋。"
     assert _reason("比尔·兰比尔的身高是多少？", "2米", player, "TRIAL_2") == "partial_value"
     assert _reason("比尔·兰比尔的身高是多少？", "2米11", player, "TRIAL_2") is None
+
+
+def test_a_chinese_amount_keeps_the_other_number_of_its_choice():
+    # round 11's CMRC g027: "3条" of "有1或3条主脉"
+    leaf = "龙胆的叶对生，有1或3条主脉。"
+    assert _reason("龙胆的叶有几条主脉？", "3条", leaf, "TRIAL_3") == "partial_value"
+    assert _reason("龙胆的叶有几条主脉？", "1或3条", leaf, "TRIAL_3") is None

@@ -27,8 +27,9 @@ _BOUND_BEFORE = re.compile(
     r"(?:\s+every|\s+only)?\s*$", re.I)
 _BOUND_AFTER = re.compile(r"^(?:以上|以下|以内|之内|有余|\s*or (?:more|less|fewer|longer|"
                           r"shorter)\b|\+(?![\w+]))", re.I)
-# the other end of a range or list before a number ("15至20厘米", "15、6岁", "10 to 20 s")
-_RANGE_BEFORE = re.compile(r"\d[\d.,]*\s?(?:-|–|—|－|−|~|～|至|到|、|\bto\b)\s?$")
+# the other end of a range, list or choice before a number ("15至20厘米", "15、6岁",
+# "10 to 20 s", "1或3条")
+_RANGE_BEFORE = re.compile(r"\d[\d.,]*\s?(?:-|–|—|－|−|~|～|至|到|、|或|\bto\b|\bor\b)\s?$")
 
 
 def widened(sentence: str, start: int, end: int) -> tuple[int, int]:
