@@ -80,7 +80,9 @@ SETS = (("r6 pkgdocs", "pkgdocs", "evalset_quality_r6_pkgdocs", "### Round 6, pk
         ("r10 cmrc seed 4", "cmrc", "evalset_quality_r10_cmrc_seed4",
          "### Round 10, cmrc2018-trial, seed 4"),
         ("r11 cmrc seed 5", "cmrc", "evalset_quality_r11_cmrc_seed5",
-         "### Round 11, cmrc2018-trial, seed 5"))
+         "### Round 11, cmrc2018-trial, seed 5"),
+        ("r11 pkgdocs seed 7", "pkgdocs", "evalset_quality_r11_pkgdocs_seed7",
+         "### Round 11, pkgdocs-dev, seed 7"))
 
 
 def corpus_chunks(cache_dir: str = "", prefix: str = "evalset_bench_") -> dict[str, list[Chunk]]:
