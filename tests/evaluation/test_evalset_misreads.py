@@ -198,6 +198,9 @@ def test_garbled_wording_is_rejected():
     assert garbled_wording("In tqdm, what does the monitor thread have a?")
     assert garbled_wording("What is Tomas Reyes responsible for?") is None  # (a preposition)
     assert garbled_wording("What is the name of the package that tqdm registers with?") is None
+    # "go to" before "to find": a word twice that English writes (seeds 5 and 7 lost a row)
+    assert garbled_wording("In torch, which tab on your PR should you go to to find the doc "
+                           "builds?") is None
     pump = _chunk("The lubrication pump LP-07 is serviced every 500 operating hours.")
     assert _reason("How often is the the pump LP-07 serviced?", "500 operating hours",
                    pump) == "garbled"

@@ -41,7 +41,7 @@ REASONS = {
                       "or with a part left in the other",
     "drifted": "a claim translated there and back holds a number or a word that neither the "
                "claim nor its chunk holds (a mistranslated name)",
-    "garbled": "the question reads garbled: a word twice in a row, an article or a "
+    "garbled": "the question reads garbled: a word twice in a row (not 'to to'), an article or a "
                "conjunction before its question mark, or (a paraphrase) replacements that "
                "repeat one word three times or put an adjective for a noun",
     "partial_value": "the expected value leaves out the bound or the range its sentence "

@@ -145,7 +145,7 @@ class UnanswerableQuestions:
         package = package_name(chunk)
         title = str(chunk.metadata.get("title") or "").strip()
         if title and title != package and len(title) <= 40 and title in body:
-            subjects = [title]  # what its document is about ("让-皮埃尔·巴利冈"), written so
+            subjects = [title]  # what its document is about ("百老汇剧院"), written so
         else:
             subjects = thing_subjects(body, language,
                                       package if names_any(body, [package]) else "",

@@ -370,7 +370,7 @@ def garbled_wording(question: str) -> str | None:
     """Why an English question reads garbled: a word twice in a row ("the the"), or an
     article or a conjunction before its question mark; else None."""
     twice = re.search(r"\b([A-Za-z]{2,})\s+\1\b", question, re.I)
-    if twice is not None and twice.group(1).lower() not in ("that", "had"):
+    if twice is not None and twice.group(1).lower() not in ("that", "had", "to"):
         return f"'{twice.group(0)}'"
     if _ARTICLE_END.search(question):
         return f"ends in '{question.rstrip(' ?？')[-20:]}'"
