@@ -6,6 +6,7 @@ added where it cites nothing, and its sentences cut when no evidence backs what 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from modrag_nodes.generation.fact_match import is_refusal
 from modrag_nodes.generation.parser import extract_citations
@@ -29,29 +30,19 @@ def repoint_citations(text: str, claims: list[Claim], blocks: list[Block],
     only ``derived`` blocks (the knowledge graph's facts, written from the documents: a
     document that says the same is the citation a reader can open)."""
     derived = derived or set()
-    out, moves, last = [], [], 0
-    for match in SENTENCE.finditer(text):
-        start, end = match.span()
-        sentence = text[start:end]
-        refs = [int(n) for n in _NUMBERED.findall(sentence)]
+
+    def targets(start: int, end: int, sentence: str, refs: list[int]) -> list[int]:
         mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
-        if not refs or not (any(c.verdict == "evidence" for c in mine)
-                            or mine and set(refs) <= derived):
-            continue
+        if not (any(c.verdict == "evidence" for c in mine) or mine and set(refs) <= derived):
+            return []
         holders = [n for n, block in enumerate(blocks, start=1) if n not in derived
                    and all(claim_found(c, block, aliases) for c in mine)]
         if any(n in refs for n in holders):
-            continue
-        targets = holders[:1] or (_covering_blocks(mine, blocks, aliases, derived)
-                                  if set(refs) <= derived else [])
-        if not targets:
-            continue
-        cites = "".join(f"[{n}]" for n in targets)
-        out.append(text[last:start] + _CITATION_RUN.sub(cites, sentence))
-        last = end
-        moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> {cites}")
-    out.append(text[last:])
-    return "".join(out), moves
+            return []
+        return holders[:1] or (_covering_blocks(mine, blocks, aliases, derived)
+                               if set(refs) <= derived else [])
+
+    return _recite(text, targets)
 
 
 def renumber_invalid(text: str, claims: list[Claim], blocks: list[Block],
@@ -66,24 +57,35 @@ def renumber_invalid(text: str, claims: list[Claim], blocks: list[Block],
     derived = derived or set()
     asked, asked_terms = flat(question), set(key_terms(question))
     texts = [n for n in range(1, len(blocks) + 1) if n not in derived]
+
+    def targets(start: int, end: int, sentence: str, refs: list[int]) -> list[int]:
+        if any(1 <= n <= len(blocks) for n in refs):
+            return []
+        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
+        if mine:
+            return [n for n in texts
+                    if all(claim_found(c, blocks[n - 1], aliases) for c in mine)][:1]
+        added = [t for t in key_terms(_CITATION_RUN.sub(" ", sentence))
+                 if t not in asked_terms and not contains_phrase(asked, t)]
+        return _writing_block(added, blocks, texts, aliases)
+
+    return _recite(text, targets)
+
+
+def _recite(text: str, targets: Callable[[int, int, str, list[int]], list[int]]
+            ) -> tuple[str, list[str]]:
+    """``text`` with the citation run of each sentence that cites blocks replaced by the
+    blocks ``targets(start, end, sentence, cited)`` names (none: the sentence unchanged),
+    and the moves made ("[2] -> [1]")."""
     out, moves, last = [], [], 0
     for match in SENTENCE.finditer(text):
         start, end = match.span()
         sentence = text[start:end]
         refs = [int(n) for n in _NUMBERED.findall(sentence)]
-        if not refs or any(1 <= n <= len(blocks) for n in refs):
+        chosen = targets(start, end, sentence, refs) if refs else []
+        if not chosen:
             continue
-        mine = [c for c in claims if start <= c.start < end and c.verdict != "question"]
-        if mine:
-            targets = [n for n in texts
-                       if all(claim_found(c, blocks[n - 1], aliases) for c in mine)][:1]
-        else:
-            added = [t for t in key_terms(_CITATION_RUN.sub(" ", sentence))
-                     if t not in asked_terms and not contains_phrase(asked, t)]
-            targets = _writing_block(added, blocks, texts, aliases)
-        if not targets:
-            continue
-        cites = "".join(f"[{n}]" for n in targets)
+        cites = "".join(f"[{n}]" for n in chosen)
         out.append(text[last:start] + _CITATION_RUN.sub(cites, sentence))
         last = end
         moves.append(f"{'/'.join(f'[{r}]' for r in refs)} -> {cites}")
