@@ -134,9 +134,9 @@ def bound_against_question(fact: str, question: str, sentences: Sequence[str]) -
         for match in re.finditer(re.escape(fact.strip()), sentence, re.I):
             start, end = widened(sentence, match.start(), match.end())
             spans.append(sentence[start:end])
-    against = _ABOVE if most else _BELOW
+    against, along = (_ABOVE, _BELOW) if most else (_BELOW, _ABOVE)
     for span in spans:
-        if against.search(span) and not (_BELOW if most else _ABOVE).search(span):
+        if against.search(span) and not along.search(span):
             return span.strip()
     return None
 
@@ -307,7 +307,8 @@ _OPTION_SHAPE = re.compile(r"^`?--?[A-Za-z][\w-]*(?:[= ]\S+)?`?$")
 _FILE_SHAPE = re.compile(r"^`?[\w./-]*\w\.(?:md|rst|txt|py|pyi|toml|cfg|ini|json|ya?ml|c|h|"
                          r"cc|cpp|rs|js|ts|sh|html?|lock|in|ipynb)`?$", re.I)
 _RELEASE = re.compile(r"\d+\.\d+")
-#: what a question may ask for that a command-line option answers, and what a file does
+#: what a question may ask for that a command-line option answers (none of the other
+#: kinds), the other kinds a question names, and what a file answers
 _OPTION_FITS = {"option", "flag", "argument", "arg", "switch", "parameter", "setting",
                 "keyword", "way", "value", "name"}
 _OTHER_KINDS = {"command", "type", "package", "module", "library", "tool", "program",
@@ -346,7 +347,7 @@ def shape_against_question(fact: str, question: str) -> str | None:
         return None
     noun, named = asked
     value = fact.strip()
-    if _OPTION_SHAPE.match(value) and noun not in _OPTION_FITS and noun in _OTHER_KINDS:
+    if _OPTION_SHAPE.match(value) and noun in _OTHER_KINDS:
         return "command-line option"
     if _FILE_SHAPE.match(value) and noun not in _FILE_FITS and (named or noun in _OTHER_KINDS
                                                                  | _OPTION_FITS):
