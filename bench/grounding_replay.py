@@ -66,7 +66,9 @@ class StoredReplies:
         for reply, final in TRANSLATED.items():
             if _letters(reply) and _letters(reply) in plain:
                 return ChatResult(text=final, model="replay")
-        raise RuntimeError("no stored answer for this prompt")
+        # a translation the live run never asked for (a retry's parse left other text): an
+        # empty reply, which answer.translate does not use
+        return ChatResult(text="", model="replay")
 
 
 def _letters(text: str) -> str:

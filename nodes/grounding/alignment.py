@@ -16,8 +16,9 @@ states it together with a subject of the question. A sentence stands for more th
   state one pairing between them, as a knowledge graph's hops do (at most ``BRIDGE_HOPS``).
 
 The subjects of a question are its identifiers and proper names, the corpus dictionary's
-entities it names, and the words that name a document of the evidence (its file name or
-title). A value whose every sentence speaks of other subjects, while a subject of the question
+entities it names, the words that name a document of the evidence (its file name or title),
+and the topic a Chinese question opens with ("X的Y是什么" asks about X) when the evidence
+writes it. A value whose every sentence speaks of other subjects, while a subject of the question
 is written in the evidence, is a **mismatch**, named with what its sentence is about instead.
 A question with no subject the evidence writes is not judged here (``absent_terms`` is).
 """
@@ -43,7 +44,7 @@ from modrag_nodes.grounding.claims import (
 from modrag_nodes.ingest.spans import sentence_spans
 from modrag_nodes.text.normalise import normalise as flat
 from modrag_nodes.text.normalise import normalise_map
-from modrag_nodes.text.scripts import is_han
+from modrag_nodes.text.scripts import HAN, is_han
 from modrag_nodes.text.words import contains_phrase, word_count
 from modrag_studio.engine.core.node import Claim, ScoredChunk
 
@@ -265,7 +266,8 @@ class EvidenceReading:
     @cached_property
     def subjects(self) -> list[Subject]:
         """The question's subjects: its identifiers and names, the dictionary entities it
-        names, and its words that name a document of the evidence."""
+        names, its Chinese topic the evidence writes, and its words that name a document of
+        the evidence."""
         question, aliases = self.question, self.aliases
         subjects: dict[str, Subject] = {}
         for claim in extract_claims(question):
@@ -284,6 +286,10 @@ class EvidenceReading:
         for term in key_terms(question):
             if term in documents and not any(term in s.spellings for s in subjects.values()):
                 subjects[term] = Subject(term, frozenset({term}), "document")
+        topic = _chinese_topic(norm)
+        if topic and not any(topic in s.spellings for s in subjects.values()) and any(
+                topic in flat(item.chunk.text) for item in self.items):
+            subjects[topic] = Subject(topic, frozenset({topic}), "name")
         for title in sorted(document_titles(self.items), key=len, reverse=True):
             if (len(title) >= MIN_TITLE and contains_phrase(norm, title)
                     and not any(title in s.name or s.name in title for s in subjects.values())):
@@ -303,6 +309,15 @@ class EvidenceReading:
             for words, item in zip(self.document_words, self.items, strict=True))))
         return [subject for subject in self.subjects
                 if any(s.names(set(subject.spellings)) for s in [*self.sentences, titles])]
+
+
+_TOPIC = re.compile(f"^([{HAN}·]{{2,8}})的")
+
+
+def _chinese_topic(question: str) -> str:
+    """What a Chinese question of the form "X的Y是什么" asks about: X (何皇后 of 何皇后的谥号)."""
+    match = _TOPIC.match(question)
+    return match.group(1) if match else ""
 
 
 def _written_subjects(question: str, items: list[ScoredChunk], aliases: list[set[str]]

@@ -58,6 +58,7 @@ from modrag_nodes.grounding.subjects import (
     missing_asked_value,
     repeats_question,
     restated_terms,
+    says_nothing,
     swapped_subjects,
     type_words,
     typed_entities,
@@ -81,6 +82,7 @@ from modrag_studio.engine.evidence.lineage import EvidenceRole
 
 ClaimKind = Literal["quantity", "number", "date", "identifier", "name", "code"]
 NO_CITATION = "the answer cites no evidence block"
+EMPTY = "the answer states nothing but block numbers"
 ALL_KINDS: list[ClaimKind] = ["quantity", "number", "date", "identifier", "name", "code"]
 
 
@@ -290,12 +292,13 @@ class GroundingCheck(NodeType):
         checked = answer.model_copy(update={"claims": claims, "absent_terms": absent,
                                             "evidence": items, "query": question})
         echoed = bool(question) and not refused and repeats_question(question, answer.text)
+        empty = not refused and says_nothing(answer.text)
         unasked = (missing_asked_value(question, answer.text)
                    if params.asked_value and question and not refused else "")
         if (blocking or swapped) and not refused:
             port = "absent"
         elif (missing and not refused or wrong_language or asking or echoed or unasked
-              or uncited):
+              or uncited or empty):
             port = "ungrounded"
         else:
             port = "grounded"
@@ -303,6 +306,7 @@ class GroundingCheck(NodeType):
                   if mismatches and port == "ungrounded"
                   else NO_CITATION if uncited and port == "ungrounded" and not missing
                   else "the answer repeats the question" if echoed and port == "ungrounded"
+                  else EMPTY if empty and port == "ungrounded"
                   else f"the question asks for {unasked}; the answer states none"
                   if unasked and port == "ungrounded" and not missing
                   else narrate(claims, missing, absent if asking and not missing else
@@ -316,7 +320,8 @@ class GroundingCheck(NodeType):
                        restated=restated, swapped=[list(pair) for pair in swapped],
                        mismatches=[m.describe() for m in mismatches])
         only_claims = (port == "ungrounded" and bool(missing) and not refused
-                       and not (wrong_language or asking or echoed or unasked or uncited))
+                       and not (wrong_language or asking or echoed or unasked or uncited
+                                or empty))
         kept, cut = (unbacked_sentences(answer.text, missing)
                      if params.cut_unbacked and only_claims else ("", []))
         if cut:

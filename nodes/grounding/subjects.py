@@ -135,6 +135,12 @@ def swapped_subjects(question: str, answer: str, entities: list[Entity],
 _NOT_TEXT = re.compile(r"\[\d{1,3}\]|[\W_]+", re.UNICODE)
 
 
+def says_nothing(answer: str) -> bool:
+    """Whether ``answer`` holds no word or number, only block numbers and punctuation ("[2]":
+    what a parser leaves of a reply that repeats the answer it was sent back for)."""
+    return not _NOT_TEXT.sub("", normalise(answer))
+
+
 def repeats_question(question: str, answer: str) -> bool:
     """Whether ``answer`` is ``question`` again (citations, punctuation and case aside), or
     the question with a few characters more."""

@@ -11,7 +11,7 @@ from modrag_nodes.grounding.alignment import (
     misaligned,
     question_subjects,
 )
-from modrag_nodes.grounding.check import NO_CITATION, GroundingCheck, RefuseAnswer
+from modrag_nodes.grounding.check import EMPTY, NO_CITATION, GroundingCheck, RefuseAnswer
 from modrag_nodes.grounding.claims import extract_claims
 
 from .conftest import cited_answer as _answer
@@ -281,3 +281,35 @@ def test_the_event_check_reads_dates_as_the_asked_value_check_does(run_node) -> 
     assert list(out) == ["ungrounded"], details
     assert "出生" in details["reason"] and "逝世" in details["reason"]
 
+
+
+EMPRESSES_ZH = [
+    "何皇后是晋穆帝的皇后。何皇后在元兴三年去世，谥号章皇后。",
+    "王法慧是晋孝武帝的皇后。太元五年九月（380年10月24日），王法慧去世，谥号定，"
+    "十一月（380年12月25日）葬于隆平陵。",
+]
+
+
+def test_a_chinese_question_asks_about_the_topic_before_its_de(run_node) -> None:
+    """"何皇后的谥号是什么" asks about 何皇后, though no title or dictionary names her: a date
+    written only beside 王法慧 is a mismatch; her own entry passes."""
+    evidence = [scored("he", 0.9, text=EMPRESSES_ZH[0], title="何法倪"),
+                scored("wang", 0.8, text=EMPRESSES_ZH[1], title="王法慧")]
+    question = "何皇后的谥号是什么？"
+    assert [s.name for s in question_subjects(question, evidence, [])] == ["何皇后"]
+    out, details = _check(run_node, question, "她的谥号是定，380年12月25日葬于隆平陵。[2]",
+                          evidence)
+    assert list(out) == ["ungrounded"]
+    assert details["mismatches"][0].endswith("not beside 何皇后")
+    right, _ = _check(run_node, question, "何皇后在元兴三年去世，谥号章皇后。[1]", evidence)
+    assert list(right) == ["grounded"]
+    # no topic where the words before 的 are no name the evidence writes
+    assert question_subjects("如今的谥号是什么？", evidence, []) == []
+
+
+def test_an_answer_of_block_numbers_alone_is_never_grounded(run_node) -> None:
+    """What a parser leaves of a reply that repeats the answer it was sent back for."""
+    evidence = [scored("contracts", 0.9, text=REGISTER)]
+    out, details = _check(run_node, "Which company supplies the seal kit HS-40?", "[1]",
+                          evidence)
+    assert list(out) == ["ungrounded"] and details["reason"] == EMPTY
