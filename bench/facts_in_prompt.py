@@ -32,6 +32,7 @@ def main() -> None:
     doc = apply_overrides(load(ROOT / "sample_graphs" / "basic_rag.json"), sets)
     executor = Executor(default_registry(), cache=NodeCache())
     tally = {"prompt": 0, "fused only": 0, "nowhere": 0}
+    tokens: list[int] = []
     for line in Path(evalset).read_text(encoding="utf-8").splitlines():
         question = json.loads(line) if line.strip() else None
         if not question or not question.get("answerable"):
@@ -49,8 +50,9 @@ def main() -> None:
         where = ("prompt" if written(in_prompt) else "fused only" if written(in_fused)
                  else "nowhere")
         tally[where] += 1
+        tokens.append(prompt.token_estimate)
         print(f"{question['id']}: {where} ({prompt.token_estimate} prompt tokens)")
-    print(json.dumps(tally))
+    print(json.dumps({**tally, "mean prompt tokens": round(sum(tokens) / max(1, len(tokens)))}))
 
 
 if __name__ == "__main__":
