@@ -66,9 +66,11 @@ class StoredReplies:
         for reply, final in TRANSLATED.items():
             if _letters(reply) and _letters(reply) in plain:
                 return ChatResult(text=final, model="replay")
-        # a translation the live run never asked for (a retry's parse left other text): an
-        # empty reply, which answer.translate does not use
-        return ChatResult(text="", model="replay")
+        if all(m.role == "user" for m in messages):
+            # a translation (answer.translate asks with no system message) the live run never
+            # asked for, as a retry's parse left other text: an empty reply, which it does not use
+            return ChatResult(text="", model="replay")
+        raise RuntimeError("no stored answer for this prompt")
 
 
 def _letters(text: str) -> str:
